@@ -1,0 +1,5 @@
+"""``python -m gitmem`` runs the CLI, like the ``git-mem`` console script."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,452 @@
+"""The library facade: every front end (CLI, MCP, hooks, tests) calls this.
+
+``gitmem.open(path)`` returns a ``Store``; each method is one user-level action
+and returns plain data (``gitmem.model``). Reads refresh the projection from
+the op-log first, so nothing stale is ever served; writes only append to the
+log. Warnings (a rebuilt projection, skipped ops) collect in
+``Store.warnings`` for the front end to show.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+import msgspec
+
+from . import ops
+from .errors import AmbiguousId, EmptyText, InvalidInput, NoIdentity, UnknownId
+from .model import Hit, OpInfo, Record, RefreshReport, Skipped
+from .oplog import Oplog
+from .projection import Projection, ProjectionCorrupt
+from .recall import Query, rank
+from .timefmt import now_from_env, parse_date
+
+T = TypeVar("T")
+_HEX = re.compile(r"^[0-9a-f]+$")
+CACHE_DIR = "cache"
+BUILT_MARKER = "projection-built"
+
+
+class Added(msgspec.Struct, kw_only=True):
+    id: str
+    kind: str
+    partition: str
+    commit: str
+    clock: int
+    recorded_at: str
+
+
+class Retired(msgspec.Struct, kw_only=True):
+    """Result of invalidate / forget."""
+
+    id: str | None  # the new op's id (None when nothing had to be written)
+    target: str
+    status: str
+    changed: bool
+
+
+class Shown(msgspec.Struct, kw_only=True):
+    memory: Record
+    ops: list[OpInfo]
+
+
+class PartitionInfo(msgspec.Struct, kw_only=True):
+    name: str
+    ref: str
+    tip: str
+    ops: int
+    authors: list[str]
+    mine: bool
+
+
+class Status(msgspec.Struct, kw_only=True):
+    repository: str
+    partition: str | None
+    partitions: list[PartitionInfo]
+    ops: dict[str, int]
+    memories: dict[str, int]
+    projection: dict[str, object]
+    skipped: list[Skipped]
+
+
+def open(path: str | os.PathLike[str] | None = None) -> Store:  # noqa: A001 - public name
+    """Open the git mem store of the repository containing ``path`` (default: cwd)."""
+    return Store(path)
+
+
+class Store:
+    """One repository's memory: the op-log plus its local projection."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.cwd = Path(os.fspath(path)) if path is not None else Path.cwd()
+        self.log = Oplog(self.cwd)
+        self.projection = Projection(self.log.state_dir / CACHE_DIR)
+        self.warnings: list[str] = []
+        self.last_refresh: RefreshReport | None = None
+        self._open = False
+
+    def close(self) -> None:
+        self.projection.close()
+        self._open = False
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- projection lifecycle -------------------------------------------------
+
+    def _ensure_open(self) -> Projection:
+        if self._open:
+            return self.projection
+        marker = self.log.state_dir / BUILT_MARKER
+        missing = not self.projection.path.exists()
+        try:
+            self.projection.open()
+        except ProjectionCorrupt:
+            self.projection.destroy()
+            self.warnings.append("projection was corrupt; rebuilt it from the op-log")
+            self.projection.open()
+        else:
+            if missing and marker.exists():
+                self.warnings.append("projection was missing; rebuilt it from the op-log")
+        if self.projection.reset_reason:
+            self.warnings.append(f"{self.projection.reset_reason}; rebuilt it from the op-log")
+        if not marker.exists():
+            marker.write_text("a projection has been built in this clone\n")
+        self._open = True
+        return self.projection
+
+    def _read(self, fn: Callable[[Projection], T]) -> T:
+        """Refresh, then run a query; a corrupt file is rebuilt once, with a warning."""
+        for attempt in (1, 2):
+            try:
+                proj = self._ensure_open()
+                self._refresh(proj)
+                return fn(proj)
+            except ProjectionCorrupt:
+                if attempt == 2:
+                    raise
+                self.projection.destroy()
+                self._open = False
+                self.warnings.append("projection was corrupt; rebuilt it from the op-log")
+        raise AssertionError("unreachable")
+
+    def _refresh(self, proj: Projection, *, full: bool = False) -> RefreshReport:
+        report = proj.refresh(self.log, full=full)
+        self.last_refresh = report
+        if report.ops_skipped:
+            self.warnings.append(
+                f"skipped {report.ops_skipped} unreadable op(s); see 'git mem status'"
+            )
+        return report
+
+    def refresh(self) -> RefreshReport:
+        """Replay whatever moved in refs/memory/* since the last refresh."""
+        self._read(lambda p: None)
+        return self.last_refresh or RefreshReport()
+
+    def rebuild(self) -> RefreshReport:
+        """Drop the projection's content and replay every partition."""
+        def run(p: Projection) -> RefreshReport:
+            return self._refresh(p, full=True)
+
+        proj = self._ensure_open()
+        try:
+            return run(proj)
+        except ProjectionCorrupt:
+            self.projection.destroy()
+            self._open = False
+            return run(self._ensure_open())
+
+    # -- writes -----------------------------------------------------------------
+
+    def add(
+        self,
+        text: str,
+        *,
+        kind: str = "note",
+        key: str | None = None,
+        tags: Iterable[str] = (),
+        about: Iterable[str] = (),
+        paths: Iterable[str] = (),
+        importance: float = 0.5,
+        valid_from: str | int | None = None,
+        valid_until: str | int | None = None,
+        source: str | None = None,
+        session: str | None = None,
+        supersedes: Iterable[str] = (),
+    ) -> Added:
+        """Append a new memory to this clone's partition and return its id."""
+        if not isinstance(text, str) or not text.strip():
+            raise EmptyText("memory text is empty")
+        if len(text.encode("utf-8")) > ops.MAX_TEXT_BYTES:
+            raise InvalidInput(
+                f"memory text is {len(text.encode('utf-8'))} bytes; the limit is "
+                f"{ops.MAX_TEXT_BYTES}",
+                "split it into several memories",
+            )
+        if kind not in ops.KINDS:
+            raise InvalidInput(
+                f"unknown kind '{kind}'", f"use one of: {', '.join(ops.KINDS)}"
+            )
+        if not 0.0 <= float(importance) <= 1.0:
+            raise InvalidInput(
+                f"importance {importance} is out of range", "use a number from 0 to 1"
+            )
+        vfrom = _when(valid_from, "--valid-from")
+        vuntil = _when(valid_until, "--valid-until")
+        if vfrom is not None and vuntil is not None and vuntil < vfrom:
+            raise InvalidInput(
+                "valid-until is before valid-from", "swap the two dates"
+            )
+        old_ids = [self.resolve(s) for s in supersedes] if supersedes else []
+        body = ops.MemoryBody(
+            kind=kind,  # type: ignore[arg-type]
+            text=text,
+            key=_field(key, "key"),
+            tags=_names(tags, "tag"),
+            entities=_names(about, "about"),
+            importance=float(importance),
+            valid_from=vfrom,
+            valid_until=vuntil,
+            source=_field(source, "source"),
+            session=_field(session, "session"),
+            anchors=ops.Anchors(commit=self.log.head(), paths=self._paths(paths)),
+        )
+        first_line = text.strip().splitlines()[0]
+        summary = f"add {kind}: {_clip(first_line, 60)}"
+
+        def make(author: ops.Author, partition: str, at: int, tz: int, clock: int) -> ops.Op:
+            return ops.AddOp(
+                v=ops.FORMAT_VERSION, author=author, partition=partition, clock=clock,
+                at=at, tz=tz, memory=body, supersedes=old_ids,
+            )
+
+        oid, op, commit = self._append_one(make, summary)
+        assert isinstance(op, ops.AddOp)
+        from .timefmt import iso
+
+        return Added(
+            id=oid, kind=kind, partition=op.partition, commit=commit, clock=op.clock,
+            recorded_at=iso(op.at, op.tz) or "",
+        )
+
+    def invalidate(self, memory_id: str, reason: str | None = None) -> Retired:
+        """Retire a memory: it leaves default recall but stays in history."""
+        return self._retire(memory_id, "invalidate", reason)
+
+    def forget(self, memory_id: str, reason: str | None = None) -> Retired:
+        """Tombstone a memory: its content is no longer returned by any clone."""
+        return self._retire(memory_id, "forget", reason)
+
+    def _retire(self, memory_id: str, kind: str, reason: str | None) -> Retired:
+        target = self.resolve(memory_id)
+        rec = self._read(lambda p: p.record(target))
+        assert rec is not None
+        if (kind == "forget" and rec.status == "forgotten") or (
+            kind == "invalidate" and rec.status != "active"
+        ):
+            self.warnings.append(f"memory {target[:12]} is already {rec.status}; nothing written")
+            return Retired(id=None, target=target, status=rec.status, changed=False)
+        reason = _field(reason, "reason")
+        cls = ops.ForgetOp if kind == "forget" else ops.InvalidateOp
+        suffix = f" ({_clip(reason, 50)})" if reason and kind == "invalidate" else ""
+        summary = f"{kind} {target[:12]}{suffix}"
+
+        def make(author: ops.Author, partition: str, at: int, tz: int, clock: int) -> ops.Op:
+            return cls(
+                v=ops.FORMAT_VERSION, author=author, partition=partition, clock=clock,
+                at=at, tz=tz, target=target, reason=reason,
+            )
+
+        oid, _, _ = self._append_one(make, summary)
+        new_status = "forgotten" if kind == "forget" else "invalidated"
+        return Retired(id=oid, target=target, status=new_status, changed=True)
+
+    def _append_one(
+        self, make: Callable[[ops.Author, str, int, int, int], ops.Op], summary: str
+    ) -> tuple[str, ops.Op, str]:
+        author = self.log.identity()
+        at, tz = now_from_env()
+        partition = self.log.partition_for(author)
+        built: list[ops.Op] = []
+
+        def lines(clock: int) -> list[bytes]:
+            built.clear()
+            built.append(make(author, partition, at, tz, clock))
+            return [ops.encode(built[0])]
+
+        appended = self.log.append(partition, author, at, tz, summary, lines)
+        return ops.op_id(appended.lines[0]), built[0], appended.commit
+
+    def _paths(self, paths: Iterable[str]) -> list[str]:
+        """Paths relative to the repository root, whatever directory we run in."""
+        out: list[str] = []
+        root = self.log.workdir.resolve()
+        for p in paths:
+            if not p or not p.strip():
+                continue
+            full = (self.cwd / p).resolve()
+            try:
+                rel = full.relative_to(root).as_posix()
+            except ValueError:
+                raise InvalidInput(
+                    f"path '{p}' is outside the repository", "give a path inside the work tree"
+                ) from None
+            out.append(rel or ".")
+        return _names(out, "path")
+
+    # -- reads --------------------------------------------------------------------
+
+    def resolve(self, prefix: str) -> str:
+        """The full memory id for an id or unique prefix of 7+ hex digits."""
+        p = (prefix or "").strip().lower()
+        if not _HEX.match(p) or not ops.MIN_PREFIX <= len(p) <= ops.ID_HEX_LEN:
+            raise InvalidInput(
+                f"'{prefix}' is not a memory id",
+                f"ids are {ops.MIN_PREFIX} to {ops.ID_HEX_LEN} hex digits, as printed by add",
+            )
+        found = self._read(lambda proj: proj.resolve_prefix(p))
+        if not found:
+            raise UnknownId(f"no memory with id {p}")
+        if len(found) > 1:
+            raise AmbiguousId(p, found)
+        return found[0]
+
+    def recall(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        kinds: Sequence[str] = (),
+        tags: Sequence[str] = (),
+        include_retired: bool = False,
+    ) -> list[Hit]:
+        """The memories that best answer ``query``, best first."""
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("the query is empty", "say what you are looking for")
+        if k < 1:
+            raise InvalidInput(f"-k must be at least 1 (got {k})", "use -k 10")
+        for kind in kinds:
+            if kind not in ops.KINDS:
+                raise InvalidInput(f"unknown kind '{kind}'", f"use one of: {', '.join(ops.KINDS)}")
+        q = Query(query, k, list(kinds), list(tags), include_retired)
+        return self._read(lambda p: rank(p, q))
+
+    def show(self, memory_id: str) -> Shown:
+        """A memory's whole record, provenance and every op that touched it."""
+        mid = self.resolve(memory_id)
+
+        def run(p: Projection) -> Shown:
+            rec = p.record(mid)
+            assert rec is not None
+            return Shown(memory=rec, ops=p.ops_touching(mid))
+
+        return self._read(run)
+
+    def log_ops(self, limit: int | None = None, author: str | None = None) -> list[OpInfo]:
+        """Ops in replay order; ``limit`` keeps the last N."""
+        if limit is not None and limit < 0:
+            raise InvalidInput(f"-n must not be negative (got {limit})", "use -n 20")
+        return self._read(lambda p: p.log(limit, author))
+
+    def skipped(self) -> list[Skipped]:
+        return self._read(lambda p: p.skipped())
+
+    def status(self) -> Status:
+        """Partitions, op and memory counts, and the projection's state."""
+        try:
+            mine = self.log.partition_for(self.log.identity())
+        except NoIdentity:
+            mine = None
+
+        def run(p: Projection) -> Status:
+            counts = p.counts()
+            tips = p.watermarks()
+            per = counts["per_partition"]
+            assert isinstance(per, dict)
+            parts = [
+                PartitionInfo(
+                    name=ref.rsplit("/", 1)[-1], ref=ref, tip=tip,
+                    ops=int(per.get(ref.rsplit("/", 1)[-1], {}).get("ops", 0)),
+                    authors=list(per.get(ref.rsplit("/", 1)[-1], {}).get("authors", [])),
+                    mine=ref.rsplit("/", 1)[-1] == mine,
+                )
+                for ref, tip in sorted(tips.items())
+            ]
+            op_counts = dict(counts["ops"])  # type: ignore[call-overload]
+            op_counts["total"] = sum(op_counts.values())
+            mem_counts = dict(counts["memories"])  # type: ignore[call-overload]
+            mem_counts["total"] = sum(mem_counts.values())
+            size = sum(
+                f.stat().st_size for f in p.directory.glob("*") if f.is_file()
+            )
+            meta = p.meta()
+            report = self.last_refresh or RefreshReport()
+            return Status(
+                repository=str(self.log.workdir),
+                partition=mine,
+                partitions=parts,
+                ops=op_counts,
+                memories=mem_counts,
+                projection={
+                    "path": str(p.path),
+                    "schema": int(meta.get("schema", 0)),
+                    "format": int(meta.get("format", 0)),
+                    "size_bytes": size,
+                    "up_to_date": True,
+                    "last_refresh": msgspec.to_builtins(report),
+                },
+                skipped=p.skipped(),
+            )
+
+        return self._read(run)
+
+
+def _when(value: str | int | None, flag: str) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        return parse_date(value)[0]
+    except InvalidInput as exc:
+        raise type(exc)(f"{flag}: {exc.message}") from None
+
+
+def _field(value: str | None, what: str) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    if len(value) > ops.MAX_FIELD_CHARS:
+        raise InvalidInput(
+            f"{what} is {len(value)} characters; the limit is {ops.MAX_FIELD_CHARS}",
+            f"shorten the {what}",
+        )
+    return value
+
+
+def _names(values: Iterable[str], what: str) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        f = _field(v, what)
+        if f and f not in out:
+            out.append(f)
+    if len(out) > ops.MAX_LIST_ITEMS:
+        raise InvalidInput(
+            f"too many {what} values ({len(out)}); the limit is {ops.MAX_LIST_ITEMS}",
+            f"use fewer {what} values",
+        )
+    return out
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -1,0 +1,362 @@
+"""The ``git mem`` command line: parse, make one library call, print.
+
+Every command takes ``--json`` and then prints exactly one envelope on stdout:
+
+    {"ok": true, "command": "recall", "version": 1, "data": ..., "warnings": [...]}
+    {"ok": false, "command": "recall", "version": 1, "error": {...}, "warnings": [...]}
+
+Errors also print one line on stderr, ``error: <message>; hint: <hint>``, and
+exit with the code documented in gitmem/errors.py and docs/cli.md.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+import msgspec
+
+from . import __version__, api
+from .errors import GitMemError
+from .model import Hit, OpInfo, Record
+from .ops import KINDS
+
+T = TypeVar("T")
+ENVELOPE_VERSION = 1
+
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON envelope on stdout (for agents)."
+)
+
+
+def _emit_json(payload: dict[str, Any]) -> None:
+    click.echo(msgspec.json.encode(payload).decode())
+
+
+def _run(
+    command: str,
+    as_json: bool,
+    action: Callable[[api.Store], T],
+    human: Callable[[T], str | None],
+) -> None:
+    """Open the store, run one action, print the result or the error."""
+    store: api.Store | None = None
+    warnings: list[str] = []
+    try:
+        store = api.open()
+        result = action(store)
+        warnings = store.warnings
+    except GitMemError as exc:
+        warnings = store.warnings if store else []
+        _print_warnings(warnings, as_json)
+        if as_json:
+            _emit_json(
+                {"ok": False, "command": command, "version": ENVELOPE_VERSION,
+                 "error": exc.to_dict(), "warnings": warnings}
+            )
+        click.echo(exc.one_line(), err=True)
+        sys.exit(exc.exit_code)
+    finally:
+        if store is not None:
+            store.close()
+    _print_warnings(warnings, as_json)
+    if as_json:
+        _emit_json(
+            {"ok": True, "command": command, "version": ENVELOPE_VERSION,
+             "data": msgspec.to_builtins(result), "warnings": warnings}
+        )
+    else:
+        text = human(result)
+        if text:
+            click.echo(text)
+
+
+def _print_warnings(warnings: list[str], as_json: bool) -> None:
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            sys.exit(130)
+        except Exception as exc:  # never a traceback for users
+            if os.environ.get("GITMEM_DEBUG"):
+                traceback.print_exc()
+            click.echo(
+                f"error: internal error: {type(exc).__name__}: {exc}; hint: this is a bug; "
+                "rerun with GITMEM_DEBUG=1 and report the traceback",
+                err=True,
+            )
+            sys.exit(1)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="git-mem")
+def cli() -> None:
+    """A memory for coding agents that lives in this git repository.
+
+    Memories are ops appended to refs/memory/* (one partition per author and
+    clone); every read replays them into a local projection under .git/mem/.
+
+    \b
+    Example:
+      git mem add "tests live in spec/, run with make spec" --kind procedure
+      git mem recall "how do I run the tests"
+    """
+
+
+# -- add -------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("text")
+@click.option("--kind", type=click.Choice(KINDS), default="note", show_default=True,
+              help="What sort of memory this is.")
+@click.option("--key", help="Attribute name for a keyed fact (e.g. db.engine).")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--about", "about", multiple=True, help="An entity it is about (repeatable).")
+@click.option("--path", "paths", multiple=True, help="A file it is anchored to (repeatable).")
+@click.option("--importance", type=float, default=0.5, show_default=True,
+              help="How much it matters, 0 to 1.")
+@click.option("--valid-from", help="When it became true in the world (ISO date).")
+@click.option("--valid-until", help="When it stopped being true in the world (ISO date).")
+@click.option("--source", help='Where it came from ("chat", "code review", an agent).')
+@click.option("--session", envvar="GIT_MEM_SESSION", help="Session id [env GIT_MEM_SESSION].")
+@click.option("--supersedes", "supersedes", multiple=True,
+              help="Id of a memory this one replaces (repeatable).")
+@json_option
+def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tuple[str, ...],
+        paths: tuple[str, ...], importance: float, valid_from: str | None,
+        valid_until: str | None, source: str | None, session: str | None,
+        supersedes: tuple[str, ...], as_json: bool) -> None:
+    """Add a memory (TEXT, or - to read it from stdin); prints its id.
+
+    \b
+    Example:
+      git mem add "tests live in spec/, run with make spec" --kind procedure --tag testing
+    """
+    if text == "-":
+        text = click.get_text_stream("stdin").read()
+    _run(
+        "add", as_json,
+        lambda s: s.add(text, kind=kind, key=key, tags=tags, about=about, paths=paths,
+                        importance=importance, valid_from=valid_from,
+                        valid_until=valid_until, source=source, session=session,
+                        supersedes=supersedes),
+        lambda r: r.id[:12],
+    )
+
+
+# -- recall ----------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("query")
+@click.option("-k", "--limit", "k", type=int, default=10, show_default=True,
+              help="How many results.")
+@click.option("--kind", "kinds", type=click.Choice(KINDS), multiple=True,
+              help="Only this kind (repeatable: any of them).")
+@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all).")
+@click.option("--all", "include_retired", is_flag=True,
+              help="Include invalidated and superseded memories (marked).")
+@json_option
+def recall(query: str, k: int, kinds: tuple[str, ...], tags: tuple[str, ...],
+           include_retired: bool, as_json: bool) -> None:
+    """Find the memories that answer QUERY, best first.
+
+    \b
+    Example:
+      git mem recall "how do I run the tests" -k 5 --json
+    """
+    _run(
+        "recall", as_json,
+        lambda s: {"query": query, "results": s.recall(query, k=k, kinds=kinds, tags=tags,
+                                                      include_retired=include_retired)},
+        lambda r: "\n".join(_hit_lines(h) for h in r["results"]),  # type: ignore[index]
+    )
+
+
+def _hit_lines(h: Hit) -> str:
+    head = f"{h.id[:12]}  {h.kind:<9} {h.score:7.3f}  {h.author}  {h.recorded_at[:10]}"
+    if h.key:
+        head += f"  key={h.key}"
+    if h.tags:
+        head += "  #" + " #".join(h.tags)
+    if h.status != "active":
+        head += f"  [{h.status} {(h.retired_at or '')[:10]}"
+        head += f": {h.retired_reason}]" if h.retired_reason else "]"
+    return head + "\n" + _block(h.text or "")
+
+
+def _block(text: str) -> str:
+    """Memory text as an indented block: data, never mistaken for our output."""
+    return "\n".join("    " + line for line in (text.splitlines() or [""]))
+
+
+# -- show / log ------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID")
+@json_option
+def show(memory_id: str, as_json: bool) -> None:
+    """Show a memory: the whole record, its provenance and every op on it.
+
+    \b
+    Example:
+      git mem show 3f2a9c1
+    """
+    _run("show", as_json, lambda s: s.show(memory_id), _render_show)
+
+
+def _render_show(r: api.Shown) -> str:
+    m: Record = r.memory
+    rows = [
+        ("id", m.id), ("kind", m.kind), ("status", m.status), ("key", m.key),
+        ("tags", ", ".join(m.tags)), ("about", ", ".join(m.entities)),
+        ("importance", f"{m.importance:g}"), ("valid from", m.valid_from),
+        ("valid until", m.valid_until), ("source", m.source), ("session", m.session),
+        ("author", f"{m.author} <{m.author_email}>"), ("recorded", m.recorded_at),
+        ("partition", m.partition), ("commit", m.commit), ("clock", str(m.clock)),
+        ("head", m.anchors.commit), ("paths", ", ".join(m.anchors.paths)),
+        ("supersedes", ", ".join(x[:12] for x in m.supersedes)),
+        ("retired", f"{m.retired_at} by {(m.retired_by or '')[:12]}" if m.retired_by else None),
+        ("reason", m.retired_reason),
+    ]
+    out = [f"{k + ':':<12} {v}" for k, v in rows if v]
+    out.append("text:")
+    out.append(_block(m.text) if m.text is not None else "    (forgotten)")
+    out.append("ops:")
+    out.extend("    " + _op_line(o) for o in r.ops)
+    return "\n".join(out)
+
+
+def _op_line(o: OpInfo) -> str:
+    what = o.summary if o.type == "add" else (o.target or "")[:12]
+    if o.type == "add" and o.summary is None:
+        what = "(forgotten)"
+    if o.reason:
+        what += f" ({o.reason})"
+    return f"{o.id[:12]}  {o.recorded_at}  {o.type:<10} {o.author}  {what}"
+
+
+@cli.command()
+@click.option("-n", "--max-count", "limit", type=int, help="Show only the last N ops.")
+@click.option("--author", help="Only ops whose author name or email contains this.")
+@json_option
+def log(limit: int | None, author: str | None, as_json: bool) -> None:
+    """List ops in replay order (clock, then id): the history of the memory.
+
+    \b
+    Example:
+      git mem log -n 20 --author alice
+    """
+    _run(
+        "log", as_json,
+        lambda s: {"ops": s.log_ops(limit, author)},
+        lambda r: "\n".join(_op_line(o) for o in r["ops"]),  # type: ignore[index]
+    )
+
+
+# -- invalidate / forget ------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID")
+@click.option("--reason", help="Why it is no longer true.")
+@json_option
+def invalidate(memory_id: str, reason: str | None, as_json: bool) -> None:
+    """Retire a memory: it leaves recall (see it with --all) but stays in history.
+
+    \b
+    Example:
+      git mem invalidate 3f2a9c1 --reason "we moved to CockroachDB"
+    """
+    _run("invalidate", as_json, lambda s: s.invalidate(memory_id, reason),
+         lambda r: f"invalidated {r.target[:12]}" if r.changed else None)
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID")
+@click.option("--reason", help="Why (stored in the tombstone; keep secrets out of it).")
+@json_option
+def forget(memory_id: str, reason: str | None, as_json: bool) -> None:
+    """Forget a memory: a tombstone op; no clone returns its content once synced.
+
+    \b
+    Example:
+      git mem forget 3f2a9c1
+    """
+    _run("forget", as_json, lambda s: s.forget(memory_id, reason),
+         lambda r: f"forgot {r.target[:12]}" if r.changed else None)
+
+
+# -- status / rebuild ------------------------------------------------------------
+
+
+@cli.command()
+@json_option
+def status(as_json: bool) -> None:
+    """Show partitions, op and memory counts, and the projection's state.
+
+    \b
+    Example:
+      git mem status --json
+    """
+    _run("status", as_json, lambda s: s.status(), _render_status)
+
+
+def _render_status(st: api.Status) -> str:
+    out = [f"repository: {st.repository}", f"your partition: {st.partition or '(no identity)'}"]
+    out.append(f"partitions: {len(st.partitions)}")
+    for p in st.partitions:
+        mark = "*" if p.mine else " "
+        out.append(f"  {mark} {p.name}  {p.ops} ops  {p.tip[:12]}  {', '.join(p.authors)}")
+    ops_txt = ", ".join(f"{k} {v}" for k, v in sorted(st.ops.items()) if k != "total")
+    mem_txt = ", ".join(f"{k} {v}" for k, v in sorted(st.memories.items()) if k != "total")
+    out.append(f"ops: {st.ops.get('total', 0)}" + (f" ({ops_txt})" if ops_txt else ""))
+    out.append(f"memories: {st.memories.get('total', 0)}" + (f" ({mem_txt})" if mem_txt else ""))
+    proj = st.projection
+    out.append(
+        f"projection: {proj['path']} (schema {proj['schema']}, {proj['size_bytes']} bytes, "
+        "up to date)"
+    )
+    if st.skipped:
+        out.append(f"skipped ops: {len(st.skipped)}")
+        for s in st.skipped:
+            out.append(f"  {s.partition} {s.commit[:12]} line {s.line}: {s.reason}")
+    return "\n".join(out)
+
+
+@cli.command()
+@json_option
+def rebuild(as_json: bool) -> None:
+    """Drop the projection's content and replay every partition from the op-log.
+
+    \b
+    Example:
+      git mem rebuild
+    """
+    _run(
+        "rebuild", as_json, lambda s: s.rebuild(),
+        lambda r: f"rebuilt: {r.ops_applied} ops from {r.partitions_changed} partition(s)"
+        + (f", {r.ops_skipped} skipped" if r.ops_skipped else "")
+        + f" in {r.seconds:.2f}s",
+    )
+
+
+def main() -> None:
+    cli(prog_name="git mem")
+
+
+if __name__ == "__main__":
+    main()

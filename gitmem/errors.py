@@ -1,0 +1,121 @@
+"""Typed errors for git mem.
+
+Every failure a user can cause or fix is one of these classes. Each carries a
+message (what went wrong), a hint (how to fix it), a stable machine-readable
+``code`` for the JSON envelope and a documented process exit code. Only the
+front ends (CLI, MCP) turn them into output; the core just raises.
+
+Exit codes (also in docs/cli.md):
+    0  success
+    1  unexpected internal error (a bug: please report it)
+    2  invalid input (click usage errors use 2 as well)
+    3  not usable here (outside a repository, bare repository)
+    4  no git identity configured
+    5  unknown id
+    6  ambiguous id prefix
+    7  the op-log is busy (could not append after many retries)
+"""
+
+from __future__ import annotations
+
+
+class GitMemError(Exception):
+    """Base class: a failure with a message, a hint and an exit code."""
+
+    code: str = "error"
+    exit_code: int = 1
+    default_hint: str = ""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint if hint is not None else self.default_hint
+
+    def one_line(self) -> str:
+        """The single stderr line: ``error: <message>; hint: <hint>``."""
+        if self.hint:
+            return f"error: {self.message}; hint: {self.hint}"
+        return f"error: {self.message}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "hint": self.hint,
+            "exit_code": self.exit_code,
+        }
+
+
+class InvalidInput(GitMemError):
+    code = "invalid_input"
+    exit_code = 2
+
+
+class EmptyText(InvalidInput):
+    code = "empty_text"
+    default_hint = "pass the memory text as an argument, or '-' to read it from stdin"
+
+
+class InvalidDate(InvalidInput):
+    code = "invalid_date"
+    default_hint = (
+        "use an ISO date such as 2026-11-21 or 2026-11-21T14:30:00+01:00, "
+        "or a git date such as '@1700000000 +0000'"
+    )
+
+
+class NotARepository(GitMemError):
+    code = "not_a_repository"
+    exit_code = 3
+    default_hint = "run git mem inside a git work tree, or create one with 'git init'"
+
+
+class BareRepository(GitMemError):
+    code = "bare_repository"
+    exit_code = 3
+    default_hint = (
+        "git mem keeps its projection in a work tree's .git directory; "
+        "clone the repository ('git clone <path>') and run it there"
+    )
+
+
+class NoIdentity(GitMemError):
+    code = "no_identity"
+    exit_code = 4
+    default_hint = (
+        'set it with: git config --global user.name "Your Name" && '
+        "git config --global user.email you@example.com "
+        "(or set GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL)"
+    )
+
+
+class UnknownId(GitMemError):
+    code = "unknown_id"
+    exit_code = 5
+    default_hint = "list ids with 'git mem recall QUERY --all' or 'git mem log'"
+
+
+class AmbiguousId(GitMemError):
+    code = "ambiguous_id"
+    exit_code = 6
+
+    def __init__(self, prefix: str, candidates: list[str]) -> None:
+        shown = ", ".join(c[:12] for c in candidates[:10])
+        more = f" and {len(candidates) - 10} more" if len(candidates) > 10 else ""
+        super().__init__(
+            f"id prefix '{prefix}' is ambiguous: {shown}{more}",
+            "give more characters of the id",
+        )
+        self.prefix = prefix
+        self.candidates = candidates
+
+    def to_dict(self) -> dict[str, object]:
+        d = super().to_dict()
+        d["candidates"] = self.candidates
+        return d
+
+
+class LogBusy(GitMemError):
+    code = "log_busy"
+    exit_code = 7
+    default_hint = "another process kept updating the same partition; try again"

@@ -1,0 +1,178 @@
+"""The op-log's vocabulary: one msgspec Struct per operation, and its encoding.
+
+An op is the unit of truth. The projection is whatever a fold over the set of
+ops gives, so everything a later reader may need must be written here, once.
+
+Encoding rules (see docs/data-model.md):
+- An op is one line of canonical JSON: msgspec's encoding of the Struct, fields
+  in declaration order, default-valued fields omitted, no insignificant space.
+- An op id is the SHA-256 of exactly those bytes, as 64 hex digits. Readers
+  hash the bytes they read and never re-encode, so an op written by a newer
+  version (with fields this version does not know) keeps its id.
+- A pack is one or more op lines, each ending in ``\\n``; one pack per commit.
+
+Tags (``"op": "add"``) never change once published. Adding an op type or an
+optional field is backward compatible (old readers skip unknown op types and
+report them); anything else bumps FORMAT_VERSION.
+
+Format history:
+    1: original format: add, invalidate, forget.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Annotated, Literal, Union
+
+import msgspec
+
+FORMAT_VERSION = 1
+
+KINDS: tuple[str, ...] = ("fact", "note", "edge", "procedure", "persona")
+Kind = Literal["fact", "note", "edge", "procedure", "persona"]
+
+# Documented limits (docs/data-model.md). Writers refuse beyond them; replay
+# skips ops beyond them.
+MAX_TEXT_BYTES = 16 * 1024
+MAX_FIELD_CHARS = 512
+MAX_LIST_ITEMS = 64
+MAX_OP_BYTES = 64 * 1024
+MAX_PACK_BYTES = 64 * 1024 * 1024
+ID_HEX_LEN = 64
+MIN_PREFIX = 7
+
+ShortStr = Annotated[str, msgspec.Meta(max_length=MAX_FIELD_CHARS)]
+Importance = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+OpId = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")]
+
+
+class Author(msgspec.Struct, frozen=True):
+    name: ShortStr
+    email: ShortStr
+
+
+class Anchors(msgspec.Struct, omit_defaults=True):
+    """Where in the code the memory was written: HEAD at write time, paths."""
+
+    commit: str | None = None
+    paths: Annotated[list[ShortStr], msgspec.Meta(max_length=MAX_LIST_ITEMS)] = []
+
+
+class MemoryBody(msgspec.Struct, omit_defaults=True, kw_only=True):
+    """The content of a memory, as written by its ``add`` op."""
+
+    kind: Kind = "note"
+    text: Annotated[str, msgspec.Meta(min_length=1)]
+    key: ShortStr | None = None
+    tags: Annotated[list[ShortStr], msgspec.Meta(max_length=MAX_LIST_ITEMS)] = []
+    entities: Annotated[list[ShortStr], msgspec.Meta(max_length=MAX_LIST_ITEMS)] = []
+    importance: Importance = 0.5
+    # When the memory is true in the world (unix seconds), as opposed to when
+    # the log learned it (the op's ``at``).
+    valid_from: int | None = None
+    valid_until: int | None = None
+    source: ShortStr | None = None
+    session: ShortStr | None = None
+    anchors: Anchors = msgspec.field(default_factory=Anchors)
+
+
+class OpBase(msgspec.Struct, kw_only=True, tag_field="op", omit_defaults=True):
+    """Fields every op carries."""
+
+    v: int
+    author: Author
+    partition: ShortStr
+    # Lamport clock: greater than every clock the writer had seen. Replay
+    # orders ops by (clock, id), which is a total order consistent with
+    # causality and independent of arrival order.
+    clock: Annotated[int, msgspec.Meta(ge=0)]
+    at: int  # wall time recorded, unix seconds (GIT_COMMITTER_DATE honoured)
+    tz: int = 0  # writer's UTC offset in minutes
+
+
+class AddOp(OpBase, tag="add"):
+    """A new memory. Its id is the memory's id."""
+
+    memory: MemoryBody
+    # Memories this one replaces (retired when this op is replayed).
+    supersedes: Annotated[list[OpId], msgspec.Meta(max_length=MAX_LIST_ITEMS)] = []
+
+
+class InvalidateOp(OpBase, tag="invalidate"):
+    """Retire a memory: it stops being current truth but stays in history."""
+
+    target: OpId
+    reason: ShortStr | None = None
+
+
+class ForgetOp(OpBase, tag="forget"):
+    """Tombstone: the target's content must no longer be returned anywhere."""
+
+    target: OpId
+    reason: ShortStr | None = None
+
+
+Op = Union[AddOp, InvalidateOp, ForgetOp]
+OP_TYPES: tuple[str, ...] = ("add", "invalidate", "forget")
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+def email_hash(email: str) -> str:
+    """8 hex digits identifying an author's email (case-insensitive)."""
+    return hashlib.sha256(email.strip().lower().encode()).hexdigest()[:8]
+
+
+def partition_name(email: str, clone_id: str) -> str:
+    """``<slug>-<email hash>-<clone id>``: unique per author and clone.
+
+    Partitions sit one level under ``refs/memory/`` and never contain ``/``,
+    so two writers can never create a file/directory ref conflict. The email
+    hash lets replay check that an op's author owns the partition it is on.
+    """
+    local = email.split("@", 1)[0].lower()
+    slug = _SLUG.sub("-", local).strip("-")[:24] or "author"
+    return f"{slug}-{email_hash(email)}-{clone_id}"
+
+
+def partition_email_hash(partition: str) -> str | None:
+    parts = partition.rsplit("-", 2)
+    return parts[1] if len(parts) == 3 else None
+
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(Op)
+
+
+def encode(op: Op) -> bytes:
+    """Canonical bytes of an op (one JSON line, without the newline)."""
+    return _encoder.encode(op)
+
+
+def op_id(data: bytes) -> str:
+    """The id of an op: SHA-256 of its canonical bytes, in hex."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def decode(data: bytes) -> Op:
+    """Decode one op line. Raises msgspec.DecodeError / ValidationError."""
+    return _decoder.decode(data)
+
+
+def encode_pack(encoded_ops: list[bytes]) -> bytes:
+    """Join already-encoded ops into a pack."""
+    return b"".join(line + b"\n" for line in encoded_ops)
+
+
+def split_pack(data: bytes) -> list[bytes]:
+    """Split a pack into op lines (empty lines are ignored)."""
+    return [line for line in data.split(b"\n") if line.strip()]
+
+
+def target_of(op: Op) -> str | None:
+    return op.target if isinstance(op, (InvalidateOp, ForgetOp)) else None
+
+
+def op_type(op: Op) -> str:
+    return op.__struct_config__.tag  # type: ignore[return-value]

@@ -1,0 +1,620 @@
+"""The disposable local projection: the only module that talks to SQLite.
+
+The projection is a cache of the fold over every op in ``refs/memory/*``. It
+lives in ``<git-common-dir>/mem/cache/`` and can be deleted at any time: the
+next read rebuilds it. It stores, per partition ref, the tip it has replayed,
+so a refresh costs one ref listing when nothing moved and replays only the new
+commits when something did.
+
+Determinism: the state of a memory is recomputed from the *set* of ops that
+touch it (``links``), never patched by whichever op happened to arrive last,
+so any arrival order of partitions and commits gives the same rows.
+``dump()`` prints that state canonically for tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Callable, Protocol, TypeVar
+
+from . import ops, replay
+from .model import Anchor, OpInfo, Record, RefreshReport, Skipped
+from .timefmt import iso
+
+# Bump when the tables change: a mismatch rebuilds from the log, never migrates.
+SCHEMA_VERSION = 1
+DB_NAME = "projection.sqlite3"
+_CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+
+class ProjectionCorrupt(Exception):
+    """The SQLite file is damaged; the caller resets and rebuilds it."""
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _guarded(fn: F) -> F:
+    """Turn SQLite's corruption errors into ProjectionCorrupt for the caller."""
+
+    def wrapper(self: Projection, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            if _is_corrupt(exc):
+                raise ProjectionCorrupt(str(exc)) from exc
+            raise
+
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper  # type: ignore[return-value]
+
+
+class LogSource(Protocol):
+    """What a refresh needs from the op-log (implemented by oplog.Oplog)."""
+
+    def partitions(self) -> dict[str, str]: ...
+
+    def is_ancestor(self, old: str, new: str) -> bool: ...
+
+    def iter_packs(self, tip: str, since: str | None = None) -> Iterator[object]: ...
+
+
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE partitions(ref TEXT PRIMARY KEY, tip TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE ops(
+    id TEXT PRIMARY KEY, type TEXT NOT NULL, ref TEXT NOT NULL,
+    commit_id TEXT NOT NULL, clock INTEGER NOT NULL, at INTEGER NOT NULL,
+    tz INTEGER NOT NULL, author_name TEXT NOT NULL, author_email TEXT NOT NULL,
+    target TEXT, reason TEXT
+) WITHOUT ROWID;
+CREATE INDEX ops_order ON ops(clock, id);
+CREATE INDEX ops_ref ON ops(ref);
+CREATE INDEX ops_target ON ops(target);
+-- One row per (retired memory, op retiring it): invalidate, forget, supersede.
+CREATE TABLE links(
+    target TEXT NOT NULL, op TEXT NOT NULL, type TEXT NOT NULL,
+    PRIMARY KEY(target, op)
+) WITHOUT ROWID;
+CREATE INDEX links_op ON links(op);
+CREATE TABLE memories(
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, text TEXT, key TEXT,
+    tags TEXT NOT NULL, entities TEXT NOT NULL, importance REAL NOT NULL,
+    valid_from INTEGER, valid_until INTEGER, source TEXT, session TEXT,
+    anchor_commit TEXT, paths TEXT NOT NULL, supersedes TEXT NOT NULL,
+    ref TEXT NOT NULL, commit_id TEXT NOT NULL, clock INTEGER NOT NULL,
+    at INTEGER NOT NULL, tz INTEGER NOT NULL,
+    author_name TEXT NOT NULL, author_email TEXT NOT NULL,
+    status TEXT NOT NULL, retired_by TEXT, retired_at INTEGER,
+    retired_tz INTEGER, retired_reason TEXT
+);
+CREATE INDEX memories_ref ON memories(ref);
+CREATE INDEX memories_status ON memories(status, kind);
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    text, key, tags, entities, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE skipped(
+    ref TEXT NOT NULL, commit_id TEXT NOT NULL, line INTEGER NOT NULL,
+    op_id TEXT, reason TEXT NOT NULL, PRIMARY KEY(ref, commit_id, line)
+) WITHOUT ROWID;
+"""
+
+_MEMORY_COLS = (
+    "id, kind, text, key, tags, entities, importance, valid_from, valid_until, "
+    "source, session, anchor_commit, paths, supersedes, ref, commit_id, clock, at, "
+    "tz, author_name, author_email, status, retired_by, retired_at, retired_tz, "
+    "retired_reason"
+)
+
+
+def _rollback(c: sqlite3.Connection) -> None:
+    try:
+        c.execute("ROLLBACK")
+    except sqlite3.Error:
+        pass  # the transaction is gone already (e.g. the file is corrupt)
+
+
+def _partition(ref: str) -> str:
+    return ref.rsplit("/", 1)[-1]
+
+
+def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and (code & 0xFF) in _CORRUPT_CODES:
+        return True
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
+
+
+class Projection:
+    """One clone's projection file and every query on it."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.path = directory / DB_NAME
+        self.conn: sqlite3.Connection | None = None
+        self.created = False  # True when open() had to make a new file
+        self.reset_reason: str | None = None
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    def open(self) -> None:
+        """Open (creating or resetting as needed). Raises ProjectionCorrupt."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.created = not self.path.exists()
+        try:
+            self._connect()
+            assert self.conn is not None
+            have = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+            have = {}
+        except sqlite3.DatabaseError as exc:
+            if _is_corrupt(exc):
+                raise ProjectionCorrupt(str(exc)) from exc
+            raise
+        want = {"schema": str(SCHEMA_VERSION), "format": str(ops.FORMAT_VERSION)}
+        if {k: have.get(k) for k in want} != want:
+            if have:
+                self.reset_reason = "projection schema changed"
+            self._reset_schema(want)
+
+    def _connect(self) -> None:
+        conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        conn.execute("PRAGMA busy_timeout = 60000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        self.conn = conn
+
+    def _reset_schema(self, meta: dict[str, str]) -> None:
+        c = self._c
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            tables = [
+                r[0]
+                for r in c.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' "
+                    "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'memories_fts_%'"
+                )
+            ]
+            for t in tables:
+                c.execute(f'DROP TABLE IF EXISTS "{t}"')
+            for stmt in _SCHEMA.split(";"):
+                if stmt.strip():
+                    c.execute(stmt)
+            c.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    def destroy(self) -> None:
+        """Delete the projection files (used when the file is corrupt)."""
+        self.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.unlink(str(self.path) + suffix)
+            except FileNotFoundError:
+                pass
+
+    def close(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            finally:
+                self.conn = None
+
+    @property
+    def _c(self) -> sqlite3.Connection:
+        if self.conn is None:
+            raise RuntimeError("projection is not open")
+        return self.conn
+
+    # -- refresh --------------------------------------------------------------
+
+    @_guarded
+    def watermarks(self) -> dict[str, str]:
+        return dict(self._c.execute("SELECT ref, tip FROM partitions").fetchall())
+
+    @_guarded
+    def refresh(self, source: LogSource, *, full: bool = False) -> RefreshReport:
+        """Bring the projection up to the refs; replay only what moved."""
+        start = time.perf_counter()
+        report = RefreshReport(full_rebuild=full)
+        current = source.partitions()
+        if not full and current == self.watermarks():
+            return report  # the common case: nothing moved, nothing walked
+        c = self._c
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            stored = {} if full else self.watermarks()
+            if full:
+                self._clear()
+            if current != stored:
+                self._apply_moves(source, current, stored, report)
+            c.execute("COMMIT")
+        except BaseException:
+            _rollback(c)
+            raise
+        report.seconds = time.perf_counter() - start
+        return report
+
+    def _clear(self) -> None:
+        for t in ("partitions", "ops", "links", "memories", "memories_fts", "skipped"):
+            self._c.execute(f"DELETE FROM {t}")
+
+    def _apply_moves(
+        self,
+        source: LogSource,
+        current: dict[str, str],
+        stored: dict[str, str],
+        report: RefreshReport,
+    ) -> None:
+        c = self._c
+        gone = sorted(set(stored) - set(current))
+        rewritten = [
+            ref
+            for ref, tip in sorted(current.items())
+            if ref in stored and stored[ref] != tip and not source.is_ancestor(stored[ref], tip)
+        ]
+        for ref in gone + rewritten:
+            if not self._drop_partition(ref):
+                # A dropped forget may un-forget content we already scrubbed:
+                # only a full replay can restore it correctly.
+                self._clear()
+                report.full_rebuild = True
+                stored = {}
+                break
+        else:
+            stored = {r: t for r, t in stored.items() if r not in gone and r not in rewritten}
+        report.partitions_rewritten = len(rewritten)
+        for ref, tip in sorted(current.items()):
+            since = stored.get(ref)
+            if since == tip:
+                continue
+            report.partitions_changed += 1
+            partition = _partition(ref)
+            for pack in source.iter_packs(tip, since):
+                commit = getattr(pack, "commit")
+                data = getattr(pack, "data")
+                if data is None:
+                    self._skip(ref, commit, -1, None, getattr(pack, "error") or "unreadable")
+                    report.ops_skipped += 1
+                    continue
+                for item in replay.decode_pack(data, partition):
+                    if isinstance(item, replay.Skip):
+                        self._skip(ref, commit, item.line, item.id, item.reason)
+                        report.ops_skipped += 1
+                    else:
+                        self._apply(ref, commit, item)
+                        report.ops_applied += 1
+            c.execute(
+                "INSERT INTO partitions(ref, tip) VALUES (?, ?) "
+                "ON CONFLICT(ref) DO UPDATE SET tip = excluded.tip",
+                (ref, tip),
+            )
+        for ref in gone:
+            c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
+
+    def _skip(self, ref: str, commit: str, line: int, oid: str | None, reason: str) -> None:
+        self._c.execute(
+            "INSERT OR REPLACE INTO skipped(ref, commit_id, line, op_id, reason) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (ref, commit, line, oid, reason),
+        )
+
+    def _insert_op(self, ref: str, commit: str, d: replay.Decoded, target: str | None,
+                   reason: str | None) -> bool:
+        """Record an op; False if it was already known (set union)."""
+        op = d.op
+        cur = self._c.execute(
+            "INSERT INTO ops(id, type, ref, commit_id, clock, at, tz, author_name, "
+            "author_email, target, reason) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+            "ON CONFLICT(id) DO NOTHING",
+            (d.id, ops.op_type(op), ref, commit, op.clock, op.at, op.tz,
+             op.author.name, op.author.email, target, reason),
+        )
+        if cur.rowcount == 0:
+            # The same op reached us twice: keep the smallest commit id so the
+            # result does not depend on which copy came first.
+            self._c.execute(
+                "UPDATE ops SET commit_id = min(commit_id, ?) WHERE id = ?", (commit, d.id)
+            )
+            self._c.execute(
+                "UPDATE memories SET commit_id = min(commit_id, ?) WHERE id = ?", (commit, d.id)
+            )
+            return False
+        return True
+
+    def _apply(self, ref: str, commit: str, d: replay.Decoded) -> None:
+        op = d.op
+        c = self._c
+        if isinstance(op, ops.AddOp):
+            if not self._insert_op(ref, commit, d, None, None):
+                return
+            for old in op.supersedes:
+                c.execute(
+                    "INSERT OR IGNORE INTO links(target, op, type) VALUES (?, ?, 'supersede')",
+                    (old, d.id),
+                )
+            m = op.memory
+            c.execute(
+                f"INSERT INTO memories({_MEMORY_COLS}) VALUES "
+                "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',NULL,NULL,NULL,NULL)",
+                (d.id, m.kind, m.text, m.key, json.dumps(m.tags), json.dumps(m.entities),
+                 m.importance, m.valid_from, m.valid_until, m.source, m.session,
+                 m.anchors.commit, json.dumps(m.anchors.paths), json.dumps(op.supersedes),
+                 ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email),
+            )
+            rowid = c.execute("SELECT rowid FROM memories WHERE id = ?", (d.id,)).fetchone()[0]
+            c.execute(
+                "INSERT INTO memories_fts(rowid, text, key, tags, entities) VALUES (?,?,?,?,?)",
+                (rowid, m.text, m.key or "", " ".join(m.tags), " ".join(m.entities)),
+            )
+            # Ops that retire this memory may have arrived before it.
+            if c.execute("SELECT 1 FROM links WHERE target = ? LIMIT 1", (d.id,)).fetchone():
+                self._recompute(d.id)
+            for old in op.supersedes:
+                self._recompute(old)
+        elif isinstance(op, (ops.InvalidateOp, ops.ForgetOp)):
+            if not self._insert_op(ref, commit, d, op.target, op.reason):
+                return
+            c.execute(
+                "INSERT OR IGNORE INTO links(target, op, type) VALUES (?, ?, ?)",
+                (op.target, d.id, ops.op_type(op)),
+            )
+            self._recompute(op.target)
+
+    def _recompute(self, memory_id: str) -> None:
+        """Set a memory's status from every op that retires it (order-free)."""
+        c = self._c
+        row = c.execute(
+            "SELECT rowid, status FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+        if row is None:
+            return  # not replayed yet: its add will call us when it arrives
+        rowid, old_status = row
+        effects = [
+            replay.Effect(op_id, typ, clock, at, tz, reason)
+            for op_id, typ, clock, at, tz, reason in c.execute(
+                "SELECT o.id, l.type, o.clock, o.at, o.tz, o.reason FROM links l "
+                "JOIN ops o ON o.id = l.op WHERE l.target = ?",
+                (memory_id,),
+            )
+        ]
+        st = replay.fold_status(effects)
+        by = st.by
+        c.execute(
+            "UPDATE memories SET status = ?, retired_by = ?, retired_at = ?, "
+            "retired_tz = ?, retired_reason = ? WHERE rowid = ?",
+            (st.status, by.op_id if by else None, by.at if by else None,
+             by.tz if by else None, by.reason if by else None, rowid),
+        )
+        if st.status == "forgotten" and old_status != "forgotten":
+            # Tombstone: scrub every content field, here and in the index.
+            c.execute(
+                "UPDATE memories SET text = NULL, key = NULL, tags = '[]', "
+                "entities = '[]', source = NULL, session = NULL, paths = '[]' "
+                "WHERE rowid = ?",
+                (rowid,),
+            )
+            c.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+
+    def _drop_partition(self, ref: str) -> bool:
+        """Remove every row a partition contributed. False if a full replay is needed."""
+        c = self._c
+        if c.execute(
+            "SELECT 1 FROM ops WHERE ref = ? AND type = 'forget' LIMIT 1", (ref,)
+        ).fetchone():
+            return False
+        targets = [
+            r[0]
+            for r in c.execute(
+                "SELECT DISTINCT l.target FROM links l JOIN ops o ON o.id = l.op "
+                "WHERE o.ref = ?",
+                (ref,),
+            )
+        ]
+        c.execute(
+            "DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE ref = ?)",
+            (ref,),
+        )
+        c.execute("DELETE FROM memories WHERE ref = ?", (ref,))
+        c.execute("DELETE FROM links WHERE op IN (SELECT id FROM ops WHERE ref = ?)", (ref,))
+        c.execute("DELETE FROM ops WHERE ref = ?", (ref,))
+        c.execute("DELETE FROM skipped WHERE ref = ?", (ref,))
+        c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
+        for t in targets:
+            self._recompute(t)
+        return True
+
+    # -- queries ----------------------------------------------------------------
+
+    @_guarded
+    def resolve_prefix(self, prefix: str) -> list[str]:
+        """Memory ids starting with ``prefix`` (at most 11, enough to report)."""
+        hi = prefix + "g"  # 'g' sorts after every hex digit
+        return [
+            r[0]
+            for r in self._c.execute(
+                "SELECT id FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT 11",
+                (prefix, hi),
+            )
+        ]
+
+    @_guarded
+    def record(self, memory_id: str) -> Record | None:
+        row = self._c.execute(
+            f"SELECT {_MEMORY_COLS} FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+        return _record(row) if row else None
+
+    @_guarded
+    def records(self, ids: Iterable[str]) -> dict[str, Record]:
+        ids = list(ids)
+        out: dict[str, Record] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self._c.execute(
+                f"SELECT {_MEMORY_COLS} FROM memories WHERE id IN ({marks})", chunk
+            ):
+                out[row[0]] = _record(row)
+        return out
+
+    @_guarded
+    def ops_touching(self, memory_id: str) -> list[OpInfo]:
+        """The add op of a memory and every op that targets it, in replay order."""
+        rows = self._c.execute(
+            f"SELECT {_OP_COLS} FROM ops o LEFT JOIN memories m ON m.id = o.id "
+            "WHERE o.id = ? OR o.id IN (SELECT op FROM links WHERE target = ?) "
+            "ORDER BY o.clock, o.id",
+            (memory_id, memory_id),
+        ).fetchall()
+        return [_opinfo(r) for r in rows]
+
+    @_guarded
+    def log(self, limit: int | None = None, author: str | None = None) -> list[OpInfo]:
+        """Ops in replay order; with ``limit``, the last ``limit`` of them."""
+        where, args = "", []
+        if author:
+            where = "WHERE (o.author_name LIKE ? OR o.author_email LIKE ?)"
+            args = [f"%{author}%", f"%{author}%"]
+        sql = f"SELECT {_OP_COLS} FROM ops o LEFT JOIN memories m ON m.id = o.id {where} "
+        if limit is not None:
+            sql += "ORDER BY o.clock DESC, o.id DESC LIMIT ?"
+            rows = self._c.execute(sql, [*args, limit]).fetchall()[::-1]
+        else:
+            rows = self._c.execute(sql + "ORDER BY o.clock, o.id", args).fetchall()
+        return [_opinfo(r) for r in rows]
+
+    @_guarded
+    def lexical(
+        self,
+        match: str,
+        *,
+        kinds: list[str],
+        tags: list[str],
+        statuses: list[str],
+        limit: int,
+    ) -> list[tuple[str, float]]:
+        """FTS5 bm25 candidates as (memory id, bm25); lower bm25 is better."""
+        sql = (
+            "SELECT m.id, bm25(memories_fts, 1.0, 0.6, 0.4, 0.4) AS r "
+            "FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
+            "WHERE memories_fts MATCH ?"
+        )
+        args: list[object] = [match]
+        sql, args = _filters(sql, args, kinds, tags, statuses)
+        sql += " ORDER BY r, m.id LIMIT ?"
+        args.append(limit)
+        return [(r[0], float(r[1])) for r in self._c.execute(sql, args)]
+
+    @_guarded
+    def counts(self) -> dict[str, object]:
+        c = self._c
+        by_type = dict(c.execute("SELECT type, count(*) FROM ops GROUP BY type").fetchall())
+        by_status = dict(
+            c.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall()
+        )
+        per_ref: dict[str, dict[str, object]] = {}
+        for ref, name, email, n in c.execute(
+            "SELECT ref, author_name, author_email, count(*) FROM ops "
+            "GROUP BY ref, author_name, author_email ORDER BY ref, author_name, author_email"
+        ):
+            entry = per_ref.setdefault(_partition(ref), {"ops": 0, "authors": []})
+            entry["ops"] = int(entry["ops"]) + n  # type: ignore[call-overload]
+            entry["authors"].append(f"{name} <{email}>")  # type: ignore[union-attr]
+        return {"ops": by_type, "memories": by_status, "per_partition": per_ref}
+
+    @_guarded
+    def skipped(self) -> list[Skipped]:
+        return [
+            Skipped(partition=_partition(ref), commit=commit, line=line, id=oid, reason=reason)
+            for ref, commit, line, oid, reason in self._c.execute(
+                "SELECT ref, commit_id, line, op_id, reason FROM skipped "
+                "ORDER BY ref, commit_id, line"
+            )
+        ]
+
+    @_guarded
+    def meta(self) -> dict[str, str]:
+        return dict(self._c.execute("SELECT key, value FROM meta").fetchall())
+
+    @_guarded
+    def dump(self) -> str:
+        """Every row that carries meaning, in a canonical order (for tests)."""
+        c = self._c
+        out: list[str] = []
+        queries = [
+            ("partitions", "SELECT ref, tip FROM partitions ORDER BY ref"),
+            ("ops", "SELECT * FROM ops ORDER BY id"),
+            ("links", "SELECT target, op, type FROM links ORDER BY target, op"),
+            ("memories", f"SELECT {_MEMORY_COLS} FROM memories ORDER BY id"),
+            ("fts", "SELECT m.id, f.text, f.key, f.tags, f.entities FROM memories_fts f "
+                    "JOIN memories m ON m.rowid = f.rowid ORDER BY m.id"),
+            ("skipped", "SELECT * FROM skipped ORDER BY ref, commit_id, line"),
+        ]
+        for name, sql in queries:
+            for row in c.execute(sql):
+                out.append(name + " " + json.dumps(list(row), ensure_ascii=False))
+        return "\n".join(out) + "\n"
+
+
+_OP_COLS = (
+    "o.id, o.type, o.ref, o.commit_id, o.clock, o.at, o.tz, o.author_name, "
+    "o.author_email, o.target, o.reason, m.text"
+)
+
+
+def _filters(
+    sql: str, args: list[object], kinds: list[str], tags: list[str], statuses: list[str]
+) -> tuple[str, list[object]]:
+    if statuses:
+        sql += f" AND m.status IN ({','.join('?' * len(statuses))})"
+        args.extend(statuses)
+    if kinds:
+        sql += f" AND m.kind IN ({','.join('?' * len(kinds))})"
+        args.extend(kinds)
+    for tag in tags:
+        sql += " AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)"
+        args.append(tag)
+    return sql, args
+
+
+def _record(row: tuple) -> Record:  # type: ignore[type-arg]
+    (mid, kind, text, key, tags, entities, importance, vfrom, vuntil, source, session,
+     anchor_commit, paths, supersedes, ref, commit, clock, at, tz, aname, aemail,
+     status, retired_by, retired_at, retired_tz, retired_reason) = row
+    return Record(
+        id=mid, kind=kind, text=text, key=key, tags=json.loads(tags),
+        entities=json.loads(entities), importance=importance,
+        valid_from=iso(vfrom, tz) if vfrom is not None else None,
+        valid_until=iso(vuntil, tz) if vuntil is not None else None,
+        source=source, session=session,
+        anchors=Anchor(commit=anchor_commit, paths=json.loads(paths)),
+        supersedes=json.loads(supersedes), author=aname, author_email=aemail,
+        partition=_partition(ref), clock=clock, recorded_at=iso(at, tz) or "",
+        status=status, retired_at=iso(retired_at, retired_tz or 0),
+        retired_by=retired_by, retired_reason=retired_reason, commit=commit,
+    )
+
+
+def _opinfo(row: tuple) -> OpInfo:  # type: ignore[type-arg]
+    (oid, typ, ref, commit, clock, at, tz, aname, aemail, target, reason, text) = row
+    summary = None
+    if typ == "add" and text:
+        summary = text.strip().splitlines()[0][:120] if text.strip() else ""
+    return OpInfo(
+        id=oid, type=typ, author=aname, author_email=aemail, partition=_partition(ref),
+        clock=clock, recorded_at=iso(at, tz) or "", commit=commit, target=target,
+        reason=reason, summary=summary,
+    )

@@ -1,0 +1,119 @@
+"""Parsing and printing of times, the way git does it.
+
+Ops record wall time as unix seconds plus the writer's UTC offset in minutes,
+exactly what a git signature holds. ``GIT_COMMITTER_DATE`` is honoured so that
+tests and imports can pin the clock, and user-supplied dates (``--valid-from``)
+accept the same spellings git accepts for that variable, plus a few relative
+forms. Times without an offset are local time, as in git. Pure module.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import re
+import time
+from datetime import datetime, timedelta, timezone
+
+from .errors import InvalidDate
+
+_RAW = re.compile(r"^@?(\d{1,12})(?:\s+([+-])(\d{2}):?(\d{2}))?$")
+_AGO = re.compile(
+    r"^(\d+)\s*(second|minute|hour|day|week|month|year)s?\s+ago$", re.IGNORECASE
+)
+_UNIT_SECONDS = {
+    "second": 1,
+    "minute": 60,
+    "hour": 3600,
+    "day": 86400,
+    "week": 7 * 86400,
+    "month": 30 * 86400,
+    "year": 365 * 86400,
+}
+# "2026-11-21 14:30:00 +0100" (git's ISO-like form) -> make it fromisoformat-able.
+_GIT_ISO_OFFSET = re.compile(r"^(.*\d)\s+([+-]\d{2}):?(\d{2})$")
+
+
+def _local_offset_minutes(ts: float) -> int:
+    lt = time.localtime(ts)
+    return int((lt.tm_gmtoff or 0) // 60)
+
+
+def _from_datetime(dt: datetime) -> tuple[int, int]:
+    if dt.tzinfo is None:
+        dt = dt.astimezone()  # naive means local time, as in git
+    off = dt.utcoffset() or timedelta(0)
+    return int(dt.timestamp()), int(off.total_seconds() // 60)
+
+
+def parse_date(text: str, *, now: float | None = None) -> tuple[int, int]:
+    """Parse a date the way git reads ``GIT_COMMITTER_DATE``.
+
+    Returns ``(unix_seconds, utc_offset_minutes)``. Accepts ``@1700000000 +0100``,
+    ``1700000000 +0100``, ISO 8601 dates and datetimes (``2026-11-21``,
+    ``2026-11-21T14:30:00Z``, ``2026-11-21 14:30:00 +0100``), RFC 2822
+    (``Sat, 21 Nov 2026 14:30:00 +0100``), ``now``, ``today``, ``yesterday``
+    and ``N units ago``. Raises InvalidDate otherwise.
+    """
+    s = text.strip()
+    if not s:
+        raise InvalidDate("empty date")
+    current = time.time() if now is None else now
+    low = s.lower()
+    if low == "now":
+        return int(current), _local_offset_minutes(current)
+    if low in ("today", "yesterday"):
+        day = datetime.fromtimestamp(current).astimezone().replace(
+            hour=0, minute=0, second=0, microsecond=0
+        )
+        if low == "yesterday":
+            day -= timedelta(days=1)
+        return _from_datetime(day)
+    m = _AGO.match(s)
+    if m:
+        ts = int(current) - int(m.group(1)) * _UNIT_SECONDS[m.group(2).lower()]
+        return ts, _local_offset_minutes(ts)
+    m = _RAW.match(s)
+    # A bare number is only a unix time with '@' or an offset (git's rule is
+    # similar: "20261121" is a date, "@20261121" is seconds).
+    if m and (s.startswith("@") or m.group(2)):
+        ts = int(m.group(1))
+        if m.group(2):
+            sign = 1 if m.group(2) == "+" else -1
+            return ts, sign * (int(m.group(3)) * 60 + int(m.group(4)))
+        return ts, 0
+    iso = s
+    g = _GIT_ISO_OFFSET.match(iso)
+    if g and ("-" in g.group(1)[:10]):
+        iso = f"{g.group(1)}{g.group(2)}:{g.group(3)}"
+    if iso.endswith("Z") or iso.endswith("z"):
+        iso = iso[:-1] + "+00:00"
+    try:
+        return _from_datetime(datetime.fromisoformat(iso))
+    except ValueError:
+        pass
+    try:
+        dt = email.utils.parsedate_to_datetime(s)
+    except (TypeError, ValueError, IndexError):
+        dt = None
+    if dt is not None:
+        return _from_datetime(dt)
+    raise InvalidDate(f"cannot parse date '{text}'")
+
+
+def now_from_env() -> tuple[int, int]:
+    """The time to record on a new op: ``GIT_COMMITTER_DATE`` if set, else now."""
+    env = os.environ.get("GIT_COMMITTER_DATE")
+    if env:
+        return parse_date(env)
+    ts = time.time()
+    return int(ts), _local_offset_minutes(ts)
+
+
+def iso(ts: int | None, tz: int = 0) -> str | None:
+    """Render unix seconds in the given offset as ISO 8601 (``...Z`` for UTC)."""
+    if ts is None:
+        return None
+    dt = datetime.fromtimestamp(ts, timezone(timedelta(minutes=tz)))
+    out = dt.isoformat()
+    return out[:-6] + "Z" if out.endswith("+00:00") else out
