@@ -252,8 +252,11 @@ class Oplog:
                 else:
                     ref.set_target(commit)  # compare-and-swap on the tip we read
                 return Appended(str(commit), ref_name, lines)
-            except (pygit2.GitError, pygit2.AlreadyExistsError):
-                # Lost the race (ref moved or is locked): rebuild on the new tip.
+            except (pygit2.GitError, pygit2.AlreadyExistsError, OSError) as exc:
+                if type(exc) is OSError and "lock" not in str(exc):
+                    raise  # a real I/O failure, not a lost race
+                # Lost the race (ref moved, or another writer holds <ref>.lock):
+                # rebuild on the new tip.
                 if time.monotonic() > deadline:
                     raise LogBusy(
                         f"could not update {ref_name} after {attempt} attempts"

@@ -91,7 +91,7 @@ class OpBase(msgspec.Struct, kw_only=True, tag_field="op", omit_defaults=True):
     tz: int = 0  # writer's UTC offset in minutes
 
 
-class AddOp(OpBase, tag="add"):
+class AddOp(OpBase, tag="add", kw_only=True):
     """A new memory. Its id is the memory's id."""
 
     memory: MemoryBody
@@ -99,14 +99,14 @@ class AddOp(OpBase, tag="add"):
     supersedes: Annotated[list[OpId], msgspec.Meta(max_length=MAX_LIST_ITEMS)] = []
 
 
-class InvalidateOp(OpBase, tag="invalidate"):
+class InvalidateOp(OpBase, tag="invalidate", kw_only=True):
     """Retire a memory: it stops being current truth but stays in history."""
 
     target: OpId
     reason: ShortStr | None = None
 
 
-class ForgetOp(OpBase, tag="forget"):
+class ForgetOp(OpBase, tag="forget", kw_only=True):
     """Tombstone: the target's content must no longer be returned anywhere."""
 
     target: OpId

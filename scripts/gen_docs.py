@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Generate docs/cli.md and man/git-mem.1 from the CLI's own --help texts.
+
+    python scripts/gen_docs.py          # rewrite both files
+    python scripts/gen_docs.py --check  # exit 1 if either is out of date
+
+tests/test_docs.py runs the check, so a command without help, or help that
+changed without the docs, fails the suite.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gitmem import __version__  # noqa: E402
+from gitmem.cli import cli  # noqa: E402
+
+CLI_MD = ROOT / "docs" / "cli.md"
+MAN = ROOT / "man" / "git-mem.1"
+
+EXIT_CODES = [
+    (0, "success"),
+    (1, "unexpected internal error (a bug: rerun with GITMEM_DEBUG=1 and report it)"),
+    (2, "invalid input: empty text, bad id, bad date, out-of-range value; also click's usage errors"),
+    (3, "not usable here: outside a git repository, or a bare repository"),
+    (4, "no git identity configured"),
+    (5, "unknown id"),
+    (6, "ambiguous id prefix (the candidates are listed)"),
+    (7, "the op-log stayed busy: could not append after many retries"),
+]
+
+
+def _help(name: str | None) -> str:
+    cmd = cli if name is None else cli.commands[name]
+    settings = dict(cli.context_settings, terminal_width=80, max_content_width=80)
+    parent = click.Context(cli, info_name="git mem", **settings)
+    ctx = parent if name is None else click.Context(cmd, info_name=name, parent=parent, **settings)
+    with ctx:
+        return cmd.get_help(ctx)
+
+
+def commands() -> list[str]:
+    return sorted(cli.commands)
+
+
+def render_md() -> str:
+    out = [
+        "# CLI reference",
+        "",
+        "Generated from `--help` by `scripts/gen_docs.py`; do not edit by hand.",
+        "",
+        "Every command accepts `--json` and then prints exactly one envelope on stdout:",
+        "",
+        "```json",
+        '{"ok": true, "command": "recall", "version": 1, "data": {...}, "warnings": []}',
+        '{"ok": false, "command": "recall", "version": 1, "error": {"code": "unknown_id", '
+        '"message": "...", "hint": "...", "exit_code": 5}, "warnings": []}',
+        "```",
+        "",
+        "Errors also print one line on stderr, `error: <message>; hint: <how to fix>`; "
+        "warnings print `warning: ...` lines on stderr.",
+        "",
+        "## Exit codes",
+        "",
+        "| code | meaning |",
+        "|---|---|",
+        *[f"| {c} | {m} |" for c, m in EXIT_CODES],
+        "",
+        "## git mem",
+        "",
+        "```",
+        _help(None).rstrip(),
+        "```",
+        "",
+    ]
+    for name in commands():
+        out += [f"## git mem {name}", "", "```", _help(name).rstrip(), "```", ""]
+    return "\n".join(out)
+
+
+def _roff(text: str) -> str:
+    lines = []
+    for line in text.splitlines():
+        line = line.replace("\\", "\\\\").replace("-", "\\-")
+        if line.startswith((".", "'")):
+            line = "\\&" + line
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def render_man() -> str:
+    out = [
+        f'.TH GIT\\-MEM 1 "" "git-mem {__version__}" "Git Manual"',
+        ".SH NAME",
+        "git\\-mem \\- a memory for coding agents that lives in the git repository",
+        ".SH SYNOPSIS",
+        ".B git mem",
+        "\\fICOMMAND\\fR [\\fIOPTIONS\\fR] [\\-\\-json]",
+        ".SH DESCRIPTION",
+        ".nf",
+        _roff(_help(None).rstrip()),
+        ".fi",
+        ".SH COMMANDS",
+    ]
+    for name in commands():
+        out += [f".SS git mem {name}", ".nf", _roff(_help(name).rstrip()), ".fi"]
+    out += [".SH EXIT STATUS"]
+    for c, m in EXIT_CODES:
+        out += [".TP", f"{c}", _roff(m)]
+    out += [
+        ".SH FILES",
+        ".TP",
+        "refs/memory/*",
+        "the op\\-log: one partition per author and clone",
+        ".TP",
+        "\\&.git/mem/cache/",
+        "the disposable projection (SQLite + FTS5); safe to delete",
+        ".SH SEE ALSO",
+        "docs/architecture.md, docs/data\\-model.md and docs/cli.md in the git\\-mem sources",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def main() -> int:
+    check = "--check" in sys.argv[1:]
+    stale = []
+    for path, text in ((CLI_MD, render_md()), (MAN, render_man())):
+        if check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(str(path.relative_to(ROOT)))
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+    if stale:
+        print("out of date: " + ", ".join(stale) + "; run: python scripts/gen_docs.py",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""Hand-made op-log content for tests: ops, packs and partition commits.
+
+Tests need ops that the CLI would never write (other authors, chosen clocks,
+broken bytes), so this module builds them with pygit2 directly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import FileMode
+
+from gitmem import ops
+
+
+def partition(email: str, clone: str = "c10e0000c10e") -> str:
+    return ops.partition_name(email, clone)
+
+
+def author(name: str) -> ops.Author:
+    return ops.Author(name=name.title(), email=f"{name}@example.com")
+
+
+def add_op(who: str, clock: int, text: str, *, at: int = 1768471200, clone: str = "c10e0000c10e",
+           **memory: object) -> bytes:
+    a = author(who)
+    body = ops.MemoryBody(text=text, **memory)  # type: ignore[arg-type]
+    return ops.encode(ops.AddOp(v=1, author=a, partition=partition(a.email, clone),
+                                clock=clock, at=at, memory=body))
+
+
+def retire_op(kind: str, who: str, clock: int, target: str, *, reason: str | None = None,
+              at: int = 1768471200, clone: str = "c10e0000c10e") -> bytes:
+    a = author(who)
+    cls = ops.ForgetOp if kind == "forget" else ops.InvalidateOp
+    return ops.encode(cls(v=1, author=a, partition=partition(a.email, clone), clock=clock,
+                          at=at, target=target, reason=reason))
+
+
+def commit_packs(repo_path: Path, packs: list[bytes], parent: str | None = None,
+                 name: str = "Test", email: str = "test@example.com") -> list[str]:
+    """Write a chain of commits, one per pack (raw pack bytes); refs untouched."""
+    repo = pygit2.Repository(str(repo_path))
+    sig = pygit2.Signature(name, email, 1768471200, 0)
+    out: list[str] = []
+    prev = pygit2.Oid(hex=parent) if parent else None
+    for data in packs:
+        blob = repo.create_blob(data)
+        tb = repo.TreeBuilder()
+        tb.insert("ops.jsonl", blob, FileMode.BLOB)
+        cid = repo.create_commit(None, sig, sig, "test pack\n", tb.write(),
+                                 [prev] if prev is not None else [])
+        out.append(str(cid))
+        prev = cid
+    return out
+
+
+def set_ref(repo_path: Path, ref: str, commit: str) -> None:
+    repo = pygit2.Repository(str(repo_path))
+    repo.references.create(ref, pygit2.Oid(hex=commit), force=True)

@@ -1,0 +1,301 @@
+"""The command line through real processes: exit codes, exact errors, the JSON envelope."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import AUTHOR, GIT_MEM, git, gm
+
+
+def j(proc: subprocess.CompletedProcess[str]) -> dict:  # type: ignore[type-arg]
+    return json.loads(proc.stdout)
+
+
+def test_add_in_one_process_recall_in_another(repo: Path) -> None:
+    add = gm("add", "tests live in spec/, run with make spec", "--kind", "procedure",
+             "--tag", "testing", cwd=repo)
+    assert add.returncode == 0, add.stderr
+    short = add.stdout.strip()
+    assert len(short) == 12 and all(c in "0123456789abcdef" for c in short)
+    gm("add", "the web server listens on port 8080", cwd=repo)
+
+    rec = gm("recall", "where are the tests", "--json", cwd=repo)
+    assert rec.returncode == 0, rec.stderr
+    results = j(rec)["data"]["results"]
+    assert results[0]["id"].startswith(short)
+    assert results[0]["text"] == "tests live in spec/, run with make spec"
+    assert results[0]["kind"] == "procedure"
+    assert results[0]["author"] == AUTHOR[0]
+    assert results[0]["tags"] == ["testing"]
+
+
+def test_works_from_a_subdirectory_and_through_git(repo: Path) -> None:
+    sub = repo / "src" / "deep"
+    sub.mkdir(parents=True)
+    (repo / "src" / "app.py").write_text("x = 1\n")
+    add = git("mem", "add", "app entry point", "--path", "../app.py", cwd=sub)
+    assert add.stdout.strip()
+    shown = j(gm("show", add.stdout.strip(), "--json", cwd=repo))["data"]["memory"]
+    assert shown["anchors"]["paths"] == ["src/app.py"]
+    head = git("rev-parse", "HEAD", cwd=repo).stdout.strip()
+    assert shown["anchors"]["commit"] == head
+
+
+def test_git_mem_help_through_real_git(repo: Path) -> None:
+    # 'git mem -h' reaches our command; 'git mem --help' is git opening our man page.
+    short = git("mem", "-h", cwd=repo)
+    assert "recall" in short.stdout and "Usage: git mem" in short.stdout
+    long = git("mem", "--help", cwd=repo, env={**os.environ, "MANPAGER": "cat", "PAGER": "cat"})
+    assert "GIT-MEM" in long.stdout and "recall" in long.stdout
+
+
+def test_stdin_text(repo: Path) -> None:
+    out = gm("add", "-", "--json", cwd=repo, input="multi\nline memory\n")
+    assert out.returncode == 0
+    mid = j(out)["data"]["id"]
+    assert j(gm("show", mid, "--json", cwd=repo))["data"]["memory"]["text"] == "multi\nline memory\n"
+
+
+# -- the JSON envelope contract ----------------------------------------------------
+
+ENVELOPE_OK = {"ok", "command", "version", "data", "warnings"}
+ENVELOPE_ERR = {"ok", "command", "version", "error", "warnings"}
+
+
+def test_json_envelope_is_the_same_for_every_command(repo: Path) -> None:
+    mid = j(gm("add", "alpha beta", "--json", cwd=repo))["data"]["id"]
+    other = j(gm("add", "gamma delta", "--json", cwd=repo))["data"]["id"]
+    commands = [
+        ["add", "epsilon"],
+        ["recall", "alpha"],
+        ["show", mid[:10]],
+        ["log", "-n", "2"],
+        ["invalidate", other, "--reason", "stale"],
+        ["forget", mid],
+        ["status"],
+        ["rebuild"],
+    ]
+    for args in commands:
+        out = gm(*args, "--json", cwd=repo)
+        assert out.returncode == 0, (args, out.stderr)
+        env = j(out)
+        assert set(env) == ENVELOPE_OK, args
+        assert env["ok"] is True and env["command"] == args[0] and env["version"] == 1
+        assert isinstance(env["warnings"], list)
+
+    data = j(gm("recall", "epsilon", "--json", cwd=repo))["data"]
+    hit = data["results"][0]
+    for field in ("id", "text", "kind", "score", "author", "recorded_at", "status", "tags", "key"):
+        assert field in hit
+    assert hit["recorded_at"] == "2026-01-15T10:00:00Z"
+    assert hit["status"] == "active"
+
+    err = gm("show", "f" * 12, "--json", cwd=repo)
+    env = j(err)
+    assert set(env) == ENVELOPE_ERR and env["ok"] is False
+    assert env["error"] == {
+        "code": "unknown_id",
+        "message": "no memory with id ffffffffffff",
+        "hint": "list ids with 'git mem recall QUERY --all' or 'git mem log'",
+        "exit_code": 5,
+    }
+    assert err.returncode == 5
+
+
+# -- every documented error: exact text and exit code -------------------------------
+
+
+def _err(proc: subprocess.CompletedProcess[str]) -> tuple[int, str]:
+    lines = [line for line in proc.stderr.splitlines() if line]
+    assert len(lines) == 1, proc.stderr  # one line, never a traceback
+    return proc.returncode, lines[0]
+
+
+def test_error_outside_a_repository(tmp_path: Path) -> None:
+    empty = tmp_path / "nowhere"
+    empty.mkdir()
+    code, line = _err(gm("recall", "x", cwd=empty, env={"GIT_CEILING_DIRECTORIES": str(tmp_path)}))
+    assert code == 3
+    assert line == (
+        f"error: not a git repository (or any parent): {empty}; "
+        "hint: run git mem inside a git work tree, or create one with 'git init'"
+    )
+
+
+def test_error_bare_repository(tmp_path: Path) -> None:
+    bare = tmp_path / "bare.git"
+    git("init", "-q", "--bare", str(bare), cwd=tmp_path)
+    code, line = _err(gm("status", cwd=bare))
+    assert code == 3
+    assert line.startswith(f"error: {bare}/ is a bare repository; hint: git mem keeps")
+
+
+def test_error_no_identity(repo: Path) -> None:
+    env_vars = dict(os.environ)
+    for k in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        env_vars.pop(k, None)
+    proc = subprocess.run([GIT_MEM, "add", "hello"], cwd=repo, env=env_vars,
+                          capture_output=True, text=True, check=False)
+    code, line = _err(proc)
+    assert code == 4
+    assert line == (
+        "error: no git identity configured (user.name and user.email); hint: set it with: "
+        'git config --global user.name "Your Name" && git config --global user.email '
+        "you@example.com (or set GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL)"
+    )
+    # Nothing was written.
+    assert git("for-each-ref", "refs/memory/", cwd=repo).stdout == ""
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t\n"])
+def test_error_empty_text(repo: Path, text: str) -> None:
+    code, line = _err(gm("add", text, cwd=repo))
+    assert code == 2
+    assert line == (
+        "error: memory text is empty; "
+        "hint: pass the memory text as an argument, or '-' to read it from stdin"
+    )
+
+
+def test_error_empty_stdin(repo: Path) -> None:
+    code, line = _err(gm("add", "-", cwd=repo, input=""))
+    assert (code, line.split(";")[0]) == (2, "error: memory text is empty")
+
+
+def test_error_unknown_id(repo: Path) -> None:
+    gm("add", "something", cwd=repo)
+    for cmd in ("show", "invalidate", "forget"):
+        code, line = _err(gm(cmd, "abcdef0", cwd=repo))
+        assert code == 5
+        assert line == (
+            "error: no memory with id abcdef0; "
+            "hint: list ids with 'git mem recall QUERY --all' or 'git mem log'"
+        )
+
+
+@pytest.mark.parametrize("bad", ["abc", "xyz12345", "not-an-id"])
+def test_error_malformed_id(repo: Path, bad: str) -> None:
+    code, line = _err(gm("show", bad, cwd=repo))
+    assert code == 2
+    assert line == (
+        f"error: '{bad}' is not a memory id; "
+        "hint: ids are 7 to 64 hex digits, as printed by add"
+    )
+
+
+def test_error_ambiguous_prefix_lists_candidates(repo: Path) -> None:
+    from craft import add_op, commit_packs, partition, set_ref
+
+    # Birthday search for two ops whose ids share 7 hex digits.
+    seen: dict[str, bytes] = {}
+    pair: tuple[bytes, bytes] | None = None
+    from gitmem import ops
+
+    i = 0
+    while pair is None:
+        line = add_op("ada", 1, f"memory number {i}")
+        p = ops.op_id(line)[:7]
+        if p in seen:
+            pair = (seen[p], line)
+        seen[p] = line
+        i += 1
+    ids = sorted(ops.op_id(x) for x in pair)
+    commits = commit_packs(repo, [ops.encode_pack(list(pair))])
+    set_ref(repo, "refs/memory/" + partition("ada@example.com"), commits[-1])
+    code, line = _err(gm("show", ids[0][:7], cwd=repo))
+    assert code == 6
+    assert line == (
+        f"error: id prefix '{ids[0][:7]}' is ambiguous: {ids[0][:12]}, {ids[1][:12]}; "
+        "hint: give more characters of the id"
+    )
+    # One more digit (or the full id) resolves it.
+    assert gm("show", ids[0], cwd=repo).returncode == 0
+
+
+@pytest.mark.parametrize("flag", ["--valid-from", "--valid-until"])
+def test_error_invalid_dates(repo: Path, flag: str) -> None:
+    code, line = _err(gm("add", "x", flag, "the day after tomorrow-ish", cwd=repo))
+    assert code == 2
+    assert line == (
+        f"error: {flag}: cannot parse date 'the day after tomorrow-ish'; hint: use an ISO "
+        "date such as 2026-11-21 or 2026-11-21T14:30:00+01:00, or a git date such as "
+        "'@1700000000 +0000'"
+    )
+
+
+def test_error_valid_until_before_valid_from(repo: Path) -> None:
+    code, line = _err(gm("add", "x", "--valid-from", "2026-02-01", "--valid-until", "2026-01-01",
+                         cwd=repo))
+    assert (code, line) == (2, "error: valid-until is before valid-from; hint: swap the two dates")
+
+
+def test_error_importance_out_of_range(repo: Path) -> None:
+    code, line = _err(gm("add", "x", "--importance", "1.5", cwd=repo))
+    assert (code, line) == (2, "error: importance 1.5 is out of range; hint: use a number from 0 to 1")
+
+
+def test_error_path_outside_repository(repo: Path) -> None:
+    code, line = _err(gm("add", "x", "--path", "/etc/passwd", cwd=repo))
+    assert code == 2
+    assert line == (
+        "error: path '/etc/passwd' is outside the repository; hint: give a path inside the work tree"
+    )
+
+
+def test_corrupt_projection_is_rebuilt_and_said_so(repo: Path) -> None:
+    gm("add", "the cache lives in redis", cwd=repo)
+    before = gm("recall", "cache", cwd=repo).stdout
+    db = repo / ".git" / "mem" / "cache" / "projection.sqlite3"
+    for suffix in ("-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+    db.write_bytes(b"this is not a database" * 100)
+    out = gm("recall", "cache", cwd=repo)
+    assert out.returncode == 0
+    assert out.stderr == "warning: projection was corrupt; rebuilt it from the op-log\n"
+    assert out.stdout == before
+
+
+def test_missing_projection_is_rebuilt_and_said_so(repo: Path) -> None:
+    gm("add", "the cache lives in redis", cwd=repo)
+    before = gm("recall", "cache", "--json", cwd=repo)
+    shutil.rmtree(repo / ".git" / "mem" / "cache")
+    out = gm("recall", "cache", "--json", cwd=repo)
+    assert out.returncode == 0
+    assert out.stderr == "warning: projection was missing; rebuilt it from the op-log\n"
+    assert j(out)["data"] == j(before)["data"]
+    assert j(out)["warnings"] == ["projection was missing; rebuilt it from the op-log"]
+
+
+def test_usage_errors_stay_clicks(repo: Path) -> None:
+    out = gm("recall", cwd=repo)
+    assert out.returncode == 2 and "Missing argument 'QUERY'" in out.stderr
+    out = gm("add", "x", "--kind", "gossip", cwd=repo)
+    assert out.returncode == 2 and "Invalid value for '--kind'" in out.stderr
+
+
+def test_human_output_of_the_main_commands(repo: Path) -> None:
+    mid = gm("add", "deploys go through the staging cluster first", "--kind", "procedure",
+             "--tag", "deploy", cwd=repo).stdout.strip()
+    rec = gm("recall", "how do deploys work", cwd=repo).stdout
+    assert rec.splitlines()[0].startswith(f"{mid}  procedure")
+    assert "#deploy" in rec.splitlines()[0]
+    assert rec.splitlines()[1] == "    deploys go through the staging cluster first"
+    inv = gm("invalidate", mid, "--reason", "we deploy straight to prod now", cwd=repo)
+    assert inv.stdout == f"invalidated {mid}\n"
+    assert gm("recall", "deploys", cwd=repo).stdout == ""
+    allr = gm("recall", "deploys", "--all", cwd=repo).stdout
+    assert "[invalidated 2026-01-15: we deploy straight to prod now]" in allr
+    again = gm("invalidate", mid, cwd=repo)
+    assert again.returncode == 0
+    assert again.stderr == f"warning: memory {mid} is already invalidated; nothing written\n"
+    log = gm("log", cwd=repo).stdout.splitlines()
+    assert [line.split()[2] for line in log] == ["add", "invalidate"]
+    st = gm("status", cwd=repo).stdout
+    assert "ops: 2 (add 1, invalidate 1)" in st
+    assert "memories: 1 (invalidated 1)" in st

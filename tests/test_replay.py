@@ -1,0 +1,255 @@
+"""Replay is a pure function of the set of ops, and rewrites are detected.
+
+The projection is built from real partition commits in a real repository; the
+property test moves refs in random orders (refreshing after each move) and
+compares canonical dumps with a from-scratch replay and a full rebuild.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pygit2
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import gitmem
+from conftest import gm, init_repo
+from craft import add_op, commit_packs, partition, retire_op, set_ref
+from gitmem import ops
+from gitmem.oplog import Oplog
+from gitmem.projection import SCHEMA_VERSION, Projection
+
+WHO = ["ada", "brian", "chen"]
+WORDS = "cache redis tests spec make deploy cluster schema migration port api".split()
+
+
+@st.composite
+def op_sets(draw: st.DrawFn) -> tuple[dict[str, list[bytes]], list[tuple[str, int]]]:
+    """Ops spread over partitions, each partition split into packs.
+
+    Returns the packs per partition ref and a shuffled arrival schedule of
+    (ref, how many packs are visible).
+    """
+    n = draw(st.integers(1, 14))
+    per_who: dict[str, list[bytes]] = {w: [] for w in WHO}
+    adds: list[str] = []
+    clock = 0
+    for _ in range(n):
+        who = draw(st.sampled_from(WHO))
+        clock += draw(st.integers(0, 2))  # equal clocks happen (concurrent writers)
+        kind = draw(st.sampled_from(["add", "add", "add", "invalidate", "forget", "dup", "bad"]))
+        if kind in ("invalidate", "forget") and adds:
+            target = draw(st.sampled_from(adds))
+            line = retire_op(kind, who, clock, target, reason=draw(st.sampled_from([None, "old"])))
+        elif kind == "dup" and per_who[who]:
+            line = draw(st.sampled_from(per_who[who]))  # the same op twice: set union
+        elif kind == "bad":
+            line = draw(st.sampled_from([b"not json", b'{"op":"add","v":9}', b"\xff\xfe"]))
+        else:
+            words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5))
+            line = add_op(who, clock, " ".join(words), tags=draw(st.lists(st.sampled_from(WORDS), max_size=2)))
+            adds.append(ops.op_id(line))
+        per_who[who].append(line)
+    packs: dict[str, list[bytes]] = {}
+    for who, lines in per_who.items():
+        if not lines:
+            continue
+        cuts = sorted(draw(st.sets(st.integers(1, max(1, len(lines) - 1)), max_size=3)))
+        bounds = [0, *[c for c in cuts if c < len(lines)], len(lines)]
+        packs["refs/memory/" + partition(f"{who}@example.com")] = [
+            ops.encode_pack(lines[a:b]) for a, b in zip(bounds, bounds[1:]) if b > a
+        ]
+    schedule = [(ref, i + 1) for ref, p in packs.items() for i in range(len(p))]
+    rnd = random.Random(draw(st.integers(0, 2**32)))
+    # Shuffle while keeping each partition's own packs in order.
+    queues = {ref: [s for s in schedule if s[0] == ref] for ref in packs}
+    order: list[tuple[str, int]] = []
+    while any(queues.values()):
+        ref = rnd.choice([r for r, q in queues.items() if q])
+        order.append(queues[ref].pop(0))
+    return packs, order
+
+
+def _projection(repo: Path, name: str) -> Projection:
+    p = Projection(repo / ".git" / name)
+    p.open()
+    return p
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=op_sets())
+def test_any_arrival_order_gives_byte_identical_projections(
+    tmp_path_factory: object, data: tuple[dict[str, list[bytes]], list[tuple[str, int]]]
+) -> None:
+    packs, order = data
+    repo = init_repo(Path(tmp_path_factory.mktemp("prop")))  # type: ignore[attr-defined]
+    chains = {ref: commit_packs(repo, p) for ref, p in packs.items()}
+    log = Oplog(repo)
+
+    # Incremental: refs move one pack at a time, in a random interleaving.
+    inc = _projection(repo, "inc")
+    for ref, upto in order:
+        set_ref(repo, ref, chains[ref][upto - 1])
+        inc.refresh(log)
+    # From scratch with every ref at its tip, and a forced full rebuild.
+    scratch = _projection(repo, "scratch")
+    scratch.refresh(log)
+    inc_dump = inc.dump()
+    assert inc_dump == scratch.dump()
+    inc.refresh(log, full=True)
+    assert inc.dump() == inc_dump
+
+    # Nothing forgotten is left anywhere in the projection.
+    forgotten = {
+        row[0] for row in sqlite3.connect(scratch.path).execute(
+            "SELECT id FROM memories WHERE status = 'forgotten'")
+    }
+    for mid in forgotten:
+        assert scratch.record(mid).text is None  # type: ignore[union-attr]
+
+
+def test_deleting_the_projection_gives_identical_answers(repo: Path) -> None:
+    for text in ["tests live in spec/", "run make spec for the tests", "redis is the cache",
+                 "the api listens on port 8080"]:
+        gm("add", text, "--tag", "t", cwd=repo)
+    mid = gm("add", "deploy with make deploy", cwd=repo).stdout.strip()
+    gm("invalidate", mid, cwd=repo)
+    queries = [("recall", "tests", "--json"), ("recall", "deploy", "--all", "--json"),
+               ("log", "--json"), ("show", mid, "--json")]
+    before = [json.loads(gm(*q, cwd=repo).stdout) for q in queries]
+    dump_before = _dump(repo)
+    shutil.rmtree(repo / ".git" / "mem" / "cache")
+    after = [json.loads(gm(*q, cwd=repo).stdout) for q in queries]
+    assert [a["data"] for a in after] == [b["data"] for b in before]
+    assert after[0]["warnings"] == ["projection was missing; rebuilt it from the op-log"]
+    assert _dump(repo) == dump_before
+
+
+def _dump(repo: Path) -> str:
+    p = Projection(repo / ".git" / "mem" / "cache")
+    p.open()
+    try:
+        return p.dump()
+    finally:
+        p.close()
+
+
+def test_partition_rewrite_is_detected_and_replayed(repo: Path) -> None:
+    """A partition whose old tip is no longer an ancestor is dropped and replayed whole."""
+    ref = "refs/memory/" + partition("brian@example.com")
+    keep = add_op("brian", 1, "keep this memory about redis")
+    drop = add_op("brian", 2, "drop this memory about redis")
+    kill = retire_op("invalidate", "ada", 3, ops.op_id(keep))  # from another partition
+    chain = commit_packs(repo, [ops.encode_pack([keep]), ops.encode_pack([drop])])
+    set_ref(repo, ref, chain[-1])
+    ada_ref = "refs/memory/" + partition("ada@example.com")
+    set_ref(repo, ada_ref, commit_packs(repo, [ops.encode_pack([kill])])[-1])
+
+    with gitmem.open(repo) as s:
+        assert {h.text for h in s.recall("redis", include_retired=True)} == {
+            "keep this memory about redis", "drop this memory about redis"}
+    # The owner rewrites the partition: 'drop' is gone, a new op is added.
+    new = add_op("brian", 4, "a replacement memory about redis")
+    rewritten = commit_packs(repo, [ops.encode_pack([keep]), ops.encode_pack([new])])
+    set_ref(repo, ref, rewritten[-1])
+    with gitmem.open(repo) as s:
+        hits = s.recall("redis", include_retired=True)
+        assert sorted(h.text for h in hits) == [  # type: ignore[type-var]
+            "a replacement memory about redis", "keep this memory about redis"]
+        kept = [h for h in hits if h.text == "keep this memory about redis"][0]
+        assert kept.status == "invalidated"  # the other partition's op still applies
+        assert s.last_refresh is not None and s.last_refresh.partitions_rewritten == 1
+        incremental = s.projection.dump()
+    shutil.rmtree(repo / ".git" / "mem" / "cache")
+    assert _dump_after_refresh(repo) == incremental
+
+
+def _dump_after_refresh(repo: Path) -> str:
+    with gitmem.open(repo) as s:
+        s.refresh()
+        return s.projection.dump()
+
+
+def test_rewrite_that_drops_a_forget_restores_the_content(repo: Path) -> None:
+    ada_ref = "refs/memory/" + partition("ada@example.com")
+    brian_ref = "refs/memory/" + partition("brian@example.com")
+    mem = add_op("ada", 1, "the build uses bazel")
+    set_ref(repo, ada_ref, commit_packs(repo, [ops.encode_pack([mem])])[-1])
+    forget = retire_op("forget", "brian", 2, ops.op_id(mem))
+    set_ref(repo, brian_ref, commit_packs(repo, [ops.encode_pack([forget])])[-1])
+    with gitmem.open(repo) as s:
+        assert s.recall("bazel") == []
+    # Brian's partition is rewritten without the forget (e.g. he never meant to).
+    other = add_op("brian", 3, "unrelated note")
+    set_ref(repo, brian_ref, commit_packs(repo, [ops.encode_pack([other])])[-1])
+    with gitmem.open(repo) as s:
+        assert [h.text for h in s.recall("bazel")] == ["the build uses bazel"]
+        assert s.last_refresh is not None and s.last_refresh.full_rebuild
+
+
+def test_deleted_partition_ref_removes_its_memories(repo: Path) -> None:
+    ref = "refs/memory/" + partition("brian@example.com")
+    set_ref(repo, ref, commit_packs(repo, [ops.encode_pack([add_op("brian", 1, "temp note")])])[-1])
+    with gitmem.open(repo) as s:
+        assert len(s.recall("temp")) == 1
+    pygit2.Repository(str(repo)).references.delete(ref)
+    with gitmem.open(repo) as s:
+        assert s.recall("temp") == []
+        assert s.status().partitions == []
+
+
+def test_nothing_moved_means_no_replay(repo: Path) -> None:
+    gm("add", "hello world", cwd=repo)
+    with gitmem.open(repo) as s:
+        s.refresh()
+        assert s.last_refresh is not None and s.last_refresh.ops_applied == 1
+        s.refresh()
+        assert s.last_refresh.ops_applied == 0 and s.last_refresh.partitions_changed == 0
+
+
+def test_schema_mismatch_rebuilds(repo: Path) -> None:
+    gm("add", "hello world", cwd=repo)
+    gm("recall", "hello", cwd=repo)
+    db = repo / ".git" / "mem" / "cache" / "projection.sqlite3"
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION + 99),))
+    out = gm("recall", "hello", cwd=repo)
+    assert out.returncode == 0
+    assert out.stderr == "warning: projection schema changed; rebuilt it from the op-log\n"
+    assert "hello world" in out.stdout
+
+
+def test_rebuild_command_replays_everything(repo: Path) -> None:
+    gm("add", "one", cwd=repo)
+    gm("add", "two", cwd=repo)
+    out = gm("rebuild", "--json", cwd=repo)
+    data = json.loads(out.stdout)["data"]
+    assert data["ops_applied"] == 2 and data["full_rebuild"] is True
+
+
+def test_bad_ops_are_skipped_and_reported_not_fatal(repo: Path) -> None:
+    ref = "refs/memory/" + partition("brian@example.com")
+    good = add_op("brian", 1, "good memory about kafka")
+    misplaced = add_op("ada", 2, "misplaced memory about kafka")  # ada's op on brian's ref
+    forged = ops.encode(ops.AddOp(  # claims brian's partition, written by ada
+        v=1, author=ops.Author(name="Ada", email="ada@example.com"),
+        partition=partition("brian@example.com"), clock=3, at=0,
+        memory=ops.MemoryBody(text="forged memory about kafka")))
+    pack = ops.encode_pack([b"garbage", good, misplaced, forged, b'{"op":"add","v":2}'])
+    set_ref(repo, ref, commit_packs(repo, [pack])[-1])
+    out = gm("recall", "kafka", "--json", cwd=repo)
+    assert out.returncode == 0
+    env = json.loads(out.stdout)
+    assert [r["text"] for r in env["data"]["results"]] == ["good memory about kafka"]
+    assert env["warnings"] == ["skipped 4 unreadable op(s); see 'git mem status'"]
+    st = gm("status", cwd=repo).stdout
+    assert "skipped ops: 4" in st
+    assert "line 0: malformed op" in st
+    assert f"line 2: op claims partition '{partition('ada@example.com')}'" in st
+    assert "line 3: author <ada@example.com> does not own partition" in st
