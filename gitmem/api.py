@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -18,9 +19,16 @@ from typing import TypeVar
 import msgspec
 
 from . import ops
-from .errors import AmbiguousId, EmptyText, InvalidInput, NoIdentity, UnknownId
+from .errors import (
+    AmbiguousId,
+    EmptyText,
+    InvalidInput,
+    NoIdentity,
+    PartitionConflict,
+    UnknownId,
+)
 from .model import Hit, OpInfo, Record, RefreshReport, Skipped
-from .oplog import Oplog
+from .oplog import REF_PREFIX, Integrated, Oplog
 from .projection import Projection, ProjectionCorrupt
 from .recall import Query, rank
 from .timefmt import now_from_env, parse_date
@@ -71,6 +79,33 @@ class Status(msgspec.Struct, kw_only=True):
     memories: dict[str, int]
     projection: dict[str, object]
     skipped: list[Skipped]
+
+
+class SyncReport(msgspec.Struct, kw_only=True):
+    """What pull / push / sync did."""
+
+    remote: str
+    fetched: bool = False
+    created: list[str] = []
+    fast_forwarded: list[str] = []
+    replaced: list[str] = []
+    conflicts: list[str] = []
+    pushed: list[dict[str, object]] = []
+    refresh: RefreshReport | None = None
+
+
+class InitReport(msgspec.Struct, kw_only=True):
+    clone_id: str
+    partition: str | None
+    fetch_refspecs_added: dict[str, bool] = {}
+
+
+class RekeyReport(msgspec.Struct, kw_only=True):
+    old_clone_id: str
+    new_clone_id: str
+    moved_ops: int
+    partitions: dict[str, str]  # old partition -> new partition (where ops moved)
+    backups: list[str]
 
 
 def open(path: str | os.PathLike[str] | None = None) -> Store:  # noqa: A001 - public name
@@ -138,6 +173,11 @@ class Store:
         raise AssertionError("unreachable")
 
     def _refresh(self, proj: Projection, *, full: bool = False) -> RefreshReport:
+        # Refs may have moved by other means (a plain 'git fetch' with the
+        # memory refspec, another process): integrate them first, so the
+        # projection never serves stale state.
+        integ = self.log.integrate()
+        self._warn_conflicts(integ)
         report = proj.refresh(self.log, full=full)
         self.last_refresh = report
         if report.ops_skipped:
@@ -302,6 +342,136 @@ class Store:
             out.append(rel or ".")
         return _names(out, "path")
 
+    # -- sync -------------------------------------------------------------------
+
+    def _warn_conflicts(self, integ: Integrated) -> None:
+        for name in integ.conflicts:
+            msg = (f"a remote holds commits on this clone's partition {name} that this "
+                   "clone does not have; run 'git mem pull' for details")
+            if msg not in self.warnings:
+                self.warnings.append(msg)
+
+    def pull(self, remote: str | None = None) -> SyncReport:
+        """Fetch every partition from ``remote`` and bring the others' forward."""
+        remote = remote or self.log.default_remote()
+        self.log.fetch(remote)
+        integ = self.log.integrate(self.log.namespace(remote))
+        report = SyncReport(
+            remote=remote, fetched=True, created=integ.created,
+            fast_forwarded=integ.fast_forwarded, replaced=integ.replaced,
+            conflicts=integ.conflicts,
+        )
+        report.refresh = self.refresh()
+        if integ.conflicts:
+            raise PartitionConflict(
+                f"'{remote}' holds commits on this clone's partition "
+                f"{', '.join(integ.conflicts)} that this clone does not have "
+                "(the same clone id is used in two places)"
+            )
+        return report
+
+    def push(self, remote: str | None = None) -> SyncReport:
+        """Push this clone's own partitions to ``remote`` (fast-forward only)."""
+        remote = remote or self.log.default_remote(push=True)
+        pushed = self.log.push(remote, self.log.own_partitions())
+        return SyncReport(
+            remote=remote,
+            pushed=[{"partition": p.partition, "status": p.status, "old": p.old, "new": p.new}
+                    for p in pushed],
+        )
+
+    def sync(self, remote: str | None = None) -> SyncReport:
+        """Pull, then push: after it, the remote and this clone hold the same memory."""
+        remote = remote or self.log.default_remote()
+        report = self.pull(remote)
+        report.pushed = self.push(remote).pushed
+        return report
+
+    def init(self, *, fetch_refspec: bool = False, remote: str | None = None) -> InitReport:
+        """One-time set-up: this clone's id, and optionally a memory fetch refspec."""
+        cid = self.log.clone_id()
+        try:
+            mine: str | None = self.log.partition_for(self.log.identity())
+        except NoIdentity:
+            mine = None
+        added: dict[str, bool] = {}
+        if fetch_refspec:
+            targets = [remote] if remote else [self.log.default_remote()]
+            for r in targets:
+                if r not in self.log.remotes():
+                    raise InvalidInput(f"'{r}' is not a configured remote",
+                                       "list remotes with 'git remote -v'")
+                added[r] = self.log.add_fetch_refspec(r)
+        return InitReport(clone_id=cid, partition=mine, fetch_refspecs_added=added)
+
+    def rekey(self) -> RekeyReport:
+        """Give this clone a new partition id, moving ops no remote has.
+
+        For each of this clone's partitions that a remote holds with commits we
+        lack (the same clone id in two places), the ops only we have are
+        re-appended to the new partition, the old local ref is set to the
+        remote's version, and our old tip is kept under refs/memory-backup/.
+        """
+        old_cid = self.log.clone_id()
+        own = self.log.own_partitions()
+        new_cid = uuid.uuid4().hex[:12]
+        self.log.set_clone_id(new_cid)
+        tracking: dict[str, list[str]] = {}
+        for tref, tip in self.log.tracking().items():
+            tracking.setdefault(tref.rsplit("/", 1)[-1], []).append(tip)
+        local = self.log.partitions()
+        moved, renamed, backups = 0, {}, []
+        for name in own:
+            ref = REF_PREFIX + name
+            tip = local.get(ref)
+            remote_tips = sorted(set(tracking.get(name, [])))
+            diverged = [t for t in remote_tips if tip is None or not self.log.is_ancestor(t, tip)]
+            if tip is None or not diverged:
+                continue  # nobody else writes it: it stays valid as it is
+            backups.append(self.log.backup_ref(name, tip))
+            lines: list[bytes] = []
+            for pack in self.log.iter_packs(tip, remote_tips):
+                if pack.data is not None:
+                    lines.extend(ops.split_pack(pack.data))
+            moved += self._reappend(lines, new_cid, renamed)
+            self.log.force_ref(ref, tip, diverged[0])
+        self.refresh()
+        return RekeyReport(old_clone_id=old_cid, new_clone_id=new_cid, moved_ops=moved,
+                           partitions=renamed, backups=backups)
+
+    def _reappend(self, lines: list[bytes], new_cid: str, renamed: dict[str, str]) -> int:
+        """Write ops again on this clone's new partition, remapping ids between them."""
+        from .replay import Decoded, check_line
+
+        idmap: dict[str, str] = {}
+        count = 0
+        for raw in lines:
+            try:
+                claimed = ops.decode(raw).partition
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                continue  # replay skips it too: nothing to move
+            item = check_line(raw, claimed)
+            if not isinstance(item, Decoded):
+                continue
+            op = item.op
+            partition = ops.partition_name(op.author.email, new_cid)
+            renamed[op.partition] = partition
+
+            def make(clock: int, op: ops.Op = op, partition: str = partition) -> list[bytes]:
+                fields = {f: getattr(op, f) for f in op.__struct_fields__}
+                fields.update(partition=partition, clock=clock)
+                if isinstance(op, ops.AddOp):
+                    fields["supersedes"] = [idmap.get(x, x) for x in op.supersedes]
+                else:
+                    fields["target"] = idmap.get(op.target, op.target)  # type: ignore[union-attr]
+                return [ops.encode(type(op)(**fields))]
+
+            appended = self.log.append(partition, op.author, op.at, op.tz,
+                                       f"rekey: {ops.op_type(op)} {item.id[:12]}", make)
+            idmap[item.id] = ops.op_id(appended.lines[0])
+            count += 1
+        return count
+
     # -- reads --------------------------------------------------------------------
 
     def resolve(self, prefix: str) -> str:
@@ -450,3 +620,4 @@ def _names(values: Iterable[str], what: str) -> list[str]:
 
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
+

@@ -354,6 +354,121 @@ def rebuild(as_json: bool) -> None:
     )
 
 
+# -- sync -------------------------------------------------------------------------
+
+
+def _render_sync(r: api.SyncReport) -> str:
+    out = []
+    if r.fetched:
+        parts = [f"{len(r.created)} new", f"{len(r.fast_forwarded)} updated"]
+        if r.replaced:
+            parts.append(f"{len(r.replaced)} replaced (rewritten by their owner)")
+        applied = r.refresh.ops_applied if r.refresh else 0
+        out.append(f"pulled from {r.remote}: partitions {', '.join(parts)}; "
+                   f"{applied} ops replayed")
+    for p in r.pushed:
+        out.append(f"pushed to {r.remote}: {p['partition']} ({p['status']})")
+    if not r.fetched and not r.pushed:
+        out.append(f"nothing to push to {r.remote}: this clone has written no memory yet")
+    return "\n".join(out)
+
+
+remote_arg = click.argument("remote", required=False)
+
+
+@cli.command()
+@remote_arg
+@json_option
+def pull(remote: str | None, as_json: bool) -> None:
+    """Fetch every partition from REMOTE and bring others' partitions forward.
+
+    REMOTE defaults to the current branch's upstream remote, else origin.
+    Partitions land in refs/memory-remotes/<remote>/ first; local refs move only
+    when it is safe (fast-forward, or a rewrite by the partition's owner). This
+    clone's own partition is never overwritten.
+
+    \b
+    Example:
+      git mem pull origin
+    """
+    _run("pull", as_json, lambda s: s.pull(remote), _render_sync)
+
+
+@cli.command()
+@remote_arg
+@json_option
+def push(remote: str | None, as_json: bool) -> None:
+    """Push this clone's own partitions to REMOTE: fast-forward only, never forced.
+
+    Only refs/memory/<your partition> is pushed, separately from code; what a
+    plain 'git push' does is unchanged.
+
+    \b
+    Example:
+      git mem push origin
+    """
+    _run("push", as_json, lambda s: s.push(remote), _render_sync)
+
+
+@cli.command()
+@remote_arg
+@json_option
+def sync(remote: str | None, as_json: bool) -> None:
+    """Pull, then push: share this clone's memory and receive everyone else's.
+
+    \b
+    Example:
+      git mem sync
+    """
+    _run("sync", as_json, lambda s: s.sync(remote), _render_sync)
+
+
+@cli.command()
+@click.option("--fetch-refspec", is_flag=True,
+              help="Also make a plain 'git fetch' bring memory (into refs/memory-remotes/).")
+@click.option("--remote", help="The remote for --fetch-refspec (default: as git fetch).")
+@json_option
+def init(fetch_refspec: bool, remote: str | None, as_json: bool) -> None:
+    """Optional one-time set-up of this clone; safe to run again.
+
+    Creates this clone's partition id. With --fetch-refspec, adds
+    '+refs/memory/*:refs/memory-remotes/<remote>/*' to the remote's fetch
+    refspecs, so a plain 'git fetch' also brings memory; what 'git push' and
+    'git pull' do to code is unchanged.
+
+    \b
+    Example:
+      git mem init --fetch-refspec
+    """
+
+    def render(r: api.InitReport) -> str:
+        out = [f"clone id: {r.clone_id}", f"partition: {r.partition or '(no identity yet)'}"]
+        for name, added in r.fetch_refspecs_added.items():
+            out.append(f"fetch refspec for {name}: {'added' if added else 'already present'}")
+        return "\n".join(out)
+
+    _run("init", as_json, lambda s: s.init(fetch_refspec=fetch_refspec, remote=remote), render)
+
+
+@cli.command()
+@json_option
+def rekey(as_json: bool) -> None:
+    """Give this clone a new partition id (fixes a partition conflict).
+
+    Use it when 'git mem pull' reports that a remote holds commits on this
+    clone's partition (the same .git copied to two places). Ops that only this
+    clone has move to the new partition; the old tip is kept under
+    refs/memory-backup/, so nothing is lost.
+
+    \b
+    Example:
+      git mem rekey && git mem sync
+    """
+    _run("rekey", as_json, lambda s: s.rekey(),
+         lambda r: f"new clone id {r.new_clone_id} (was {r.old_clone_id}); "
+                   f"moved {r.moved_ops} op(s)")
+
+
 def main() -> None:
     cli(prog_name="git mem")
 

@@ -14,6 +14,9 @@ Exit codes (also in docs/cli.md):
     5  unknown id
     6  ambiguous id prefix
     7  the op-log is busy (could not append after many retries)
+    8  a remote could not be used (none configured, fetch or push failed)
+    9  the remote host refused the memory refs
+   10  partition conflict: a remote holds commits on this clone's own partition
 """
 
 from __future__ import annotations
@@ -119,3 +122,28 @@ class LogBusy(GitMemError):
     code = "log_busy"
     exit_code = 7
     default_hint = "another process kept updating the same partition; try again"
+
+
+class NoRemote(GitMemError):
+    code = "no_remote"
+    exit_code = 8
+
+
+class RemoteError(GitMemError):
+    code = "remote_error"
+    exit_code = 8
+
+
+class PushRejected(GitMemError):
+    code = "push_rejected"
+    exit_code = 9
+
+
+class PartitionConflict(GitMemError):
+    code = "partition_conflict"
+    exit_code = 10
+    default_hint = (
+        "this clone's partition is also written from another place (a copied .git?); "
+        "run 'git mem rekey' here to move this clone's unpushed ops to a new partition, "
+        "then 'git mem sync'"
+    )

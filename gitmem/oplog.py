@@ -16,6 +16,7 @@ Crash and race safety of an append:
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import re
@@ -30,9 +31,23 @@ import pygit2
 from pygit2.enums import FileMode, SortMode
 
 from . import ops
-from .errors import BareRepository, LogBusy, NoIdentity, NotARepository
+from .errors import (
+    BareRepository,
+    LogBusy,
+    NoIdentity,
+    NoRemote,
+    NotARepository,
+    PushRejected,
+    RemoteError,
+)
 
 REF_PREFIX = "refs/memory/"
+# Where fetched partitions land before we move local refs ourselves, after
+# checking ancestry. Never refs/memory/*: a forced fetch there would overwrite
+# unpushed local commits, and --prune would delete local partitions.
+REMOTE_PREFIX = "refs/memory-remotes/"
+BACKUP_PREFIX = "refs/memory-backup/"
+_REMOTE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 PACK_FILE = "ops.jsonl"
 STATE_DIR = "mem"
 CLONE_ID_FILE = "clone-id"
@@ -56,7 +71,254 @@ class Appended:
     lines: list[bytes]
 
 
-class Oplog:
+# -- sync ---------------------------------------------------------------------------
+
+
+@dataclass
+class Integrated:
+    """What bringing remote-tracking partitions into refs/memory/* did."""
+
+    created: list[str]
+    fast_forwarded: list[str]
+    replaced: list[str]  # rewritten by their owner: the remote's version wins
+    conflicts: list[str]  # our own partitions with commits we do not have
+
+
+@dataclass
+class Pushed:
+    partition: str
+    status: str  # new | fast-forward | up-to-date
+    old: str | None
+    new: str
+
+
+def _git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    if not (os.isatty(0) and os.isatty(2)):
+        env["GIT_TERMINAL_PROMPT"] = "0"  # never hang an agent on a password prompt
+    return env
+
+
+class _SyncMixin:
+    """Fetch, integrate and push, with the real git binary (its transports,
+    credential helpers and config all apply)."""
+
+    repo: pygit2.Repository
+    workdir: Path
+
+    def _git(self, *args: str) -> subprocess.CompletedProcess[str]:
+        try:
+            return subprocess.run(
+                ["git", *args], cwd=self.workdir, capture_output=True, text=True,
+                env=_git_env(), check=False,
+            )
+        except OSError as exc:
+            raise RemoteError(f"cannot run git: {exc}") from exc
+
+    def remotes(self) -> list[str]:
+        return sorted(self.repo.remotes.names())
+
+    def default_remote(self, *, push: bool = False) -> str:
+        """The remote git itself would use for ``git fetch`` (or ``git push``)."""
+        cfg = self.repo.config
+        branch = None
+        try:
+            if not self.repo.head_is_detached:
+                branch = self.repo.head.shorthand
+        except pygit2.GitError:
+            try:
+                branch = self.repo.references["HEAD"].target.rsplit("/", 1)[-1]  # unborn
+            except (KeyError, AttributeError):
+                branch = None
+        keys = []
+        if branch and push:
+            keys.append(f"branch.{branch}.pushRemote")
+        if push:
+            keys.append("remote.pushDefault")
+        if branch:
+            keys.append(f"branch.{branch}.remote")
+        for key in keys:
+            try:
+                value = cfg[key]
+            except KeyError:
+                continue
+            if value and value != ".":
+                return str(value)
+        names = self.remotes()
+        if "origin" in names:
+            return "origin"
+        raise NoRemote(
+            "no remote to sync memory with"
+            + (f" (remotes: {', '.join(names)})" if names else ""),
+            "add one with 'git remote add origin <url>', or name it: git mem sync <remote>"
+            if not names else f"name one: git mem sync {names[0]}",
+        )
+
+    def namespace(self, remote: str) -> str:
+        """The private ref namespace for a remote name or URL."""
+        if remote in self.remotes() and _REMOTE_NAME.match(remote):
+            return remote
+        digest = hashlib.sha256(remote.encode()).hexdigest()[:12]
+        return f"url-{digest}"
+
+    def tracking(self, namespace: str | None = None) -> dict[str, str]:
+        """Remote-tracking partitions: ref under refs/memory-remotes/ -> tip."""
+        prefix = REMOTE_PREFIX + (namespace + "/" if namespace else "")
+        return self._refs(prefix)
+
+    def fetch(self, remote: str) -> None:
+        """Fetch every partition of ``remote`` into the private namespace."""
+        ns = self.namespace(remote)
+        proc = self._git(
+            "fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+            "--prune", "--quiet", remote,
+            f"+{REF_PREFIX}*:{REMOTE_PREFIX}{ns}/*",
+        )
+        if proc.returncode != 0:
+            raise RemoteError(
+                f"git fetch from '{remote}' failed: {_last_line(proc.stderr)}",
+                "check the remote's name or URL and your access (git fetch "
+                f"{remote} should work)",
+            )
+
+    def integrate(self, namespace: str | None = None) -> Integrated:
+        """Bring fetched partitions into refs/memory/*, checking ancestry.
+
+        Others' partitions: created, or fast-forwarded; a tip that is neither
+        ahead nor behind means the owner rewrote it, and it replaces ours.
+        Our own partitions are never moved from a remote: a remote tip we do
+        not contain is reported as a conflict.
+        """
+        result = Integrated([], [], [], [])
+        own = set(self.own_partitions())
+        cid = self.clone_id(create=False)
+        local = self.partitions()
+        for tref, tip in sorted(self.tracking(namespace).items()):
+            name = tref.rsplit("/", 1)[-1]
+            ref = REF_PREFIX + name
+            have = local.get(ref)
+            if have == tip:
+                continue
+            if name in own or (cid and name.endswith("-" + cid)):
+                if have is None or not self.is_ancestor(tip, have):
+                    if name not in result.conflicts:
+                        result.conflicts.append(name)
+                continue
+            if have is None:
+                self.force_ref(ref, None, tip)
+                result.created.append(name)
+            elif self.is_ancestor(have, tip):
+                self.force_ref(ref, have, tip)
+                result.fast_forwarded.append(name)
+            elif self.is_ancestor(tip, have):
+                continue  # we are ahead (e.g. we got it from another remote)
+            else:
+                self.force_ref(ref, have, tip)
+                result.replaced.append(name)
+            local[ref] = tip
+        return result
+
+    def push(self, remote: str, partitions: list[str]) -> list[Pushed]:
+        """Push our partitions to ``remote``: fast-forward only, never forced."""
+        if not partitions:
+            return []
+        local = self.partitions()
+        ns = self.namespace(remote)
+        before = self.tracking(ns)
+        specs = [f"{REF_PREFIX}{p}:{REF_PREFIX}{p}" for p in partitions]
+        proc = self._git("push", "--porcelain", "--no-verify", "--no-recurse-submodules",
+                         remote, *specs)
+        results: list[Pushed] = []
+        rejected: list[tuple[str, str, str]] = []
+        for line in proc.stdout.splitlines():
+            parts = line.split("\t")
+            if len(parts) < 3 or ":" not in parts[1]:
+                continue
+            flag, refs, summary = parts[0], parts[1], parts[2]
+            dst = refs.split(":", 1)[1]
+            name = dst[len(REF_PREFIX):] if dst.startswith(REF_PREFIX) else dst
+            if flag == "!":
+                rejected.append((name, dst, summary))
+                continue
+            new = local.get(REF_PREFIX + name, "")
+            status = {"*": "new", "=": "up-to-date"}.get(flag, "fast-forward")
+            old = before.get(f"{REMOTE_PREFIX}{ns}/{name}")
+            results.append(Pushed(name, status, old, new))
+            # Keep our view of the remote current, as git does for branches.
+            self._set_tracking(f"{REMOTE_PREFIX}{ns}/{name}", new)
+        if rejected:
+            name, dst, summary = rejected[0]
+            if "remote rejected" in summary:
+                raise PushRejected(
+                    f"'{remote}' rejected {dst}: {summary}",
+                    "this host refuses refs outside refs/heads and refs/tags; allow "
+                    "refs/memory/* there (ask its admin), or sync memory through another "
+                    "remote: git mem sync <remote>",
+                )
+            raise RemoteError(
+                f"'{remote}' holds commits on your partition {name} that this clone "
+                f"does not have ({summary})",
+                "run 'git mem pull' first; if it reports a partition conflict, run "
+                "'git mem rekey'",
+            )
+        if proc.returncode != 0:
+            raise RemoteError(
+                f"git push to '{remote}' failed: {_last_line(proc.stderr)}",
+                f"check the remote's name or URL and your access (git push {remote})",
+            )
+        return results
+
+    def _set_tracking(self, ref: str, tip: str) -> None:
+        if tip:
+            self.repo.references.create(ref, tip, force=True)
+
+    def add_fetch_refspec(self, remote: str) -> bool:
+        """Make a plain ``git fetch <remote>`` also fetch memory. Idempotent."""
+        spec = f"+{REF_PREFIX}*:{REMOTE_PREFIX}{remote}/*"
+        proc = self._git("config", "--get-all", f"remote.{remote}.fetch")
+        if spec in proc.stdout.split():
+            return False
+        done = self._git("config", "--add", f"remote.{remote}.fetch", spec)
+        if done.returncode != 0:
+            raise RemoteError(f"cannot configure remote '{remote}': {_last_line(done.stderr)}")
+        return True
+
+    def set_clone_id(self, value: str) -> None:
+        """Replace this clone's id (rekey). Atomic: write a temp file, rename it."""
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_dir / f".clone-id.{os.getpid()}.{uuid.uuid4().hex}"
+        tmp.write_text(value + "\n")
+        os.replace(tmp, self.state_dir / CLONE_ID_FILE)
+
+    def force_ref(self, ref: str, old: str | None, new: str) -> bool:
+        """Move a local ref we own the decision for, by compare-and-swap."""
+        try:
+            r = self.repo.references.get(ref)
+            if r is None:
+                if old is not None:
+                    return False
+                self.repo.references.create(ref, new)
+            else:
+                if str(r.target) != old:
+                    return False
+                r.set_target(new)
+            return True
+        except (pygit2.GitError, pygit2.AlreadyExistsError, OSError):
+            return False
+
+    def backup_ref(self, partition: str, tip: str) -> str:
+        """Keep a partition's old tip reachable outside refs/memory/ (never replayed)."""
+        name = f"{BACKUP_PREFIX}{partition}-{tip[:12]}"
+        self.repo.references.create(name, tip, force=True)
+        return name
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+class Oplog(_SyncMixin):
     """A repository's op-log: discovery, identity, partitions, append, read."""
 
     def __init__(self, start: str | os.PathLike[str] | None = None) -> None:
@@ -108,19 +370,21 @@ class Oplog:
             raise NoIdentity("no git identity configured (user.name and user.email)")
         return ops.Author(name=m.group(1).strip(), email=m.group(2).strip())
 
-    def clone_id(self) -> str:
+    def clone_id(self, create: bool = True) -> str:
         """This clone's random id, created once, race-free.
 
         Written to a temp file and hard-linked into place: link() fails if the
         file exists, so concurrent first writers all end up reading one id.
+        With ``create=False`` an absent id is returned as "".
         """
         path = self.state_dir / CLONE_ID_FILE
         try:
             value = path.read_text().strip()
-            if value:
+            if value or not create:
                 return value
         except FileNotFoundError:
-            pass
+            if not create:
+                return ""
         self.state_dir.mkdir(parents=True, exist_ok=True)
         tmp = self.state_dir / f".clone-id.{os.getpid()}.{uuid.uuid4().hex}"
         tmp.write_text(uuid.uuid4().hex[:12] + "\n")
@@ -150,9 +414,12 @@ class Oplog:
 
     def partitions(self) -> dict[str, str]:
         """Every partition ref and its tip commit id. Cheap: reads refs only."""
+        return self._refs(REF_PREFIX)
+
+    def _refs(self, prefix: str) -> dict[str, str]:
         out: dict[str, str] = {}
         for name in self.repo.listall_references():
-            if not name.startswith(REF_PREFIX):
+            if not name.startswith(prefix):
                 continue
             try:
                 ref = self.repo.references[name].resolve()
@@ -160,6 +427,15 @@ class Oplog:
                 continue
             out[name] = str(ref.target)
         return out
+
+    def own_partitions(self) -> list[str]:
+        """Partition names this clone writes (any author): they end in our clone id."""
+        cid = self.clone_id(create=False)
+        if not cid:
+            return []
+        return sorted(
+            ref[len(REF_PREFIX):] for ref in self.partitions() if ref.endswith("-" + cid)
+        )
 
     def is_ancestor(self, old: str, new: str) -> bool:
         """True when ``old`` is ``new`` or one of its ancestors."""
@@ -170,11 +446,11 @@ class Oplog:
         except (pygit2.GitError, KeyError, ValueError):
             return False
 
-    def iter_packs(self, tip: str, since: str | None = None) -> Iterator[Pack]:
+    def iter_packs(self, tip: str, since: str | list[str] | None = None) -> Iterator[Pack]:
         """The commits after ``since`` up to ``tip``, oldest first, with their packs."""
         walker = self.repo.walk(tip, SortMode.TOPOLOGICAL | SortMode.REVERSE)
-        if since is not None:
-            walker.hide(since)
+        for hidden in [since] if isinstance(since, str) else since or []:
+            walker.hide(hidden)
         for commit in walker:
             cid = str(commit.id)
             try:
