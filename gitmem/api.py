@@ -31,7 +31,7 @@ from .model import Hit, OpInfo, Record, RefreshReport, Skipped
 from .oplog import REF_PREFIX, Integrated, Oplog
 from .projection import Projection, ProjectionCorrupt
 from .recall import Query, rank
-from .timefmt import now_from_env, parse_date
+from .timefmt import iso, now_from_env, parse_date
 
 T = TypeVar("T")
 _HEX = re.compile(r"^[0-9a-f]+$")
@@ -46,6 +46,38 @@ class Added(msgspec.Struct, kw_only=True):
     commit: str
     clock: int
     recorded_at: str
+
+
+class Imported(msgspec.Struct, kw_only=True):
+    count: int
+    ids: list[str]
+    commits: list[str]
+    partition: str
+
+
+class ImportRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One line of ``git mem import``: the options of ``git mem add``."""
+
+    text: str
+    kind: str = "note"
+    key: str | None = None
+    tags: list[str] = []
+    about: list[str] = []
+    paths: list[str] = []
+    importance: float = 0.5
+    valid_from: str | int | None = None
+    valid_until: str | int | None = None
+    source: str | None = None
+    session: str | None = None
+    recorded_at: str | None = None  # when the log learned it (default: now)
+
+
+_IMPORT_DECODER = msgspec.json.Decoder(ImportRecord)
+_IMPORT_HINT = (
+    'each line must be a JSON object like {"text": "...", "kind": "fact", "tags": ["x"]}; '
+    "fields: text, kind, key, tags, about, paths, importance, valid_from, valid_until, "
+    "source, session, recorded_at"
+)
 
 
 class Retired(msgspec.Struct, kw_only=True):
@@ -223,6 +255,45 @@ class Store:
         supersedes: Iterable[str] = (),
     ) -> Added:
         """Append a new memory to this clone's partition and return its id."""
+        body = self._body(
+            text, kind=kind, key=key, tags=tags, about=about, paths=paths,
+            importance=importance, valid_from=valid_from, valid_until=valid_until,
+            source=source, session=session, head=self.log.head(),
+        )
+        old_ids = [self.resolve(s) for s in supersedes] if supersedes else []
+        first_line = text.strip().splitlines()[0]
+        summary = f"add {kind}: {_clip(first_line, 60)}"
+
+        def make(author: ops.Author, partition: str, at: int, tz: int, clock: int) -> ops.Op:
+            return ops.AddOp(
+                v=ops.FORMAT_VERSION, author=author, partition=partition, clock=clock,
+                at=at, tz=tz, memory=body, supersedes=old_ids,
+            )
+
+        oid, op, commit = self._append_one(make, summary)
+        assert isinstance(op, ops.AddOp)
+        return Added(
+            id=oid, kind=kind, partition=op.partition, commit=commit, clock=op.clock,
+            recorded_at=iso(op.at, op.tz) or "",
+        )
+
+    def _body(
+        self,
+        text: str,
+        *,
+        kind: str,
+        key: str | None,
+        tags: Iterable[str],
+        about: Iterable[str],
+        paths: Iterable[str],
+        importance: float,
+        valid_from: str | int | None,
+        valid_until: str | int | None,
+        source: str | None,
+        session: str | None,
+        head: str | None,
+    ) -> ops.MemoryBody:
+        """Validate what a user wants to remember and build the op's record."""
         if not isinstance(text, str) or not text.strip():
             raise EmptyText("memory text is empty")
         if len(text.encode("utf-8")) > ops.MAX_TEXT_BYTES:
@@ -242,11 +313,8 @@ class Store:
         vfrom = _when(valid_from, "--valid-from")
         vuntil = _when(valid_until, "--valid-until")
         if vfrom is not None and vuntil is not None and vuntil < vfrom:
-            raise InvalidInput(
-                "valid-until is before valid-from", "swap the two dates"
-            )
-        old_ids = [self.resolve(s) for s in supersedes] if supersedes else []
-        body = ops.MemoryBody(
+            raise InvalidInput("valid-until is before valid-from", "swap the two dates")
+        return ops.MemoryBody(
             kind=kind,  # type: ignore[arg-type]
             text=text,
             key=_field(key, "key"),
@@ -257,25 +325,62 @@ class Store:
             valid_until=vuntil,
             source=_field(source, "source"),
             session=_field(session, "session"),
-            anchors=ops.Anchors(commit=self.log.head(), paths=self._paths(paths)),
+            anchors=ops.Anchors(commit=head, paths=self._paths(paths)),
         )
-        first_line = text.strip().splitlines()[0]
-        summary = f"add {kind}: {_clip(first_line, 60)}"
 
-        def make(author: ops.Author, partition: str, at: int, tz: int, clock: int) -> ops.Op:
-            return ops.AddOp(
-                v=ops.FORMAT_VERSION, author=author, partition=partition, clock=clock,
-                at=at, tz=tz, memory=body, supersedes=old_ids,
+    def import_records(self, lines: Iterable[str | bytes], *, pack_size: int = 5000) -> Imported:
+        """Bulk-add memories from JSON lines, many ops per commit.
+
+        Every line is validated before anything is written, so a bad line at
+        the end does not leave half an import behind. Each pack (one commit)
+        is atomic; the report lists the commits written.
+        """
+        if pack_size < 1:
+            raise InvalidInput(f"pack size must be at least 1 (got {pack_size})", "use 5000")
+        head = self.log.head()
+        bodies: list[tuple[ops.MemoryBody, tuple[int, int] | None]] = []
+        for n, line in enumerate(lines, start=1):
+            if not (line.strip() if isinstance(line, str) else line.strip()):
+                continue
+            try:
+                rec = _IMPORT_DECODER.decode(line)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                raise InvalidInput(f"line {n}: {exc}", _IMPORT_HINT) from None
+            try:
+                body = self._body(
+                    rec.text, kind=rec.kind, key=rec.key, tags=rec.tags, about=rec.about,
+                    paths=rec.paths, importance=rec.importance, valid_from=rec.valid_from,
+                    valid_until=rec.valid_until, source=rec.source, session=rec.session,
+                    head=head,
+                )
+                at = parse_date(rec.recorded_at) if rec.recorded_at else None
+            except InvalidInput as exc:
+                raise type(exc)(f"line {n}: {exc.message}", exc.hint) from None
+            bodies.append((body, at))
+        author = self.log.identity()
+        now = now_from_env()
+        partition = self.log.partition_for(author)
+        ids: list[str] = []
+        commits: list[str] = []
+        for start in range(0, len(bodies), pack_size):
+            chunk = bodies[start : start + pack_size]
+
+            def make(clock: int, chunk: list = chunk) -> list[bytes]:  # type: ignore[type-arg]
+                return [
+                    ops.encode(ops.AddOp(
+                        v=ops.FORMAT_VERSION, author=author, partition=partition,
+                        clock=clock + i, at=(at or now)[0], tz=(at or now)[1], memory=body,
+                    ))
+                    for i, (body, at) in enumerate(chunk)
+                ]
+
+            last_at = chunk[-1][1] or now
+            appended = self.log.append(
+                partition, author, last_at[0], last_at[1], f"import {len(chunk)} memories", make
             )
-
-        oid, op, commit = self._append_one(make, summary)
-        assert isinstance(op, ops.AddOp)
-        from .timefmt import iso
-
-        return Added(
-            id=oid, kind=kind, partition=op.partition, commit=commit, clock=op.clock,
-            recorded_at=iso(op.at, op.tz) or "",
-        )
+            ids.extend(ops.op_id(line) for line in appended.lines)
+            commits.append(appended.commit)
+        return Imported(count=len(ids), ids=ids, commits=commits, partition=partition)
 
     def invalidate(self, memory_id: str, reason: str | None = None) -> Retired:
         """Retire a memory: it leaves default recall but stays in history."""

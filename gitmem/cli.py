@@ -156,6 +156,28 @@ def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tup
     )
 
 
+@cli.command(name="import")
+@click.argument("file", type=click.File("rb"))
+@click.option("--pack-size", type=int, default=5000, show_default=True,
+              help="Memories per commit.")
+@json_option
+def import_(file: Any, pack_size: int, as_json: bool) -> None:
+    """Bulk-add memories from a JSON-lines FILE (- for stdin), many per commit.
+
+    Each line is an object with the options of 'add': {"text": "...", "kind":
+    "fact", "key": ..., "tags": [...], "about": [...], "paths": [...],
+    "importance": 0.5, "valid_from": ..., "valid_until": ..., "source": ...,
+    "session": ..., "recorded_at": ...}. All lines are checked before anything
+    is written.
+
+    \b
+    Example:
+      git mem import notes.jsonl
+    """
+    _run("import", as_json, lambda s: s.import_records(file, pack_size=pack_size),
+         lambda r: f"imported {r.count} memories in {len(r.commits)} commit(s)")
+
+
 # -- recall ----------------------------------------------------------------------
 
 

@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Latency benchmark: what an agent pays per call, and what sync costs.
+
+    python benchmarks/latency.py                  # 1k, 10k, 100k memories + sync
+    python benchmarks/latency.py --sizes 1000     # quicker
+    python benchmarks/latency.py --skip-sync
+
+Everything goes through the real path: memories are written as ops with
+``git mem import`` (the bulk path), read by fresh ``git-mem`` processes exactly
+as an agent's shell would run them, and synced through a real bare remote.
+Prints one table per section; figures are wall-clock on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import gitmem  # noqa: E402
+
+GIT_MEM = shutil.which("git-mem", path=str(Path(sys.executable).parent)) or "git-mem"
+
+NOUNS = ("cache database queue scheduler parser api gateway worker migration index test suite "
+         "build pipeline deploy cluster token session config logger router handler schema "
+         "service client server socket thread lock retry backoff timeout payload bucket "
+         "release branch review lint formatter fixture mock benchmark profile").split()
+VERBS = ("uses runs lives needs breaks owns calls retries caches stores reads writes "
+         "validates rejects logs wraps spawns locks").split()
+PLACES = ("src/ lib/ spec/ tests/ tools/ deploy/ docs/ scripts/ config/ internal/").split()
+QUERIES = ["how do I run the tests", "where is the cache configured", "which database do we use",
+           "how does deploy work", "why does the worker retry", "what owns the session token",
+           "where do migrations live", "how is the api gateway configured"]
+
+
+def synthetic(n: int, seed: int = 7) -> list[dict[str, object]]:
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n):
+        a, b = rnd.sample(NOUNS, 2)
+        text = (f"the {a} {rnd.choice(VERBS)} the {b} in {rnd.choice(PLACES)}{a}_{i % 97}.py; "
+                f"{rnd.choice(VERBS)} {rnd.choice(NOUNS)} when {rnd.choice(NOUNS)} "
+                f"{rnd.choice(VERBS)} (note {i})")
+        out.append({"text": text, "kind": rnd.choice(["fact", "note", "procedure"]),
+                    "tags": [rnd.choice(NOUNS)]})
+    return out
+
+
+def env_for(home: Path, name: str = "Bench", email: str = "bench@example.com") -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME=name,
+               GIT_AUTHOR_EMAIL=email, GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email,
+               PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""))
+    return env
+
+
+def run(args: list[str], cwd: Path, env: dict[str, str], stdin: bytes | None = None) -> tuple[float, int, bytes]:
+    """Run a command; return (seconds, peak RSS in MiB, stdout)."""
+    with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout, \
+            tempfile.TemporaryFile() as ferr:
+        if stdin:
+            fin.write(stdin)
+            fin.seek(0)
+        start = time.perf_counter()
+        proc = subprocess.Popen(args, cwd=cwd, env=env, stdin=fin, stdout=fout, stderr=ferr)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        fout.seek(0)
+        ferr.seek(0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"{' '.join(args)} failed: {ferr.read().decode()[-500:]}")
+        return elapsed, usage.ru_maxrss // 1024, fout.read()
+
+
+def timed(args: list[str], cwd: Path, env: dict[str, str], n: int) -> tuple[list[float], int]:
+    times, peak = [], 0
+    for _ in range(n):
+        start = time.perf_counter()
+        proc = subprocess.Popen(args, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        times.append(time.perf_counter() - start)
+        peak = max(peak, usage.ru_maxrss // 1024)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"{' '.join(args)} failed: {proc.stderr.read().decode()[-300:]}")  # type: ignore[union-attr]
+    return times, peak
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def ms(x: float) -> str:
+    return f"{x * 1000:.1f}"
+
+
+def table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    print(f"\n## {title}\n")
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print("| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |")
+    sys.stdout.flush()
+
+
+def new_repo(base: Path, name: str, env: dict[str, str]) -> Path:
+    repo = base / name
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "init"], cwd=repo, check=True, env=env)
+    return repo
+
+
+def bench_size(base: Path, n: int, reps: int) -> list[str]:
+    home = base / f"home-{n}"
+    home.mkdir()
+    env = env_for(home)
+    repo = new_repo(base, f"repo-{n}", env)
+    data = "\n".join(json.dumps(r) for r in synthetic(n)).encode()
+    import_s, _, _ = run([GIT_MEM, "import", "-"], repo, env, stdin=data)
+    first_s, first_rss, _ = run([GIT_MEM, "recall", "warm up"], repo, env)  # builds the projection
+    recall_t, recall_rss = timed([GIT_MEM, "recall", QUERIES[0]], repo, env, reps)
+    add_t, add_rss = timed([GIT_MEM, "add", "a fresh note about the cache"], repo, env, reps)
+    # Warm, in-process: the library with the projection open.
+    with gitmem.open(repo) as store:
+        store.recall("warm up")
+        warm = []
+        for i in range(max(reps * 5, 50)):
+            t0 = time.perf_counter()
+            store.recall(QUERIES[i % len(QUERIES)])
+            warm.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        store.rebuild()
+        rebuild_s = time.perf_counter() - t0
+    # Refresh after 1k new ops arrive (one import of 1000, then one read).
+    more = "\n".join(json.dumps(r) for r in synthetic(1000, seed=n)).encode()
+    run([GIT_MEM, "import", "-"], repo, env, stdin=more)
+    refresh_s, _, _ = run([GIT_MEM, "recall", QUERIES[1]], repo, env)
+    return [f"{n:,}", ms(pct(recall_t, 50)), ms(pct(recall_t, 95)), str(recall_rss),
+            ms(pct(warm, 50)), ms(pct(add_t, 50)), ms(pct(add_t, 95)), str(add_rss),
+            f"{first_s:.2f}", f"{rebuild_s:.2f}", f"{refresh_s:.2f}", f"{n / import_s:,.0f}"]
+
+
+def bench_sync(base: Path, authors: int = 20, per_author: int = 500, pack: int = 10) -> list[list[str]]:
+    home = base / "home-sync"
+    home.mkdir()
+    env = env_for(home)
+    bare = base / "team.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True, env=env)
+    writer = new_repo(base, "writer", env)
+    subprocess.run(["git", "remote", "add", "origin", str(bare)], cwd=writer, check=True, env=env)
+    subprocess.run(["git", "push", "-q", "origin", "main"], cwd=writer, check=True, env=env)
+    for a in range(authors):
+        aenv = env_for(home, f"Author {a}", f"author{a}@example.com")
+        recs = synthetic(per_author, seed=1000 + a)
+        run([GIT_MEM, "import", "-", "--pack-size", str(pack)], writer, aenv,
+            stdin="\n".join(json.dumps(r) for r in recs).encode())
+    run([GIT_MEM, "push"], writer, env)
+    fresh = base / "fresh"
+    subprocess.run(["git", "clone", "-q", str(bare), str(fresh)], check=True, env=env)
+    pull_s, pull_rss, out = run([GIT_MEM, "pull", "--json"], fresh, env)
+    refresh = json.loads(out)["data"]["refresh"]
+    noop, _ = timed([GIT_MEM, "sync"], fresh, env, 5)
+    total = authors * per_author
+    return [
+        ["pull into a fresh clone", f"{total:,} ops, {authors} authors, {total // pack:,} commits",
+         f"{pull_s:.2f} s", f"{pull_rss} MiB"],
+        ["  of which replay (refresh)", f"{refresh['ops_applied']:,} ops applied",
+         f"{refresh['seconds']:.2f} s", ""],
+        ["no-op sync (p50 of 5)", "nothing moved", f"{ms(pct(noop, 50))} ms", ""],
+    ]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000,10000,100000", help="corpus sizes, comma separated")
+    ap.add_argument("--reps", type=int, default=20, help="fresh-process runs per figure")
+    ap.add_argument("--skip-sync", action="store_true")
+    ap.add_argument("--skip-sizes", action="store_true")
+    args = ap.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="gitmem-bench-"))
+    try:
+        print(f"git-mem {gitmem.__version__}, python {sys.version.split()[0]}, {os.cpu_count()} cpus")
+        if not args.skip_sizes:
+            rows = [bench_size(base, int(n), args.reps) for n in args.sizes.split(",")]
+            table("Per-call latency (ms unless noted; fresh process = a new git-mem per call)",
+                  ["memories", "recall p50", "recall p95", "recall RSS MiB", "warm recall p50",
+                   "add p50", "add p95", "add RSS MiB", "first read (build) s", "rebuild s",
+                   "refresh +1k ops s", "import /s"], rows)
+        if not args.skip_sync:
+            table("Sync through a bare remote", ["what", "size", "time", "peak RSS"], bench_sync(base))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
