@@ -16,6 +16,7 @@ Crash and race safety of an append:
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import random
@@ -24,11 +25,29 @@ import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import pygit2
-from pygit2.enums import FileMode, SortMode
+from typing import Any
+
+
+class _LazyPygit2:
+    """Stands in for the pygit2 module until first use.
+
+    Importing pygit2 costs tens of milliseconds, and most reads find that no
+    ref moved: they list refs from files and never need libgit2. The first
+    attribute access imports the real module and replaces this stand-in.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        import pygit2 as real
+
+        globals()["pygit2"] = real
+        return getattr(real, name)
+
+
+pygit2: Any = _LazyPygit2()
 
 from . import ops
 from .errors import (
@@ -318,11 +337,102 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "no output"
 
 
+_HEX_OID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+
+def _discover_plain(start: Path) -> tuple[Path, Path] | None:
+    """Find ``(gitdir, workdir)`` by walking up for ``.git``, as git does.
+
+    Only the ordinary cases: anything unusual (GIT_DIR and friends, ceiling
+    directories, a bare repository, no repository at all) returns None and
+    libgit2 decides, with its complete rules and errors.
+    """
+    if any(os.environ.get(v) for v in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR",
+                                       "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM")):
+        return None
+    try:
+        here = start.resolve()
+    except OSError:
+        return None
+    for d in (here, *here.parents):
+        dotgit = d / ".git"
+        try:
+            if dotgit.is_dir():
+                return (dotgit, d) if (dotgit / "HEAD").is_file() else None
+            if dotgit.is_file():
+                text = dotgit.read_text().strip()
+                if not text.startswith("gitdir:"):
+                    return None
+                gitdir = (d / text[len("gitdir:"):].strip()).resolve()
+                return (gitdir, d) if (gitdir / "HEAD").is_file() else None
+            if (d / "HEAD").is_file() and (d / "objects").is_dir():
+                return None  # a bare repository (or a .git dir itself): libgit2 says so
+        except OSError:
+            return None
+    return None
+
+
+def _read_ref_files(commondir: Path, prefix: str) -> dict[str, str] | None:
+    """Refs under ``prefix`` read straight from loose files and packed-refs.
+
+    Returns None (use libgit2) for anything but the plain files backend, or a
+    symbolic ref. Loose refs override packed ones, as in git.
+    """
+    if (commondir / "reftable").exists():
+        return None
+    out: dict[str, str] = {}
+    try:
+        with open(commondir / "packed-refs", encoding="utf-8") as fh:
+            for line in fh:
+                if line[:1] in ("#", "^") or " " not in line:
+                    continue
+                oid, name = line.rstrip("\n").split(" ", 1)
+                if name.startswith(prefix):
+                    out[name] = oid
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError):
+        return None
+    base = commondir / prefix
+    for dirpath, _dirs, files in os.walk(base):
+        rel = Path(dirpath).relative_to(commondir).as_posix()
+        for f in files:
+            if f.endswith(".lock"):
+                continue
+            try:
+                value = (Path(dirpath) / f).read_text().strip()
+            except (OSError, UnicodeDecodeError):
+                return None
+            if not _HEX_OID.match(value):
+                return None  # symbolic or odd: let libgit2 resolve it
+            out[f"{rel}/{f}"] = value
+    return out
+
+
 class Oplog(_SyncMixin):
     """A repository's op-log: discovery, identity, partitions, append, read."""
 
     def __init__(self, start: str | os.PathLike[str] | None = None) -> None:
         start_path = os.fspath(start) if start is not None else os.getcwd()
+        self._repo: Any = None
+        fast = _discover_plain(Path(start_path))
+        if fast is not None:
+            self.gitdir, self.workdir = fast
+        else:
+            repo = self._open_with_libgit2(start_path)
+            self._repo = repo
+            self.workdir = Path(repo.workdir)
+            self.gitdir = Path(repo.path)
+        common = self.gitdir / "commondir"
+        # Linked worktrees share refs and state with the main repository.
+        if common.exists():
+            self.commondir = (self.gitdir / common.read_text().strip()).resolve()
+        else:
+            self.commondir = self.gitdir
+        self.state_dir = self.commondir / STATE_DIR
+
+    @staticmethod
+    def _open_with_libgit2(start_path: str) -> Any:
         git_dir_env = os.environ.get("GIT_DIR")
         try:
             found = git_dir_env or pygit2.discover_repository(start_path)
@@ -331,20 +441,19 @@ class Oplog(_SyncMixin):
         if not found:
             raise NotARepository(f"not a git repository (or any parent): {start_path}")
         try:
-            self.repo = pygit2.Repository(found)
+            repo = pygit2.Repository(found)
         except pygit2.GitError as exc:
             raise NotARepository(f"cannot open git repository at {found}: {exc}") from exc
-        if self.repo.is_bare:
-            raise BareRepository(f"{self.repo.path} is a bare repository")
-        self.workdir = Path(self.repo.workdir)
-        self.gitdir = Path(self.repo.path)
-        common = self.gitdir / "commondir"
-        # Linked worktrees share refs and state with the main repository.
-        if common.exists():
-            self.commondir = (self.gitdir / common.read_text().strip()).resolve()
-        else:
-            self.commondir = self.gitdir
-        self.state_dir = self.commondir / STATE_DIR
+        if repo.is_bare:
+            raise BareRepository(f"{repo.path} is a bare repository")
+        return repo
+
+    @property
+    def repo(self) -> Any:
+        """The libgit2 repository, opened on first use."""
+        if self._repo is None:
+            self._repo = pygit2.Repository(str(self.gitdir))
+        return self._repo
 
     # -- identity and partition -------------------------------------------------
 
@@ -417,6 +526,9 @@ class Oplog(_SyncMixin):
         return self._refs(REF_PREFIX)
 
     def _refs(self, prefix: str) -> dict[str, str]:
+        fast = _read_ref_files(self.commondir, prefix)
+        if fast is not None:
+            return fast
         out: dict[str, str] = {}
         for name in self.repo.listall_references():
             if not name.startswith(prefix):
@@ -448,7 +560,7 @@ class Oplog(_SyncMixin):
 
     def iter_packs(self, tip: str, since: str | list[str] | None = None) -> Iterator[Pack]:
         """The commits after ``since`` up to ``tip``, oldest first, with their packs."""
-        walker = self.repo.walk(tip, SortMode.TOPOLOGICAL | SortMode.REVERSE)
+        walker = self.repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
         for hidden in [since] if isinstance(since, str) else since or []:
             walker.hide(hidden)
         for commit in walker:
@@ -490,7 +602,7 @@ class Oplog(_SyncMixin):
         summary: str,
         make_lines: Callable[[int], list[bytes]],
         *,
-        timeout: float = 30.0,
+        timeout: float = 60.0,
     ) -> Appended:
         """Append one commit holding the pack ``make_lines(first_clock)`` returns.
 
@@ -501,6 +613,40 @@ class Oplog(_SyncMixin):
         ref_name = self.ref_for(partition)
         sig = pygit2.Signature(author.name, author.email, at, tz)
         deadline = time.monotonic() + timeout
+        with self._append_lock(ref_name, deadline):
+            return self._append_locked(ref_name, sig, summary, make_lines, deadline)
+
+    @contextmanager
+    def _append_lock(self, ref_name: str, deadline: float) -> Iterator[None]:
+        """Serialise appenders of this clone (an flock, released if we crash).
+
+        Correctness does not depend on it (the ref update is a compare-and-swap
+        and also guards against writers that do not take this lock); it stops
+        many concurrent writers from rebuilding commits they then throw away.
+        """
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.state_dir / "append.lock", "a+b") as fh:
+            while True:
+                try:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise LogBusy(f"another git mem process kept {ref_name} locked") from None
+                    time.sleep(random.uniform(0.002, 0.01))
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def _append_locked(
+        self,
+        ref_name: str,
+        sig: Any,
+        summary: str,
+        make_lines: Callable[[int], list[bytes]],
+        deadline: float,
+    ) -> Appended:
         attempt = 0
         while True:
             attempt += 1
@@ -511,7 +657,7 @@ class Oplog(_SyncMixin):
             last_clock = clock + len(lines) - 1  # op i of a pack has clock + i
             blob = self.repo.create_blob(ops.encode_pack(lines))
             builder = self.repo.TreeBuilder()
-            builder.insert(PACK_FILE, blob, FileMode.BLOB)
+            builder.insert(PACK_FILE, blob, pygit2.enums.FileMode.BLOB)
             tree = builder.write()
             message = (
                 f"{summary}\n\n"
