@@ -1,0 +1,63 @@
+"""The op-log's reading of git: packed refs, linked worktrees, lazily loaded libgit2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pygit2
+
+from conftest import git, gm
+from gitmem.oplog import Oplog
+
+
+def _libgit2_refs(repo: Path, prefix: str) -> dict[str, str]:
+    r = pygit2.Repository(str(repo))
+    return {n: str(r.references[n].target) for n in r.listall_references() if n.startswith(prefix)}
+
+
+def test_packed_and_loose_refs_read_like_libgit2(repo: Path) -> None:
+    gm("add", "first memory about gc", cwd=repo)
+    git("pack-refs", "--all", cwd=repo)
+    assert not list((repo / ".git" / "refs" / "memory").iterdir())  # all packed now
+    gm("add", "second memory about gc", cwd=repo)  # loose again, shadowing the packed one
+    log = Oplog(repo)
+    assert log.partitions() == _libgit2_refs(repo, "refs/memory/")
+    out = json.loads(gm("recall", "memory gc", "--json", cwd=repo).stdout)
+    assert len(out["data"]["results"]) == 2
+
+
+def test_linked_worktree_shares_the_log_and_partition(repo: Path, tmp_path: Path) -> None:
+    first = gm("add", "written in the main work tree", "--json", cwd=repo)
+    wt = tmp_path / "wt"
+    git("worktree", "add", "-q", str(wt), cwd=repo)
+    second = gm("add", "written in the linked work tree", "--json", cwd=wt)
+    assert json.loads(first.stdout)["data"]["partition"] == json.loads(second.stdout)["data"]["partition"]
+    for where in (repo, wt):
+        res = json.loads(gm("recall", "written work tree", "--json", cwd=where).stdout)
+        assert len(res["data"]["results"]) == 2
+    assert not (wt / ".git" / "mem").exists() and (repo / ".git" / "mem" / "cache").is_dir()
+
+
+def test_a_read_that_finds_nothing_moved_never_loads_libgit2(repo: Path) -> None:
+    gm("add", "warm the projection", cwd=repo)
+    gm("recall", "warm", cwd=repo)
+    code = (
+        "import sys, gitmem; s = gitmem.open(sys.argv[1]); s.recall('warm'); "
+        "print('pygit2' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(repo)], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_discovery_honours_git_dir(repo: Path, tmp_path: Path) -> None:
+    gm("add", "found through GIT_DIR", cwd=repo)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = gm("recall", "GIT_DIR", "--json", cwd=elsewhere,
+             env={"GIT_DIR": str(repo / ".git"), "GIT_WORK_TREE": str(repo)})
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["data"]["results"][0]["text"] == "found through GIT_DIR"
