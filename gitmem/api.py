@@ -9,12 +9,13 @@ log. Warnings (a rebuilt projection, skipped ops) collect in
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -30,7 +31,7 @@ from .errors import (
 from .model import Hit, OpInfo, Record, RefreshReport, Skipped
 from .oplog import REF_PREFIX, Integrated, Oplog
 from .projection import Projection, ProjectionCorrupt
-from .recall import Query, rank
+from .recall import MODES, Query, rank
 from .timefmt import iso, now_from_env, parse_date
 
 T = TypeVar("T")
@@ -151,7 +152,13 @@ class Store:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.cwd = Path(os.fspath(path)) if path is not None else Path.cwd()
         self.log = Oplog(self.cwd)
-        self.projection = Projection(self.log.state_dir / CACHE_DIR)
+        version, dim = _embedder_identity()
+        self.projection = Projection(
+            self.log.state_dir / CACHE_DIR,
+            embedder_version=version,
+            embedder_dim=dim,
+            make_embedder=_doc_embedder,
+        )
         self.warnings: list[str] = []
         self.last_refresh: RefreshReport | None = None
         self._open = False
@@ -602,8 +609,14 @@ class Store:
         kinds: Sequence[str] = (),
         tags: Sequence[str] = (),
         include_retired: bool = False,
+        mode: str = "hybrid",
+        explain: bool = False,
     ) -> list[Hit]:
-        """The memories that best answer ``query``, best first."""
+        """The memories that best answer ``query``, best first.
+
+        ``mode`` picks the channels: ``hybrid`` (the default: lexical and
+        vector fused), ``lexical`` (FTS5 only) or ``vector`` (embeddings only).
+        """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("the query is empty", "say what you are looking for")
         if k < 1:
@@ -611,8 +624,10 @@ class Store:
         for kind in kinds:
             if kind not in ops.KINDS:
                 raise InvalidInput(f"unknown kind '{kind}'", f"use one of: {', '.join(ops.KINDS)}")
-        q = Query(query, k, list(kinds), list(tags), include_retired)
-        return self._read(lambda p: rank(p, q))
+        if mode not in MODES:
+            raise InvalidInput(f"unknown recall mode '{mode}'", f"use one of: {', '.join(MODES)}")
+        q = Query(query, k, list(kinds), list(tags), include_retired, mode, explain)
+        return self._read(lambda p: rank(p, q, _query_vector))
 
     def show(self, memory_id: str) -> Shown:
         """A memory's whole record, provenance and every op that touched it."""
@@ -726,3 +741,28 @@ def _names(values: Iterable[str], what: str) -> list[str]:
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
+
+
+# -- the embedder (gitmem.embed), kept out of every path that does not need it --
+
+
+def _embedder_identity() -> tuple[str, int]:
+    from . import embed
+
+    meta = json.loads((embed.DATA_DIR / "meta.json").read_text(encoding="utf-8"))
+    return f"{meta['name']}@{embed.data_digest(meta['files'])[:12]}", int(meta["dim"])
+
+
+def _doc_embedder() -> Any:
+    from . import embed
+
+    return embed.default_embedder()
+
+
+def _query_vector(text: str) -> bytes | None:
+    from . import embed
+    from .projection import quantize_query
+
+    vec = embed.default_embedder().embed([text])[0]
+    q = quantize_query(vec)
+    return q if any(q) else None

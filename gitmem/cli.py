@@ -190,9 +190,13 @@ def import_(file: Any, pack_size: int, as_json: bool) -> None:
 @click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all).")
 @click.option("--all", "include_retired", is_flag=True,
               help="Include invalidated and superseded memories (marked).")
+@click.option("--mode", type=click.Choice(["hybrid", "lexical", "vector"]), default="hybrid",
+              show_default=True, help="Which channels rank: both fused, or one alone.")
+@click.option("--explain", is_flag=True,
+              help="Show each result's rank per channel and every factor of its score.")
 @json_option
 def recall(query: str, k: int, kinds: tuple[str, ...], tags: tuple[str, ...],
-           include_retired: bool, as_json: bool) -> None:
+           include_retired: bool, mode: str, explain: bool, as_json: bool) -> None:
     """Find the memories that answer QUERY, best first.
 
     \b
@@ -202,7 +206,8 @@ def recall(query: str, k: int, kinds: tuple[str, ...], tags: tuple[str, ...],
     _run(
         "recall", as_json,
         lambda s: {"query": query, "results": s.recall(query, k=k, kinds=kinds, tags=tags,
-                                                      include_retired=include_retired)},
+                                                      include_retired=include_retired,
+                                                      mode=mode, explain=explain)},
         lambda r: "\n".join(_hit_lines(h) for h in r["results"]),  # type: ignore[index]
     )
 
@@ -216,7 +221,13 @@ def _hit_lines(h: Hit) -> str:
     if h.status != "active":
         head += f"  [{h.status} {(h.retired_at or '')[:10]}"
         head += f": {h.retired_reason}]" if h.retired_reason else "]"
-    return head + "\n" + _block(h.text or "")
+    out = head + "\n" + _block(h.text or "")
+    if h.explain:
+        e = h.explain
+        ranks = ", ".join(f"{c} #{r} ({e['raw'][c]:.4g})" for c, r in e["ranks"].items())  # type: ignore[index, union-attr]
+        factors = " x ".join(f"{k} {v:.3f}" for k, v in e["factors"].items())  # type: ignore[union-attr]
+        out += f"\n    ~ {ranks}; rrf {e['rrf']:.5f} x {factors} = {e['final']:.5f}"
+    return out
 
 
 def _block(text: str) -> str:

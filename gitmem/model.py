@@ -64,6 +64,7 @@ class Hit(Record, kw_only=True):
 
     rank: int
     score: float
+    explain: dict[str, object] | None = None  # every factor of the score (--explain)
 
 
 class Skipped(msgspec.Struct, kw_only=True):
@@ -83,5 +84,6 @@ class RefreshReport(msgspec.Struct, kw_only=True):
     partitions_rewritten: int = 0
     ops_applied: int = 0
     ops_skipped: int = 0
+    embedded: int = 0
     full_rebuild: bool = False
     seconds: float = 0.0

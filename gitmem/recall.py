@@ -1,13 +1,21 @@
 """Ranking: from a question to ordered memories, with no model call.
 
-Lexical for now: the query's content words, OR-ed, ranked by FTS5's bm25.
-Everything that decides order goes through ``rank()`` so the vector channel,
-fusion and time signals can join it in one place.
+Two channels, fused:
+- lexical: the query's content words, OR-ed, ranked by FTS5's bm25 (names,
+  literals, rare words);
+- vector: cosine between the query's and each memory's static embedding
+  (paraphrases: "how do I run the tests" finds "make spec runs the suite").
+Each channel yields its best candidates; reciprocal rank fusion (RRF) merges
+the lists by rank, not by incomparable raw scores; then cheap multiplicative
+signals (importance; time and salience join here later) give the final score.
+Everything that decides order is in ``rank()``; ``explain`` records every
+factor so ``git mem recall --explain`` can show why a result is where it is.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .model import Hit
@@ -24,6 +32,16 @@ STOPWORDS = frozenset(
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 ACTIVE = ["active"]
+RRF_K = 60  # the usual constant: a rank-1 hit is worth 1/61, rank 10 is worth 1/70
+CANDIDATES = 100  # per channel, before fusion
+# A vector-only candidate must stand out: static embeddings give any two
+# texts a sizeable cosine, so "relevant" means well above this query's mean
+# over the corpus (z-score), or, in a corpus too small for statistics, above
+# an absolute cosine. Lexical matches are never filtered.
+VECTOR_MIN_Z = 1.0
+VECTOR_MIN_COS = 0.6
+SMALL_CORPUS = 50
+MODES = ("hybrid", "lexical", "vector")
 
 
 @dataclass
@@ -33,6 +51,8 @@ class Query:
     kinds: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     include_retired: bool = False
+    mode: str = "hybrid"  # hybrid | lexical | vector
+    explain: bool = False
 
 
 def terms(text: str) -> list[str]:
@@ -47,20 +67,66 @@ def fts_match(words: list[str]) -> str:
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
-def rank(projection: Projection, q: Query) -> list[Hit]:
+def rank(
+    projection: Projection,
+    q: Query,
+    embed_query: Callable[[str], bytes | None] | None = None,
+) -> list[Hit]:
     """The one ranking function every front end uses."""
-    words = terms(q.text)
-    if not words or q.k <= 0:
+    if q.k <= 0:
         return []
     statuses = [] if q.include_retired else ACTIVE
-    lexical = projection.lexical(
-        fts_match(words), kinds=q.kinds, tags=q.tags, statuses=statuses, limit=q.k
-    )
-    records = projection.records(mid for mid, _ in lexical)
-    hits: list[Hit] = []
-    for n, (mid, bm25) in enumerate(lexical, start=1):
+    depth = max(CANDIDATES, q.k)
+    lists: dict[str, list[tuple[str, float]]] = {}
+    words = terms(q.text)
+    if q.mode in ("hybrid", "lexical") and words:
+        lists["lexical"] = [
+            (mid, -bm25)
+            for mid, bm25 in projection.lexical(
+                fts_match(words), kinds=q.kinds, tags=q.tags, statuses=statuses, limit=depth
+            )
+        ]
+    if q.mode in ("hybrid", "vector") and embed_query is not None:
+        qvec = embed_query(q.text)
+        if qvec:
+            vec, (mean, std, n) = projection.vector(
+                qvec, kinds=q.kinds, tags=q.tags, statuses=statuses, limit=depth
+            )
+            if n < SMALL_CORPUS or std <= 0:
+                lists["vector"] = [x for x in vec if x[1] >= VECTOR_MIN_COS]
+            else:
+                lists["vector"] = [x for x in vec if (x[1] - mean) / std >= VECTOR_MIN_Z]
+    fused: dict[str, dict[str, dict[str, float]]] = {}
+    for channel, ranked in lists.items():
+        for n, (mid, raw) in enumerate(ranked, start=1):
+            entry = fused.setdefault(mid, {"rank": {}, "raw": {}})
+            entry["rank"][channel] = n
+            entry["raw"][channel] = raw
+    if not fused:
+        return []
+    records = projection.records(fused)
+    scored = []
+    for mid, entry in fused.items():
         rec = records[mid]
-        hits.append(Hit(**_fields(rec), rank=n, score=round(-bm25, 6)))
+        rrf = sum(1.0 / (RRF_K + r) for r in entry["rank"].values())
+        factors = {"importance": 0.75 + 0.5 * rec.importance}  # neutral at 0.5
+        final = rrf
+        for f in factors.values():
+            final *= f
+        scored.append((-final, mid, rrf, factors, entry))
+    scored.sort()
+    hits: list[Hit] = []
+    for n, (neg, mid, rrf, factors, entry) in enumerate(scored[: q.k], start=1):
+        explain = None
+        if q.explain:
+            explain = {
+                "ranks": {c: int(r) for c, r in entry["rank"].items()},
+                "raw": {c: round(v, 6) for c, v in entry["raw"].items()},
+                "rrf": round(rrf, 6),
+                "factors": {k: round(v, 6) for k, v in factors.items()},
+                "final": round(-neg, 6),
+            }
+        hits.append(Hit(**_fields(records[mid]), rank=n, score=round(-neg, 6), explain=explain))
     return hits
 
 

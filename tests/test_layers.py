@@ -18,12 +18,14 @@ ALLOWED = {
     "oplog": {"ops", "errors"},
     "projection": {"ops", "replay", "model", "timefmt"},
     "recall": {"model", "projection"},
-    "api": {"ops", "errors", "model", "oplog", "projection", "recall", "replay", "timefmt"},
+    "api": {"ops", "errors", "model", "oplog", "projection", "recall", "replay", "timefmt",
+            "embed"},
     "cli": {"api", "errors", "model", "ops"},
     "__init__": {"api", "errors", "model"},
     "__main__": {"cli"},
 }
-OUTSIDE = {"pygit2": {"oplog"}, "sqlite3": {"projection"}, "subprocess": {"oplog"}}
+OUTSIDE = {"pygit2": {"oplog"}, "sqlite3": {"projection"}, "subprocess": {"oplog"},
+           "hnswlib": {"projection"}, "simsimd": {"projection"}}
 
 
 def _imports(path: Path) -> tuple[set[str], set[str]]:
