@@ -219,6 +219,9 @@ class Store:
         self._warn_conflicts(integ)
         report = proj.refresh(self.log, full=full)
         self.last_refresh = report
+        if proj.vectors_damaged:
+            proj.vectors_damaged = False
+            self.warnings.append("vector file was damaged; re-embedded every memory")
         if report.ops_skipped:
             self.warnings.append(
                 f"skipped {report.ops_skipped} unreadable op(s); see 'git mem status'"

@@ -30,10 +30,20 @@ from .model import Anchor, OpInfo, Record, RefreshReport, Skipped
 from .timefmt import iso
 
 # Bump when the tables change: a mismatch rebuilds from the log, never migrates.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DB_NAME = "projection.sqlite3"
 VEC_NAME = "vectors.i8"
+HNSW_NAME = "vectors.hnsw"
 EMBED_BATCH = 1024
+# When the HNSW index is used (benchmarks/latency.py measures the crossover).
+# Loading an index costs far more than an exact int8 scan for a fresh process,
+# and building one far more than a refresh may take, so fresh processes scan
+# exactly (and use a persisted index only for very large corpora); a
+# long-lived process (the MCP server) builds or updates the persisted index in
+# the background and queries it once it covers the corpus.
+HNSW_FRESH_MIN = 500_000
+HNSW_WARM_MIN = 20_000
+STATS_SAMPLE = 8192
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 
 
@@ -113,6 +123,7 @@ CREATE TABLE memories(
 CREATE UNIQUE INDEX memories_vec ON memories(vec_slot);
 CREATE INDEX memories_ref ON memories(ref);
 CREATE INDEX memories_status ON memories(status, kind);
+CREATE INDEX memories_session ON memories(session, clock, id);
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     text, key, tags, entities, tokenize = 'porter unicode61 remove_diacritics 2'
 );
@@ -168,8 +179,16 @@ class Projection:
         self.dim = embedder_dim
         self._make_embedder = make_embedder
         self._embedder: DocEmbedder | None = None
+        self.long_lived = False  # set by long-lived front ends: prefer the HNSW index
+        self.hnsw_warm_min = HNSW_WARM_MIN
+        self.hnsw_fresh_min = HNSW_FRESH_MIN
+        self._hnsw: Any = None
+        self._hnsw_tag: dict[str, object] | None = None
+        self._hnsw_thread: Any = None
+        self.hnsw_path = directory / HNSW_NAME
         self.conn: sqlite3.Connection | None = None
         self.created = False  # True when open() had to make a new file
+        self.vectors_damaged = False
         self.reset_reason: str | None = None
 
     # -- lifecycle ----------------------------------------------------------------
@@ -295,6 +314,10 @@ class Projection:
     def _vectors_current(self) -> bool:
         if self.embedder_version is None:
             return True
+        top = self._c.execute("SELECT max(vec_slot) FROM memories").fetchone()[0]
+        if top is not None and top >= self._rows_in_file():
+            self.vectors_damaged = True  # truncated or lost: re-embed on this refresh
+            return False
         return self.meta().get("embedder") == self.embedder_version and not self._c.execute(
             "SELECT 1 FROM memories WHERE vec_slot IS NULL AND text IS NOT NULL LIMIT 1"
         ).fetchone()
@@ -302,6 +325,7 @@ class Projection:
     def _reset_vectors(self) -> None:
         c = self._c
         c.execute("UPDATE memories SET vec_slot = NULL")
+        self._drop_hnsw()
         tmp = self.directory / f".{VEC_NAME}.{uuid.uuid4().hex}"
         tmp.write_bytes(b"")
         os.replace(tmp, self.vec_path)
@@ -347,6 +371,119 @@ class Projection:
             fh.flush()
             os.fsync(fh.fileno())
         return len(pending)
+
+    # -- the HNSW index (hnswlib), for large corpora and long-lived processes --
+    #
+    # vectors.hnsw holds the graph, labels = vector slots; vectors.hnsw.json
+    # says what it covers: the embedder, the number of slots (slots only grow,
+    # so new rows are simply added) and the number of forgotten memories when
+    # it was built (a new forget rebuilds it from the file, where the row is
+    # zeroed). Both are written to temp files and renamed, so readers see an
+    # old index or a new one, never half of one. Candidates from the graph are
+    # re-ranked by exact cosine; only the candidate set is approximate.
+
+    def _drop_hnsw(self) -> None:
+        self._hnsw, self._hnsw_tag = None, None
+        self.hnsw_path.unlink(missing_ok=True)
+        Path(str(self.hnsw_path) + ".json").unlink(missing_ok=True)
+
+    def _hnsw_wanted_tag(self, n: int) -> dict[str, object]:
+        forgotten = self._c.execute(
+            "SELECT count(*) FROM memories WHERE status = 'forgotten'"
+        ).fetchone()[0]
+        return {"embedder": self.embedder_version, "slots": n, "forgotten": forgotten}
+
+    def _read_hnsw_tag(self) -> dict[str, object] | None:
+        try:
+            return json.loads(Path(str(self.hnsw_path) + ".json").read_text())  # type: ignore[no-any-return]
+        except (OSError, ValueError):
+            return None
+
+    def _hnsw_for(self, n: int) -> Any:
+        """A loaded index covering exactly the current ``n`` slots, or None."""
+        want = self._hnsw_wanted_tag(n)
+        if self._hnsw is not None and self._hnsw_tag == want:
+            return self._hnsw
+        tag = self._read_hnsw_tag()
+        if tag == want:
+            import hnswlib
+
+            index = hnswlib.Index(space="cosine", dim=self.dim)
+            index.load_index(str(self.hnsw_path))
+            self._hnsw, self._hnsw_tag = index, tag
+            return index
+        if self.long_lived:
+            self._start_hnsw_build(want, tag)
+        return None
+
+    def _start_hnsw_build(self, want: dict[str, object], have: dict[str, object] | None) -> None:
+        import threading
+
+        if self._hnsw_thread is not None and self._hnsw_thread.is_alive():
+            return
+        self._hnsw_thread = threading.Thread(
+            target=self._build_hnsw, args=(want, have), name="gitmem-hnsw", daemon=True
+        )
+        self._hnsw_thread.start()
+
+    def _build_hnsw(self, want: dict[str, object], have: dict[str, object] | None) -> None:
+        """Bring the persisted index up to ``want`` (runs in a background thread)."""
+        import hnswlib
+        import numpy as np
+
+        n = int(want["slots"])  # type: ignore[call-overload]
+        index = hnswlib.Index(space="cosine", dim=self.dim)
+        start = 0
+        incremental = (
+            have is not None
+            and have.get("embedder") == want["embedder"]
+            and have.get("forgotten") == want["forgotten"]
+            and int(have.get("slots", 0)) <= n  # type: ignore[call-overload]
+        )
+        if incremental:
+            index.load_index(str(self.hnsw_path), max_elements=n)
+            start = index.get_current_count()
+        else:
+            index.init_index(max_elements=max(n, 1), ef_construction=100, M=16, random_seed=100)
+        index.set_num_threads(1)  # same rows in the same order, same graph
+        rows = np.fromfile(self.vec_path, dtype=np.int8, count=n * self.dim).reshape(n, self.dim)
+        for lo in range(start, n, 8192):
+            hi = min(n, lo + 8192)
+            index.add_items(rows[lo:hi].astype(np.float32), np.arange(lo, hi))
+        token = uuid.uuid4().hex
+        tmp = self.directory / f".{HNSW_NAME}.{token}"
+        index.save_index(str(tmp))
+        os.replace(tmp, self.hnsw_path)
+        tmp_tag = self.directory / f".{HNSW_NAME}.json.{token}"
+        tmp_tag.write_text(json.dumps(want, sort_keys=True))
+        os.replace(tmp_tag, Path(str(self.hnsw_path) + ".json"))
+        self._hnsw, self._hnsw_tag = index, want
+
+    def wait_for_index(self, timeout: float | None = None) -> None:
+        """Block until a background index build finishes (tests, benchmarks)."""
+        if self._hnsw_thread is not None:
+            self._hnsw_thread.join(timeout)
+
+    def _hnsw_search(self, index: Any, query: bytes, n: int, limit: int, kinds: list[str],
+                     tags: list[str], statuses: list[str]) -> list[tuple[str, float]]:
+        import numpy as np
+
+        q = np.frombuffer(query, dtype=np.int8).astype(np.float32)
+        want = max(limit * 4, 64)
+        while True:
+            k = min(want, n)
+            index.set_ef(max(k, 200))
+            labels, dists = index.knn_query(q, k=k)
+            cand = [int(x) for x in labels[0]]
+            dist = dict(zip(cand, (float(d) for d in dists[0])))
+            marks = ",".join("?" * len(cand))
+            sql = f"SELECT m.vec_slot, m.id FROM memories m WHERE m.vec_slot IN ({marks})"
+            sql, args = _filters(sql, list(cand), kinds, tags, statuses)
+            ids = dict(self._c.execute(sql, args).fetchall())
+            hits = sorted((round(dist[s], 6), ids[s]) for s in cand if s in ids)
+            if len(hits) >= limit or k >= n:
+                return [(mid, 1.0 - d) for d, mid in hits[:limit] if d < 1.0]
+            want *= 8
 
     def _rows_in_file(self) -> int:
         try:
@@ -398,19 +535,31 @@ class Projection:
                 mm = mmap.mmap(fh.fileno(), n * self.dim, access=mmap.ACCESS_READ)
         except (FileNotFoundError, ValueError):
             return none
+        q = memoryview(query).cast("b")
+        use_hnsw = n >= (self.hnsw_warm_min if self.long_lived else self.hnsw_fresh_min)
+        index = self._hnsw_for(n) if use_hnsw else None
         try:
             matrix = memoryview(mm).cast("b", shape=[n, self.dim])
-            q = memoryview(query).cast("b")
-            dist = memoryview(simsimd.cdist(q, matrix, metric="cosine")).cast("B").cast("d").tolist()
+            if index is None:
+                dist = memoryview(simsimd.cdist(q, matrix, metric="cosine")).cast("B").cast("d").tolist()
+                sample = dist[:STATS_SAMPLE]
+            else:
+                dist = None
+                sample = memoryview(
+                    simsimd.cdist(q, matrix[: min(n, STATS_SAMPLE)], metric="cosine")
+                ).cast("B").cast("d").tolist()
             matrix.release()
         finally:
             mm.close()
-        # How unusual each similarity is for this query in this corpus: static
-        # embeddings give every text a sizeable baseline cosine, so relevance
-        # is judged against the spread, not an absolute number.
-        mean = sum(dist) / n
-        std = (sum((d - mean) ** 2 for d in dist) / n) ** 0.5
+        # How unusual a similarity is for this query in this corpus (from the
+        # first rows, a fixed sample): static embeddings give any two texts a
+        # sizeable cosine, so relevance is judged against the spread.
+        mean = sum(sample) / len(sample)
+        std = max(sum(map(float.__mul__, sample, sample)) / len(sample) - mean * mean, 0.0) ** 0.5
         stats = (1.0 - mean, std, n)
+        if index is not None:
+            return self._hnsw_search(index, query, n, limit, kinds, tags, statuses), stats
+        assert dist is not None
         want = max(limit * 4, 64)
         while True:
             cand = heapq.nsmallest(min(want, n), range(n), key=dist.__getitem__)
@@ -418,7 +567,7 @@ class Projection:
             sql = f"SELECT m.vec_slot, m.id FROM memories m WHERE m.vec_slot IN ({marks})"
             sql, args = _filters(sql, list(cand), kinds, tags, statuses)
             ids = dict(self._c.execute(sql, args).fetchall())
-            hits = sorted(((dist[s], ids[s]) for s in cand if s in ids))
+            hits = sorted(((round(dist[s], 6), ids[s]) for s in cand if s in ids))
             if len(hits) >= limit or len(cand) >= n:
                 return [(mid, 1.0 - d) for d, mid in hits[:limit] if d < 1.0], stats
             want *= 8
@@ -691,6 +840,33 @@ class Projection:
         sql += " ORDER BY r, m.id LIMIT ?"
         args.append(limit)
         return [(r[0], float(r[1])) for r in self._c.execute(sql, args)]
+
+    @_guarded
+    def neighbours(
+        self, ids: list[str], *, kinds: list[str], tags: list[str], statuses: list[str]
+    ) -> dict[str, list[str]]:
+        """For each memory with a session: the previous and next memory of that
+        session in log order (clock, id) that pass the filters."""
+        out: dict[str, list[str]] = {}
+        c = self._c
+        for mid in ids:
+            row = c.execute("SELECT session, clock FROM memories WHERE id = ?", (mid,)).fetchone()
+            if row is None or row[0] is None:
+                continue
+            session, clock = row
+            found = []
+            for cmp, order in ((">", "ASC"), ("<", "DESC")):
+                sql = (
+                    "SELECT m.id FROM memories m WHERE m.session = ? AND "
+                    f"(m.clock {cmp} ? OR (m.clock = ? AND m.id {cmp} ?))"
+                )
+                sql, args = _filters(sql, [session, clock, clock, mid], kinds, tags, statuses)
+                sql += f" ORDER BY m.clock {order}, m.id {order} LIMIT 1"
+                r = c.execute(sql, args).fetchone()
+                if r:
+                    found.append(r[0])
+            out[mid] = found
+        return out
 
     @_guarded
     def counts(self) -> dict[str, object]:

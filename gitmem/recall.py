@@ -41,6 +41,14 @@ CANDIDATES = 100  # per channel, before fusion
 VECTOR_MIN_Z = 1.0
 VECTOR_MIN_COS = 0.6
 SMALL_CORPUS = 50
+# Conversations and work sessions: the answer often sits next to the memory
+# that matched (the reply after a question). The best candidates lend a share
+# of their score to their neighbours in the same session.
+# (LoCoMo dev set: +1.1 R@10 at 0.1; larger shares push neighbours above
+# direct hits and cost R@5 and MRR.)
+CONTEXT_SHARE = 0.1
+CONTEXT_SOURCES = 20
+WEIGHTS = {"lexical": 1.0, "vector": 1.0}  # RRF weight per channel
 MODES = ("hybrid", "lexical", "vector")
 
 
@@ -104,11 +112,24 @@ def rank(
             entry["raw"][channel] = raw
     if not fused:
         return []
+    base = {
+        mid: sum(WEIGHTS.get(c, 1.0) / (RRF_K + r) for c, r in e["rank"].items())
+        for mid, e in fused.items()
+    }
+    context: dict[str, float] = {}
+    if CONTEXT_SHARE > 0:
+        sources = sorted(base, key=lambda m: (-base[m], m))[:CONTEXT_SOURCES]
+        for src, near in projection.neighbours(
+            sources, kinds=q.kinds, tags=q.tags, statuses=statuses
+        ).items():
+            for mid in near:
+                context[mid] = context.get(mid, 0.0) + CONTEXT_SHARE * base[src]
+                fused.setdefault(mid, {"rank": {}, "raw": {}})
     records = projection.records(fused)
     scored = []
     for mid, entry in fused.items():
         rec = records[mid]
-        rrf = sum(1.0 / (RRF_K + r) for r in entry["rank"].values())
+        rrf = base.get(mid, 0.0) + context.get(mid, 0.0)
         factors = {"importance": 0.75 + 0.5 * rec.importance}  # neutral at 0.5
         final = rrf
         for f in factors.values():
@@ -122,6 +143,7 @@ def rank(
             explain = {
                 "ranks": {c: int(r) for c, r in entry["rank"].items()},
                 "raw": {c: round(v, 6) for c, v in entry["raw"].items()},
+                "context": round(context.get(mid, 0.0), 6),
                 "rrf": round(rrf, 6),
                 "factors": {k: round(v, 6) for k, v in factors.items()},
                 "final": round(-neg, 6),

@@ -1,0 +1,182 @@
+"""Hybrid recall: paraphrases, fusion, explain, the vector file and the HNSW path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import gitmem
+from conftest import gm
+from gitmem.projection import Projection
+
+# A small invented code base, and questions asked in other words.
+MEMORIES = [
+    "spec/ holds the suite; `make spec` runs it",
+    "Deploys go out through the Heron pipeline every Tuesday after review",
+    "The billing service keeps invoices in PostgreSQL 15, schema billing",
+    "Use ruff for linting; its config lives in pyproject.toml",
+    "Credentials come from Vault through the envconsul wrapper; never commit .env files",
+    "The frontend is built with Vite; npm run dev serves it with hot reload",
+    "Flaky integration tests are quarantined with the @flaky marker",
+    "Logging goes through structlog and prints JSON in production",
+    "The mobile app talks to the API gateway over gRPC",
+    "Release notes are written in CHANGES.md before tagging",
+    "Docker images are pushed to the registry by the CI job named publish",
+    "Feature flags are read from LaunchDarkly at startup",
+]
+PARAPHRASES = [
+    ("how do I run the tests?", 0),
+    ("which database stores the invoices?", 2),
+    ("what checks code style?", 3),
+    ("where do passwords and tokens come from?", 4),
+    ("how do I launch the web app on my machine?", 5),
+    ("what do we do about unreliable tests?", 6),
+    ("how are log messages formatted?", 7),
+]
+
+
+@pytest.fixture
+def codebase(repo: Path) -> Path:
+    lines = "\n".join(json.dumps({"text": t, "kind": "fact"}) for t in MEMORIES)
+    out = gm("import", "-", cwd=repo, input=lines)
+    assert out.returncode == 0, out.stderr
+    return repo
+
+
+def test_paraphrased_questions_find_the_memory_in_the_top_3(codebase: Path) -> None:
+    with gitmem.open(codebase) as s:
+        for question, expected in PARAPHRASES:
+            top = [h.text for h in s.recall(question, k=3)]
+            assert MEMORIES[expected] in top, (question, top)
+
+
+def test_vector_channel_finds_what_words_do_not(codebase: Path) -> None:
+    with gitmem.open(codebase) as s:
+        lexical = [h.text for h in s.recall("unreliable", k=3, mode="lexical")]
+        assert lexical == []  # no memory contains the word
+        hybrid = [h.text for h in s.recall("unreliable tests", k=3)]
+        assert MEMORIES[6] in hybrid
+
+
+def test_explain_shows_ranks_and_every_factor(codebase: Path) -> None:
+    out = gm("recall", "how do I run the tests", "--explain", "--json", "-k", "3", cwd=codebase)
+    hit = json.loads(out.stdout)["data"]["results"][0]
+    e = hit["explain"]
+    assert set(e) == {"ranks", "raw", "context", "rrf", "factors", "final"}
+    assert set(e["ranks"]) <= {"lexical", "vector"} and e["ranks"]
+    assert e["factors"] == {"importance": 1.0}
+    assert e["final"] == hit["score"]
+    text = gm("recall", "how do I run the tests", "--explain", "-k", "1", cwd=codebase).stdout
+    assert "    ~ " in text and "rrf" in text and "importance 1.000" in text
+    plain = json.loads(gm("recall", "tests", "--json", cwd=codebase).stdout)
+    assert all(r["explain"] is None for r in plain["data"]["results"])
+
+
+def test_recall_on_an_empty_store_and_on_only_retired_memories(repo: Path) -> None:
+    with gitmem.open(repo) as s:
+        assert s.recall("anything at all") == []
+        a = s.add("the queue is RabbitMQ").id
+        b = s.add("the queue is Kafka now").id
+        s.invalidate(a, reason="migrated")
+        s.forget(b)
+        assert s.recall("queue") == []
+        retired = s.recall("queue", include_retired=True)
+        assert [(h.id, h.status) for h in retired] == [(a, "invalidated")]  # forgotten never
+
+
+def test_importance_breaks_ties(repo: Path) -> None:
+    with gitmem.open(repo) as s:
+        low = s.add("the cache is redis", importance=0.1).id
+        high = s.add("the cache is redis!", importance=0.9).id
+        assert [h.id for h in s.recall("cache redis", k=2)] == [high, low]
+
+
+def test_changing_the_embedder_version_re_embeds_everything(codebase: Path) -> None:
+    with gitmem.open(codebase) as s:
+        s.refresh()
+        proj = s.projection
+        assert proj.meta()["embedder"] == proj.embedder_version
+        before = proj.vec_path.read_bytes()
+    # The same data under another version: every memory must be embedded again.
+    with gitmem.open(codebase) as s:
+        s.projection.embedder_version = "some-other-model@000000000000"
+        report = s.refresh()
+        assert report.embedded == len(MEMORIES)
+        assert s.projection.meta()["embedder"] == "some-other-model@000000000000"
+        assert s.projection.vec_path.read_bytes() == before  # same model underneath
+    with gitmem.open(codebase) as s:  # and back: re-embedded once more, then stable
+        assert s.refresh().embedded == len(MEMORIES)
+        assert s.refresh().embedded == 0
+
+
+def test_forget_zeroes_the_vector_row(codebase: Path) -> None:
+    with gitmem.open(codebase) as s:
+        s.refresh()
+        target = s.recall("Heron pipeline", k=1)[0].id
+        proj = s.projection
+        slot = proj.conn.execute("SELECT vec_slot FROM memories WHERE id = ?",  # type: ignore[union-attr]
+                                 (target,)).fetchone()[0]
+        row = proj.vec_path.read_bytes()[slot * proj.dim:(slot + 1) * proj.dim]
+        assert any(row)
+        s.forget(target)
+        s.refresh()
+        row = proj.vec_path.read_bytes()[slot * proj.dim:(slot + 1) * proj.dim]
+        assert not any(row)
+        assert target not in [h.id for h in s.recall("deploys pipeline Tuesday", k=20,
+                                                      include_retired=True)]
+
+
+def test_a_truncated_vector_file_is_detected_and_re_embedded(codebase: Path) -> None:
+    with gitmem.open(codebase) as s:
+        s.refresh()
+        path = s.projection.vec_path
+    path.write_bytes(path.read_bytes()[:500])  # cut mid-row
+    out = gm("recall", "how do I run the tests?", "-k", "3", "--json", cwd=codebase)
+    env = json.loads(out.stdout)
+    assert env["warnings"] == ["vector file was damaged; re-embedded every memory"]
+    assert MEMORIES[0] in [r["text"] for r in env["data"]["results"]]
+    with gitmem.open(codebase) as s:
+        assert s.refresh().embedded == 0 and s.warnings == []
+
+
+def test_exact_and_hnsw_paths_agree(repo: Path) -> None:
+    words = ("cache queue schema deploy parser worker token session router lock retry "
+             "bucket release branch lint fixture index gateway socket thread").split()
+    lines = []
+    for i in range(400):
+        a, b, c = words[i % 20], words[(i * 7) % 20], words[(i * 13) % 20]
+        lines.append(json.dumps({"text": f"the {a} calls the {b} when {c} fails (case {i})"}))
+    assert gm("import", "-", cwd=repo, input="\n".join(lines)).returncode == 0
+    queries = ["why does the worker retry", "who owns the session token", "parser errors",
+               "how is the cache invalidated", "release branch rules"]
+    with gitmem.open(repo) as s:
+        exact = [[h.id for h in s.recall(q, k=10, mode="vector")] for q in queries]
+        proj = s.projection
+        proj.long_lived, proj.hnsw_warm_min = True, 100
+        assert s.recall(queries[0], mode="vector")  # first call: exact, starts the build
+        proj.wait_for_index(60)
+        assert proj.hnsw_path.exists()
+        approx = [[h.id for h in s.recall(q, k=10, mode="vector")] for q in queries]
+        assert proj._hnsw is not None
+    overlap = sum(len(set(a) & set(b)) for a, b in zip(exact, approx)) / (10 * len(queries))
+    assert overlap >= 0.9, overlap
+    # A new memory makes the index stale: exact again until it is brought up to date.
+    with gitmem.open(repo) as s:
+        s.add("the socket lock retries on timeout")
+        s.projection.long_lived, s.projection.hnsw_warm_min = True, 100
+        s.recall("socket lock", mode="vector")
+        s.projection.wait_for_index(60)
+        tag = json.loads(Path(str(s.projection.hnsw_path) + ".json").read_text())
+        assert tag["slots"] == 401
+
+
+def test_projection_without_an_embedder_is_lexical_only(repo: Path, tmp_path: Path) -> None:
+    gm("add", "plain lexical memory", cwd=repo)
+    from gitmem.oplog import Oplog
+
+    p = Projection(tmp_path / "lex")
+    p.open()
+    assert p.refresh(Oplog(repo)).embedded == 0
+    assert not p.vec_path.exists()
