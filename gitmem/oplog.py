@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import random
 import re
 import subprocess
 import time
 import uuid
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -81,6 +83,22 @@ class Pack:
     commit: str
     data: bytes | None
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class _Sig:
+    """A commit signature: who and when (unix seconds, UTC offset in minutes)."""
+
+    name: str
+    email: str
+    time: int
+    offset: int
+
+    def ident(self) -> str:
+        sign = "-" if self.offset < 0 else "+"
+        hours, minutes = divmod(abs(self.offset), 60)
+        clean = lambda v: v.replace("<", "").replace(">", "").replace("\n", " ")  # noqa: E731
+        return f"{clean(self.name)} <{clean(self.email)}> {self.time} {sign}{hours:02d}{minutes:02d}"
 
 
 @dataclass(frozen=True)
@@ -394,6 +412,15 @@ def _read_ref_files(commondir: Path, prefix: str) -> dict[str, str] | None:
     except (OSError, UnicodeDecodeError):
         return None
     base = commondir / prefix
+    if base.is_file():  # an exact ref name rather than a folder
+        try:
+            value = base.read_text().strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if not _HEX_OID.match(value):
+            return None
+        out[prefix] = value
+        return out
     for dirpath, _dirs, files in os.walk(base):
         rel = Path(dirpath).relative_to(commondir).as_posix()
         for f in files:
@@ -415,6 +442,7 @@ class Oplog(_SyncMixin):
     def __init__(self, start: str | os.PathLike[str] | None = None) -> None:
         start_path = os.fspath(start) if start is not None else os.getcwd()
         self._repo: Any = None
+        self._plain: bool | None = None
         fast = _discover_plain(Path(start_path))
         if fast is not None:
             self.gitdir, self.workdir = fast
@@ -454,6 +482,110 @@ class Oplog(_SyncMixin):
         if self._repo is None:
             self._repo = pygit2.Repository(str(self.gitdir))
         return self._repo
+
+    # -- writing without libgit2 ---------------------------------------------------
+    #
+    # git's own on-disk protocol, so git, libgit2 and we can write side by side:
+    # objects are zlib-compressed loose files written to a temp name and
+    # renamed into place (content-addressed: an existing one is left alone);
+    # a ref moves by creating <ref>.lock exclusively, checking the current
+    # value (loose file, else packed-refs) against the expected old one,
+    # writing the new id and renaming the lock over the ref.
+
+    def _plain_writes_ok(self) -> bool:
+        if self._plain is None:
+            try:
+                config = (self.commondir / "config").read_text(errors="replace").lower()
+            except OSError:
+                config = ""
+            self._plain = (
+                "objectformat" not in config
+                and "refstorage" not in config
+                and not (self.commondir / "reftable").exists()
+                and (self.commondir / "objects").is_dir()
+            )
+        return self._plain
+
+    def _write_object(self, kind: bytes, data: bytes) -> str:
+        raw = kind + b" " + str(len(data)).encode() + b"\0" + data
+        oid = hashlib.sha1(raw).hexdigest()
+        folder = self.commondir / "objects" / oid[:2]
+        path = folder / oid[2:]
+        if path.exists():
+            return oid
+        folder.mkdir(exist_ok=True)
+        tmp = folder / f"tmp_obj_{os.getpid()}_{uuid.uuid4().hex}"
+        with open(tmp, "wb") as fh:
+            fh.write(zlib.compress(raw, 1))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, path)
+        return oid
+
+    def _current_ref(self, ref_name: str) -> str | None:
+        refs = _read_ref_files(self.commondir, ref_name)
+        return None if refs is None else refs.get(ref_name)
+
+    def _cas_ref(self, ref_name: str, old: str | None, new: str) -> bool:
+        """Move a ref from ``old`` to ``new`` the way git does; False if we lost a race."""
+        path = self.commondir / ref_name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = Path(str(path) + ".lock")
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False
+        try:
+            if self._current_ref(ref_name) != old:
+                os.close(fd)
+                lock.unlink(missing_ok=True)
+                return False
+            os.write(fd, new.encode() + b"\n")
+            os.fsync(fd)
+            os.close(fd)
+            os.replace(lock, path)
+            return True
+        except BaseException:
+            lock.unlink(missing_ok=True)
+            raise
+
+    def _append_plain(
+        self,
+        ref_name: str,
+        sig: _Sig,
+        summary: str,
+        make_lines: Callable[[int], list[bytes]],
+        deadline: float,
+    ) -> Appended:
+        attempt = 0
+        while True:
+            attempt += 1
+            parent = self._current_ref(ref_name)
+            clock = self.max_clock() + 1
+            lines = make_lines(clock)
+            last_clock = clock + len(lines) - 1  # op i of a pack has clock + i
+            blob = self._write_object(b"blob", ops.encode_pack(lines))
+            tree = self._write_object(
+                b"tree", b"100644 " + PACK_FILE.encode() + b"\0" + bytes.fromhex(blob)
+            )
+            message = (
+                f"{summary}\n\n"
+                f"Gitmem-Format: {ops.FORMAT_VERSION}\n"
+                f"Gitmem-Ops: {len(lines)}\n"
+                f"Gitmem-Clock: {last_clock}\n"
+            )
+            ident = sig.ident()
+            body = f"tree {tree}\n"
+            if parent:
+                body += f"parent {parent}\n"
+            body += f"author {ident}\ncommitter {ident}\n\n{message}"
+            commit = self._write_object(b"commit", body.encode("utf-8"))
+            if self._cas_ref(ref_name, parent, commit):
+                return Appended(commit, ref_name, lines)
+            if time.monotonic() > deadline:
+                raise LogBusy(f"could not update {ref_name} after {attempt} attempts")
+            time.sleep(random.uniform(0.001, 0.004) * min(attempt, 10))
 
     # -- identity and partition -------------------------------------------------
 
@@ -514,6 +646,17 @@ class Oplog(_SyncMixin):
 
     def head(self) -> str | None:
         """HEAD's commit id, or None on an unborn branch."""
+        try:
+            text = (self.gitdir / "HEAD").read_text().strip()
+        except OSError:
+            text = ""
+        if _HEX_OID.match(text):
+            return text  # detached
+        if text.startswith("ref: "):
+            name = text[5:].strip()
+            refs = _read_ref_files(self.commondir, name)
+            if refs is not None:
+                return refs.get(name)
         try:
             return str(self.repo.head.target)
         except (pygit2.GitError, KeyError):
@@ -580,16 +723,53 @@ class Oplog(_SyncMixin):
             yield Pack(cid, obj.data)
 
     def max_clock(self) -> int:
-        """Highest Lamport clock on any partition tip (each chain is monotonic)."""
-        best = 0
+        """Highest Lamport clock on any partition tip (each chain is monotonic).
+
+        A tip's clock is read from its commit's trailer: from the loose object
+        when there is one, else through libgit2 (packed, e.g. after a fetch),
+        and remembered in .git/mem/tip-clocks so later appends skip libgit2.
+        """
+        memo_path = self.state_dir / "tip-clocks"
+        try:
+            memo: dict[str, int] = json.loads(memo_path.read_text())
+        except (OSError, ValueError):
+            memo = {}
+        best, seen, changed = 0, {}, False
         for tip in self.partitions().values():
-            try:
-                message = self.repo[tip].raw_message
-            except (KeyError, ValueError, AttributeError):
-                continue
-            for m in _TRAILER_CLOCK.finditer(message):
-                best = max(best, int(m.group(1)))
+            clock = memo.get(tip)
+            if clock is None:
+                changed = True
+                message = self._loose_commit_message(tip)
+                if message is None:
+                    try:
+                        message = self.repo[tip].raw_message
+                    except (KeyError, ValueError, AttributeError):
+                        message = b""
+                clock = max((int(m.group(1)) for m in _TRAILER_CLOCK.finditer(message)), default=0)
+            seen[tip] = clock
+            best = max(best, clock)
+        if changed or len(seen) != len(memo):
+            self._write_memo(memo_path, seen)
         return best
+
+    def _write_memo(self, path: Path, data: dict[str, int]) -> None:
+        try:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            tmp = self.state_dir / f".tip-clocks.{os.getpid()}.{uuid.uuid4().hex}"
+            tmp.write_text(json.dumps(data, sort_keys=True))
+            os.replace(tmp, path)
+        except OSError:
+            pass  # only a cache
+
+    def _loose_commit_message(self, oid: str) -> bytes | None:
+        try:
+            raw = zlib.decompress((self.commondir / "objects" / oid[:2] / oid[2:]).read_bytes())
+        except (OSError, zlib.error):
+            return None
+        header, _, body = raw.partition(b"\0")
+        if not header.startswith(b"commit "):
+            return None
+        return body.partition(b"\n\n")[2]
 
     # -- writing ------------------------------------------------------------------
 
@@ -611,7 +791,7 @@ class Oplog(_SyncMixin):
         partition's chain only ever increase.
         """
         ref_name = self.ref_for(partition)
-        sig = pygit2.Signature(author.name, author.email, at, tz)
+        sig = _Sig(author.name, author.email, at, tz)
         deadline = time.monotonic() + timeout
         with self._append_lock(ref_name, deadline):
             return self._append_locked(ref_name, sig, summary, make_lines, deadline)
@@ -647,6 +827,8 @@ class Oplog(_SyncMixin):
         make_lines: Callable[[int], list[bytes]],
         deadline: float,
     ) -> Appended:
+        if self._plain_writes_ok():
+            return self._append_plain(ref_name, sig, summary, make_lines, deadline)
         attempt = 0
         while True:
             attempt += 1
@@ -665,8 +847,9 @@ class Oplog(_SyncMixin):
                 f"Gitmem-Ops: {len(lines)}\n"
                 f"Gitmem-Clock: {last_clock}\n"
             )
+            psig = pygit2.Signature(sig.name, sig.email, sig.time, sig.offset)
             commit = self.repo.create_commit(
-                None, sig, sig, message, tree, [parent] if parent is not None else []
+                None, psig, psig, message, tree, [parent] if parent is not None else []
             )
             try:
                 if ref is None:

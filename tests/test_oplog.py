@@ -21,8 +21,13 @@ def _libgit2_refs(repo: Path, prefix: str) -> dict[str, str]:
 def test_packed_and_loose_refs_read_like_libgit2(repo: Path) -> None:
     gm("add", "first memory about gc", cwd=repo)
     git("pack-refs", "--all", cwd=repo)
+    git("gc", "-q", cwd=repo)  # the tip commit now lives in a pack, not a loose object
     assert not list((repo / ".git" / "refs" / "memory").iterdir())  # all packed now
+    packed_tip = next(iter(Oplog(repo).partitions().values()))
     gm("add", "second memory about gc", cwd=repo)  # loose again, shadowing the packed one
+    ref, tip = next(iter(Oplog(repo).partitions().items()))
+    assert git("rev-parse", f"{tip}^", cwd=repo).stdout.strip() == packed_tip  # chain kept
+    assert git("fsck", "--strict", cwd=repo).returncode == 0
     log = Oplog(repo)
     assert log.partitions() == _libgit2_refs(repo, "refs/memory/")
     out = json.loads(gm("recall", "memory gc", "--json", cwd=repo).stdout)
