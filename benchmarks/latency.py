@@ -59,6 +59,7 @@ def synthetic(n: int, seed: int = 7) -> list[dict[str, object]]:
 
 def env_for(home: Path, name: str = "Bench", email: str = "bench@example.com") -> dict[str, str]:
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # measure what users run: cached bytecode
     env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME=name,
                GIT_AUTHOR_EMAIL=email, GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email,
                PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""))
@@ -123,6 +124,41 @@ def new_repo(base: Path, name: str, env: dict[str, str]) -> Path:
     return repo
 
 
+def bench_index(repo: Path, n: int) -> list[str]:
+    """Exact int8 scan vs the HNSW index on the same corpus (vector channel only)."""
+    queries = QUERIES * 3
+    with gitmem.open(repo) as store:
+        store.recall("warm up", mode="vector")
+        exact_ids, exact_t = [], []
+        for q in queries:
+            t0 = time.perf_counter()
+            exact_ids.append([h.id for h in store.recall(q, k=10, mode="vector")])
+            exact_t.append(time.perf_counter() - t0)
+        proj = store.projection
+        proj.long_lived, proj.hnsw_warm_min = True, 1
+        t0 = time.perf_counter()
+        store.recall("start the build", mode="vector")
+        proj.wait_for_index()
+        build_s = time.perf_counter() - t0
+    with gitmem.open(repo) as store:  # a new process would pay this load
+        proj = store.projection
+        proj.long_lived, proj.hnsw_warm_min = True, 1
+        t0 = time.perf_counter()
+        store.recall(QUERIES[0], mode="vector")
+        load_s = time.perf_counter() - t0
+        hnsw_ids, hnsw_t = [], []
+        for q in queries:
+            t0 = time.perf_counter()
+            hnsw_ids.append([h.id for h in store.recall(q, k=10, mode="vector")])
+            hnsw_t.append(time.perf_counter() - t0)
+    overlap = sum(len(set(a) & set(b)) for a, b in zip(exact_ids, hnsw_ids)) / (10 * len(queries))
+    return [f"{n:,}", ms(pct(exact_t, 50)), f"{build_s:.2f}", ms(load_s), ms(pct(hnsw_t, 50)),
+            f"{100 * overlap:.1f}%"]
+
+
+INDEX_ROWS: list[list[str]] = []
+
+
 def bench_size(base: Path, n: int, reps: int) -> list[str]:
     home = base / f"home-{n}"
     home.mkdir()
@@ -148,6 +184,7 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
     more = "\n".join(json.dumps(r) for r in synthetic(1000, seed=n)).encode()
     run([GIT_MEM, "import", "-"], repo, env, stdin=more)
     refresh_s, _, _ = run([GIT_MEM, "recall", QUERIES[1]], repo, env)
+    INDEX_ROWS.append(bench_index(repo, n + 1000 + reps))
     return [f"{n:,}", ms(pct(recall_t, 50)), ms(pct(recall_t, 95)), str(recall_rss),
             ms(pct(warm, 50)), ms(pct(add_t, 50)), ms(pct(add_t, 95)), str(add_rss),
             f"{first_s:.2f}", f"{rebuild_s:.2f}", f"{refresh_s:.2f}", f"{n / import_s:,.0f}"]
@@ -194,11 +231,16 @@ def main() -> None:
     try:
         print(f"git-mem {gitmem.__version__}, python {sys.version.split()[0]}, {os.cpu_count()} cpus")
         if not args.skip_sizes:
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "gitmem")],
+                           check=False, env=env_for(base))
             rows = [bench_size(base, int(n), args.reps) for n in args.sizes.split(",")]
             table("Per-call latency (ms unless noted; fresh process = a new git-mem per call)",
                   ["memories", "recall p50", "recall p95", "recall RSS MiB", "warm recall p50",
                    "add p50", "add p95", "add RSS MiB", "first read (build) s", "rebuild s",
                    "refresh +1k ops s", "import /s"], rows)
+            table("Vector channel: exact int8 scan vs HNSW (in-process, ms unless noted)",
+                  ["memories", "exact p50", "HNSW build s", "HNSW load", "HNSW p50",
+                   "top-10 overlap"], INDEX_ROWS)
         if not args.skip_sync:
             table("Sync through a bare remote", ["what", "size", "time", "peak RSS"], bench_sync(base))
     finally:

@@ -12,9 +12,16 @@ the mean of its tokens' rows, L2-normalised, which is exactly what
 numpy and ``tokenizers`` only, so neither model2vec nor torch is needed at
 run time.
 
-The matrix is memory-mapped, so loading costs little more than parsing the
-tokenizer, and only the rows of tokens actually seen are read from disk.
-Everything is deterministic: same data files and same text, same vector.
+Two ways in, one result. ``StaticEmbedder.embed(texts)`` embeds documents in
+batches (numpy + tokenizers, imported when it is built). ``QueryEmbedder.
+embed_query(text)`` (or the module's ``embed_query``) embeds the one query of a
+recall on the standard library alone, ~2 ms from a cold process, where numpy
+and tokenizers would cost ~100 ms: same token ids, same vector to float32
+rounding. Importing this module imports neither.
+
+The matrix is memory-mapped, so only the rows of tokens actually seen are read
+from disk. Everything is deterministic: same data files and same text, same
+vector.
 """
 
 from __future__ import annotations
@@ -23,7 +30,6 @@ import hashlib
 import json
 import math
 import mmap
-import re
 import struct
 import sys
 import unicodedata
@@ -209,18 +215,18 @@ def default_embedder() -> StaticEmbedder:
     return _default
 
 
-
-
 # -- the query path: one text, standard library only ---------------------------
 #
 # A fresh ``git mem recall`` embeds exactly one text, the query, and must answer
 # in well under 100 ms; importing numpy alone costs ~55 ms, and tokenizers plus
 # parsing tokenizer.json another 30-60 ms. So this path imports neither: a
-# pure-Python copy of the shipped tokenizer reads its vocabulary from
-# ``vocab.txt`` and its settings and character classes from ``wordpiece.json``
-# (both derived from tokenizer.json by scripts/build_embedder.py), and the rows
-# and scales are read straight out of the memory-mapped .npy files. Same token
-# ids as StaticEmbedder, same vector to float32 rounding (tests/test_embed.py).
+# pure-Python copy of the shipped tokenizer takes its settings and character
+# classes from ``wordpiece.json`` and looks tokens up in ``vocab.txt`` (both
+# derived from tokenizer.json by scripts/build_embedder.py), and the rows and
+# scales are read straight out of the memory-mapped .npy files. Nothing is
+# parsed into per-token objects: a dict of the 29,525 tokens would cost 3-6 ms
+# in a fresh process, more than everything else together. Same token ids as
+# StaticEmbedder, same vector to float32 rounding (tests/test_embed.py).
 
 
 class _CharMap(dict):  # type: ignore[type-arg]
@@ -241,14 +247,95 @@ class _Ranges:
     def __init__(self, pairs: list[list[int]]) -> None:
         self._lo = [lo for lo, _ in pairs]
         self._hi = [hi for _, hi in pairs]
-        if any(a > b for a, b in zip(self._lo, self._hi)) or any(
-            b >= a for b, a in zip(self._hi, self._lo[1:])
-        ):
+        if any(a > b for a, b in zip(self._lo, self._hi)) or any(b >= a for b, a in zip(self._hi, self._lo[1:])):
             raise ValueError("character ranges must be sorted and disjoint")
 
     def __contains__(self, cp: int) -> bool:
         i = bisect_right(self._lo, cp) - 1
         return i >= 0 and cp <= self._hi[i]
+
+
+class SortedVocab:
+    """Token -> id by binary search in a memory-mapped ``vocab.txt``: nothing to parse at load.
+
+    The file holds one token a line, sorted by the token's UTF-8 bytes, each line
+    ``width`` bytes: the token left-justified in ``token_bytes`` bytes (padded
+    with spaces, which sort below every byte a token holds), a space, its id
+    right-justified in ``id_digits`` digits, a newline. ``grep '^token ' vocab.txt``
+    finds a token's id. A look-up costs ~2 us.
+    """
+
+    def __init__(self, path: Path, *, size: int, token_bytes: int, id_digits: int) -> None:
+        with open(path, "rb") as f:
+            self._mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        self.size = size
+        self._tb = token_bytes
+        self._width = token_bytes + id_digits + 2
+        if len(self._mm) != size * self._width or self._mm[self._width - 1 : self._width] != b"\n":
+            self._mm.close()
+            raise ValueError(f"{path}: not {size} lines of {self._width} bytes")
+
+    def _bisect(self, padded: bytes, lo: int = 0) -> int:
+        """Index of the first line whose token field is >= padded."""
+        mm, width, tb, hi = self._mm, self._width, self._tb, self.size
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            at = mid * width
+            if mm[at : at + tb] < padded:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def _id(self, index: int) -> int:
+        at = index * self._width
+        return int(self._mm[at + self._tb + 1 : at + self._width - 1])
+
+    def get(self, token: str) -> int | None:
+        key = token.encode("utf-8")
+        if len(key) > self._tb:
+            return None
+        padded = key.ljust(self._tb)
+        i = self._bisect(padded)
+        if i < self.size and self._mm[i * self._width : i * self._width + self._tb] == padded:
+            return self._id(i)
+        return None
+
+    def longest(self, head: str, word: str, start: int, stop: int) -> tuple[int, int]:
+        """(end, id) of the longest token ``head + word[start:end]``, start < end <= stop; (start, -1) if none.
+
+        Walks the prefixes in order, one search each, and stops at the first that
+        begins no token: so it costs the length of the longest match plus one
+        search, not one per candidate length.
+        """
+        best, lo = (start, -1), 0
+        mm, width, tb = self._mm, self._width, self._tb
+        head_bytes = head.encode("utf-8")
+        for end in range(start + 1, stop + 1):
+            key = head_bytes + word[start:end].encode("utf-8")
+            if len(key) > tb:
+                break
+            padded = key.ljust(tb)
+            lo = self._bisect(padded, lo)  # a longer key sorts after a shorter one: never search before it
+            if lo == self.size:
+                break
+            line = mm[lo * width : lo * width + tb]
+            if line == padded:
+                best = (end, self._id(lo))
+            elif not line.startswith(key):
+                break
+        return best
+
+    def tokens(self) -> dict[str, int]:
+        """The whole vocabulary as a dict (for tests and tools; the query path never builds it)."""
+        out: dict[str, int] = {}
+        for i in range(self.size):
+            at = i * self._width
+            out[self._mm[at : at + self._tb].rstrip(b" ").decode("utf-8")] = self._id(i)
+        return out
+
+    def close(self) -> None:
+        self._mm.close()
 
 
 class BertWordPiece:
@@ -264,14 +351,14 @@ class BertWordPiece:
     Unicode, none in the vocabulary) the word is one unknown token either way.
     """
 
-    def __init__(self, vocab: list[str], config: dict[str, Any], max_length: int | None = None) -> None:
-        self.vocab: dict[str, int] = dict(zip(vocab, range(len(vocab))))
-        if len(self.vocab) != len(vocab):
-            raise ValueError("vocabulary has duplicate tokens")
-        self.unk_id: int = self.vocab[config["unk_token"]]
+    def __init__(self, vocab: SortedVocab, config: dict[str, Any], max_length: int | None = None) -> None:
+        self.vocab = vocab
+        unk_id = vocab.get(config["unk_token"])
+        if unk_id is None:
+            raise ValueError(f"unknown token {config['unk_token']!r} is not in the vocabulary")
+        self.unk_id: int = unk_id
         self.prefix: str = config["continuing_subword_prefix"]
         self.max_word: int = int(config["max_input_chars_per_word"])
-        self.longest = max(map(len, vocab))  # no longer piece can match
         norm = config["normalizer"]
         self.clean_text: bool = bool(norm["clean_text"])
         self.handle_chinese_chars: bool = bool(norm["handle_chinese_chars"])
@@ -333,7 +420,7 @@ class BertWordPiece:
                 out.append(added_id)
             else:
                 for word in self.words(self.normalize(piece)):
-                    self._wordpiece(word, out)
+                    self.wordpiece(word, out)
                     if limit is not None and len(out) >= limit:
                         break
             if limit is not None and len(out) >= limit:
@@ -360,37 +447,50 @@ class BertWordPiece:
             parts.append((text[start:], None))
         return parts
 
-    def _wordpiece(self, word: str, out: list[int]) -> None:
+    def wordpiece(self, word: str, out: list[int]) -> None:
         """WordPiece: greedy longest match; a word with a piece not in the vocabulary is one unknown token."""
         n = len(word)
         if n > self.max_word:
             out.append(self.unk_id)
             return
-        vocab = self.vocab
-        whole = vocab.get(word)
+        whole = self.vocab.get(word)
         if whole is not None:
             out.append(whole)
             return
         pieces: list[int] = []
-        start, prefix, longest = 0, self.prefix, self.longest
+        start = 0
         while start < n:
-            end = min(n, start + longest)
-            while end > start:
-                found = vocab.get(word[start:end] if start == 0 else prefix + word[start:end])
-                if found is not None:
-                    pieces.append(found)
-                    break
-                end -= 1
-            else:
+            end, found = self.vocab.longest(self.prefix if start else "", word, start, n)
+            if found < 0:
                 out.append(self.unk_id)
                 return
+            pieces.append(found)
             start = end
         out.extend(pieces)
 
 
 _NPY_MAGIC = b"\x93NUMPY"
-_NPY_HEADER = re.compile(r"\{'descr': '([<>|=]?[a-z]\d)', 'fortran_order': (True|False), 'shape': \((\d+(?:, \d+)*),?\), \}\s*")
 _NPY_CODES = {"i1": "b", "f2": "e", "f4": "f"}  # the dtypes the data may use -> struct codes
+_DTYPES = {"int8": "i1", "float16": "f2", "float32": "f4"}  # meta.json's names for them
+
+
+def _npy_header(header: str) -> tuple[str, bool, tuple[int, ...]]:
+    """(descr, fortran_order, shape) from a header numpy wrote: a dict literal with those three keys."""
+    body = header.strip()
+    if not (body.startswith("{") and body.endswith("}")):
+        raise ValueError(f"unsupported .npy header {body!r}")
+    fields: dict[str, str] = {}
+    rest = body[1:-1]
+    for key in ("descr", "fortran_order", "shape"):
+        at = rest.find(f"'{key}':")
+        if at < 0:
+            raise ValueError(f".npy header has no {key!r}: {body!r}")
+        value = rest[at + len(key) + 3 :].lstrip()
+        end = value.find(")") + 1 if value.startswith("(") else value.find(",", 1 if value[:1] == "'" else 0)
+        fields[key] = value[:end] if end > 0 else value.rstrip(", ")
+    descr = fields["descr"].strip("'")
+    shape = tuple(int(x) for x in fields["shape"].strip("()").split(",") if x.strip())
+    return descr, fields["fortran_order"] == "True", shape
 
 
 def _open_npy(path: Path) -> tuple[mmap.mmap, int, str, tuple[int, ...]]:
@@ -407,15 +507,11 @@ def _open_npy(path: Path) -> tuple[mmap.mmap, int, str, tuple[int, ...]]:
             (size,), start = struct.unpack_from("<I", mm, 8), 12
         else:
             raise ValueError(f"{path}: .npy format version {major} is not supported")
-        header = mm[start : start + size].decode("utf-8" if major == 3 else "latin-1")
-        m = _NPY_HEADER.fullmatch(header)
-        if m is None or m[2] != "False":
-            raise ValueError(f"{path}: unsupported .npy header {header.strip()!r}")
-        order, kind = m[1][:-2], m[1][-2:]
-        if kind not in _NPY_CODES:
-            raise ValueError(f"{path}: dtype {m[1]!r} is not supported")
+        descr, fortran, shape = _npy_header(mm[start : start + size].decode("utf-8" if major == 3 else "latin-1"))
+        order, kind = descr[:-2], descr[-2:]
+        if fortran or kind not in _NPY_CODES or order not in ("<", ">", "|", "=", ""):
+            raise ValueError(f"{path}: dtype {descr!r} (fortran_order {fortran}) is not supported")
         byteorder = ">" if order == ">" else "<" if order in ("<", "|") or sys.byteorder == "little" else ">"
-        shape = tuple(int(x) for x in m[3].split(", "))
         itemsize = struct.calcsize("<" + _NPY_CODES[kind])
         count = 1
         for n in shape:
@@ -429,13 +525,13 @@ def _open_npy(path: Path) -> tuple[mmap.mmap, int, str, tuple[int, ...]]:
 
 
 class QueryEmbedder:
-    """The query half of StaticEmbedder, on the standard library alone: no numpy, no tokenizers.
+    """StaticEmbedder for one text at a time, on the standard library alone: no numpy, no tokenizers.
 
     ``embed_query(text)`` equals ``StaticEmbedder(path).embed([text])[0]``: the
-    same token ids, and the same vector to within float32 rounding (computed in
-    float64; each component within 1e-6). ``name``, ``version`` and ``dim`` are
-    StaticEmbedder's. Loading reads meta.json, wordpiece.json and vocab.txt and
-    maps the .npy files (a few ms); a query costs well under a millisecond.
+    same token ids, and the same vector to within float32 rounding (summed in
+    float64; every component within 1e-6). ``name``, ``version`` and ``dim`` are
+    StaticEmbedder's. Loading maps the data files and parses two small JSON
+    files (~1 ms); a query costs a fraction of a millisecond.
     """
 
     def __init__(self, path: Path | str = DATA_DIR) -> None:
@@ -449,29 +545,30 @@ class QueryEmbedder:
         self.version: str = f"{self.name}@{data_digest(meta['files'])[:12]}"
         self.normalize: bool = bool(meta["normalize"])
         self.max_chars: int | None = meta["max_chars"]
+        hint = "hint: python scripts/build_embedder.py --vocab-only"
         if "wordpiece.json" not in meta["files"]:
-            raise ValueError(f"{self.path}: no wordpiece.json; hint: python scripts/build_embedder.py --vocab-only")
+            raise ValueError(f"{self.path}: no wordpiece.json; {hint}")
         config = json.loads((self.path / "wordpiece.json").read_text(encoding="utf-8"))
         if config.get("tokenizer_sha256") != meta["files"].get("tokenizer.json"):
-            raise ValueError(f"{self.path}: wordpiece.json was derived from another tokenizer.json; "
-                             "hint: python scripts/build_embedder.py --vocab-only")
-        vocab = (self.path / config["vocab"]).read_text(encoding="utf-8").split("\n")
-        if vocab and vocab[-1] == "":
-            vocab.pop()
-        if len(vocab) != meta["vocab_size"]:
-            raise ValueError(f"{self.path}: {config['vocab']} has {len(vocab)} tokens, meta.json says {meta['vocab_size']}")
+            raise ValueError(f"{self.path}: wordpiece.json was derived from another tokenizer.json; {hint}")
+        layout = config["vocab"]
+        if layout["size"] != meta["vocab_size"]:
+            raise ValueError(f"{self.path}: {layout['file']} has {layout['size']} tokens, not {meta['vocab_size']}")
+        vocab = SortedVocab(self.path / layout["file"], size=layout["size"], token_bytes=layout["token_bytes"],
+                            id_digits=layout["id_digits"])
         self.tokenizer = BertWordPiece(vocab, config, meta["max_length"])
         unk = meta.get("unk_token")
-        self._unk: int | None = self.tokenizer.vocab[unk] if unk else None
+        self._unk: int | None = vocab.get(unk) if unk else None
 
         self._matrix, self._offset, code, shape = _open_npy(self.path / meta["matrix"])
-        if shape != (len(vocab), self.dim) or code[1:] != _NPY_CODES[_DTYPES[meta["dtype"]]]:
+        if shape != (vocab.size, self.dim) or code[1:] != _NPY_CODES[_DTYPES[meta["dtype"]]]:
             raise ValueError(f"{self.path}: matrix {shape} {code} does not match meta.json")
         self._row = struct.Struct(f"{code[0]}{self.dim}{code[1:]}")
         self._scales: mmap.mmap | None = None
+        self._scale_offset = 0
         if meta.get("scales"):
             self._scales, self._scale_offset, scode, sshape = _open_npy(self.path / meta["scales"])
-            if sshape != (len(vocab),) or scode[1:] != "f":
+            if sshape != (vocab.size,) or scode[1:] != "f":
                 raise ValueError(f"{self.path}: scales {sshape} {scode} do not match the matrix")
             self._scale = struct.Struct(scode)
 
@@ -479,21 +576,21 @@ class QueryEmbedder:
         return f"QueryEmbedder({self.version!r}, dim={self.dim}, dtype={self.meta['dtype']})"
 
     def token_ids(self, text: str) -> list[int]:
-        """The ids whose rows are averaged (StaticEmbedder.token_ids([text])[0])."""
+        """The ids whose rows are averaged: ``StaticEmbedder.token_ids([text])[0]``."""
         if not isinstance(text, str):
             raise TypeError(f"token_ids() takes a string, got {type(text).__name__}")
         if self.max_chars is not None:
             text = text[: self.max_chars]
         if not text.isascii() and _has_surrogate(text):
-            # Lone surrogates (say, from undecodable argv bytes) cannot reach tokenizers, which
-            # raises on them; here they are dropped, like the other code points clean_text removes.
+            # Lone surrogates (say, from undecodable bytes in argv) cannot reach tokenizers, which
+            # raises on them; here they are dropped, like the code points clean_text removes.
             text = "".join([c for c in text if not "\ud800" <= c <= "\udfff"])
         ids = self.tokenizer.ids(text)
         unk = self._unk
         return ids if unk is None else [i for i in ids if i != unk]
 
     def embed_query(self, text: str) -> array:
-        """One text -> array('f') of length dim, L2-normalised; all zeros if no known token."""
+        """One text -> ``array('f')`` of length dim, L2-normalised; all zeros if no known token."""
         ids = self.token_ids(text)
         if not ids:
             return array("f", bytes(4 * self.dim))
@@ -507,21 +604,19 @@ class QueryEmbedder:
             if self._scales is not None:
                 w *= self._scale.unpack_from(self._scales, self._scale_offset + 4 * i)[0]
             acc = [a + w * x for a, x in zip(acc, row.unpack_from(matrix, offset + stride * i))]
-        if self.normalize:
-            norm = math.sqrt(math.fsum([a * a for a in acc]))
-            if norm == 0.0:
-                return array("f", bytes(4 * self.dim))
-            return array("f", [a / norm for a in acc])
-        return array("f", [a / len(ids) for a in acc])
+        if not self.normalize:
+            return array("f", [a / len(ids) for a in acc])
+        norm = math.sqrt(math.fsum([a * a for a in acc]))
+        if norm == 0.0:
+            return array("f", bytes(4 * self.dim))
+        return array("f", [a / norm for a in acc])
 
     def close(self) -> None:
-        """Unmap the data files (the object is unusable afterwards)."""
+        """Unmap the data files; the object is unusable afterwards."""
+        self.tokenizer.vocab.close()
         self._matrix.close()
         if self._scales is not None:
             self._scales.close()
-
-
-_DTYPES = {"int8": "i1", "float16": "f2", "float32": "f4"}
 
 
 def _has_surrogate(text: str) -> bool:
@@ -536,7 +631,7 @@ _default_query: QueryEmbedder | None = None
 
 
 def query_embedder() -> QueryEmbedder:
-    """The shipped embedder's numpy-free query path, loaded once per process."""
+    """The shipped embedder's query path (QueryEmbedder), loaded once per process."""
     global _default_query
     if _default_query is None:
         _default_query = QueryEmbedder()
@@ -544,5 +639,5 @@ def query_embedder() -> QueryEmbedder:
 
 
 def embed_query(text: str) -> array:
-    """One query -> unit vector (array('f'), length dim) with the shipped data; no numpy, no tokenizers."""
+    """One query -> unit vector, ``array('f')`` of length dim, with the shipped data; no numpy, no tokenizers."""
     return query_embedder().embed_query(text)

@@ -72,7 +72,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # no fork warnings fro
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "gitmem" / "data" / "embedder"
 # Derived from tokenizer.json for the query path; gitmem.embed leaves them out of the version hash.
-VOCAB_FILE = "vocab.txt"  # one token a line, line number = id
+VOCAB_FILE = "vocab.txt"  # fixed-width lines "token id", sorted by token: binary-searched, never parsed
 WORDPIECE_FILE = "wordpiece.json"  # tokenizer settings + character classes probed from tokenizers
 
 
@@ -156,9 +156,11 @@ def probe_char_classes() -> dict[str, list[list[int]]]:
     """
     from tokenizers import normalizers, pre_tokenizers
 
-    clean = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=False, strip_accents=False, lowercase=False)
-    chinese = normalizers.BertNormalizer(clean_text=False, handle_chinese_chars=True, strip_accents=False, lowercase=False)
-    strip = normalizers.BertNormalizer(clean_text=False, handle_chinese_chars=False, strip_accents=True, lowercase=False)
+    def bert(**on: bool) -> normalizers.Normalizer:  # one BertNormalizer step, the others off
+        flags = dict(clean_text=False, handle_chinese_chars=False, strip_accents=False, lowercase=False)
+        return normalizers.BertNormalizer(**{**flags, **on})
+
+    clean, chinese, strip = bert(clean_text=True), bert(handle_chinese_chars=True), bert(strip_accents=True)
     nfd = normalizers.NFD()
     pre = pre_tokenizers.BertPreTokenizer()
     removed, cleaned_to_space, cjk, marks, punct, space = [], [], [], [], [], []
@@ -228,18 +230,22 @@ def derive_query_files(out: Path, texts: list[str]) -> dict[str, str]:
     vocab = sorted(vocab_map, key=vocab_map.__getitem__)
     if [vocab_map[t] for t in vocab] != list(range(len(vocab))):
         problems.append("vocabulary ids are not 0..n-1")
-    if any(not t or "\n" in t or "\r" in t for t in vocab):
-        problems.append("a token is empty or holds a line break")
+    if any(not t or min(t.encode("utf-8")) <= 0x20 for t in vocab):  # vocab.txt pads with spaces
+        problems.append("a token is empty or holds a space or control byte")
     if any(t not in vocab_map or vocab_map[t] != i for t, i in added.items()):
         problems.append("an added token is not the vocabulary's token of that id")
     if problems:
         sys.exit("error: the query tokenizer cannot reproduce tokenizer.json: " + "; ".join(problems))
 
+    # vocab.txt: sorted by UTF-8 bytes, fixed-width lines "token<spaces> id\n" (see gitmem.embed.SortedVocab).
+    token_bytes = max(len(t.encode("utf-8")) for t in vocab)
+    id_digits = len(str(len(vocab) - 1))
+    lines = sorted(t.encode("utf-8").ljust(token_bytes) + b" " + str(i).rjust(id_digits).encode() + b"\n"
+                   for i, t in enumerate(vocab))
     config = {
         "derived_from": "tokenizer.json",
         "tokenizer_sha256": sha256(out / "tokenizer.json"),
-        "vocab": VOCAB_FILE,
-        "vocab_size": len(vocab),
+        "vocab": {"file": VOCAB_FILE, "size": len(vocab), "token_bytes": token_bytes, "id_digits": id_digits},
         "unk_token": model["unk_token"],
         "continuing_subword_prefix": model["continuing_subword_prefix"],
         "max_input_chars_per_word": model["max_input_chars_per_word"],
@@ -250,27 +256,41 @@ def derive_query_files(out: Path, texts: list[str]) -> dict[str, str]:
     classes = probe_char_classes()  # independent of the flags: each applies only where its flag is on
     head = json.dumps(config, indent=2, ensure_ascii=False)
     body = ",\n".join(f"    {json.dumps(k)}: {json.dumps(v, separators=(',', ':'))}" for k, v in classes.items())
-    (out / VOCAB_FILE).write_bytes(("\n".join(vocab) + "\n").encode("utf-8"))
+    (out / VOCAB_FILE).write_bytes(b"".join(lines))
     (out / WORDPIECE_FILE).write_bytes(f'{head[:-2]},\n  "char_classes": {{\n{body}\n  }}\n}}\n'.encode("utf-8"))
 
-    # The check: tokenizers' ids against the pure tokenizer's, no truncation on either side.
+    # The check: tokenizers against the pure tokenizer (no truncation on either side).
     runtime = load_runtime_module()
-    pure = runtime.BertWordPiece(vocab, json.loads((out / WORDPIECE_FILE).read_text(encoding="utf-8")), None)
+    layout = config["vocab"]
+    sorted_vocab = runtime.SortedVocab(out / VOCAB_FILE, size=layout["size"], token_bytes=token_bytes,
+                                       id_digits=id_digits)
+    if sorted_vocab.tokens() != vocab_map:
+        sys.exit(f"error: {VOCAB_FILE} does not read back as tokenizer.json's vocabulary")
+    pure = runtime.BertWordPiece(sorted_vocab, json.loads((out / WORDPIECE_FILE).read_text(encoding="utf-8")))
     tok = Tokenizer.from_file(str(out / "tokenizer.json"))
     tok.no_padding()
     tok.no_truncation()
-    checks = list(texts)
+    # Every code point, in a word, alone, after a capital and doubled: the normalizer's and the
+    # pre-tokenizer's output must be identical, chunk by chunk; where not (Python's NFD or lower-casing
+    # differs from Rust's, on a few dozen recent code points), the token ids still must be.
     points = [chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF]
-    for fmt in ("x{}y", "{}", "A{}", "{}{}"):  # inside a word, alone, after a capital, doubled
-        for i in range(0, len(points), 2000):
-            checks.append(" ".join(fmt.format(c, c) for c in points[i : i + 2000]))
+    chunks = [" ".join(fmt.format(c, c) for c in points[i : i + 2000])
+              for fmt in ("x{}y", "{}", "A{}", "{}{}") for i in range(0, len(points), 2000)]
+    checks = list(texts) + chunks[: len(chunks) // 4]  # ids: the parity texts, every code point in a word
+    for chunk in chunks:
+        normalized = tok.normalizer.normalize_str(chunk)
+        if pure.normalize(chunk) != normalized or pure.words(normalized) != [
+            w for w, _ in tok.pre_tokenizer.pre_tokenize_str(normalized)
+        ]:
+            checks.append(chunk)
     want = [e.ids for e in tok.encode_batch(checks, add_special_tokens=False)]
     bad = [t for t, w in zip(checks, want) if pure.ids(t) != w]
     if bad:
         sys.exit(f"error: the query tokenizer disagrees with tokenizers on {len(bad)} of {len(checks)} texts, "
                  f"first {bad[0][:80]!r}")
-    print(f"wrote {VOCAB_FILE} ({len(vocab)} tokens) and {WORDPIECE_FILE}; token ids identical to tokenizers on "
-          f"{len(checks)} texts incl. every code point ({time.perf_counter() - t0:.1f}s)")
+    sorted_vocab.close()
+    print(f"wrote {VOCAB_FILE} ({len(vocab)} tokens) and {WORDPIECE_FILE}; identical to tokenizers on every code "
+          f"point and {len(texts)} texts ({time.perf_counter() - t0:.1f}s)")
     return {name: sha256(out / name) for name in (VOCAB_FILE, WORDPIECE_FILE)}
 
 
