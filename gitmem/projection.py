@@ -477,7 +477,8 @@ class Projection:
             cand = [int(x) for x in labels[0]]
             dist = dict(zip(cand, (float(d) for d in dists[0])))
             marks = ",".join("?" * len(cand))
-            sql = f"SELECT m.vec_slot, m.id FROM memories m WHERE m.vec_slot IN ({marks})"
+            sql = (f"SELECT m.vec_slot, m.id FROM memories m INDEXED BY memories_vec "
+                   f"WHERE m.vec_slot IN ({marks})")
             sql, args = _filters(sql, list(cand), kinds, tags, statuses)
             ids = dict(self._c.execute(sql, args).fetchall())
             hits = sorted((round(dist[s], 6), ids[s]) for s in cand if s in ids)
@@ -560,11 +561,12 @@ class Projection:
         if index is not None:
             return self._hnsw_search(index, query, n, limit, kinds, tags, statuses), stats
         assert dist is not None
-        want = max(limit * 4, 64)
+        want = limit + limit // 4 + 16  # a little slack for filtered-out rows
         while True:
             cand = heapq.nsmallest(min(want, n), range(n), key=dist.__getitem__)
             marks = ",".join("?" * len(cand))
-            sql = f"SELECT m.vec_slot, m.id FROM memories m WHERE m.vec_slot IN ({marks})"
+            sql = (f"SELECT m.vec_slot, m.id FROM memories m INDEXED BY memories_vec "
+                   f"WHERE m.vec_slot IN ({marks})")
             sql, args = _filters(sql, list(cand), kinds, tags, statuses)
             ids = dict(self._c.execute(sql, args).fetchall())
             hits = sorted(((round(dist[s], 6), ids[s]) for s in cand if s in ids))
@@ -840,6 +842,19 @@ class Projection:
         sql += " ORDER BY r, m.id LIMIT ?"
         args.append(limit)
         return [(r[0], float(r[1])) for r in self._c.execute(sql, args)]
+
+    @_guarded
+    def weights(self, ids: Iterable[str]) -> dict[str, float]:
+        """What ranking needs of each candidate (importance), without building records."""
+        ids = list(ids)
+        out: dict[str, float] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            out.update(self._c.execute(
+                f"SELECT id, importance FROM memories WHERE id IN ({marks})", chunk
+            ).fetchall())
+        return out
 
     @_guarded
     def neighbours(

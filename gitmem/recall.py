@@ -125,17 +125,17 @@ def rank(
             for mid in near:
                 context[mid] = context.get(mid, 0.0) + CONTEXT_SHARE * base[src]
                 fused.setdefault(mid, {"rank": {}, "raw": {}})
-    records = projection.records(fused)
+    importance = projection.weights(fused)
     scored = []
     for mid, entry in fused.items():
-        rec = records[mid]
         rrf = base.get(mid, 0.0) + context.get(mid, 0.0)
-        factors = {"importance": 0.75 + 0.5 * rec.importance}  # neutral at 0.5
+        factors = {"importance": 0.75 + 0.5 * importance.get(mid, 0.5)}  # neutral at 0.5
         final = rrf
         for f in factors.values():
             final *= f
         scored.append((-final, mid, rrf, factors, entry))
     scored.sort()
+    records = projection.records(mid for _, mid, *_ in scored[: q.k])  # only what is returned
     hits: list[Hit] = []
     for n, (neg, mid, rrf, factors, entry) in enumerate(scored[: q.k], start=1):
         explain = None
