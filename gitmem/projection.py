@@ -30,7 +30,7 @@ from .model import Anchor, OpInfo, Record, RefreshReport, Skipped
 from .timefmt import iso
 
 # Bump when the tables change: a mismatch rebuilds from the log, never migrates.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DB_NAME = "projection.sqlite3"
 VEC_NAME = "vectors.i8"
 HNSW_NAME = "vectors.hnsw"
@@ -118,9 +118,13 @@ CREATE TABLE memories(
     author_name TEXT NOT NULL, author_email TEXT NOT NULL,
     status TEXT NOT NULL, retired_by TEXT, retired_at INTEGER,
     retired_tz INTEGER, retired_reason TEXT,
-    vec_slot INTEGER  -- row in vectors.i8, NULL until embedded
+    vec_slot INTEGER  -- first row in vectors.i8, NULL until embedded
 );
 CREATE UNIQUE INDEX memories_vec ON memories(vec_slot);
+-- Every vector row and the memory it belongs to: a long memory has a row for
+-- the whole and one per chunk, its similarity is the best of them.
+CREATE TABLE vec_rows(slot INTEGER PRIMARY KEY, memory INTEGER NOT NULL);
+CREATE INDEX vec_rows_memory ON vec_rows(memory);
 CREATE INDEX memories_ref ON memories(ref);
 CREATE INDEX memories_status ON memories(status, kind);
 CREATE INDEX memories_session ON memories(session, clock, id);
@@ -235,7 +239,7 @@ class Projection:
             ]
             for t in tables:
                 c.execute(f'DROP TABLE IF EXISTS "{t}"')
-            for stmt in _SCHEMA.split(";"):
+            for stmt in _SCHEMA.split(";\n"):  # statements end a line, comments never do
                 if stmt.strip():
                     c.execute(stmt)
             c.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
@@ -297,7 +301,7 @@ class Projection:
         return report
 
     def _clear(self) -> None:
-        for t in ("partitions", "ops", "links", "memories", "memories_fts", "skipped"):
+        for t in ("partitions", "ops", "links", "memories", "memories_fts", "skipped", "vec_rows"):
             self._c.execute(f"DELETE FROM {t}")
 
     # -- vectors ----------------------------------------------------------------
@@ -314,7 +318,7 @@ class Projection:
     def _vectors_current(self) -> bool:
         if self.embedder_version is None:
             return True
-        top = self._c.execute("SELECT max(vec_slot) FROM memories").fetchone()[0]
+        top = self._c.execute("SELECT max(slot) FROM vec_rows").fetchone()[0]
         if top is not None and top >= self._rows_in_file():
             self.vectors_damaged = True  # truncated or lost: re-embed on this refresh
             return False
@@ -325,6 +329,7 @@ class Projection:
     def _reset_vectors(self) -> None:
         c = self._c
         c.execute("UPDATE memories SET vec_slot = NULL")
+        c.execute("DELETE FROM vec_rows")
         self._drop_hnsw()
         tmp = self.directory / f".{VEC_NAME}.{uuid.uuid4().hex}"
         tmp.write_bytes(b"")
@@ -341,7 +346,7 @@ class Projection:
             return 0
         c = self._c
         rows_in_file = self._rows_in_file()
-        top = c.execute("SELECT max(vec_slot) FROM memories").fetchone()[0]
+        top = c.execute("SELECT max(slot) FROM vec_rows").fetchone()[0]
         if (reset or self.meta().get("embedder") != self.embedder_version
                 or (top is not None and top >= rows_in_file)):
             self._reset_vectors()  # new model, rebuild, or a damaged file: re-embed all
@@ -361,13 +366,21 @@ class Projection:
             slot = fh.tell() // self.dim
             for start in range(0, len(pending), EMBED_BATCH):
                 batch = pending[start : start + EMBED_BATCH]
-                vecs = self._embedder.embed([embed_text(*row[1:]) for row in batch])
-                fh.write(quantize_rows(vecs))
+                texts: list[str] = []
+                owners: list[int] = []
+                firsts: list[tuple[int, int]] = []
+                for row in batch:
+                    pieces = embed_chunks(*row[1:])
+                    firsts.append((slot + len(texts), row[0]))
+                    texts.extend(pieces)
+                    owners.extend([row[0]] * len(pieces))
+                fh.write(quantize_rows(self._embedder.embed(texts)))
                 c.executemany(
-                    "UPDATE memories SET vec_slot = ? WHERE rowid = ?",
-                    [(slot + i, row[0]) for i, row in enumerate(batch)],
+                    "INSERT INTO vec_rows(slot, memory) VALUES (?, ?)",
+                    [(slot + i, owner) for i, owner in enumerate(owners)],
                 )
-                slot += len(batch)
+                c.executemany("UPDATE memories SET vec_slot = ? WHERE rowid = ?", firsts)
+                slot += len(texts)
             fh.flush()
             os.fsync(fh.fileno())
         return len(pending)
@@ -459,6 +472,28 @@ class Projection:
         os.replace(tmp_tag, Path(str(self.hnsw_path) + ".json"))
         self._hnsw, self._hnsw_tag = index, want
 
+    def _best_per_memory(
+        self,
+        slots: list[int],
+        distance: Callable[[int], float],
+        kinds: list[str],
+        tags: list[str],
+        statuses: list[str],
+    ) -> list[tuple[float, str]]:
+        """Candidate rows -> (best distance, memory id) per memory passing the filters."""
+        marks = ",".join("?" * len(slots))
+        # CROSS JOIN fixes the order: look rows up by slot, then their memory (the
+        # planner would otherwise walk every active memory via the status index).
+        sql = (f"SELECT r.slot, m.id FROM vec_rows r CROSS JOIN memories m ON m.rowid = r.memory "
+               f"WHERE r.slot IN ({marks})")
+        sql, args = _filters(sql, list(slots), kinds, tags, statuses)
+        best: dict[str, float] = {}
+        for slot, mid in self._c.execute(sql, args):
+            d = round(distance(slot), 6)
+            if d < best.get(mid, 2.0):
+                best[mid] = d
+        return sorted((d, mid) for mid, d in best.items())
+
     def wait_for_index(self, timeout: float | None = None) -> None:
         """Block until a background index build finishes (tests, benchmarks)."""
         if self._hnsw_thread is not None:
@@ -476,12 +511,7 @@ class Projection:
             labels, dists = index.knn_query(q, k=k)
             cand = [int(x) for x in labels[0]]
             dist = dict(zip(cand, (float(d) for d in dists[0])))
-            marks = ",".join("?" * len(cand))
-            sql = (f"SELECT m.vec_slot, m.id FROM memories m INDEXED BY memories_vec "
-                   f"WHERE m.vec_slot IN ({marks})")
-            sql, args = _filters(sql, list(cand), kinds, tags, statuses)
-            ids = dict(self._c.execute(sql, args).fetchall())
-            hits = sorted((round(dist[s], 6), ids[s]) for s in cand if s in ids)
+            hits = self._best_per_memory(cand, dist.__getitem__, kinds, tags, statuses)
             if len(hits) >= limit or k >= n:
                 return [(mid, 1.0 - d) for d, mid in hits[:limit] if d < 1.0]
             want *= 8
@@ -525,7 +555,7 @@ class Projection:
         none: tuple[list[tuple[str, float]], tuple[float, float, int]] = ([], (0.0, 0.0, 0))
         if not self.dim or len(query) != self.dim or not any(query):
             return none
-        top = self._c.execute("SELECT max(vec_slot) FROM memories").fetchone()[0]
+        top = self._c.execute("SELECT max(slot) FROM vec_rows").fetchone()[0]
         if top is None:
             return none
         n = top + 1
@@ -561,15 +591,10 @@ class Projection:
         if index is not None:
             return self._hnsw_search(index, query, n, limit, kinds, tags, statuses), stats
         assert dist is not None
-        want = limit + limit // 4 + 16  # a little slack for filtered-out rows
+        want = 2 * limit + 16  # slack for filtered-out rows and several rows per memory
         while True:
             cand = heapq.nsmallest(min(want, n), range(n), key=dist.__getitem__)
-            marks = ",".join("?" * len(cand))
-            sql = (f"SELECT m.vec_slot, m.id FROM memories m INDEXED BY memories_vec "
-                   f"WHERE m.vec_slot IN ({marks})")
-            sql, args = _filters(sql, list(cand), kinds, tags, statuses)
-            ids = dict(self._c.execute(sql, args).fetchall())
-            hits = sorted(((round(dist[s], 6), ids[s]) for s in cand if s in ids))
+            hits = self._best_per_memory(cand, dist.__getitem__, kinds, tags, statuses)
             if len(hits) >= limit or len(cand) >= n:
                 return [(mid, 1.0 - d) for d, mid in hits[:limit] if d < 1.0], stats
             want *= 8
@@ -730,8 +755,8 @@ class Projection:
                 (rowid,),
             )
             c.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
-            slot = c.execute("SELECT vec_slot FROM memories WHERE rowid = ?", (rowid,)).fetchone()[0]
-            self._zero_vector(slot)
+            for (slot,) in c.execute("SELECT slot FROM vec_rows WHERE memory = ?", (rowid,)).fetchall():
+                self._zero_vector(slot)
 
     def _drop_partition(self, ref: str) -> bool:
         """Remove every row a partition contributed. False if a full replay is needed."""
@@ -750,6 +775,10 @@ class Projection:
         ]
         c.execute(
             "DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE ref = ?)",
+            (ref,),
+        )
+        c.execute(
+            "DELETE FROM vec_rows WHERE memory IN (SELECT rowid FROM memories WHERE ref = ?)",
             (ref,),
         )
         c.execute("DELETE FROM memories WHERE ref = ?", (ref,))
@@ -985,10 +1014,43 @@ def _opinfo(row: tuple) -> OpInfo:  # type: ignore[type-arg]
     )
 
 
+CHUNK_CHARS = 400
+
+
 def embed_text(key: str | None, text: str, entities: str, tags: str) -> str:
     """What a memory's vector is computed from: its key, entities, text and tags."""
     parts = [key or "", *json.loads(entities), text, *json.loads(tags)]
     return " ".join(p for p in parts if p)
+
+
+def embed_chunks(key: str | None, text: str, entities: str, tags: str) -> list[str]:
+    """The texts embedded for one memory: the whole, then, when it is long, its chunks.
+
+    A mean of token vectors over a long text drifts towards "any text"; a
+    question usually matches one part. Chunks are runs of whole lines of about
+    CHUNK_CHARS characters (long lines split at spaces), each carrying the
+    memory's key, entities and tags, so a long memory is found by its best part.
+    """
+    whole = embed_text(key, text, entities, tags)
+    if len(text) <= CHUNK_CHARS * 3 // 2:
+        return [whole]
+    label = embed_text(key, "", entities, tags)
+    pieces: list[str] = []
+    current = ""
+    for line in text.splitlines():
+        while len(line) > 2 * CHUNK_CHARS:
+            cut = line.rfind(" ", 0, CHUNK_CHARS) if " " in line[:CHUNK_CHARS] else CHUNK_CHARS
+            cut = cut if cut > 0 else CHUNK_CHARS
+            pieces.append(line[:cut])
+            line = line[cut:].lstrip()
+        if current and len(current) + len(line) + 1 > CHUNK_CHARS:
+            pieces.append(current)
+            current = line
+        else:
+            current = f"{current}\n{line}" if current else line
+    if current.strip():
+        pieces.append(current)
+    return [whole] + [f"{label} {p}".strip() for p in pieces if p.strip()]
 
 
 def quantize_rows(vectors: Any) -> bytes:
