@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -529,7 +528,7 @@ class Store:
         """
         old_cid = self.log.clone_id()
         own = self.log.own_partitions()
-        new_cid = uuid.uuid4().hex[:12]
+        new_cid = os.urandom(6).hex()
         self.log.set_clone_id(new_cid)
         tracking: dict[str, list[str]] = {}
         for tref, tip in self.log.tracking().items():

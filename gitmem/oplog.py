@@ -24,7 +24,6 @@ import random
 import re
 import subprocess
 import time
-import uuid
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -323,7 +322,7 @@ class _SyncMixin:
     def set_clone_id(self, value: str) -> None:
         """Replace this clone's id (rekey). Atomic: write a temp file, rename it."""
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.state_dir / f".clone-id.{os.getpid()}.{uuid.uuid4().hex}"
+        tmp = self.state_dir / f".clone-id.{os.getpid()}.{os.urandom(16).hex()}"
         tmp.write_text(value + "\n")
         os.replace(tmp, self.state_dir / CLONE_ID_FILE)
 
@@ -514,7 +513,7 @@ class Oplog(_SyncMixin):
         if path.exists():
             return oid
         folder.mkdir(exist_ok=True)
-        tmp = folder / f"tmp_obj_{os.getpid()}_{uuid.uuid4().hex}"
+        tmp = folder / f"tmp_obj_{os.getpid()}_{os.urandom(16).hex()}"
         with open(tmp, "wb") as fh:
             fh.write(zlib.compress(raw, 1))
             fh.flush()
@@ -627,8 +626,8 @@ class Oplog(_SyncMixin):
             if not create:
                 return ""
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.state_dir / f".clone-id.{os.getpid()}.{uuid.uuid4().hex}"
-        tmp.write_text(uuid.uuid4().hex[:12] + "\n")
+        tmp = self.state_dir / f".clone-id.{os.getpid()}.{os.urandom(16).hex()}"
+        tmp.write_text(os.urandom(6).hex() + "\n")
         try:
             os.link(tmp, path)
         except FileExistsError:
@@ -755,7 +754,7 @@ class Oplog(_SyncMixin):
     def _write_memo(self, path: Path, data: dict[str, int]) -> None:
         try:
             self.state_dir.mkdir(parents=True, exist_ok=True)
-            tmp = self.state_dir / f".tip-clocks.{os.getpid()}.{uuid.uuid4().hex}"
+            tmp = self.state_dir / f".tip-clocks.{os.getpid()}.{os.urandom(16).hex()}"
             tmp.write_text(json.dumps(data, sort_keys=True))
             os.replace(tmp, path)
         except OSError:

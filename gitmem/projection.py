@@ -20,7 +20,6 @@ import mmap
 import os
 import sqlite3
 import time
-import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Callable, Protocol, TypeVar
@@ -331,7 +330,7 @@ class Projection:
         c.execute("UPDATE memories SET vec_slot = NULL")
         c.execute("DELETE FROM vec_rows")
         self._drop_hnsw()
-        tmp = self.directory / f".{VEC_NAME}.{uuid.uuid4().hex}"
+        tmp = self.directory / f".{VEC_NAME}.{os.urandom(16).hex()}"
         tmp.write_bytes(b"")
         os.replace(tmp, self.vec_path)
         c.execute(
@@ -463,7 +462,7 @@ class Projection:
         for lo in range(start, n, 8192):
             hi = min(n, lo + 8192)
             index.add_items(rows[lo:hi].astype(np.float32), np.arange(lo, hi))
-        token = uuid.uuid4().hex
+        token = os.urandom(16).hex()
         tmp = self.directory / f".{HNSW_NAME}.{token}"
         index.save_index(str(tmp))
         os.replace(tmp, self.hnsw_path)

@@ -9,7 +9,6 @@ forms. Times without an offset are local time, as in git. Pure module.
 
 from __future__ import annotations
 
-import email.utils
 import os
 import re
 import time
@@ -92,6 +91,8 @@ def parse_date(text: str, *, now: float | None = None) -> tuple[int, int]:
         return _from_datetime(datetime.fromisoformat(iso))
     except ValueError:
         pass
+    import email.utils  # lazy: only RFC 2822 dates need it (it costs ~5 ms to import)
+
     try:
         dt = email.utils.parsedate_to_datetime(s)
     except (TypeError, ValueError, IndexError):
