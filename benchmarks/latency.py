@@ -44,14 +44,33 @@ QUERIES = ["how do I run the tests", "where is the cache configured", "which dat
            "where do migrations live", "how is the api gateway configured"]
 
 
-def synthetic(n: int, seed: int = 7) -> list[dict[str, object]]:
+def _vocabulary(size: int = 4000, seed: int = 11) -> list[str]:
+    """Made-up identifiers and words (syllable soup), stable across runs."""
     rnd = random.Random(seed)
+    syll = ("ka ri to mu ne sa lo vi de pa go ru ti ma zo fe ba ki no shi ta "
+            "ren lin dor mex quo vat sel tor gram pix").split()
+    words = set()
+    while len(words) < size:
+        words.add("".join(rnd.choice(syll) for _ in range(rnd.randint(2, 4))))
+    return sorted(words)
+
+
+VOCAB = _vocabulary()
+
+
+def synthetic(n: int, seed: int = 7) -> list[dict[str, object]]:
+    """Developer-note-like memories: a dev-word skeleton plus Zipf-distributed
+    project-specific words (module names, identifiers), so that, as in a real
+    code base, a few words are common and most are rare. (A corpus built from
+    a few dozen words only would make every query match a third of it.)"""
+    rnd = random.Random(seed)
+    weights = [1.0 / (r + 1) for r in range(len(VOCAB))]
     out = []
     for i in range(n):
         a, b = rnd.sample(NOUNS, 2)
-        text = (f"the {a} {rnd.choice(VERBS)} the {b} in {rnd.choice(PLACES)}{a}_{i % 97}.py; "
-                f"{rnd.choice(VERBS)} {rnd.choice(NOUNS)} when {rnd.choice(NOUNS)} "
-                f"{rnd.choice(VERBS)} (note {i})")
+        ids = rnd.choices(VOCAB, weights=weights, k=4)
+        text = (f"the {a} in {rnd.choice(PLACES)}{ids[0]}.py {rnd.choice(VERBS)} {ids[1]} "
+                f"before {b} {rnd.choice(VERBS)} {ids[2]}; see {ids[3]} (note {i})")
         out.append({"text": text, "kind": rnd.choice(["fact", "note", "procedure"]),
                     "tags": [rnd.choice(NOUNS)]})
     return out

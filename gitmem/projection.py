@@ -592,7 +592,7 @@ class Projection:
         assert dist is not None
         want = 2 * limit + 16  # slack for filtered-out rows and several rows per memory
         while True:
-            cand = heapq.nsmallest(min(want, n), range(n), key=dist.__getitem__)
+            cand = _smallest(dist, min(want, n))
             hits = self._best_per_memory(cand, dist.__getitem__, kinds, tags, statuses)
             if len(hits) >= limit or len(cand) >= n:
                 return [(mid, 1.0 - d) for d, mid in hits[:limit] if d < 1.0], stats
@@ -1014,6 +1014,14 @@ def _opinfo(row: tuple) -> OpInfo:  # type: ignore[type-arg]
 
 
 CHUNK_CHARS = 400
+
+
+def _smallest(values: list[float], k: int) -> list[int]:
+    """Indices of the k smallest values (all ties at the cut included), in C-speed steps."""
+    if k >= len(values):
+        return list(range(len(values)))
+    cut = heapq.nsmallest(k, values)[-1]  # floats compare in C: no key function
+    return [i for i, v in enumerate(values) if v <= cut]
 
 
 def embed_text(key: str | None, text: str, entities: str, tags: str) -> str:

@@ -117,7 +117,7 @@ def rank(
         for mid, e in fused.items()
     }
     context: dict[str, float] = {}
-    if CONTEXT_SHARE > 0:
+    if CONTEXT_SHARE > 0 and q.mode == "hybrid":  # single-channel modes stay pure baselines
         sources = sorted(base, key=lambda m: (-base[m], m))[:CONTEXT_SOURCES]
         for src, near in projection.neighbours(
             sources, kinds=q.kinds, tags=q.tags, statuses=statuses
