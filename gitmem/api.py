@@ -751,8 +751,8 @@ def _clip(text: str, n: int) -> str:
 def _embedder_identity() -> tuple[str, int]:
     from . import embed
 
-    meta = json.loads((embed.DATA_DIR / "meta.json").read_text(encoding="utf-8"))
-    return f"{meta['name']}@{embed.data_digest(meta['files'])[:12]}", int(meta["dim"])
+    _, version, dim = embed.identity()
+    return version, dim
 
 
 def _doc_embedder() -> Any:

@@ -84,13 +84,8 @@ class StaticEmbedder:
         from tokenizers import Tokenizer
 
         self.path = Path(path)
-        meta = json.loads((self.path / "meta.json").read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT:
-            raise ValueError(f"{self.path}: embedder data format {meta.get('format')!r}, expected {FORMAT}")
-        self.meta: dict[str, Any] = meta
-        self.name: str = meta["name"]
-        self.dim: int = int(meta["dim"])
-        self.version: str = f"{self.name}@{data_digest(meta['files'])[:12]}"
+        meta = self.meta = read_meta(self.path)
+        self.name, self.version, self.dim = identity(self.path)
         self.normalize: bool = bool(meta["normalize"])
         self.max_length: int | None = meta["max_length"]
         self.max_chars: int | None = meta["max_chars"]
@@ -205,6 +200,21 @@ def data_digest(files: dict[str, str]) -> str:
 
 
 _default: StaticEmbedder | None = None
+
+
+def read_meta(path: Path | str = DATA_DIR) -> dict[str, Any]:
+    """The model's meta.json, checked for a layout this loader understands."""
+    path = Path(path)
+    meta: dict[str, Any] = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"{path}: embedder data format {meta.get('format')!r}, expected {FORMAT}")
+    return meta
+
+
+def identity(path: Path | str = DATA_DIR) -> tuple[str, str, int]:
+    """(name, version, dim) from meta.json alone: cheap, no numpy, no tokenizer."""
+    meta = read_meta(path)
+    return meta["name"], f"{meta['name']}@{data_digest(meta['files'])[:12]}", int(meta["dim"])
 
 
 def default_embedder() -> StaticEmbedder:
@@ -536,13 +546,8 @@ class QueryEmbedder:
 
     def __init__(self, path: Path | str = DATA_DIR) -> None:
         self.path = Path(path)
-        meta = json.loads((self.path / "meta.json").read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT:
-            raise ValueError(f"{self.path}: embedder data format {meta.get('format')!r}, expected {FORMAT}")
-        self.meta: dict[str, Any] = meta
-        self.name: str = meta["name"]
-        self.dim: int = int(meta["dim"])
-        self.version: str = f"{self.name}@{data_digest(meta['files'])[:12]}"
+        meta = self.meta = read_meta(self.path)
+        self.name, self.version, self.dim = identity(self.path)
         self.normalize: bool = bool(meta["normalize"])
         self.max_chars: int | None = meta["max_chars"]
         hint = "hint: python scripts/build_embedder.py --vocab-only"

@@ -812,16 +812,17 @@ class Projection:
 
     @_guarded
     def records(self, ids: Iterable[str]) -> dict[str, Record]:
+        return {
+            row[0]: _record(row)
+            for row in self._by_ids(f"SELECT {_MEMORY_COLS} FROM memories WHERE id IN", ids)
+        }
+
+    def _by_ids(self, sql: str, ids: Iterable[str]) -> Iterator[tuple]:  # type: ignore[type-arg]
+        """Rows of ``sql + (?, ?, ...)`` over ids, in chunks SQLite accepts."""
         ids = list(ids)
-        out: dict[str, Record] = {}
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in self._c.execute(
-                f"SELECT {_MEMORY_COLS} FROM memories WHERE id IN ({marks})", chunk
-            ):
-                out[row[0]] = _record(row)
-        return out
+            yield from self._c.execute(f"{sql} ({','.join('?' * len(chunk))})", chunk)
 
     @_guarded
     def ops_touching(self, memory_id: str) -> list[OpInfo]:
@@ -874,15 +875,7 @@ class Projection:
     @_guarded
     def weights(self, ids: Iterable[str]) -> dict[str, float]:
         """What ranking needs of each candidate (importance), without building records."""
-        ids = list(ids)
-        out: dict[str, float] = {}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            out.update(self._c.execute(
-                f"SELECT id, importance FROM memories WHERE id IN ({marks})", chunk
-            ).fetchall())
-        return out
+        return dict(self._by_ids("SELECT id, importance FROM memories WHERE id IN", ids))
 
     @_guarded
     def neighbours(
