@@ -9,7 +9,6 @@ log. Warnings (a rebuilt projection, skipped ops) collect in
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
