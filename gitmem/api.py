@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
@@ -28,8 +28,9 @@ from .errors import (
 )
 from .model import Hit, OpInfo, Record, RefreshReport, Skipped
 from .oplog import REF_PREFIX, Integrated, Oplog
-from .projection import Projection, ProjectionCorrupt
-from .recall import MODES, Query, rank
+
+if TYPE_CHECKING:
+    from .projection import Projection
 from .timefmt import iso, now_from_env, parse_date
 
 T = TypeVar("T")
@@ -150,19 +151,29 @@ class Store:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.cwd = Path(os.fspath(path)) if path is not None else Path.cwd()
         self.log = Oplog(self.cwd)
-        version, dim = _embedder_identity()
-        self.projection = Projection(
-            self.log.state_dir / CACHE_DIR,
-            embedder_version=version,
-            embedder_dim=dim,
-            make_embedder=_doc_embedder,
-        )
+        self._projection: Projection | None = None
         self.warnings: list[str] = []
         self.last_refresh: RefreshReport | None = None
         self._open = False
 
+    @property
+    def projection(self) -> Projection:
+        """The local projection (created on first use: writes never need it)."""
+        if self._projection is None:
+            from .projection import Projection
+
+            version, dim = _embedder_identity()
+            self._projection = Projection(
+                self.log.state_dir / CACHE_DIR,
+                embedder_version=version,
+                embedder_dim=dim,
+                make_embedder=_doc_embedder,
+            )
+        return self._projection
+
     def close(self) -> None:
-        self.projection.close()
+        if self._projection is not None:
+            self._projection.close()
         self._open = False
 
     def __enter__(self) -> Store:
@@ -174,6 +185,8 @@ class Store:
     # -- projection lifecycle -------------------------------------------------
 
     def _ensure_open(self) -> Projection:
+        from .projection import ProjectionCorrupt
+
         if self._open:
             return self.projection
         marker = self.log.state_dir / BUILT_MARKER
@@ -196,6 +209,8 @@ class Store:
 
     def _read(self, fn: Callable[[Projection], T]) -> T:
         """Refresh, then run a query; a corrupt file is rebuilt once, with a warning."""
+        from .projection import ProjectionCorrupt
+
         for attempt in (1, 2):
             try:
                 proj = self._ensure_open()
@@ -233,6 +248,8 @@ class Store:
 
     def rebuild(self) -> RefreshReport:
         """Drop the projection's content and replay every partition."""
+        from .projection import ProjectionCorrupt
+
         def run(p: Projection) -> RefreshReport:
             return self._refresh(p, full=True)
 
@@ -625,6 +642,8 @@ class Store:
         for kind in kinds:
             if kind not in ops.KINDS:
                 raise InvalidInput(f"unknown kind '{kind}'", f"use one of: {', '.join(ops.KINDS)}")
+        from .recall import MODES, Query, rank
+
         if mode not in MODES:
             raise InvalidInput(f"unknown recall mode '{mode}'", f"use one of: {', '.join(MODES)}")
         q = Query(query, k, list(kinds), list(tags), include_retired, mode, explain)

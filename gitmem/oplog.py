@@ -594,7 +594,13 @@ class Oplog(_SyncMixin):
         ``git var GIT_AUTHOR_IDENT`` honours GIT_AUTHOR_NAME/EMAIL and every
         config level; ``user.useConfigOnly`` stops git from inventing an
         address from the host name, which would split one person's partition.
+        When both variables are set git uses them as they are, so we skip the
+        subprocess.
         """
+        env_name = os.environ.get("GIT_AUTHOR_NAME", "").strip()
+        env_email = os.environ.get("GIT_AUTHOR_EMAIL", "").strip()
+        if env_name and env_email and not any(c in env_name + env_email for c in "<>\n"):
+            return ops.Author(name=env_name, email=env_email)
         try:
             proc = subprocess.run(
                 ["git", "-c", "user.useConfigOnly=true", "var", "GIT_AUTHOR_IDENT"],
