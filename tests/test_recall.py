@@ -180,3 +180,16 @@ def test_projection_without_an_embedder_is_lexical_only(repo: Path, tmp_path: Pa
     p.open()
     assert p.refresh(Oplog(repo)).embedded == 0
     assert not p.vec_path.exists()
+
+
+def test_filters_apply_to_both_channels(repo: Path) -> None:
+    with gitmem.open(repo) as s:
+        s.add("deploys run through the release pipeline", kind="procedure", tags=["ci"])
+        s.add("the release pipeline is owned by the platform team", kind="fact")
+        s.add("shipping to production happens on tuesdays", kind="note", tags=["ci"])
+        for mode in ("hybrid", "lexical", "vector"):
+            hits = s.recall("how do we ship a release", kinds=["procedure"], mode=mode)
+            assert {h.kind for h in hits} <= {"procedure"}, mode
+            tagged = s.recall("release pipeline shipping production", tags=["ci"], mode=mode)
+            assert all("ci" in h.tags for h in tagged), mode
+        assert {h.kind for h in s.recall("release pipeline", kinds=["fact", "note"])} == {"fact"}
