@@ -321,6 +321,12 @@ class Store:
         """Validate what a user wants to remember and build the op's record."""
         if not isinstance(text, str) or not text.strip():
             raise EmptyText("memory text is empty")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(
+                "memory text is not valid UTF-8", "convert it to UTF-8 (e.g. with iconv) first"
+            ) from None
         if len(text.encode("utf-8")) > ops.MAX_TEXT_BYTES:
             raise InvalidInput(
                 f"memory text is {len(text.encode('utf-8'))} bytes; the limit is "
@@ -391,13 +397,16 @@ class Store:
             chunk = bodies[start : start + pack_size]
 
             def make(clock: int, chunk: list = chunk) -> list[bytes]:  # type: ignore[type-arg]
-                return [
+                out = [
                     ops.encode(ops.AddOp(
                         v=ops.FORMAT_VERSION, author=author, partition=partition,
                         clock=clock + i, at=(at or now)[0], tz=(at or now)[1], memory=body,
                     ))
                     for i, (body, at) in enumerate(chunk)
                 ]
+                for line in out:
+                    _check_writable(line, partition)
+                return out
 
             last_at = chunk[-1][1] or now
             appended = self.log.append(
@@ -450,7 +459,9 @@ class Store:
         def lines(clock: int) -> list[bytes]:
             built.clear()
             built.append(make(author, partition, at, tz, clock))
-            return [ops.encode(built[0])]
+            line = ops.encode(built[0])
+            _check_writable(line, partition)
+            return [line]
 
         appended = self.log.append(partition, author, at, tz, summary, lines)
         return ops.op_id(appended.lines[0]), built[0], appended.commit
@@ -485,7 +496,7 @@ class Store:
         """Fetch every partition from ``remote`` and bring the others' forward."""
         remote = remote or self.log.default_remote()
         self.log.fetch(remote)
-        integ = self.log.integrate(self.log.namespace(remote))
+        integ = self.log.integrate(self.log.namespace(remote), replace=True)
         report = SyncReport(
             remote=remote, fetched=True, created=integ.created,
             fast_forwarded=integ.fast_forwarded, replaced=integ.replaced,
@@ -717,6 +728,19 @@ class Store:
             )
 
         return self._read(run)
+
+
+def _check_writable(line: bytes, partition: str) -> None:
+    """Refuse to write what replay would skip (limits, ranges, types): the
+    writer and every reader apply the very same checks."""
+    from .replay import Skip, check_line
+
+    item = check_line(line, partition)
+    if isinstance(item, Skip):
+        raise InvalidInput(
+            f"this memory cannot be stored: {item.reason}",
+            "shorten or correct the offending field (see docs/data-model.md, Limits)",
+        )
 
 
 def _when(value: str | int | None, flag: str) -> int | None:

@@ -145,7 +145,7 @@ def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tup
       git mem add "tests live in spec/, run with make spec" --kind procedure --tag testing
     """
     if text == "-":
-        text = click.get_text_stream("stdin").read()
+        text = click.get_binary_stream("stdin").read().decode("utf-8", errors="surrogateescape")
     _run(
         "add", as_json,
         lambda s: s.add(text, kind=kind, key=key, tags=tags, about=about, paths=paths,

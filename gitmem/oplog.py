@@ -217,13 +217,16 @@ class _SyncMixin:
                 f"{remote} should work)",
             )
 
-    def integrate(self, namespace: str | None = None) -> Integrated:
+    def integrate(self, namespace: str | None = None, *, replace: bool = False) -> Integrated:
         """Bring fetched partitions into refs/memory/*, checking ancestry.
 
-        Others' partitions: created, or fast-forwarded; a tip that is neither
-        ahead nor behind means the owner rewrote it, and it replaces ours.
+        Others' partitions: created, or fast-forwarded. A tip that is neither
+        ahead nor behind means the owner rewrote it; it replaces ours only
+        with ``replace`` (an explicit pull from that one remote), never on a
+        read, so a stale copy under another remote name cannot undo a purge.
         Our own partitions are never moved from a remote: a remote tip we do
-        not contain is reported as a conflict.
+        not contain is reported as a conflict. Tips that are not commits are
+        ignored (replay would only skip them).
         """
         result = Integrated([], [], [], [])
         own = set(self.own_partitions())
@@ -233,7 +236,7 @@ class _SyncMixin:
             name = tref.rsplit("/", 1)[-1]
             ref = REF_PREFIX + name
             have = local.get(ref)
-            if have == tip:
+            if have == tip or not self.is_commit(tip):
                 continue
             if name in own or (cid and name.endswith("-" + cid)):
                 if have is None or not self.is_ancestor(tip, have):
@@ -246,8 +249,8 @@ class _SyncMixin:
             elif self.is_ancestor(have, tip):
                 self.force_ref(ref, have, tip)
                 result.fast_forwarded.append(name)
-            elif self.is_ancestor(tip, have):
-                continue  # we are ahead (e.g. we got it from another remote)
+            elif self.is_ancestor(tip, have) or not replace:
+                continue  # we are ahead, or a rewrite only an explicit pull may take
             else:
                 self.force_ref(ref, have, tip)
                 result.replaced.append(name)
@@ -392,34 +395,57 @@ def _discover_plain(start: Path) -> tuple[Path, Path] | None:
 def _read_ref_files(commondir: Path, prefix: str) -> dict[str, str] | None:
     """Refs under ``prefix`` read straight from loose files and packed-refs.
 
-    Returns None (use libgit2) for anything but the plain files backend, or a
-    symbolic ref. Loose refs override packed ones, as in git.
+    Loose refs are read first and packed-refs second, as git does: ``git
+    pack-refs`` writes packed-refs before it deletes loose files, so this order
+    can never miss a ref that is being packed. Loose values win. Returns None
+    (the caller asks libgit2) for anything but the plain files backend, a
+    symbolic or unreadable ref, or a packed-refs file we cannot parse.
     """
     if (commondir / "reftable").exists():
         return None
-    out: dict[str, str] = {}
-    try:
-        with open(commondir / "packed-refs", encoding="utf-8") as fh:
-            for line in fh:
-                if line[:1] in ("#", "^") or " " not in line:
-                    continue
-                oid, name = line.rstrip("\n").split(" ", 1)
-                if name.startswith(prefix):
-                    out[name] = oid
-    except FileNotFoundError:
-        pass
-    except (OSError, UnicodeDecodeError):
-        return None
+    loose: dict[str, str] = {}
     base = commondir / prefix
-    if base.is_file():  # an exact ref name rather than a folder
+    if base.is_file() or base.is_symlink():  # an exact ref name rather than a folder
         try:
-            value = base.read_text().strip()
+            value = base.read_text().strip() if not base.is_symlink() else ""
         except (OSError, UnicodeDecodeError):
             return None
         if not _HEX_OID.match(value):
             return None
-        out[prefix] = value
-        return out
+        loose[prefix] = value
+    else:
+        for dirpath, _dirs, files in os.walk(base):
+            rel = Path(dirpath).relative_to(commondir).as_posix()
+            for f in files:
+                if f.endswith(".lock"):
+                    continue
+                path = Path(dirpath) / f
+                try:
+                    value = "" if path.is_symlink() else path.read_text().strip()
+                except (OSError, UnicodeDecodeError):
+                    return None
+                if not _HEX_OID.match(value):
+                    return None  # symbolic or odd: let libgit2 resolve it
+                loose[f"{rel}/{f}"] = value
+    out: dict[str, str] = {}
+    want = prefix.encode()
+    try:
+        with open(commondir / "packed-refs", "rb") as fh:
+            for raw in fh:  # bytes: other refs may have any name git allows
+                if raw[:1] in (b"#", b"^") or b" " not in raw:
+                    continue
+                oid, name = raw.rstrip(b"\n").split(b" ", 1)
+                if name.startswith(want):
+                    try:
+                        out[name.decode()] = oid.decode()
+                    except UnicodeDecodeError:
+                        return None
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    out.update(loose)
+    return out
     for dirpath, _dirs, files in os.walk(base):
         rel = Path(dirpath).relative_to(commondir).as_posix()
         for f in files:
@@ -523,8 +549,23 @@ class Oplog(_SyncMixin):
         return oid
 
     def _current_ref(self, ref_name: str) -> str | None:
+        """The ref's value; "could not read" is never taken for "absent"."""
         refs = _read_ref_files(self.commondir, ref_name)
-        return None if refs is None else refs.get(ref_name)
+        if refs is not None:
+            return refs.get(ref_name)
+        ref = self.repo.references.get(ref_name)  # libgit2 knows every layout
+        return None if ref is None else str(ref.resolve().target)
+
+    def _busy(self, ref_name: str, attempts: int) -> LogBusy:
+        lock = self.commondir / f"{ref_name}.lock"
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except OSError:
+            return LogBusy(f"could not update {ref_name} after {attempts} attempts")
+        return LogBusy(
+            f"could not update {ref_name}: {lock} exists (for {age:.0f} s)",
+            "if no git or git mem process is running, a crash left it behind: remove it",
+        )
 
     def _cas_ref(self, ref_name: str, old: str | None, new: str) -> bool:
         """Move a ref from ``old`` to ``new`` the way git does; False if we lost a race."""
@@ -583,7 +624,7 @@ class Oplog(_SyncMixin):
             if self._cas_ref(ref_name, parent, commit):
                 return Appended(commit, ref_name, lines)
             if time.monotonic() > deadline:
-                raise LogBusy(f"could not update {ref_name} after {attempt} attempts")
+                raise self._busy(ref_name, attempt)
             time.sleep(random.uniform(0.001, 0.004) * min(attempt, 10))
 
     # -- identity and partition -------------------------------------------------
@@ -697,6 +738,12 @@ class Oplog(_SyncMixin):
             ref[len(REF_PREFIX):] for ref in self.partitions() if ref.endswith("-" + cid)
         )
 
+    def is_commit(self, oid: str) -> bool:
+        try:
+            return self.repo[oid].type == pygit2.enums.ObjectType.COMMIT
+        except (KeyError, ValueError, pygit2.GitError):
+            return False
+
     def is_ancestor(self, old: str, new: str) -> bool:
         """True when ``old`` is ``new`` or one of its ancestors."""
         if old == new:
@@ -708,6 +755,9 @@ class Oplog(_SyncMixin):
 
     def iter_packs(self, tip: str, since: str | list[str] | None = None) -> Iterator[Pack]:
         """The commits after ``since`` up to ``tip``, oldest first, with their packs."""
+        if not self.is_commit(tip):
+            yield Pack(tip, None, "partition tip is not a commit")
+            return
         walker = self.repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
         for hidden in [since] if isinstance(since, str) else since or []:
             walker.hide(hidden)
@@ -868,7 +918,5 @@ class Oplog(_SyncMixin):
                 # Lost the race (ref moved, or another writer holds <ref>.lock):
                 # rebuild on the new tip.
                 if time.monotonic() > deadline:
-                    raise LogBusy(
-                        f"could not update {ref_name} after {attempt} attempts"
-                    ) from None
+                    raise self._busy(ref_name, attempt) from None
                 time.sleep(random.uniform(0.001, 0.004) * min(attempt, 10))

@@ -42,6 +42,13 @@ MAX_PACK_BYTES = 64 * 1024 * 1024
 ID_HEX_LEN = 64
 MIN_PREFIX = 7
 
+# Times are unix seconds within what every clone can render (years 1..9999);
+# clocks stay below 2**53 so they survive JSON and SQLite everywhere.
+MAX_CLOCK = 2**53
+MIN_TIME = -62135596800  # 0001-01-01T00:00:00Z
+MAX_TIME = 253402300799  # 9999-12-31T23:59:59Z
+UnixTime = Annotated[int, msgspec.Meta(ge=MIN_TIME, le=MAX_TIME)]
+Offset = Annotated[int, msgspec.Meta(gt=-1440, lt=1440)]
 ShortStr = Annotated[str, msgspec.Meta(max_length=MAX_FIELD_CHARS)]
 Importance = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 OpId = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")]
@@ -70,8 +77,8 @@ class MemoryBody(msgspec.Struct, omit_defaults=True, kw_only=True):
     importance: Importance = 0.5
     # When the memory is true in the world (unix seconds), as opposed to when
     # the log learned it (the op's ``at``).
-    valid_from: int | None = None
-    valid_until: int | None = None
+    valid_from: UnixTime | None = None
+    valid_until: UnixTime | None = None
     source: ShortStr | None = None
     session: ShortStr | None = None
     anchors: Anchors = msgspec.field(default_factory=Anchors)
@@ -86,9 +93,9 @@ class OpBase(msgspec.Struct, kw_only=True, tag_field="op", omit_defaults=True):
     # Lamport clock: greater than every clock the writer had seen. Replay
     # orders ops by (clock, id), which is a total order consistent with
     # causality and independent of arrival order.
-    clock: Annotated[int, msgspec.Meta(ge=0)]
-    at: int  # wall time recorded, unix seconds (GIT_COMMITTER_DATE honoured)
-    tz: int = 0  # writer's UTC offset in minutes
+    clock: Annotated[int, msgspec.Meta(ge=0, lt=MAX_CLOCK)]
+    at: UnixTime  # wall time recorded, unix seconds (GIT_COMMITTER_DATE honoured)
+    tz: Offset = 0  # writer's UTC offset in minutes
 
 
 class AddOp(OpBase, tag="add", kw_only=True):

@@ -42,7 +42,6 @@ EMBED_BATCH = 1024
 # the background and queries it once it covers the corpus.
 HNSW_FRESH_MIN = 500_000
 HNSW_WARM_MIN = 20_000
-STATS_SAMPLE = 8192
 _CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 
 
@@ -176,7 +175,6 @@ class Projection:
     ) -> None:
         self.directory = directory
         self.path = directory / DB_NAME
-        self.vec_path = directory / VEC_NAME
         # Vectors are optional: without an embedder the projection is lexical only.
         self.embedder_version = embedder_version
         self.dim = embedder_dim
@@ -229,6 +227,14 @@ class Projection:
         c = self._c
         c.execute("BEGIN IMMEDIATE")
         try:
+            try:
+                have = dict(c.execute("SELECT key, value FROM meta").fetchall())
+            except sqlite3.OperationalError:
+                have = {}
+            if {k: have.get(k) for k in meta} == meta:
+                c.execute("COMMIT")  # another process set it up while we waited
+                self.reset_reason = None
+                return
             tables = [
                 r[0]
                 for r in c.execute(
@@ -264,6 +270,19 @@ class Projection:
                 self.conn = None
 
     @property
+    def vec_path(self) -> Path:
+        """The vector file of the current generation (named in meta, so a reset
+        and the slots that refer to it commit or roll back together)."""
+        row = self._c.execute("SELECT value FROM meta WHERE key = 'vectors'").fetchone()
+        return self.directory / (row[0] if row else VEC_NAME)
+
+    def _remove_stale_vector_files(self) -> None:
+        keep = self.vec_path.name
+        for f in self.directory.glob("vectors*.i8"):
+            if f.name != keep:
+                f.unlink(missing_ok=True)  # readers that mapped it keep their inode
+
+    @property
     def _c(self) -> sqlite3.Connection:
         if self.conn is None:
             raise RuntimeError("projection is not open")
@@ -286,6 +305,10 @@ class Projection:
         c = self._c
         c.execute("BEGIN IMMEDIATE")
         try:
+            # List again under the lock: another process may have refreshed
+            # past our first listing, and replaying an older listing would look
+            # like a rewrite and move the projection backwards.
+            current = source.partitions()
             stored = {} if full else self.watermarks()
             if full:
                 self._clear()
@@ -296,6 +319,7 @@ class Projection:
         except BaseException:
             _rollback(c)
             raise
+        self._remove_stale_vector_files()
         report.seconds = time.perf_counter() - start
         return report
 
@@ -330,9 +354,13 @@ class Projection:
         c.execute("UPDATE memories SET vec_slot = NULL")
         c.execute("DELETE FROM vec_rows")
         self._drop_hnsw()
-        tmp = self.directory / f".{VEC_NAME}.{os.urandom(16).hex()}"
-        tmp.write_bytes(b"")
-        os.replace(tmp, self.vec_path)
+        name = f"vectors-{os.urandom(6).hex()}.i8"
+        (self.directory / name).write_bytes(b"")
+        c.execute(
+            "INSERT INTO meta(key, value) VALUES ('vectors', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (name,),
+        )
         c.execute(
             "INSERT INTO meta(key, value) VALUES ('embedder', ?) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -403,7 +431,8 @@ class Projection:
         forgotten = self._c.execute(
             "SELECT count(*) FROM memories WHERE status = 'forgotten'"
         ).fetchone()[0]
-        return {"embedder": self.embedder_version, "slots": n, "forgotten": forgotten}
+        return {"embedder": self.embedder_version, "slots": n, "forgotten": forgotten,
+                "vectors": self.vec_path.name}
 
     def _read_hnsw_tag(self) -> dict[str, object] | None:
         try:
@@ -449,6 +478,7 @@ class Projection:
         incremental = (
             have is not None
             and have.get("embedder") == want["embedder"]
+            and have.get("vectors") == want["vectors"]
             and have.get("forgotten") == want["forgotten"]
             and int(have.get("slots", 0)) <= n  # type: ignore[call-overload]
         )
@@ -458,7 +488,10 @@ class Projection:
         else:
             index.init_index(max_elements=max(n, 1), ef_construction=100, M=16, random_seed=100)
         index.set_num_threads(1)  # same rows in the same order, same graph
-        rows = np.fromfile(self.vec_path, dtype=np.int8, count=n * self.dim).reshape(n, self.dim)
+        # The file named in the tag, read in this thread (never the SQLite
+        # connection, which belongs to the main thread).
+        path = self.directory / str(want["vectors"])
+        rows = np.fromfile(path, dtype=np.int8, count=n * self.dim).reshape(n, self.dim)
         for lo in range(start, n, 8192):
             hi = min(n, lo + 8192)
             index.add_items(rows[lo:hi].astype(np.float32), np.arange(lo, hi))
@@ -554,6 +587,23 @@ class Projection:
         none: tuple[list[tuple[str, float]], tuple[float, float, int]] = ([], (0.0, 0.0, 0))
         if not self.dim or len(query) != self.dim or not any(query):
             return none
+        c = self._c
+        c.execute("BEGIN")  # one snapshot: the rows, their slots and the file name agree
+        try:
+            return self._vector_in_snapshot(simsimd, query, kinds, tags, statuses, limit, none)
+        finally:
+            c.execute("COMMIT")
+
+    def _vector_in_snapshot(
+        self,
+        simsimd: Any,
+        query: bytes,
+        kinds: list[str],
+        tags: list[str],
+        statuses: list[str],
+        limit: int,
+        none: tuple[list[tuple[str, float]], tuple[float, float, int]],
+    ) -> tuple[list[tuple[str, float]], tuple[float, float, int]]:
         top = self._c.execute("SELECT max(slot) FROM vec_rows").fetchone()[0]
         if top is None:
             return none
@@ -570,26 +620,23 @@ class Projection:
         index = self._hnsw_for(n) if use_hnsw else None
         try:
             matrix = memoryview(mm).cast("b", shape=[n, self.dim])
-            if index is None:
-                dist = memoryview(simsimd.cdist(q, matrix, metric="cosine")).cast("B").cast("d").tolist()
-                sample = dist[:STATS_SAMPLE]
-            else:
-                dist = None
-                sample = memoryview(
-                    simsimd.cdist(q, matrix[: min(n, STATS_SAMPLE)], metric="cosine")
-                ).cast("B").cast("d").tolist()
+            dist = memoryview(simsimd.cdist(q, matrix, metric="cosine")).cast("B").cast("d").tolist()
             matrix.release()
         finally:
             mm.close()
-        # How unusual a similarity is for this query in this corpus (from the
-        # first rows, a fixed sample): static embeddings give any two texts a
-        # sizeable cosine, so relevance is judged against the spread.
-        mean = sum(sample) / len(sample)
-        std = max(sum(map(float.__mul__, sample, sample)) / len(sample) - mean * mean, 0.0) ** 0.5
-        stats = (1.0 - mean, std, n)
+        # How unusual a similarity is for this query in this corpus: static
+        # embeddings give any two texts a sizeable cosine, so relevance is
+        # judged against the spread. Over every non-zero row (zeroed rows are
+        # forgotten or dropped memories, at distance exactly 1): a function of
+        # the set of memories, not of the order they arrived in.
+        live = [d for d in dist if d != 1.0]
+        if not live:
+            return none
+        mean = sum(live) / len(live)
+        std = max(sum(map(float.__mul__, live, live)) / len(live) - mean * mean, 0.0) ** 0.5
+        stats = (1.0 - mean, std, len(live))
         if index is not None:
             return self._hnsw_search(index, query, n, limit, kinds, tags, statuses), stats
-        assert dist is not None
         want = 2 * limit + 16  # slack for filtered-out rows and several rows per memory
         while True:
             cand = _smallest(dist, min(want, n))
@@ -776,6 +823,11 @@ class Projection:
             "DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE ref = ?)",
             (ref,),
         )
+        for (slot,) in c.execute(
+            "SELECT slot FROM vec_rows WHERE memory IN (SELECT rowid FROM memories WHERE ref = ?)",
+            (ref,),
+        ).fetchall():
+            self._zero_vector(slot)  # orphaned rows must not weigh on anything
         c.execute(
             "DELETE FROM vec_rows WHERE memory IN (SELECT rowid FROM memories WHERE ref = ?)",
             (ref,),

@@ -115,6 +115,9 @@ def iso(ts: int | None, tz: int = 0) -> str | None:
     """Render unix seconds in the given offset as ISO 8601 (``...Z`` for UTC)."""
     if ts is None:
         return None
-    dt = datetime.fromtimestamp(ts, timezone(timedelta(minutes=tz)))
+    try:
+        dt = datetime.fromtimestamp(ts, timezone(timedelta(minutes=tz)))
+    except (ValueError, OverflowError, OSError):
+        return f"@{ts}"  # outside what datetime renders: still say something true
     out = dt.isoformat()
     return out[:-6] + "Z" if out.endswith("+00:00") else out

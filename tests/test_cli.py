@@ -299,3 +299,20 @@ def test_human_output_of_the_main_commands(repo: Path) -> None:
     st = gm("status", cwd=repo).stdout
     assert "ops: 2 (add 1, invalidate 1)" in st
     assert "memories: 1 (invalidated 1)" in st
+
+
+def test_error_text_that_is_not_utf8(repo: Path) -> None:
+    proc = subprocess.run([GIT_MEM, "add", b"caf\xe9"], cwd=repo, capture_output=True, text=True,
+                          check=False)
+    assert (proc.returncode, proc.stderr.strip()) == (
+        2, "error: memory text is not valid UTF-8; hint: convert it to UTF-8 (e.g. with iconv) first")
+    piped = subprocess.run([GIT_MEM, "add", "-"], cwd=repo, input=b"caf\xe9", capture_output=True,
+                           check=False)
+    assert piped.returncode == 2
+
+
+def test_error_values_replay_would_refuse_are_refused_on_write(repo: Path) -> None:
+    code, line = _err(gm("add", "x", "--valid-until", "@999999999999", cwd=repo))
+    assert code == 2
+    assert line.startswith("error: this memory cannot be stored: malformed op: Expected `int` <=")
+    assert git("for-each-ref", "refs/memory/", cwd=repo).stdout == ""

@@ -66,3 +66,25 @@ def test_discovery_honours_git_dir(repo: Path, tmp_path: Path) -> None:
              env={"GIT_DIR": str(repo / ".git"), "GIT_WORK_TREE": str(repo)})
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["data"]["results"][0]["text"] == "found through GIT_DIR"
+
+
+def test_add_keeps_history_when_packed_refs_hold_non_utf8_names(repo: Path) -> None:
+    gm("add", "first", cwd=repo)
+    gm("add", "second", cwd=repo)
+    # A ref name with a byte that is not UTF-8 (git allows it), then packed.
+    subprocess.run(["git", "update-ref", b"refs/heads/caf\xe9", "HEAD"], cwd=repo, check=True)
+    git("pack-refs", "--all", cwd=repo)
+    gm("add", "third", cwd=repo)
+    ref = next(iter(Oplog(repo).partitions()))
+    assert git("rev-list", "--count", ref, cwd=repo).stdout.strip() == "3"
+
+
+def test_a_partition_ref_that_is_not_a_commit_is_skipped_not_fatal(repo: Path) -> None:
+    gm("add", "a good memory about queues", cwd=repo)
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo, input="junk",
+                          capture_output=True, text=True, check=True).stdout.strip()
+    git("update-ref", "refs/memory/mallory-00000000-000000000000", blob, cwd=repo)
+    out = gm("recall", "queues", "--json", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["data"]["results"][0]["text"] == "a good memory about queues"
+    assert "partition tip is not a commit" in gm("status", cwd=repo).stdout

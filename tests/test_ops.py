@@ -26,8 +26,8 @@ bodies = st.builds(
     tags=names,
     entities=names,
     importance=st.floats(min_value=0, max_value=1),
-    valid_from=st.none() | st.integers(0, 2**40),
-    valid_until=st.none() | st.integers(0, 2**40),
+    valid_from=st.none() | st.integers(ops.MIN_TIME, ops.MAX_TIME),
+    valid_until=st.none() | st.integers(ops.MIN_TIME, ops.MAX_TIME),
     source=st.none() | st.text(max_size=20),
     session=st.none() | st.text(max_size=20),
     anchors=st.builds(ops.Anchors, commit=st.none() | st.just("a" * 40), paths=names),
@@ -35,8 +35,8 @@ bodies = st.builds(
 authors = st.builds(ops.Author, name=st.text(min_size=1, max_size=20),
                     email=st.emails())
 envelope = dict(v=st.just(1), partition=st.text(min_size=1, max_size=40),
-                clock=st.integers(0, 2**53), at=st.integers(0, 2**40),
-                tz=st.integers(-720, 840), author=authors)
+                clock=st.integers(0, ops.MAX_CLOCK - 1), at=st.integers(ops.MIN_TIME, ops.MAX_TIME),
+                tz=st.integers(-1439, 1439), author=authors)
 op_ids = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
 any_op = st.one_of(
     st.builds(ops.AddOp, memory=bodies, supersedes=st.lists(op_ids, max_size=3), **envelope),
@@ -100,3 +100,13 @@ def test_decoder_rejects_unknown_op_type_and_bad_kind() -> None:
     line = (FIXTURES / "op-example.jsonl").read_bytes().rstrip(b"\n")
     with pytest.raises(msgspec.ValidationError):
         ops.decode(line.replace(b'"kind":"procedure"', b'"kind":"gossip"'))
+
+
+@pytest.mark.parametrize("field,value", [("clock", 2**63), ("clock", -1), ("at", 10**14),
+                                         ("tz", 100000)])
+def test_out_of_range_numbers_are_refused_by_the_decoder(field: str, value: int) -> None:
+    """A teammate's op with such a value is skipped, never allowed to break reads."""
+    op = json.loads((FIXTURES / "op-example.jsonl").read_bytes())
+    op[field] = value
+    item = replay.check_line(json.dumps(op, separators=(",", ":")).encode(), op["partition"])
+    assert isinstance(item, replay.Skip) and "malformed op" in item.reason
