@@ -546,36 +546,40 @@ class Store:
         return InitReport(clone_id=cid, partition=mine, fetch_refspecs_added=added)
 
     def rekey(self) -> RekeyReport:
-        """Give this clone a new partition id, moving ops no remote has.
+        """Give this clone a new partition id, moving every op no remote has.
 
-        For each of this clone's partitions that a remote holds with commits we
-        lack (the same clone id in two places), the ops only we have are
-        re-appended to the new partition, the old local ref is set to the
-        remote's version, and our old tip is kept under refs/memory-backup/.
+        For each of this clone's partitions: its tip is kept under
+        refs/memory-backup/ first; the ops that no remote holds are re-appended
+        to the new partition (ids referenced between them are remapped); the
+        old local ref is then set to the remote's version, or removed when no
+        remote has it (all its ops moved). The new id is saved last, so an
+        interrupted rekey leaves this clone on its old id and can run again.
         """
         old_cid = self.log.clone_id()
         own = self.log.own_partitions()
         new_cid = os.urandom(6).hex()
-        self.log.set_clone_id(new_cid)
         tracking: dict[str, list[str]] = {}
         for tref, tip in self.log.tracking().items():
             tracking.setdefault(tref.rsplit("/", 1)[-1], []).append(tip)
         local = self.log.partitions()
-        moved, renamed, backups = 0, {}, []
-        for name in own:
-            ref = REF_PREFIX + name
-            tip = local.get(ref)
+        plan = [(name, local[REF_PREFIX + name]) for name in own if REF_PREFIX + name in local]
+        backups = [self.log.backup_ref(name, tip) for name, tip in plan]
+        moved, renamed = 0, {}
+        for name, tip in plan:
             remote_tips = sorted(set(tracking.get(name, [])))
-            diverged = [t for t in remote_tips if tip is None or not self.log.is_ancestor(t, tip)]
-            if tip is None or not diverged:
-                continue  # nobody else writes it: it stays valid as it is
-            backups.append(self.log.backup_ref(name, tip))
             lines: list[bytes] = []
             for pack in self.log.iter_packs(tip, remote_tips):
                 if pack.data is not None:
                     lines.extend(ops.split_pack(pack.data))
             moved += self._reappend(lines, new_cid, renamed)
-            self.log.force_ref(ref, tip, diverged[0])
+            # The old partition now belongs to the other copy (or to nobody).
+            newest = [t for t in remote_tips
+                      if not any(o != t and self.log.is_ancestor(t, o) for o in remote_tips)]
+            if newest:
+                self.log.force_ref(REF_PREFIX + name, tip, newest[0])
+            else:
+                self.log.delete_ref(REF_PREFIX + name, tip)
+        self.log.set_clone_id(new_cid)
         self.refresh()
         return RekeyReport(old_clone_id=old_cid, new_clone_id=new_cid, moved_ops=moved,
                            partitions=renamed, backups=backups)

@@ -345,6 +345,17 @@ class _SyncMixin:
         except (pygit2.GitError, pygit2.AlreadyExistsError, OSError):
             return False
 
+    def delete_ref(self, ref: str, old: str) -> bool:
+        """Delete a local ref if it still points at ``old``."""
+        try:
+            r = self.repo.references.get(ref)
+            if r is None or str(r.target) != old:
+                return False
+            r.delete()
+            return True
+        except (pygit2.GitError, OSError):
+            return False
+
     def backup_ref(self, partition: str, tip: str) -> str:
         """Keep a partition's old tip reachable outside refs/memory/ (never replayed)."""
         name = f"{BACKUP_PREFIX}{partition}-{tip[:12]}"
@@ -468,6 +479,7 @@ class Oplog(_SyncMixin):
         start_path = os.fspath(start) if start is not None else os.getcwd()
         self._repo: Any = None
         self._plain: bool | None = None
+        self._facts: set[str] | None = None
         fast = _discover_plain(Path(start_path))
         if fast is not None:
             self.gitdir, self.workdir = fast
@@ -739,19 +751,44 @@ class Oplog(_SyncMixin):
         )
 
     def is_commit(self, oid: str) -> bool:
-        try:
-            return self.repo[oid].type == pygit2.enums.ObjectType.COMMIT
-        except (KeyError, ValueError, pygit2.GitError):
-            return False
+        def ask() -> bool:
+            try:
+                return bool(self.repo[oid].type == pygit2.enums.ObjectType.COMMIT)
+            except (KeyError, ValueError, pygit2.GitError):
+                return False
+
+        return self._fact(f"commit {oid}", ask)
 
     def is_ancestor(self, old: str, new: str) -> bool:
         """True when ``old`` is ``new`` or one of its ancestors."""
         if old == new:
             return True
-        try:
-            return bool(self.repo.descendant_of(new, old))
-        except (pygit2.GitError, KeyError, ValueError):
-            return False
+
+        def ask() -> bool:
+            try:
+                return bool(self.repo.descendant_of(new, old))
+            except (pygit2.GitError, KeyError, ValueError):
+                return False
+
+        return self._fact(f"ancestor {old} {new}", ask)
+
+    def _fact(self, key: str, ask: Callable[[], bool]) -> bool:
+        """Facts about immutable objects, remembered in .git/mem/facts so that
+        reads (e.g. with unpushed memories) need not load libgit2 every time.
+        Only positive answers are kept: an object that is missing now may
+        arrive with the next fetch."""
+        if self._facts is None:
+            try:
+                self._facts = set(json.loads((self.state_dir / "facts").read_text()))
+            except (OSError, ValueError, TypeError):
+                self._facts = set()
+        if key in self._facts:
+            return True
+        answer = ask()
+        if answer:
+            self._facts.add(key)
+            self._write_memo(self.state_dir / "facts", sorted(self._facts)[-4096:])
+        return answer
 
     def iter_packs(self, tip: str, since: str | list[str] | None = None) -> Iterator[Pack]:
         """The commits after ``since`` up to ``tip``, oldest first, with their packs."""
@@ -807,10 +844,10 @@ class Oplog(_SyncMixin):
             self._write_memo(memo_path, seen)
         return best
 
-    def _write_memo(self, path: Path, data: dict[str, int]) -> None:
+    def _write_memo(self, path: Path, data: object) -> None:
         try:
             self.state_dir.mkdir(parents=True, exist_ok=True)
-            tmp = self.state_dir / f".tip-clocks.{os.getpid()}.{os.urandom(16).hex()}"
+            tmp = self.state_dir / f".{path.name}.{os.getpid()}.{os.urandom(16).hex()}"
             tmp.write_text(json.dumps(data, sort_keys=True))
             os.replace(tmp, path)
         except OSError:

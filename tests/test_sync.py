@@ -387,3 +387,34 @@ def test_random_histories_converge(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         settings=settings(max_examples=20, stateful_step_count=15, deadline=None,
                           suppress_health_check=list(HealthCheck)),
     )
+
+
+def test_rekey_moves_every_unpushed_op_of_every_own_partition(
+    team: dict[str, Path], tmp_path: Path
+) -> None:
+    """Two authors in one copied clone: nothing is lost, whichever partition conflicts."""
+    a = team["a"]
+    ok(gm("add", "m0 shared before the copy", cwd=a))
+    ok(gm("sync", cwd=a))
+    copy = tmp_path / "a-copy2"
+    shutil.copytree(a, copy)
+    ok(gm("add", "a1 from the original", cwd=a))
+    ok(gm("sync", cwd=a))
+    ok(gm("add", "b1 in the copy", cwd=copy))
+    ok(gm("add", "b2 in the copy by another address", cwd=copy,
+          env={"GIT_AUTHOR_NAME": "Alice Work", "GIT_AUTHOR_EMAIL": "alice@work.example"}))
+    assert gm("sync", cwd=copy).returncode == 10
+    report = json.loads(ok(gm("rekey", "--json", cwd=copy)).stdout)["data"]
+    assert report["moved_ops"] == 2 and len(report["backups"]) == 2
+    ok(gm("sync", cwd=copy))
+    ok(gm("sync", cwd=a))
+    everything = ["a1 from the original", "b1 in the copy", "b2 in the copy by another address",
+                  "m0 shared before the copy"]
+    assert texts(a, "the copy original shared before address") == everything
+    assert texts(copy, "the copy original shared before address") == everything
+    # The original keeps writing its old partition: the copy follows, loses nothing.
+    ok(gm("add", "a2 later in the original", cwd=a))
+    ok(gm("sync", cwd=a))
+    ok(gm("sync", cwd=copy))
+    assert "a2 later in the original" in texts(copy, "later original")
+    assert texts(copy, "b2", "--mode", "lexical") == ["b2 in the copy by another address"]
