@@ -629,12 +629,13 @@ class Projection:
         # judged against the spread. Over every non-zero row (zeroed rows are
         # forgotten or dropped memories, at distance exactly 1): a function of
         # the set of memories, not of the order they arrived in.
-        live = [d for d in dist if d != 1.0]
+        zero = dist.count(1.0)  # every step here runs in C: ~1 ms for 100k rows
+        live = n - zero
         if not live:
             return none
-        mean = sum(live) / len(live)
-        std = max(sum(map(float.__mul__, live, live)) / len(live) - mean * mean, 0.0) ** 0.5
-        stats = (1.0 - mean, std, len(live))
+        mean = (sum(dist) - zero) / live
+        std = max((sum(map(float.__mul__, dist, dist)) - zero) / live - mean * mean, 0.0) ** 0.5
+        stats = (1.0 - mean, std, live)
         if index is not None:
             return self._hnsw_search(index, query, n, limit, kinds, tags, statuses), stats
         want = 2 * limit + 16  # slack for filtered-out rows and several rows per memory
