@@ -21,6 +21,7 @@ from . import ops
 from .errors import (
     AmbiguousId,
     EmptyText,
+    GateRefused,
     InvalidInput,
     NoIdentity,
     PartitionConflict,
@@ -278,13 +279,20 @@ class Store:
         source: str | None = None,
         session: str | None = None,
         supersedes: Iterable[str] = (),
+        redact: bool = False,
     ) -> Added:
-        """Append a new memory to this clone's partition and return its id."""
+        """Append a new memory to this clone's partition and return its id.
+
+        The write gate runs first: a secret, prompt-injection phrasing or
+        invisible Unicode refuses the write (GateRefused); with ``redact``
+        secrets are masked instead (nothing else is ever let through).
+        """
         body = self._body(
             text, kind=kind, key=key, tags=tags, about=about, paths=paths,
             importance=importance, valid_from=valid_from, valid_until=valid_until,
             source=source, session=session, head=self.log.head(),
         )
+        body = _gate(body, redact=redact)
         old_ids = [self.resolve(s) for s in supersedes] if supersedes else []
         first_line = text.strip().splitlines()[0]
         summary = f"add {kind}: {_clip(first_line, 60)}"
@@ -359,7 +367,9 @@ class Store:
             anchors=ops.Anchors(commit=head, paths=self._paths(paths)),
         )
 
-    def import_records(self, lines: Iterable[str | bytes], *, pack_size: int = 5000) -> Imported:
+    def import_records(
+        self, lines: Iterable[str | bytes], *, pack_size: int = 5000, redact: bool = False
+    ) -> Imported:
         """Bulk-add memories from JSON lines, many ops per commit.
 
         Every line is validated before anything is written, so a bad line at
@@ -385,6 +395,9 @@ class Store:
                     head=head,
                 )
                 at = parse_date(rec.recorded_at) if rec.recorded_at else None
+                body = _gate(body, redact=redact)
+            except GateRefused as exc:
+                raise GateRefused([f"line {n}: {f}" for f in exc.findings], exc.hint) from None
             except InvalidInput as exc:
                 raise type(exc)(f"line {n}: {exc.message}", exc.hint) from None
             bodies.append((body, at))
@@ -732,6 +745,33 @@ class Store:
             )
 
         return self._read(run)
+
+
+def _gate(body: ops.MemoryBody, *, redact: bool) -> ops.MemoryBody:
+    """Run the write gate over every free-text field of a memory."""
+    from . import gate
+
+    fields = {"text": body.text, "key": body.key or "", "tags": "\n".join(body.tags),
+              "about": "\n".join(body.entities), "source": body.source or "",
+              "session": body.session or "", "paths": "\n".join(body.anchors.paths)}
+    findings: list[str] = []
+    text = body.text
+    for name, value in fields.items():
+        if not value:
+            continue
+        found = gate.scan(value)
+        if name == "text" and redact and found and all(f.category == "secret" for f in found):
+            text, _ = gate.redact(value)
+            found = gate.scan(text)
+        findings += [f"{f.describe()}" + ("" if name == "text" else f" in {name}") for f in found]
+    if findings:
+        secret_only = all(f.startswith("secret") for f in findings)
+        hint = ("remove it, or use --redact to store the text with secrets masked"
+                if secret_only and not redact else
+                "remove it: memories are shared with every clone and read by agents "
+                "(see docs/security.md)")
+        raise GateRefused(findings, hint)
+    return msgspec.structs.replace(body, text=text) if text != body.text else body
 
 
 def _check_writable(line: bytes, partition: str) -> None:

@@ -133,11 +133,13 @@ def cli() -> None:
 @click.option("--session", envvar="GIT_MEM_SESSION", help="Session id [env GIT_MEM_SESSION].")
 @click.option("--supersedes", "supersedes", multiple=True,
               help="Id of a memory this one replaces (repeatable).")
+@click.option("--redact", is_flag=True,
+              help="Store the text with detected secrets masked instead of refusing it.")
 @json_option
 def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tuple[str, ...],
         paths: tuple[str, ...], importance: float, valid_from: str | None,
         valid_until: str | None, source: str | None, session: str | None,
-        supersedes: tuple[str, ...], as_json: bool) -> None:
+        supersedes: tuple[str, ...], redact: bool, as_json: bool) -> None:
     """Add a memory (TEXT, or - to read it from stdin); prints its id.
 
     \b
@@ -151,7 +153,7 @@ def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tup
         lambda s: s.add(text, kind=kind, key=key, tags=tags, about=about, paths=paths,
                         importance=importance, valid_from=valid_from,
                         valid_until=valid_until, source=source, session=session,
-                        supersedes=supersedes),
+                        supersedes=supersedes, redact=redact),
         lambda r: r.id[:12],
     )
 
@@ -160,8 +162,10 @@ def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tup
 @click.argument("file", type=click.File("rb"))
 @click.option("--pack-size", type=int, default=5000, show_default=True,
               help="Memories per commit.")
+@click.option("--redact", is_flag=True,
+              help="Mask detected secrets instead of refusing the whole import.")
 @json_option
-def import_(file: Any, pack_size: int, as_json: bool) -> None:
+def import_(file: Any, pack_size: int, redact: bool, as_json: bool) -> None:
     """Bulk-add memories from a JSON-lines FILE (- for stdin), many per commit.
 
     Each line is an object with the options of 'add': {"text": "...", "kind":
@@ -174,7 +178,7 @@ def import_(file: Any, pack_size: int, as_json: bool) -> None:
     Example:
       git mem import notes.jsonl
     """
-    _run("import", as_json, lambda s: s.import_records(file, pack_size=pack_size),
+    _run("import", as_json, lambda s: s.import_records(file, pack_size=pack_size, redact=redact),
          lambda r: f"imported {r.count} memories in {len(r.commits)} commit(s)")
 
 

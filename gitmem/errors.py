@@ -17,6 +17,7 @@ Exit codes (also in docs/cli.md):
     8  a remote could not be used (none configured, fetch or push failed)
     9  the remote host refused the memory refs
    10  partition conflict: a remote holds commits on this clone's own partition
+   11  refused by the write gate (a secret, prompt injection, invisible Unicode)
 """
 
 from __future__ import annotations
@@ -147,3 +148,20 @@ class PartitionConflict(GitMemError):
         "run 'git mem rekey' here to move this clone's unpushed ops to a new partition, "
         "then 'git mem sync'"
     )
+
+
+class GateRefused(GitMemError):
+    """The write gate found something that must not enter a shared log."""
+
+    code = "refused_by_gate"
+    exit_code = 11
+
+    def __init__(self, findings: list[str], hint: str) -> None:
+        shown = "; ".join(findings[:5]) + (f"; and {len(findings) - 5} more" if len(findings) > 5 else "")
+        super().__init__(f"refused: {shown}", hint)
+        self.findings = findings
+
+    def to_dict(self) -> dict[str, object]:
+        d = super().to_dict()
+        d["findings"] = self.findings
+        return d

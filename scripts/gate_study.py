@@ -34,7 +34,6 @@ import statistics
 import subprocess
 import sys
 import time
-import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,126 +104,16 @@ def ds_config(drop=(), limits=None, filters=None) -> dict:
 # plus three generic rules for shapes its plugins get wrong in free text)
 # --------------------------------------------------------------------------------------------
 
-_END = r"(?![A-Za-z0-9_-])"  # \b does not work after a token that may end in '-'
-EXTRA_PATTERNS: list[tuple[str, str, str]] = [
-    # (name, regex, one-line reason)
-    ("aws-secret-access-key-unquoted",
-     r"(?i)aws.{0,20}?(?:secret|key).{0,20}?[=:]\s*[\"']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
-     "AWSKeyDetector's secret-key regex requires quotes (~/.aws/credentials has none)"),
-    ("github-fine-grained-pat", r"\bgithub_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}" + _END,
-     "GitHubTokenDetector only knows ghp_/gho_/ghu_/ghs_/ghr_"),
-    ("slack-app-token", r"\bxapp-\d-[A-Z0-9]{8,}-\d{8,}-[a-f0-9]{32,}\b",
-     "SlackDetector only knows xox?- tokens and webhooks"),
-    ("stripe-test-or-webhook-secret", r"\b(?:[rs]k_test_[A-Za-z0-9]{24,}|whsec_[A-Za-z0-9+/]{32,})",
-     "StripeDetector only knows *_live_ keys"),
-    ("mailgun-api-key", r"\bkey-[0-9a-f]{32}\b", "no Mailgun plugin"),
-    ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", "NpmDetector needs the .npmrc '//host/:_authToken=' form"),
-    ("artifactory-reference-token", r"\bcmVmdGtu[A-Za-z0-9]{50,}",
-     "ArtifactoryDetector only knows AKC/AP keys; reference tokens are base64('reftkn...')"),
-    ("dockerhub-pat", r"\bdckr_pat_[A-Za-z0-9_-]{27,}", "no Docker Hub plugin"),
-    ("openai-new-style-key", r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}",
-     "OpenAIDetector needs 20 alphanumerics right before T3BlbkFJ; new keys also use - and _"),
-    ("anthropic-api-key", r"\bsk-ant-(?:api|admin|oat|ort)\d{2}-[A-Za-z0-9_-]{80,}", "no Anthropic plugin"),
-    ("huggingface-token", r"\bhf_[A-Za-z0-9]{34,}\b", "no Hugging Face plugin"),
-    ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}" + _END, "no Google API key plugin"),
-    ("google-oauth-client-secret", r"\bGOCSPX-[A-Za-z0-9_-]{28}" + _END, "no Google OAuth plugin"),
-    ("firebase-fcm-server-key", r"\bAAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}", "no FCM plugin"),
-    ("azure-sas-signature", r"[?&]sig=[A-Za-z0-9%+/=]{20,}",
-     "AzureStorageKeyDetector only knows AccountKey=; SAS URLs carry sig="),
-    ("azure-ad-client-secret",
-     r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
-     "no Entra ID (Azure AD) client secret plugin"),
-    ("heroku-api-key", r"\bHRKU-[A-Za-z0-9_-]{58,}", "no Heroku plugin"),
-    ("digitalocean-token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", "no DigitalOcean plugin"),
-    ("vault-token", r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}", "no HashiCorp Vault plugin"),
-    ("terraform-cloud-token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}", "no Terraform Cloud plugin"),
-    ("doppler-token", r"\bdp\.(?:st|ct|pt|sa|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?[A-Za-z0-9]{40,44}\b",
-     "no Doppler plugin"),
-    ("alibaba-access-key-id", r"\bLTAI[A-Za-z0-9]{12,20}\b", "no Alibaba Cloud plugin"),
-    ("databricks-token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b", "no Databricks plugin"),
-    ("discord-webhook-url",
-     r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{60,}",
-     "DiscordBotTokenDetector only knows bot tokens"),
-    ("meta-or-square-access-token", r"\bEAA[A-Z][A-Za-z0-9_-]{56,}",
-     "no Facebook plugin; SquareOAuthDetector only knows sq0csp- secrets"),
-    ("twitter-bearer-token", r"\bA{20,}[A-Za-z0-9%]{50,}", "no X/Twitter plugin"),
-    ("shopify-token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", "no Shopify plugin"),
-    ("linear-api-key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b", "no Linear plugin"),
-    ("notion-token", r"\b(?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})\b", "no Notion plugin"),
-    ("atlassian-api-token", r"\bATATT3[A-Za-z0-9_=-]{100,}", "no Atlassian plugin"),
-    ("postman-api-key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", "no Postman plugin"),
-    ("grafana-token", r"\b(?:glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}\b|glc_[A-Za-z0-9+/]{32,})",
-     "no Grafana plugin"),
-    ("sentry-dsn", r"\bhttps?://[a-f0-9]{32}(?::[a-f0-9]{32})?@[A-Za-z0-9.-]+/\d+",
-     "no Sentry plugin (BasicAuthDetector needs user:pass@)"),
-    ("sentry-auth-token", r"\bsntry[us]_[A-Za-z0-9_=+/-]{40,}", "no Sentry plugin"),
-    ("new-relic-key", r"\b(?:NRAK-[A-Z0-9]{27}|[a-f0-9]{36}NRAL)\b", "no New Relic plugin"),
-    ("mapbox-secret-token", r"\bsk\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{20,}",
-     "no Mapbox plugin; JwtTokenDetector rejects it (2nd part is not JSON)"),
-    ("private-key-pem-any", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
-     "PrivateKeyDetector misses 'ENCRYPTED PRIVATE KEY' and other labels"),
-    ("putty-private-key", r"\bPuTTY-User-Key-File-\d+:", "PrivateKeyDetector only knows version 2"),
-    ("age-secret-key", r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b", "no age plugin"),
-    ("wireguard-private-key", r"(?im)^\s*PrivateKey\s*=\s*[A-Za-z0-9+/]{42,43}=",
-     "no WireGuard plugin"),
-    # --- generic rules ---
-    ("hex-near-key",
-     r"(?i)\b(?:key|hmac|salt)\b[^\n]{0,24}?(?-i:(?<![0-9A-Za-z])[0-9a-f]{32,}(?![0-9A-Za-z]))",
-     "32+ lowercase hex right after 'key'/'hmac'/'salt': the hex entropy plugin would catch it, at the cost of every commit id"),
-    ("url-userinfo-password",
-     r"(?i)\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@]*:(?![<{$*]|%\()[^\s/@]+@[^\s/@]+",
-     "BasicAuthDetector misses an empty user (redis://:pw@) and passwords with !&*+=?#@"),
-    ("query-or-dsn-password",
-     r"(?i)[?&;]\s*(?:password|passwd|pwd|pass)=(?![<{$*]|%\()[^&;\s]+",
-     "JDBC/ADO.NET/ODBC put the password in a key=value parameter, no plugin sees it"),
-    ("authorization-header", r"(?i)\bauthorization:\s*(?:bearer|basic|token)\s+(?![<{$])[A-Za-z0-9._~+/=-]{16,}",
-     "opaque bearer/basic credentials in pasted curl commands"),
-    ("mysql-inline-password", r"\bmysql\w*\b[^\n]*?(?<!\S)-p(?:'[^'\s]{4,}'|\"[^\"\s]{4,}\"|[^\s'\"]{4,})",
-     "mysql -pSECRET on a command line"),
-]
-
-_KW = (r"(?:pass(?:word|wd|phrase)?|pwd|pw|secret|token|creds?|credentials?|api[_ -]?key|apikey|access[_ -]?key"
-       r"|secret[_ -]?key|private[_ -]?key|signing[_ -]?key|encryption[_ -]?key|master[_ -]?key"
-       r"|license[_ -]?key|app(?:lication)?[_ -]key|client[_ -]?secret|auth|pat)")
-# bounded repetitions: an unbounded (?:[A-Za-z0-9]+[_.-])* is quadratic on long snake_case runs
-_NAME = (rf"(?<![A-Za-z0-9])(?:[A-Za-z0-9]{{1,40}}[_.-]){{0,6}}(?:pg)?{_KW}"  # DB_PASSWORD, PGPASSWORD
-         rf"(?:[_.-][A-Za-z0-9]{{1,40}}){{0,6}}(?![A-Za-z0-9])")
-_GAP = r"(?:\s+[^\s:=\"'`]+){0,4}?"                     # "password for the lab router is ..."
-_SEP = r"(?:\s*[\"'\]]?\s*(?::=|=>|[:=])\s*|\s+(?:is|was)\s+)"
-_V = r"[^\s\"'`<>{}]"                                    # one character of a value
-_SWITCH = r"(?:[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z]))"  # letter/digit/case change
-_VALUE = (r"(?:[\w.@-]+ ?[/:] ?)?"                        # optional "user / " or "user:" before it
-          r"[\"'`]?"
-          r"(?![<{$*\[(%]|~/|\.{1,2}/|https?://)"         # placeholders, relative paths, URLs
-          r"(?!/[\w.-]+/[\w./-]*(?![^\s\"'`]))"            # absolute paths
-          r"(?!(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file):)"  # references
-          rf"(?!{_V}*\.(?:pem|key|pub|crt|cer|p12|pfx|json|ya?ml|toml|env|txt|md|py|sh)\b)"  # file names
-          # random-looking: 4+ class changes (tokens, hex, uuids) or upper+lower+digit (passwords);
-          # this leaves identifiers such as argon2id, oauth2-proxy, SECRET_KEY_BASE_V2 alone
-          rf"(?:(?=(?:{_V}*?{_SWITCH}){{4}})|(?={_V}*[a-z])(?={_V}*[A-Z])(?={_V}*\d))"
-          rf"{_V}{{8,}}")
-EXTRA_PATTERNS.append((
-    "keyword-assignment",
-    rf"(?i){_NAME}(?:{_GAP}{_SEP}|\s+)(?-i:{_VALUE})",
-    "KeywordDetector needs quotes in ad-hoc mode (DB_PASSWORD=x, password: x, 'password is x' are missed)",
-))
-EXTRA_COMPILED = [(name, re.compile(rx), why) for name, rx, why in EXTRA_PATTERNS]
-
-# Exact public values published as examples by their vendors: replaced before scanning, so a
-# note quoting the docs passes while anything else of the same shape is still refused.
-DOCUMENTED_EXAMPLES = (
-    "AKIAIOSFODNN7EXAMPLE",                                    # AWS docs access key id
-    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",                # AWS docs secret access key
-    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwi"
-    "aWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",  # jwt.io sample
-    "sk_test_4eC39HqLyjWDarjtT1zdp7dc",                        # Stripe docs test key
+# The patterns, allowlist and placeholder rule live in the product (gitmem/gate.py);
+# this study measures them.
+sys.path.insert(0, str(ROOT))
+from gitmem.gate import (  # noqa: E402
+    DOCUMENTED_EXAMPLES,
+    EXTRA_COMPILED,
+    EXTRA_PATTERNS,
+    PLACEHOLDER_VALUE,
+    unicode_violations,
 )
-
-# KeywordDetector (quoted form) also fires on obvious placeholders.
-PLACEHOLDER_VALUE = re.compile(
-    r"(?i)^(?:your[_-]?\w*|\w*[_-]here|replace[_-]?me|change[_-]?me|x{3,}|\*+|todo|tbd|"
-    r"example|dummy|redacted|none|null)$")
-
 
 # --------------------------------------------------------------------------------------------
 # Scanning
@@ -285,60 +174,7 @@ def run_config(cfg: dict, rows: list[dict], *, recheck_entropy=True, extras=Fals
 # Unicode reference rule (what the fixtures are labelled against)
 # --------------------------------------------------------------------------------------------
 
-def _is_pictographic(cp: int) -> bool:
-    # Approximation of Extended_Pictographic; a gate should use a real table
-    # (e.g. the third-party `regex` module's \p{Extended_Pictographic}).
-    return (0x1F000 <= cp <= 0x1FAFF or 0x2600 <= cp <= 0x27BF or 0x2300 <= cp <= 0x23FF
-            or 0x2B00 <= cp <= 0x2BFF or 0x2194 <= cp <= 0x21AA
-            or cp in (0xA9, 0xAE, 0x203C, 0x2049, 0x2122, 0x2139, 0x3030, 0x303D, 0x3297, 0x3299))
-
-
-def _joins_script_letters(prev: str, nxt: str) -> bool:
-    def ok(ch):
-        cp = ord(ch)
-        script = (0x0600 <= cp <= 0x06FF or 0x0750 <= cp <= 0x077F or 0x08A0 <= cp <= 0x08FF
-                  or 0xFB50 <= cp <= 0xFDFF or 0xFE70 <= cp <= 0xFEFF  # Arabic (Persian, Urdu)
-                  or 0x0900 <= cp <= 0x0DFF)                         # Indic scripts
-        return script and unicodedata.category(ch)[0] in "LM"
-    return ok(prev) and ok(nxt)
-
-
-HANGUL_FILLERS = {"\u115f", "\u1160", "\u3164", "\uffa0"}
-
-
-def unicode_violations(text: str) -> list[str]:
-    """Recommended rule; returns U+XXXX of every refused character."""
-    text = text.replace("\r\n", "\n")  # normalise CRLF before the gate; a lone CR is refused
-    bad = []
-    for i, ch in enumerate(text):
-        cp = ord(ch)
-        cat = unicodedata.category(ch)
-        prev = text[i - 1] if i else ""
-        nxt = text[i + 1] if i + 1 < len(text) else ""
-        if ch in "\t\n":
-            continue
-        if cp == 0x200D:  # ZWJ: inside an emoji sequence, or between Arabic/Indic letters
-            base = prev
-            if base == "\ufe0f" and i >= 2:
-                base = text[i - 2]
-            emoji_before = base and (_is_pictographic(ord(base)) or 0x1F3FB <= ord(base) <= 0x1F3FF)
-            if (emoji_before and nxt and _is_pictographic(ord(nxt))) or (
-                    prev and nxt and _joins_script_letters(prev, nxt)):
-                continue
-            bad.append(f"U+{cp:04X}")
-        elif cp == 0x200C:  # ZWNJ: only between Arabic/Indic letters (Persian, Hindi)
-            if prev and nxt and _joins_script_letters(prev, nxt):
-                continue
-            bad.append(f"U+{cp:04X}")
-        elif 0xFE00 <= cp <= 0xFE0F:  # one variation selector after a visible base character
-            if prev and not (0xFE00 <= ord(prev) <= 0xFE0F) and unicodedata.category(prev)[0] not in "CZ":
-                continue
-            bad.append(f"U+{cp:04X}")
-        elif 0xE0100 <= cp <= 0xE01EF or 0xE0000 <= cp <= 0xE007F:  # VS17-256, tag characters
-            bad.append(f"U+{cp:04X}")
-        elif cat in ("Cc", "Cf", "Cs", "Zl", "Zp") or ch in HANGUL_FILLERS:
-            bad.append(f"U+{cp:04X}")
-    return bad
+# (the Unicode rule: gitmem.gate.unicode_violations)
 
 
 # --------------------------------------------------------------------------------------------

@@ -33,6 +33,10 @@ EXIT_CODES = [
     (5, "unknown id"),
     (6, "ambiguous id prefix (the candidates are listed)"),
     (7, "the op-log stayed busy: could not append after many retries"),
+    (8, "a remote could not be used (none configured, fetch or push failed)"),
+    (9, "the remote host refused the memory refs"),
+    (10, "partition conflict: a remote holds commits on this clone's own partition (see rekey)"),
+    (11, "refused by the write gate: a secret, prompt-injection phrasing or invisible Unicode"),
 ]
 
 

@@ -1,0 +1,78 @@
+"""The write gate against its corpora: secrets, risky-looking notes, injection, Unicode.
+
+The corpora live in fixtures/gate/ (README there explains the labels). The
+rates are printed (pytest -s) and asserted: every fake secret refused, at most
+1% of the benign notes refused, every injection and Unicode case as labelled.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gitmem import gate
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "gate"
+
+
+def load(name: str) -> list[dict]:  # type: ignore[type-arg]
+    return [json.loads(line) for line in (FIXTURES / name).read_text().splitlines() if line.strip()]
+
+
+def test_every_fake_secret_is_refused_and_never_echoed() -> None:
+    rows = load("secrets.jsonl")
+    assert len(rows) >= 50 and len({r["kind"] for r in rows}) >= 50
+    missed = [r["kind"] for r in rows if not any(f.category == "secret" for f in gate.scan(r["text"]))]
+    print(f"\nsecrets refused: {len(rows) - len(missed)}/{len(rows)}")
+    assert missed == []
+    for r in rows:
+        for f in gate.scan(r["text"]):
+            described = f.describe()
+            # The finding names a kind and a place, never the value.
+            for token in r["text"].split():
+                if len(token) >= 16 and any(c.isdigit() for c in token):
+                    assert token not in described
+
+
+def test_at_most_one_percent_of_risky_looking_notes_are_refused() -> None:
+    rows = load("benign.jsonl")
+    assert len(rows) >= 200
+    refused = [r["text"] for r in rows if gate.scan(r["text"])]
+    print(f"\nbenign refused: {len(refused)}/{len(rows)} ({100 * len(refused) / len(rows):.1f}%)")
+    assert len(refused) <= len(rows) // 100
+
+
+@pytest.mark.parametrize("row", load("injection.jsonl"), ids=lambda r: r["kind"])
+def test_injection_is_refused_with_its_own_kind(row: dict) -> None:  # type: ignore[type-arg]
+    findings = [f for f in gate.scan(row["text"]) if f.category == "injection"]
+    assert findings, row["text"]
+    assert findings[0].describe().startswith(f"injection ({findings[0].kind}) at line ")
+
+
+@pytest.mark.parametrize("row", load("injection_benign.jsonl"), ids=lambda r: r["kind"])
+def test_harmless_mentions_of_the_same_words_pass(row: dict) -> None:  # type: ignore[type-arg]
+    assert gate.scan_injection(row["text"]) == []
+
+
+@pytest.mark.parametrize("row", load("unicode.jsonl") + load("unicode_benign.jsonl"),
+                         ids=lambda r: r["kind"])
+def test_unicode_cases_as_labelled(row: dict) -> None:  # type: ignore[type-arg]
+    findings = gate.scan_unicode(row["text"])
+    assert bool(findings) == (row["expect"] == "refuse"), (row["text"], findings)
+    for f in findings:
+        assert f.kind.startswith("U+") and f.line >= 1 and f.column >= 1
+
+
+def test_redact_masks_secrets_and_leaves_the_rest() -> None:
+    text = "deploy with make ship; the staging token is ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    masked, n = gate.redact(text)
+    assert n >= 1 and "ghp_a1B2" not in masked and masked.startswith("deploy with make ship")
+    assert not [f for f in gate.scan(masked) if f.category == "secret"]
+    assert gate.redact("nothing secret here")[0] == "nothing secret here"
+
+
+def test_the_pragma_allowlist_comment_does_not_switch_the_gate_off() -> None:
+    text = 'password = "hX9#kq2LmP4vZ7"  # pragma: allowlist secret'
+    assert any(f.category == "secret" for f in gate.scan(text))
