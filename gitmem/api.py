@@ -170,6 +170,7 @@ class Store:
                 embedder_dim=dim,
                 make_embedder=_doc_embedder,
             )
+            self._projection.quarantine_check = _quarantine_reason
         return self._projection
 
     def close(self) -> None:
@@ -657,6 +658,7 @@ class Store:
         include_retired: bool = False,
         mode: str = "hybrid",
         explain: bool = False,
+        include_quarantined: bool = False,
     ) -> list[Hit]:
         """The memories that best answer ``query``, best first.
 
@@ -674,7 +676,8 @@ class Store:
 
         if mode not in MODES:
             raise InvalidInput(f"unknown recall mode '{mode}'", f"use one of: {', '.join(MODES)}")
-        q = Query(query, k, list(kinds), list(tags), include_retired, mode, explain)
+        q = Query(query, k, list(kinds), list(tags), include_retired, mode, explain,
+                  include_quarantined)
         return self._read(lambda p: rank(p, q, _query_vector))
 
     def show(self, memory_id: str) -> Shown:
@@ -721,7 +724,7 @@ class Store:
             op_counts = dict(counts["ops"])  # type: ignore[call-overload]
             op_counts["total"] = sum(op_counts.values())
             mem_counts = dict(counts["memories"])  # type: ignore[call-overload]
-            mem_counts["total"] = sum(mem_counts.values())
+            mem_counts["total"] = sum(v for k, v in mem_counts.items() if k != "quarantined")
             size = sum(
                 f.stat().st_size for f in p.directory.glob("*") if f.is_file()
             )
@@ -745,6 +748,15 @@ class Store:
             )
 
         return self._read(run)
+
+
+def _quarantine_reason(body: ops.MemoryBody) -> str | None:
+    """Why a replayed memory would not pass the write gate today, or None."""
+    from . import gate
+
+    fields = [body.text, body.key or "", *body.tags, *body.entities, body.source or ""]
+    findings = [f.describe() for f in gate.scan("\n".join(v for v in fields if v))]
+    return "; ".join(findings[:3]) if findings else None
 
 
 def _gate(body: ops.MemoryBody, *, redact: bool) -> ops.MemoryBody:

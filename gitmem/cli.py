@@ -198,9 +198,12 @@ def import_(file: Any, pack_size: int, redact: bool, as_json: bool) -> None:
               show_default=True, help="Which channels rank: both fused, or one alone.")
 @click.option("--explain", is_flag=True,
               help="Show each result's rank per channel and every factor of its score.")
+@click.option("--quarantined", "include_quarantined", is_flag=True,
+              help="Include memories the write gate would refuse (marked).")
 @json_option
 def recall(query: str, k: int, kinds: tuple[str, ...], tags: tuple[str, ...],
-           include_retired: bool, mode: str, explain: bool, as_json: bool) -> None:
+           include_retired: bool, mode: str, explain: bool, include_quarantined: bool,
+           as_json: bool) -> None:
     """Find the memories that answer QUERY, best first.
 
     \b
@@ -211,7 +214,8 @@ def recall(query: str, k: int, kinds: tuple[str, ...], tags: tuple[str, ...],
         "recall", as_json,
         lambda s: {"query": query, "results": s.recall(query, k=k, kinds=kinds, tags=tags,
                                                       include_retired=include_retired,
-                                                      mode=mode, explain=explain)},
+                                                      mode=mode, explain=explain,
+                                                      include_quarantined=include_quarantined)},
         lambda r: "\n".join(_hit_lines(h) for h in r["results"]),  # type: ignore[index]
     )
 
@@ -225,6 +229,8 @@ def _hit_lines(h: Hit) -> str:
     if h.status != "active":
         head += f"  [{h.status} {(h.retired_at or '')[:10]}"
         head += f": {h.retired_reason}]" if h.retired_reason else "]"
+    if h.quarantine:
+        head += f"  [quarantined: {h.quarantine}]"
     out = head + "\n" + _block(h.text or "")
     if h.explain:
         e = h.explain
@@ -268,6 +274,7 @@ def _render_show(r: api.Shown) -> str:
         ("supersedes", ", ".join(x[:12] for x in m.supersedes)),
         ("retired", f"{m.retired_at} by {(m.retired_by or '')[:12]}" if m.retired_by else None),
         ("reason", m.retired_reason),
+        ("quarantine", m.quarantine),
     ]
     out = [f"{k + ':':<12} {v}" for k, v in rows if v]
     out.append("text:")

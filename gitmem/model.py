@@ -41,6 +41,7 @@ class Record(msgspec.Struct, kw_only=True):
     retired_by: str | None = None
     retired_reason: str | None = None
     commit: str
+    quarantine: str | None = None  # why the write gate would refuse it (then hidden by default)
 
 
 class OpInfo(msgspec.Struct, kw_only=True):

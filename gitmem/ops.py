@@ -45,6 +45,10 @@ MIN_PREFIX = 7
 # Times are unix seconds within what every clone can render (years 1..9999);
 # clocks stay below 2**53 so they survive JSON and SQLite everywhere.
 MAX_CLOCK = 2**53
+# A partition's clock may jump (its writer saw many ops from others) but not
+# by more than this between two of its ops: a bigger jump is taken as an
+# attempt to exhaust the clock space and the op is skipped on replay.
+MAX_CLOCK_JUMP = 2**32
 MIN_TIME = -62135596800  # 0001-01-01T00:00:00Z
 MAX_TIME = 253402300799  # 9999-12-31T23:59:59Z
 UnixTime = Annotated[int, msgspec.Meta(ge=MIN_TIME, le=MAX_TIME)]

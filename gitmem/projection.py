@@ -29,7 +29,7 @@ from .model import Anchor, OpInfo, Record, RefreshReport, Skipped
 from .timefmt import iso
 
 # Bump when the tables change: a mismatch rebuilds from the log, never migrates.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 DB_NAME = "projection.sqlite3"
 VEC_NAME = "vectors.i8"
 HNSW_NAME = "vectors.hnsw"
@@ -89,7 +89,9 @@ class LogSource(Protocol):
 
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE partitions(ref TEXT PRIMARY KEY, tip TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE partitions(
+    ref TEXT PRIMARY KEY, tip TEXT NOT NULL, last_clock INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
 CREATE TABLE ops(
     id TEXT PRIMARY KEY, type TEXT NOT NULL, ref TEXT NOT NULL,
     commit_id TEXT NOT NULL, clock INTEGER NOT NULL, at INTEGER NOT NULL,
@@ -116,7 +118,8 @@ CREATE TABLE memories(
     author_name TEXT NOT NULL, author_email TEXT NOT NULL,
     status TEXT NOT NULL, retired_by TEXT, retired_at INTEGER,
     retired_tz INTEGER, retired_reason TEXT,
-    vec_slot INTEGER  -- first row in vectors.i8, NULL until embedded
+    vec_slot INTEGER,  -- first row in vectors.i8, NULL until embedded
+    quarantine TEXT  -- why the write gate would refuse it, NULL when it passes
 );
 CREATE UNIQUE INDEX memories_vec ON memories(vec_slot);
 -- Every vector row and the memory it belongs to: a long memory has a row for
@@ -139,7 +142,7 @@ _MEMORY_COLS = (
     "id, kind, text, key, tags, entities, importance, valid_from, valid_until, "
     "source, session, anchor_commit, paths, supersedes, ref, commit_id, clock, at, "
     "tz, author_name, author_email, status, retired_by, retired_at, retired_tz, "
-    "retired_reason"
+    "retired_reason, quarantine"
 )
 
 
@@ -180,6 +183,9 @@ class Projection:
         self.dim = embedder_dim
         self._make_embedder = make_embedder
         self._embedder: DocEmbedder | None = None
+        # The write gate, applied to replayed memories too (injected by the api so
+        # the projection does not depend on it): a reason, or None when it passes.
+        self.quarantine_check: Callable[[Any], str | None] | None = None
         self.long_lived = False  # set by long-lived front ends: prefer the HNSW index
         self.hnsw_warm_min = HNSW_WARM_MIN
         self.hnsw_fresh_min = HNSW_FRESH_MIN
@@ -677,6 +683,10 @@ class Projection:
                 continue
             report.partitions_changed += 1
             partition = _partition(ref)
+            last = 0
+            if since is not None:
+                row = c.execute("SELECT last_clock FROM partitions WHERE ref = ?", (ref,)).fetchone()
+                last = row[0] if row else 0
             for pack in source.iter_packs(tip, since):
                 commit = getattr(pack, "commit")
                 data = getattr(pack, "data")
@@ -685,16 +695,20 @@ class Projection:
                     report.ops_skipped += 1
                     continue
                 for item in replay.decode_pack(data, partition):
+                    if isinstance(item, replay.Decoded) and item.op.clock > last + ops.MAX_CLOCK_JUMP:
+                        item = replay.Skip(item.line, f"implausible Lamport clock jump from {last} "
+                                           f"to {item.op.clock} (bound {ops.MAX_CLOCK_JUMP})", item.id)
                     if isinstance(item, replay.Skip):
                         self._skip(ref, commit, item.line, item.id, item.reason)
                         report.ops_skipped += 1
                     else:
+                        last = max(last, item.op.clock)
                         self._apply(ref, commit, item)
                         report.ops_applied += 1
             c.execute(
-                "INSERT INTO partitions(ref, tip) VALUES (?, ?) "
-                "ON CONFLICT(ref) DO UPDATE SET tip = excluded.tip",
-                (ref, tip),
+                "INSERT INTO partitions(ref, tip, last_clock) VALUES (?, ?, ?) "
+                "ON CONFLICT(ref) DO UPDATE SET tip = excluded.tip, last_clock = excluded.last_clock",
+                (ref, tip, last),
             )
         for ref in gone:
             c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
@@ -743,11 +757,12 @@ class Projection:
             m = op.memory
             c.execute(
                 f"INSERT INTO memories({_MEMORY_COLS}) VALUES "
-                "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',NULL,NULL,NULL,NULL)",
+                "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',NULL,NULL,NULL,NULL,?)",
                 (d.id, m.kind, m.text, m.key, json.dumps(m.tags), json.dumps(m.entities),
                  m.importance, m.valid_from, m.valid_until, m.source, m.session,
                  m.anchors.commit, json.dumps(m.anchors.paths), json.dumps(op.supersedes),
-                 ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email),
+                 ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email,
+                 self.quarantine_check(m) if self.quarantine_check else None),
             )
             rowid = c.execute("SELECT rowid FROM memories WHERE id = ?", (d.id,)).fetchone()[0]
             c.execute(
@@ -964,6 +979,10 @@ class Projection:
         by_status = dict(
             c.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall()
         )
+        quarantined = c.execute(
+            "SELECT count(*) FROM memories WHERE quarantine IS NOT NULL").fetchone()[0]
+        if quarantined:
+            by_status["quarantined"] = quarantined
         per_ref: dict[str, dict[str, object]] = {}
         for ref, name, email, n in c.execute(
             "SELECT ref, author_name, author_email, count(*) FROM ops "
@@ -994,7 +1013,7 @@ class Projection:
         c = self._c
         out: list[str] = []
         queries = [
-            ("partitions", "SELECT ref, tip FROM partitions ORDER BY ref"),
+            ("partitions", "SELECT ref, tip, last_clock FROM partitions ORDER BY ref"),
             ("ops", "SELECT * FROM ops ORDER BY id"),
             ("links", "SELECT target, op, type FROM links ORDER BY target, op"),
             ("memories", f"SELECT {_MEMORY_COLS} FROM memories ORDER BY id"),
@@ -1017,9 +1036,14 @@ _OP_COLS = (
 def _filters(
     sql: str, args: list[object], kinds: list[str], tags: list[str], statuses: list[str]
 ) -> tuple[str, list[object]]:
-    if statuses:
-        sql += f" AND m.status IN ({','.join('?' * len(statuses))})"
-        args.extend(statuses)
+    """Status, kind and tag conditions. ``statuses`` may hold "quarantined": only
+    then are memories the write gate would refuse included."""
+    if "quarantined" not in statuses:
+        sql += " AND m.quarantine IS NULL"
+    real = [s for s in statuses if s != "quarantined"]
+    if real:
+        sql += f" AND m.status IN ({','.join('?' * len(real))})"
+        args.extend(real)
     if kinds:
         sql += f" AND m.kind IN ({','.join('?' * len(kinds))})"
         args.extend(kinds)
@@ -1032,7 +1056,7 @@ def _filters(
 def _record(row: tuple) -> Record:  # type: ignore[type-arg]
     (mid, kind, text, key, tags, entities, importance, vfrom, vuntil, source, session,
      anchor_commit, paths, supersedes, ref, commit, clock, at, tz, aname, aemail,
-     status, retired_by, retired_at, retired_tz, retired_reason) = row
+     status, retired_by, retired_at, retired_tz, retired_reason, quarantine) = row
     return Record(
         id=mid, kind=kind, text=text, key=key, tags=json.loads(tags),
         entities=json.loads(entities), importance=importance,
@@ -1044,6 +1068,7 @@ def _record(row: tuple) -> Record:  # type: ignore[type-arg]
         partition=_partition(ref), clock=clock, recorded_at=iso(at, tz) or "",
         status=status, retired_at=iso(retired_at, retired_tz or 0),
         retired_by=retired_by, retired_reason=retired_reason, commit=commit,
+        quarantine=quarantine,
     )
 
 

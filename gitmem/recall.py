@@ -61,6 +61,7 @@ class Query:
     include_retired: bool = False
     mode: str = "hybrid"  # hybrid | lexical | vector
     explain: bool = False
+    include_quarantined: bool = False
 
 
 def terms(text: str) -> list[str]:
@@ -83,7 +84,9 @@ def rank(
     """The one ranking function every front end uses."""
     if q.k <= 0:
         return []
-    statuses = [] if q.include_retired else ACTIVE
+    statuses = ["active", "invalidated", "superseded"] if q.include_retired else list(ACTIVE)
+    if q.include_quarantined:
+        statuses.append("quarantined")
     depth = max(CANDIDATES, q.k)
     lists: dict[str, list[tuple[str, float]]] = {}
     words = terms(q.text)
