@@ -192,6 +192,9 @@ class Store:
         if self._open:
             return self.projection
         marker = self.log.state_dir / BUILT_MARKER
+        # The marker is read first: a concurrent first reader creates the file and
+        # then the marker, so "no marker yet" can never look like a lost projection.
+        had_marker = marker.exists()
         missing = not self.projection.path.exists()
         try:
             self.projection.open()
@@ -200,7 +203,7 @@ class Store:
             self.warnings.append("projection was corrupt; rebuilt it from the op-log")
             self.projection.open()
         else:
-            if missing and marker.exists():
+            if missing and had_marker:
                 self.warnings.append("projection was missing; rebuilt it from the op-log")
         if self.projection.reset_reason:
             self.warnings.append(f"{self.projection.reset_reason}; rebuilt it from the op-log")
