@@ -368,6 +368,7 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "no output"
 
 
+STALE_LOCK_SECONDS = 10.0
 _HEX_OID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
@@ -587,6 +588,7 @@ class Oplog(_SyncMixin):
         try:
             fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
+            self._clear_stale_lock(lock)
             return False
         try:
             if self._current_ref(ref_name) != old:
@@ -601,6 +603,20 @@ class Oplog(_SyncMixin):
         except BaseException:
             lock.unlink(missing_ok=True)
             raise
+
+    def _clear_stale_lock(self, lock: Path) -> None:
+        """Remove a ref lock left by a crashed writer.
+
+        Only called while we hold this clone's append flock, so no git mem
+        appender owns it; nothing else holds a ref lock for more than a moment
+        (git and libgit2 write, then rename at once), so a lock older than
+        STALE_LOCK_SECONDS is a crash's leftover, not a live writer's.
+        """
+        try:
+            if time.time() - lock.stat().st_mtime > STALE_LOCK_SECONDS:
+                lock.unlink()
+        except OSError:
+            pass
 
     def _append_plain(
         self,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -88,3 +90,15 @@ def test_a_partition_ref_that_is_not_a_commit_is_skipped_not_fatal(repo: Path) -
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["data"]["results"][0]["text"] == "a good memory about queues"
     assert "partition tip is not a commit" in gm("status", cwd=repo).stdout
+
+
+def test_a_ref_lock_left_by_a_crash_is_cleared(repo: Path) -> None:
+    first = json.loads(gm("add", "before the crash", "--json", cwd=repo).stdout)["data"]
+    lock = repo / ".git" / "refs" / "memory" / (first["partition"] + ".lock")
+    lock.write_text("")
+    old = time.time() - 60
+    os.utime(lock, (old, old))
+    out = gm("add", "after the crash", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert not lock.exists()
+    assert "after the crash" in gm("log", cwd=repo).stdout
