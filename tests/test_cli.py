@@ -358,3 +358,9 @@ def test_import_is_refused_whole_when_one_line_fails_the_gate(repo: Path) -> Non
     code, line = _err(gm("import", "-", cwd=repo, input=lines))
     assert code == 11 and line.startswith("error: refused: line 2: secret (")
     assert git("for-each-ref", "refs/memory/", cwd=repo).stdout == ""
+
+
+def test_error_text_over_the_documented_limit(repo: Path) -> None:
+    code, line = _err(gm("add", "-", cwd=repo, input="x" * 16385))
+    assert (code, line) == (2, "error: memory text is 16385 bytes; the limit is 16384; "
+                               "hint: split it into several memories")

@@ -286,3 +286,33 @@ def test_implausible_clock_jumps_are_skipped(repo: Path) -> None:
     out = json.loads(gm("recall", "clock", "--json", cwd=repo).stdout)
     assert [r["text"] for r in out["data"]["results"]] == ["normal clock"]
     assert "implausible Lamport clock jump from 1" in gm("status", cwd=repo).stdout
+
+
+def test_every_kind_of_hostile_op_is_skipped_with_its_reason(repo: Path) -> None:
+    ref = "refs/memory/" + partition("brian@example.com")
+    good = add_op("brian", 1, "the one good memory about hostile input")
+    newer = json.loads(add_op("brian", 2, "from the future"))
+    newer["v"] = 2
+    huge = add_op("brian", 3, "x" * (ops.MAX_TEXT_BYTES + 10))
+    bomb = ops.encode(ops.InvalidateOp(
+        v=1, author=ops.Author(name="Brian", email="brian@example.com"),
+        partition=partition("brian@example.com"), clock=4, at=0, target="0" * 64,
+        reason="r" * 100)) .replace(b"r" * 100, b"r" * (ops.MAX_OP_BYTES + 1))
+    pack = ops.encode_pack([
+        good,
+        b"\xff\xfe not utf-8",
+        json.dumps(newer, separators=(",", ":")).encode(),
+        huge,
+        bomb,
+        b'{"op":"add","v":1}',
+    ])
+    set_ref(repo, ref, commit_packs(repo, [pack])[-1])
+    out = json.loads(gm("recall", "hostile input memory", "--json", cwd=repo).stdout)
+    assert [r["text"] for r in out["data"]["results"]] == ["the one good memory about hostile input"]
+    reasons = [s["reason"] for s in json.loads(gm("status", "--json", cwd=repo).stdout)["data"]["skipped"]]
+    assert any(r == "invalid UTF-8" for r in reasons)
+    assert any(r.startswith("unknown format version 2") for r in reasons)
+    assert any(r.startswith("text of 16394 bytes exceeds 16384") for r in reasons)
+    assert any(r.startswith("oversized op") for r in reasons)
+    assert any(r.startswith("malformed op") for r in reasons)
+    assert len(reasons) == 5
