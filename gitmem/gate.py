@@ -127,7 +127,17 @@ EXTRA_PATTERNS.append((
     rf"(?i){_NAME}(?:{_GAP}{_SEP}|\s+)(?-i:{_VALUE})",
     "KeywordDetector needs quotes in ad-hoc mode (DB_PASSWORD=x, password: x, 'password is x' are missed)",
 ))
-EXTRA_COMPILED = [(name, re.compile(rx), why) for name, rx, why in EXTRA_PATTERNS]
+class _Compiled(list):  # type: ignore[type-arg]
+    """EXTRA_PATTERNS compiled on first use: compiling them costs ~10 ms, and a
+    text with no keyword and no long token never needs them."""
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        if not len(self):
+            self.extend((name, re.compile(rx), why) for name, rx, why in EXTRA_PATTERNS)
+        return super().__iter__()
+
+
+EXTRA_COMPILED = _Compiled()
 
 # Exact public values published as examples by their vendors: replaced before scanning, so a
 # note quoting the docs passes while anything else of the same shape is still refused.
@@ -347,8 +357,9 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
     for value in DOCUMENTED_EXAMPLES:  # blanked with spaces: offsets stay true
         text = text.replace(value, " " * len(value))
     out: list[tuple[Finding, tuple[int, int] | None]] = []
-    if _MAYBE_SECRET.search(text):
-        out += _scan_with_detect_secrets(text)
+    if not _MAYBE_SECRET.search(text):
+        return out  # no keyword, no long token: neither scanner can fire
+    out += _scan_with_detect_secrets(text)
     for name, rx, _ in EXTRA_COMPILED:
         for m in rx.finditer(text):
             line, col = _line_col(text, m.start())
