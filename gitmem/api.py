@@ -171,6 +171,7 @@ class Store:
                 make_embedder=_doc_embedder,
             )
             self._projection.quarantine_check = _quarantine_reason
+            self._projection.quarantine_version = _gate_version
         return self._projection
 
     def close(self) -> None:
@@ -751,6 +752,12 @@ class Store:
             )
 
         return self._read(run)
+
+
+def _gate_version() -> str:
+    from . import gate
+
+    return gate.version()
 
 
 def _quarantine_reason(body: ops.MemoryBody) -> str | None:

@@ -315,6 +315,22 @@ def scan_injection(text: str) -> list[Finding]:
     return out
 
 
+# Bump when any rule here changes: cached verdicts of older versions are redone.
+GATE_VERSION = 1
+
+
+def version() -> str:
+    """This gate's rules and the scanner's version, without importing the scanner."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        ds = dist_version("detect-secrets")
+    except PackageNotFoundError:
+        ds = "none"
+    return f"gate-{GATE_VERSION}/detect-secrets-{ds}"
+
+
 _DS: dict[str, Any] = {}
 
 

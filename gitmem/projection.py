@@ -29,7 +29,7 @@ from .model import Anchor, OpInfo, Record, RefreshReport, Skipped
 from .timefmt import iso
 
 # Bump when the tables change: a mismatch rebuilds from the log, never migrates.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 DB_NAME = "projection.sqlite3"
 VEC_NAME = "vectors.i8"
 HNSW_NAME = "vectors.hnsw"
@@ -132,6 +132,11 @@ CREATE INDEX memories_session ON memories(session, clock, id);
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     text, key, tags, entities, tokenize = 'porter unicode61 remove_diacritics 2'
 );
+-- The write gate's verdict per op id: a pure function of the op's bytes and the
+-- gate's version, so it survives rebuilds (only deleting the cache clears it).
+CREATE TABLE gate_verdicts(
+    op_id TEXT PRIMARY KEY, version TEXT NOT NULL, reason TEXT
+) WITHOUT ROWID;
 CREATE TABLE skipped(
     ref TEXT NOT NULL, commit_id TEXT NOT NULL, line INTEGER NOT NULL,
     op_id TEXT, reason TEXT NOT NULL, PRIMARY KEY(ref, commit_id, line)
@@ -186,6 +191,8 @@ class Projection:
         # The write gate, applied to replayed memories too (injected by the api so
         # the projection does not depend on it): a reason, or None when it passes.
         self.quarantine_check: Callable[[Any], str | None] | None = None
+        self.quarantine_version: Callable[[], str] = lambda: ""  # asked only when replaying
+        self._qv: str | None = None
         self.long_lived = False  # set by long-lived front ends: prefer the HNSW index
         self.hnsw_warm_min = HNSW_WARM_MIN
         self.hnsw_fresh_min = HNSW_FRESH_MIN
@@ -762,7 +769,7 @@ class Projection:
                  m.importance, m.valid_from, m.valid_until, m.source, m.session,
                  m.anchors.commit, json.dumps(m.anchors.paths), json.dumps(op.supersedes),
                  ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email,
-                 self.quarantine_check(m) if self.quarantine_check else None),
+                 self._verdict(d.id, m)),
             )
             rowid = c.execute("SELECT rowid FROM memories WHERE id = ?", (d.id,)).fetchone()[0]
             c.execute(
@@ -782,6 +789,26 @@ class Projection:
                 (op.target, d.id, ops.op_type(op)),
             )
             self._recompute(op.target)
+
+    def _verdict(self, op_id: str, memory: ops.MemoryBody) -> str | None:
+        """Why the gate would refuse this memory (None: it passes), cached by op id."""
+        if self.quarantine_check is None:
+            return None
+        c = self._c
+        if self._qv is None:
+            self._qv = self.quarantine_version()
+        row = c.execute(
+            "SELECT reason FROM gate_verdicts WHERE op_id = ? AND version = ?",
+            (op_id, self._qv),
+        ).fetchone()
+        if row is not None:
+            return row[0]  # type: ignore[no-any-return]
+        reason = self.quarantine_check(memory)
+        c.execute(
+            "INSERT OR REPLACE INTO gate_verdicts(op_id, version, reason) VALUES (?, ?, ?)",
+            (op_id, self._qv, reason),
+        )
+        return reason
 
     def _recompute(self, memory_id: str) -> None:
         """Set a memory's status from every op that retires it (order-free)."""
