@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import gitmem  # noqa: E402
+from tables import table  # noqa: E402
 
 GIT_MEM = shutil.which("git-mem", path=str(Path(sys.executable).parent)) or "git-mem"
 
@@ -131,16 +132,6 @@ def pct(values: list[float], p: float) -> float:
 
 def ms(x: float) -> str:
     return f"{x * 1000:.1f}"
-
-
-def table(title: str, header: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    print(f"\n## {title}\n")
-    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for r in rows:
-        print("| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |")
-    sys.stdout.flush()
 
 
 def new_repo(base: Path, name: str, env: dict[str, str]) -> Path:

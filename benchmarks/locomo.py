@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import gitmem  # noqa: E402
+from tables import table  # noqa: E402
 
 GIT_MEM = shutil.which("git-mem", path=str(Path(sys.executable).parent)) or "git-mem"
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo"
@@ -122,16 +123,6 @@ class Tally:
         d = max(self.n, 1)
         return [label, mode, str(self.n), f"{100 * self.any5 / d:.1f}", f"{100 * self.any10 / d:.1f}",
                 f"{100 * self.all5 / d:.1f}", f"{100 * self.all10 / d:.1f}", f"{self.rr / d:.3f}"]
-
-
-def table(title: str, header: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    print(f"\n## {title}\n")
-    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for r in rows:
-        print("| " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)) + " |")
-    sys.stdout.flush()
 
 
 def rank_ids(store: gitmem.Store, query: str, mode: str, k: int, pool: list[str],
