@@ -181,9 +181,5 @@ def split_pack(data: bytes) -> list[bytes]:
     return [line for line in data.split(b"\n") if line.strip()]
 
 
-def target_of(op: Op) -> str | None:
-    return op.target if isinstance(op, (InvalidateOp, ForgetOp)) else None
-
-
 def op_type(op: Op) -> str:
     return op.__struct_config__.tag  # type: ignore[return-value]
