@@ -22,10 +22,13 @@ from .errors import (
     AmbiguousId,
     EmptyText,
     GateRefused,
+    InvalidDate,
     InvalidInput,
+    NearDuplicate,
     NoIdentity,
     PartitionConflict,
     UnknownId,
+    UnknownKey,
 )
 from .model import Hit, OpInfo, Record, RefreshReport, Skipped
 from .oplog import REF_PREFIX, Integrated, Oplog
@@ -36,17 +39,76 @@ from .timefmt import iso, now_from_env, parse_date
 
 T = TypeVar("T")
 _HEX = re.compile(r"^[0-9a-f]+$")
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 CACHE_DIR = "cache"
 BUILT_MARKER = "projection-built"
+USAGE_NAME = "usage.sqlite3"  # local use counts (a salience signal), never pushed
+USE_TOP = 3  # how many of a recall's hits count as used
+PENDING_LIMIT = 64  # unembedded memories a writer compares itself (else it embeds them)
+DAY = 86400
+# Dedup on write (git config gitmem.duplicateThreshold / gitmem.similarThreshold).
+# Calibrated for the shipped static embedder, whose cosines run high: at 0.92,
+# 86% of LoCoMo's distinct turns would have a "near-duplicate"; at 0.97, 1.6%,
+# and those are true rewordings (docs/recall.md, "Dedup on write").
+DUPLICATE_THRESHOLD = 0.97
+SIMILAR_THRESHOLD = 0.95
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 
 
 class Added(msgspec.Struct, kw_only=True):
-    id: str
+    id: str  # the memory's id (the existing memory's, for a duplicate)
     kind: str
     partition: str
     commit: str
     clock: int
     recorded_at: str
+    op: str = ""  # the op written: the add itself, or a confirm for a duplicate
+    duplicate_of: str | None = None  # same text as this current memory: reinforced it
+    superseded: list[str] = []  # memories this one replaced (--supersedes, or the key's values)
+    similar: list[dict[str, object]] = []  # stored, but close to these: see 'git mem similar'
+
+
+class Confirmed(msgspec.Struct, kw_only=True):
+    id: str  # the confirm op's id
+    target: str
+    confirms: int  # confirmations of the target, this one included
+
+
+class FactValue(msgspec.Struct, kw_only=True):
+    """The value of a keyed fact at a point of either timeline."""
+
+    key: str
+    value: str
+    id: str
+    author: str
+    author_email: str
+    recorded_at: str
+    valid_from: str | None = None
+    valid_until: str | None = None
+    status: str = "active"
+    conflicts: list[Record] = []  # other values current at the same time (a conflict)
+    as_of: str | None = None
+    valid_at: str | None = None
+
+
+class KeyHistory(msgspec.Struct, kw_only=True):
+    key: str
+    current: str | None  # id of the current value (None: retired or forgotten)
+    conflicts: list[str]  # ids of other current values (a recorded conflict)
+    values: list[Record]  # every value ever recorded, oldest first
+
+
+class Conflict(msgspec.Struct, kw_only=True):
+    key: str
+    current: Record  # the deterministic winner: greatest (clock, id)
+    others: list[Record]
+
+
+class SimilarPair(msgspec.Struct, kw_only=True):
+    cosine: float
+    near_duplicate: bool  # at or above the duplicate threshold (stored with --force)
+    older: Record
+    newer: Record
 
 
 class Imported(msgspec.Struct, kw_only=True):
@@ -54,6 +116,9 @@ class Imported(msgspec.Struct, kw_only=True):
     ids: list[str]
     commits: list[str]
     partition: str
+    # Lines whose text is already a current memory of the same kind and key
+    # (or an earlier line): not added; a confirm reinforces the existing one.
+    duplicates: list[dict[str, object]] = []
 
 
 class ImportRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -156,6 +221,7 @@ class Store:
         self.warnings: list[str] = []
         self.last_refresh: RefreshReport | None = None
         self._open = False
+        self._usage_log: Any = None
 
     @property
     def projection(self) -> Projection:
@@ -177,6 +243,8 @@ class Store:
     def close(self) -> None:
         if self._projection is not None:
             self._projection.close()
+        if self._usage_log is not None:
+            self._usage_log.close()
         self._open = False
 
     def __enter__(self) -> Store:
@@ -213,14 +281,14 @@ class Store:
         self._open = True
         return self.projection
 
-    def _read(self, fn: Callable[[Projection], T]) -> T:
+    def _read(self, fn: Callable[[Projection], T], *, embed: bool = True) -> T:
         """Refresh, then run a query; a corrupt file is rebuilt once, with a warning."""
         from .projection import ProjectionCorrupt
 
         for attempt in (1, 2):
             try:
                 proj = self._ensure_open()
-                self._refresh(proj)
+                self._refresh(proj, embed=embed)
                 return fn(proj)
             except ProjectionCorrupt:
                 if attempt == 2:
@@ -230,13 +298,13 @@ class Store:
                 self.warnings.append("projection was corrupt; rebuilt it from the op-log")
         raise AssertionError("unreachable")
 
-    def _refresh(self, proj: Projection, *, full: bool = False) -> RefreshReport:
+    def _refresh(self, proj: Projection, *, full: bool = False, embed: bool = True) -> RefreshReport:
         # Refs may have moved by other means (a plain 'git fetch' with the
         # memory refspec, another process): integrate them first, so the
         # projection never serves stale state.
         integ = self.log.integrate()
         self._warn_conflicts(integ)
-        report = proj.refresh(self.log, full=full)
+        report = proj.refresh(self.log, full=full, embed=embed)
         self.last_refresh = report
         if proj.vectors_damaged:
             proj.vectors_damaged = False
@@ -285,12 +353,20 @@ class Store:
         session: str | None = None,
         supersedes: Iterable[str] = (),
         redact: bool = False,
+        force: bool = False,
     ) -> Added:
         """Append a new memory to this clone's partition and return its id.
 
         The write gate runs first: a secret, prompt-injection phrasing or
         invisible Unicode refuses the write (GateRefused); with ``redact``
         secrets are masked instead (nothing else is ever let through).
+
+        Then dedup: the same text (normalised) as a current memory of the same
+        kind and key adds nothing: a confirm op reinforces that memory and
+        ``duplicate_of`` names it. A near-duplicate (cosine at or above
+        gitmem.duplicateThreshold, same kind) raises NearDuplicate unless
+        ``force``; closer than gitmem.similarThreshold is stored and reported
+        in ``similar``. A keyed memory replaces the key's current values.
         """
         body = self._body(
             text, kind=kind, key=key, tags=tags, about=about, paths=paths,
@@ -298,9 +374,16 @@ class Store:
             source=source, session=session, head=self.log.head(),
         )
         body = _gate(body, redact=redact)
-        old_ids = [self.resolve(s) for s in supersedes] if supersedes else []
-        first_line = text.strip().splitlines()[0]
-        summary = f"add {kind}: {_clip(first_line, 60)}"
+        old_ids = list(dict.fromkeys(self.resolve(s) for s in supersedes)) if supersedes else []
+        dup, similar, replaced = self._check_new(body, old_ids, force=force)
+        if dup is not None:
+            done = self._confirm(dup, "added again")
+            return Added(id=dup, kind=body.kind, partition=done[1].partition, commit=done[2],
+                         clock=done[1].clock, recorded_at=iso(done[1].at, done[1].tz) or "",
+                         op=done[0], duplicate_of=dup)
+        old_ids += [r for r in replaced if r not in old_ids]
+        first_line = body.text.strip().splitlines()[0]
+        summary = f"{'set ' + body.key if body.key else 'add ' + body.kind}: {_clip(first_line, 60)}"
 
         def make(author: ops.Author, partition: str, at: int, tz: int, clock: int) -> ops.Op:
             return ops.AddOp(
@@ -311,9 +394,97 @@ class Store:
         oid, op, commit = self._append_one(make, summary)
         assert isinstance(op, ops.AddOp)
         return Added(
-            id=oid, kind=kind, partition=op.partition, commit=commit, clock=op.clock,
-            recorded_at=iso(op.at, op.tz) or "",
+            id=oid, kind=body.kind, partition=op.partition, commit=commit, clock=op.clock,
+            recorded_at=iso(op.at, op.tz) or "", op=oid, superseded=old_ids,
+            similar=[{"id": mid, "cosine": cos} for mid, cos in similar],
         )
+
+    def _check_new(
+        self, body: ops.MemoryBody, old_ids: list[str], *, force: bool
+    ) -> tuple[str | None, list[tuple[str, float]], list[str]]:
+        """Dedup on write: (duplicate of, similar memories, the key's current values)."""
+        from .projection import Scope, embed_text
+
+        dup_min, similar_min = self._thresholds()
+
+        def run(p: Projection) -> tuple[str | None, list[tuple[str, float]], list[str]]:
+            current: list[str] = []
+            if body.key is not None:
+                values = p.keyed(Scope(shadow=False), body.key)
+                current = [r.id for r in values]
+                # The value is already the key's one current value: reinforce it.
+                # (Setting it again during a conflict resolves the conflict.)
+                if (len(values) == 1 and not old_ids and values[0].kind == body.kind
+                        and ops.normalize_text(values[0].text or "") == ops.normalize_text(body.text)):
+                    return values[0].id, [], current
+                return None, [], current  # a new value replaces, it never duplicates
+            dup = p.duplicate_of(body.text, body.kind, None)
+            if dup is not None and dup not in old_ids:
+                return dup, [], current
+            qvec = _query_vector(_embed_input(None, body.text, body.entities, body.tags))
+            if qvec is None:
+                return None, [], current
+            floor = min(similar_min, dup_min)
+            # Memories replayed but not embedded yet (a writer does not pay for
+            # numpy): few, so compared here with the pure-Python embedder.
+            pending = p.unembedded(body.kind, PENDING_LIMIT)
+            if pending is None:
+                self._refresh(p)  # many: embed them the usual way first
+                pending = []
+            near = p.nearest(qvec, kind=body.kind, min_cos=floor, exclude=old_ids)
+            for mid, key, text, entities, tags in pending:
+                if mid in old_ids:
+                    continue
+                other = _query_vector(embed_text(key, text, entities, tags))
+                cos = _int8_cosine(qvec, other) if other else 0.0
+                if cos >= floor:
+                    near.append((mid, round(cos, 6)))
+            near.sort(key=lambda x: (-x[1], x[0]))
+            # The embedder barely sees numbers ("port 8080" ~ "port 9090"): texts
+            # whose numbers differ are different facts, at most similar.
+            numbers = _NUMBER.findall(body.text)
+            if near and near[0][1] >= dup_min and not force and _same_numbers(
+                    numbers, p.record(near[0][0])):
+                rec = p.record(near[0][0])
+                raise NearDuplicate(near[0][0], near[0][1], rec.text if rec and rec.text else "")
+            return None, near[:5], current
+
+        return self._read(run, embed=False)
+
+    def set(self, key: str, value: str, **options: Any) -> Added:
+        """Record the current value of an attribute (``set db.engine cockroachdb``).
+
+        A keyed fact: it supersedes the key's current value(s), which keep
+        their place in ``history``; setting the value it already has only
+        reinforces it. Takes the options of ``add`` (kind defaults to fact).
+        """
+        k = _field(key, "key")
+        if not k or any(c in k for c in "\n\r\t"):
+            raise InvalidInput(f"'{key}' is not a usable key",
+                               "use a short name without line breaks, e.g. db.engine")
+        options.setdefault("kind", "fact")
+        return self.add(value, key=k, **options)
+
+    def confirm(self, memory_id: str, reason: str | None = None) -> Confirmed:
+        """Reinforce a memory: it still holds. Salience counts confirmations."""
+        target = self.resolve(memory_id)
+        rec = self._read(lambda p: p.record(target))
+        assert rec is not None
+        if rec.status != "active":
+            raise InvalidInput(
+                f"memory {target[:12]} is {rec.status}; only current memories can be confirmed",
+                "add it again (or set the key again) if it holds once more",
+            )
+        oid, _, _ = self._confirm(target, _field(reason, "reason"))
+        count = self._read(lambda p: p.salience_inputs([target]))[target][3]
+        return Confirmed(id=oid, target=target, confirms=count)
+
+    def _confirm(self, target: str, reason: str | None) -> tuple[str, ops.Op, str]:
+        def make(author: ops.Author, partition: str, at: int, tz: int, clock: int) -> ops.Op:
+            return ops.ConfirmOp(v=ops.FORMAT_VERSION, author=author, partition=partition,
+                                 clock=clock, at=at, tz=tz, target=target, reason=reason)
+
+        return self._append_one(make, f"confirm {target[:12]}" + (f" ({reason})" if reason else ""))
 
     def _body(
         self,
@@ -384,7 +555,7 @@ class Store:
         if pack_size < 1:
             raise InvalidInput(f"pack size must be at least 1 (got {pack_size})", "use 5000")
         head = self.log.head()
-        bodies: list[tuple[ops.MemoryBody, tuple[int, int] | None]] = []
+        bodies: list[tuple[int, ops.MemoryBody, tuple[int, int] | None]] = []
         for n, line in enumerate(lines, start=1):
             if not (line.strip() if isinstance(line, str) else line.strip()):
                 continue
@@ -405,34 +576,60 @@ class Store:
                 raise GateRefused([f"line {n}: {f}" for f in exc.findings], exc.hint) from None
             except InvalidInput as exc:
                 raise type(exc)(f"line {n}: {exc.message}", exc.hint) from None
-            bodies.append((body, at))
+            bodies.append((n, body, at))
         author = self.log.identity()
         now = now_from_env()
         partition = self.log.partition_for(author)
+        # Dedup on write, exact only (a near-duplicate check would embed every
+        # line): a line that repeats a current memory confirms it instead, a
+        # line that repeats an earlier line is dropped.
+        items: list[tuple[ops.MemoryBody | str, tuple[int, int] | None]] = []
+        duplicates: list[dict[str, object]] = []
+        if bodies:
+            existing = self._read(lambda p: [p.duplicate_of(b.text, b.kind, b.key)
+                                             for _, b, _ in bodies])
+            first_line: dict[tuple[str, str | None, str], int] = {}
+            for (n, body, at), dup in zip(bodies, existing):
+                sig = (body.kind, body.key, ops.text_hash(body.text))
+                if dup is not None:
+                    duplicates.append({"line": n, "id": dup})
+                    if sig not in first_line:
+                        items.append((dup, at))
+                        first_line[sig] = n
+                elif sig in first_line:
+                    duplicates.append({"line": n, "line_of_first": first_line[sig]})
+                else:
+                    first_line[sig] = n
+                    items.append((body, at))
         ids: list[str] = []
         commits: list[str] = []
-        for start in range(0, len(bodies), pack_size):
-            chunk = bodies[start : start + pack_size]
+        for start in range(0, len(items), pack_size):
+            chunk = items[start : start + pack_size]
 
             def make(clock: int, chunk: list = chunk) -> list[bytes]:  # type: ignore[type-arg]
-                out = [
-                    ops.encode(ops.AddOp(
-                        v=ops.FORMAT_VERSION, author=author, partition=partition,
-                        clock=clock + i, at=(at or now)[0], tz=(at or now)[1], memory=body,
-                    ))
-                    for i, (body, at) in enumerate(chunk)
-                ]
+                out = []
+                for i, (what, at) in enumerate(chunk):
+                    common = dict(v=ops.FORMAT_VERSION, author=author, partition=partition,
+                                  clock=clock + i, at=(at or now)[0], tz=(at or now)[1])
+                    op: ops.Op = (ops.AddOp(**common, memory=what)  # type: ignore[arg-type]
+                                  if isinstance(what, ops.MemoryBody) else
+                                  ops.ConfirmOp(**common, target=what,  # type: ignore[arg-type]
+                                                reason="imported again"))
+                    out.append(ops.encode(op))
                 for line in out:
                     _check_writable(line, partition)
                 return out
 
             last_at = chunk[-1][1] or now
+            adds = sum(isinstance(w, ops.MemoryBody) for w, _ in chunk)
             appended = self.log.append(
-                partition, author, last_at[0], last_at[1], f"import {len(chunk)} memories", make
+                partition, author, last_at[0], last_at[1], f"import {adds} memories", make
             )
-            ids.extend(ops.op_id(line) for line in appended.lines)
+            ids.extend(ops.op_id(line) for line, (w, _) in zip(appended.lines, chunk)
+                       if isinstance(w, ops.MemoryBody))
             commits.append(appended.commit)
-        return Imported(count=len(ids), ids=ids, commits=commits, partition=partition)
+        return Imported(count=len(ids), ids=ids, commits=commits, partition=partition,
+                        duplicates=duplicates)
 
     def invalidate(self, memory_id: str, reason: str | None = None) -> Retired:
         """Retire a memory: it leaves default recall but stays in history."""
@@ -663,11 +860,16 @@ class Store:
         mode: str = "hybrid",
         explain: bool = False,
         include_quarantined: bool = False,
+        as_of: str | int | None = None,
+        valid_at: str | int | None = None,
     ) -> list[Hit]:
         """The memories that best answer ``query``, best first.
 
         ``mode`` picks the channels: ``hybrid`` (the default: lexical and
         vector fused), ``lexical`` (FTS5 only) or ``vector`` (embeddings only).
+        ``as_of`` answers from what the log believed at that time, ``valid_at``
+        from what was true in the world then (a date, or a git revision).
+        ``include_retired`` adds retired, conflict-losing and faded memories.
         """
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("the query is empty", "say what you are looking for")
@@ -680,9 +882,187 @@ class Store:
 
         if mode not in MODES:
             raise InvalidInput(f"unknown recall mode '{mode}'", f"use one of: {', '.join(MODES)}")
+        t_as_of = self.point_in_time(as_of, "--as-of")
+        t_valid = self.point_in_time(valid_at, "--valid-at")
         q = Query(query, k, list(kinds), list(tags), include_retired, mode, explain,
-                  include_quarantined)
-        return self._read(lambda p: rank(p, q, _query_vector))
+                  include_quarantined, as_of=t_as_of, valid_at=t_valid,
+                  salience=self._salience(t_as_of))
+        usage = self._usage()
+        hits = self._read(lambda p: rank(p, q, _query_vector, usage.read if usage else None))
+        if usage is not None and t_as_of is None:
+            # Being handed out is a (weak, local) reinforcement: the top hits only.
+            usage.record([h.id for h in hits[:USE_TOP] if h.status == "active"], self.now())
+        if usage is not None and usage.error:
+            self.warnings.append(usage.error)
+        return hits
+
+    # -- time, salience and configuration ------------------------------------------
+
+    def now(self) -> int:
+        """The clock reads use: GITMEM_NOW, else GIT_COMMITTER_DATE (the clock writes
+        use, so tests and replays can pin it), else the system clock."""
+        env = os.environ.get("GITMEM_NOW")
+        if env:
+            try:
+                return parse_date(env)[0]
+            except InvalidDate as exc:
+                raise InvalidDate(f"GITMEM_NOW: {exc.message}", exc.hint) from None
+        return now_from_env()[0]
+
+    def point_in_time(self, value: str | int | None, flag: str = "WHEN") -> int | None:
+        """A point on either timeline: unix seconds, an ISO date or datetime (a date
+        alone means the end of that day), or a git revision (its committer time)."""
+        if value is None or value == "":
+            return None
+        if isinstance(value, int):
+            return value
+        text = str(value).strip()
+        try:
+            ts = parse_date(text)[0]
+        except InvalidDate:
+            found = self.log.revision_time(text)
+            if found is None:
+                raise InvalidDate(
+                    f"{flag}: '{value}' is neither a date nor a git revision",
+                    "use an ISO date (2026-03-01), a datetime (2026-03-01T12:00:00Z), "
+                    "'3 weeks ago', or a tag, branch or commit (v1.4)",
+                ) from None
+            return found
+        if _DATE_ONLY.match(text):
+            ts += DAY - 1  # "as of March 1st" includes what happened on March 1st
+        return ts
+
+    def _setting(self, name: str, parse: Callable[[str], T], default: T, hint: str) -> T:
+        raw = self.log.settings().get(name.lower())
+        if raw is None:
+            return default
+        try:
+            return parse(raw.strip())
+        except ValueError:
+            raise InvalidInput(f"git config {name} = '{raw}' is not valid",
+                               f"{hint} (git config {name} VALUE), or unset it") from None
+
+    def _thresholds(self) -> tuple[float, float]:
+        dup = self._setting("gitmem.duplicateThreshold", _unit, DUPLICATE_THRESHOLD,
+                            "use a cosine from 0 to 1, e.g. 0.92")
+        sim = self._setting("gitmem.similarThreshold", _unit, SIMILAR_THRESHOLD,
+                            "use a cosine from 0 to 1, e.g. 0.80")
+        return dup, sim
+
+    def _salience(self, as_of: int | None) -> Any:
+        from .recall import HALF_LIFE_DAYS, SALIENCE_FLOOR, Salience
+
+        halves: dict[str, float | None] = {}
+        for kind, default in HALF_LIFE_DAYS.items():
+            halves[kind] = self._setting(f"gitmem.halfLife.{kind}", _half_life, default,
+                                         "use a number of days, or 'never'")
+        return Salience(
+            now=as_of if as_of is not None else self.now(),
+            half_life_days=halves,
+            floor=self._setting("gitmem.salienceFloor", _unit, SALIENCE_FLOOR,
+                                "use a number from 0 to 1, e.g. 0.05"),
+            decay=self._setting("gitmem.decay", _bool, True, "use true or false"),
+        )
+
+    def _usage(self) -> Any:
+        if not self._setting("gitmem.recordUse", _bool, True, "use true or false"):
+            return None
+        if self._usage_log is None:
+            from .projection import Usage
+
+            self._usage_log = Usage(self.log.state_dir / USAGE_NAME)
+        return self._usage_log
+
+    # -- keyed facts and review -------------------------------------------------------
+
+    def get(self, key: str, *, as_of: str | int | None = None,
+            valid_at: str | int | None = None) -> FactValue:
+        """The value of ``key``: current, as the log believed it at ``as_of``, or as
+        true in the world at ``valid_at``. Concurrent values are in ``conflicts``."""
+        from .projection import Scope
+
+        t_as_of = self.point_in_time(as_of, "--as-of")
+        t_valid = self.point_in_time(valid_at, "--valid-at")
+        k = (key or "").strip()
+        values = self._read(lambda p: p.keyed(Scope(as_of=t_as_of, valid_at=t_valid,
+                                                     shadow=False), k))
+        if not values:
+            when = "".join([f" as of {iso(t_as_of)}" if t_as_of is not None else "",
+                            f" valid at {iso(t_valid)}" if t_valid is not None else ""])
+            raise UnknownKey(f"no value for key '{k}'{when}")
+        return _fact_value(values[0], values[1:], t_as_of, t_valid)
+
+    def keys(self, *, as_of: str | int | None = None,
+             valid_at: str | int | None = None) -> list[FactValue]:
+        """Every key's value (see ``get``), sorted by key."""
+        from .projection import Scope
+
+        t_as_of = self.point_in_time(as_of, "--as-of")
+        t_valid = self.point_in_time(valid_at, "--valid-at")
+        values = self._read(lambda p: p.keyed(Scope(as_of=t_as_of, valid_at=t_valid,
+                                                    shadow=False)))
+        grouped: dict[str, list[Record]] = {}
+        for r in values:
+            grouped.setdefault(r.key or "", []).append(r)
+        return [_fact_value(v[0], v[1:], t_as_of, t_valid) for _, v in sorted(grouped.items())]
+
+    def history(self, key: str) -> KeyHistory:
+        """Every value ``key`` ever had, oldest first, with who set it and when."""
+        k = (key or "").strip()
+        values = self._read(lambda p: p.key_history(k))
+        if not values:
+            raise UnknownKey(f"key '{k}' was never set")
+        live = [r for r in values if r.status == "active" and r.quarantine is None]
+        current = next((r.id for r in live if r.conflict_with is None), None)
+        return KeyHistory(key=k, current=current,
+                          conflicts=[r.id for r in live if r.conflict_with is not None],
+                          values=values)
+
+    def conflicts(self) -> list[Conflict]:
+        """Keys with more than one current value: concurrent sets not yet resolved."""
+        from .projection import Scope
+
+        def run(p: Projection) -> list[Conflict]:
+            out = []
+            for key in p.conflicted_keys():
+                values = p.keyed(Scope(shadow=False), key)
+                if len(values) > 1:
+                    out.append(Conflict(key=key, current=values[0], others=values[1:]))
+            return out
+
+        return self._read(run)
+
+    def similar(self, memory_id: str | None = None, *, since: str | int | None = None,
+                limit: int = 50, kinds: Sequence[str] = ()) -> list[SimilarPair]:
+        """Pairs of current memories of one kind that are close in meaning (cosine at
+        or above gitmem.similarThreshold), most similar first, for review."""
+        if limit < 1:
+            raise InvalidInput(f"--limit must be at least 1 (got {limit})", "use --limit 50")
+        dup_min, sim_min = self._thresholds()
+        t_since = self.point_in_time(since, "--since")
+        target = self.resolve(memory_id) if memory_id else None
+
+        def run(p: Projection) -> list[SimilarPair]:
+            if target is not None:
+                rec = p.record(target)
+                if rec is None or rec.text is None:
+                    return []
+                qvec = _query_vector(_embed_input(rec.key, rec.text, rec.entities, rec.tags))
+                near = p.nearest(qvec, kind=rec.kind, min_cos=sim_min, exclude=[target],
+                                 limit=limit) if qvec else []
+                pairs = [(target, mid, cos) for mid, cos in near]
+            else:
+                pairs = p.similar_pairs(min_cos=sim_min, kinds=kinds, since=t_since,
+                                        limit=limit)
+            recs = p.records({x for a, b, _ in pairs for x in (a, b)})
+            out = []
+            for a, b, cos in pairs:
+                older, newer = sorted((recs[a], recs[b]), key=lambda r: (r.clock, r.id))
+                out.append(SimilarPair(cosine=cos, near_duplicate=cos >= dup_min,
+                                       older=older, newer=newer))
+            return out
+
+        return self._read(run)
 
     def show(self, memory_id: str) -> Shown:
         """A memory's whole record, provenance and every op that touched it."""
@@ -752,6 +1132,62 @@ class Store:
             )
 
         return self._read(run)
+
+
+def _fact_value(rec: Record, others: list[Record], as_of: int | None,
+                valid_at: int | None) -> FactValue:
+    return FactValue(
+        key=rec.key or "", value=rec.text or "", id=rec.id, author=rec.author,
+        author_email=rec.author_email, recorded_at=rec.recorded_at,
+        valid_from=rec.valid_from, valid_until=rec.valid_until, status=rec.status,
+        conflicts=others, as_of=iso(as_of) if as_of is not None else None,
+        valid_at=iso(valid_at) if valid_at is not None else None,
+    )
+
+
+def _embed_input(key: str | None, text: str, entities: list[str], tags: list[str]) -> str:
+    from .projection import embed_text
+
+    return embed_text(key, text, msgspec.json.encode(entities).decode(),
+                      msgspec.json.encode(tags).decode())
+
+
+def _same_numbers(numbers: list[str], rec: Record | None) -> bool:
+    return rec is not None and _NUMBER.findall(rec.text or "") == numbers
+
+
+def _int8_cosine(a: bytes, b: bytes) -> float:
+    va = memoryview(a).cast("b")
+    vb = memoryview(b).cast("b")
+    dot = sum(x * y for x, y in zip(va, vb))
+    na = sum(x * x for x in va) ** 0.5
+    nb = sum(y * y for y in vb) ** 0.5
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def _unit(raw: str) -> float:
+    value = float(raw)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(raw)
+    return value
+
+
+def _half_life(raw: str) -> float | None:
+    if raw.lower() in ("never", "none", "off", "0"):
+        return None
+    value = float(raw)
+    if value <= 0:
+        raise ValueError(raw)
+    return value
+
+
+def _bool(raw: str) -> bool:
+    low = raw.lower()
+    if low in ("true", "yes", "on", "1", ""):
+        return True
+    if low in ("false", "no", "off", "0"):
+        return False
+    raise ValueError(raw)
 
 
 def _gate_version() -> str:

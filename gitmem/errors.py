@@ -18,6 +18,7 @@ Exit codes (also in docs/cli.md):
     9  the remote host refused the memory refs
    10  partition conflict: a remote holds commits on this clone's own partition
    11  refused by the write gate (a secret, prompt injection, invisible Unicode)
+   12  near-duplicate: a very similar memory is already stored (add --force stores it)
 """
 
 from __future__ import annotations
@@ -99,6 +100,11 @@ class UnknownId(GitMemError):
     default_hint = "list ids with 'git mem recall QUERY --all' or 'git mem log'"
 
 
+class UnknownKey(UnknownId):
+    code = "unknown_key"
+    default_hint = "set it with 'git mem set KEY VALUE'; list keys with 'git mem keys'"
+
+
 class AmbiguousId(GitMemError):
     code = "ambiguous_id"
     exit_code = 6
@@ -164,4 +170,27 @@ class GateRefused(GitMemError):
     def to_dict(self) -> dict[str, object]:
         d = super().to_dict()
         d["findings"] = self.findings
+        return d
+
+
+class NearDuplicate(GitMemError):
+    """A memory of the same kind is already stored with a very similar meaning."""
+
+    code = "near_duplicate"
+    exit_code = 12
+
+    def __init__(self, existing: str, cosine: float, text: str) -> None:
+        clip = text if len(text) <= 80 else text[:79] + "…"
+        super().__init__(
+            f"near-duplicate of {existing[:12]} (cosine {cosine:.3f}): {clip!r}; nothing written",
+            f"store it anyway with --force, reinforce the existing one with "
+            f"'git mem confirm {existing[:12]}', or replace it with --supersedes {existing[:12]}",
+        )
+        self.existing = existing
+        self.cosine = cosine
+
+    def to_dict(self) -> dict[str, object]:
+        d = super().to_dict()
+        d["existing"] = self.existing
+        d["cosine"] = self.cosine
         return d

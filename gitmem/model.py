@@ -42,6 +42,8 @@ class Record(msgspec.Struct, kw_only=True):
     retired_reason: str | None = None
     commit: str
     quarantine: str | None = None  # why the write gate would refuse it (then hidden by default)
+    # A keyed value that lost a conflict: the id of the value that is current.
+    conflict_with: str | None = None
 
 
 class OpInfo(msgspec.Struct, kw_only=True):
@@ -65,6 +67,10 @@ class Hit(Record, kw_only=True):
 
     rank: int
     score: float
+    # importance x decay x reinforcement; below the floor a memory has faded
+    # (left out of default recall, returned with --all).
+    salience: float = 1.0
+    faded: bool = False
     explain: dict[str, object] | None = None  # every factor of the score (--explain)
 
 

@@ -481,6 +481,7 @@ class Oplog(_SyncMixin):
         self._repo: Any = None
         self._plain: bool | None = None
         self._facts: set[str] | None = None
+        self._settings: dict[str, str] | None = None
         fast = _discover_plain(Path(start_path))
         if fast is not None:
             self.gitdir, self.workdir = fast
@@ -735,6 +736,40 @@ class Oplog(_SyncMixin):
             return str(self.repo.head.target)
         except (pygit2.GitError, KeyError):
             return None
+
+    def settings(self) -> dict[str, str]:
+        """Every ``gitmem.*`` git config value (all levels), names lower-cased."""
+        if self._settings is None:
+            try:
+                proc = subprocess.run(
+                    ["git", "config", "--includes", "--null", "--get-regexp", r"^gitmem\."],
+                    cwd=self.workdir, capture_output=True, text=True, check=False,
+                )
+                out = proc.stdout if proc.returncode == 0 else ""
+            except OSError:
+                out = ""
+            found: dict[str, str] = {}
+            for entry in out.split("\0"):
+                name, _, value = entry.partition("\n")
+                if name:
+                    found[name.lower()] = value
+            self._settings = found
+        return self._settings
+
+    def revision_time(self, revision: str) -> int | None:
+        """The committer time of a revision (tag, branch, commit), or None."""
+        if not revision or revision.startswith("-") or "\n" in revision:
+            return None
+        try:
+            proc = subprocess.run(
+                ["git", "show", "-s", "--format=%ct", "--end-of-options",
+                 f"{revision}^{{commit}}"],
+                cwd=self.workdir, capture_output=True, text=True, check=False,
+            )
+        except OSError:
+            return None
+        text = proc.stdout.strip()
+        return int(text) if proc.returncode == 0 and text.isdigit() else None
 
     # -- reading ------------------------------------------------------------------
 

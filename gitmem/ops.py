@@ -16,13 +16,15 @@ optional field is backward compatible (old readers skip unknown op types and
 report them); anything else bumps FORMAT_VERSION.
 
 Format history:
-    1: original format: add, invalidate, forget.
+    1: original format: add, invalidate, forget; later, within version 1 (an
+       added op type, which older readers skip and report): confirm.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from typing import Annotated, Literal, Union
 
 import msgspec
@@ -124,10 +126,38 @@ class ForgetOp(OpBase, tag="forget", kw_only=True):
     reason: ShortStr | None = None
 
 
-Op = Union[AddOp, InvalidateOp, ForgetOp]
-OP_TYPES: tuple[str, ...] = ("add", "invalidate", "forget")
+class ConfirmOp(OpBase, tag="confirm", kw_only=True):
+    """Reinforce a memory: someone confirmed it still holds, or added it again.
+
+    It changes no content and retires nothing; ranking counts confirmations
+    (and their time) as a salience signal.
+    """
+
+    target: OpId
+    reason: ShortStr | None = None
+
+
+Op = Union[AddOp, InvalidateOp, ForgetOp, ConfirmOp]
+OP_TYPES: tuple[str, ...] = ("add", "invalidate", "forget", "confirm")
 
 _SLUG = re.compile(r"[^a-z0-9]+")
+_SPACE = re.compile(r"\s+")
+
+
+def normalize_text(text: str) -> str:
+    """The form in which two texts count as the same memory (dedup on write).
+
+    Unicode NFKC, case-folded, runs of white space collapsed, and trailing
+    full stops and surrounding space dropped: "Use  make spec." and
+    "use make spec" are one memory; any other difference makes two.
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _SPACE.sub(" ", folded).strip().rstrip(".").strip()
+
+
+def text_hash(text: str) -> str:
+    """A short digest of ``normalize_text(text)`` (an index key, not an id)."""
+    return hashlib.sha256(normalize_text(text).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def email_hash(email: str) -> str:

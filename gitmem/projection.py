@@ -21,6 +21,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, TypeVar
 
@@ -29,7 +30,7 @@ from .model import Anchor, OpInfo, Record, RefreshReport, Skipped
 from .timefmt import iso
 
 # Bump when the tables change: a mismatch rebuilds from the log, never migrates.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 DB_NAME = "projection.sqlite3"
 VEC_NAME = "vectors.i8"
 HNSW_NAME = "vectors.hnsw"
@@ -102,8 +103,13 @@ CREATE INDEX ops_order ON ops(clock, id);
 CREATE INDEX ops_ref ON ops(ref);
 CREATE INDEX ops_target ON ops(target);
 -- One row per (retired memory, op retiring it): invalidate, forget, supersede.
+-- at: when the log learned of the retirement (the op's time; transaction
+-- time, for --as-of); closes: when the memory stopped being true in the world
+-- (valid time, for --valid-at): the replacement's valid_from for a supersede,
+-- the op's time otherwise.
 CREATE TABLE links(
     target TEXT NOT NULL, op TEXT NOT NULL, type TEXT NOT NULL,
+    at INTEGER NOT NULL, closes INTEGER NOT NULL,
     PRIMARY KEY(target, op)
 ) WITHOUT ROWID;
 CREATE INDEX links_op ON links(op);
@@ -119,8 +125,14 @@ CREATE TABLE memories(
     status TEXT NOT NULL, retired_by TEXT, retired_at INTEGER,
     retired_tz INTEGER, retired_reason TEXT,
     vec_slot INTEGER,  -- first row in vectors.i8, NULL until embedded
-    quarantine TEXT  -- why the write gate would refuse it, NULL when it passes
+    quarantine TEXT,  -- why the write gate would refuse it, NULL when it passes
+    -- A keyed value that loses a conflict: the id of the current winner (the
+    -- greatest (clock, id) among the key's active values), NULL otherwise.
+    shadowed_by TEXT,
+    norm TEXT  -- ops.text_hash(text): finds exact duplicates on write
 );
+CREATE INDEX memories_key ON memories(key) WHERE key IS NOT NULL;
+CREATE INDEX memories_norm ON memories(norm);
 CREATE UNIQUE INDEX memories_vec ON memories(vec_slot);
 -- Every vector row and the memory it belongs to: a long memory has a row for
 -- the whole and one per chunk, its similarity is the best of them.
@@ -147,7 +159,7 @@ _MEMORY_COLS = (
     "id, kind, text, key, tags, entities, importance, valid_from, valid_until, "
     "source, session, anchor_commit, paths, supersedes, ref, commit_id, clock, at, "
     "tz, author_name, author_email, status, retired_by, retired_at, retired_tz, "
-    "retired_reason, quarantine"
+    "retired_reason, quarantine, shadowed_by"
 )
 
 
@@ -204,6 +216,7 @@ class Projection:
         self.created = False  # True when open() had to make a new file
         self.vectors_damaged = False
         self.reset_reason: str | None = None
+        self._scrubbed = False  # content was removed in this refresh: compact the index
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -234,6 +247,8 @@ class Projection:
         conn.execute("PRAGMA busy_timeout = 60000")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
+        # Forgotten text must not linger in free pages of the file.
+        conn.execute("PRAGMA secure_delete = ON")
         self.conn = conn
 
     def _reset_schema(self, meta: dict[str, str]) -> None:
@@ -308,12 +323,16 @@ class Projection:
         return dict(self._c.execute("SELECT ref, tip FROM partitions").fetchall())
 
     @_guarded
-    def refresh(self, source: LogSource, *, full: bool = False) -> RefreshReport:
-        """Bring the projection up to the refs; replay only what moved."""
+    def refresh(self, source: LogSource, *, full: bool = False, embed: bool = True) -> RefreshReport:
+        """Bring the projection up to the refs; replay only what moved.
+
+        ``embed=False`` replays without embedding new memories (a writer's quick
+        look before appending): their rows stay pending until the next read.
+        """
         start = time.perf_counter()
         report = RefreshReport(full_rebuild=full)
         current = source.partitions()
-        if not full and current == self.watermarks() and self._vectors_current():
+        if not full and current == self.watermarks() and (not embed or self._vectors_current()):
             return report  # the common case: nothing moved, nothing walked
         c = self._c
         c.execute("BEGIN IMMEDIATE")
@@ -327,11 +346,23 @@ class Projection:
                 self._clear()
             if current != stored:
                 self._apply_moves(source, current, stored, report)
-            report.embedded = self._embed_pending(reset=full)
+            if embed or full:
+                report.embedded = self._embed_pending(reset=full)
+            if self._scrubbed:
+                # FTS5 keeps deleted terms in its segments until they merge:
+                # merge them now, so forgotten words leave the index's pages.
+                c.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
             c.execute("COMMIT")
         except BaseException:
             _rollback(c)
             raise
+        finally:
+            scrubbed, self._scrubbed = self._scrubbed, False
+        if scrubbed:
+            try:  # and out of the write-ahead log (best effort: readers may hold it)
+                c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error:
+                pass
         self._remove_stale_vector_files()
         report.seconds = time.perf_counter() - start
         return report
@@ -521,9 +552,7 @@ class Projection:
         self,
         slots: list[int],
         distance: Callable[[int], float],
-        kinds: list[str],
-        tags: list[str],
-        statuses: list[str],
+        scope: Scope,
     ) -> list[tuple[float, str]]:
         """Candidate rows -> (best distance, memory id) per memory passing the filters."""
         marks = ",".join("?" * len(slots))
@@ -531,7 +560,7 @@ class Projection:
         # planner would otherwise walk every active memory via the status index).
         sql = (f"SELECT r.slot, m.id FROM vec_rows r CROSS JOIN memories m ON m.rowid = r.memory "
                f"WHERE r.slot IN ({marks})")
-        sql, args = _filters(sql, list(slots), kinds, tags, statuses)
+        sql, args = _filters(sql, list(slots), scope)
         best: dict[str, float] = {}
         for slot, mid in self._c.execute(sql, args):
             d = round(distance(slot), 6)
@@ -544,8 +573,8 @@ class Projection:
         if self._hnsw_thread is not None:
             self._hnsw_thread.join(timeout)
 
-    def _hnsw_search(self, index: Any, query: bytes, n: int, limit: int, kinds: list[str],
-                     tags: list[str], statuses: list[str]) -> list[tuple[str, float]]:
+    def _hnsw_search(self, index: Any, query: bytes, n: int, limit: int,
+                     scope: Scope) -> list[tuple[str, float]]:
         import numpy as np
 
         q = np.frombuffer(query, dtype=np.int8).astype(np.float32)
@@ -556,7 +585,7 @@ class Projection:
             labels, dists = index.knn_query(q, k=k)
             cand = [int(x) for x in labels[0]]
             dist = dict(zip(cand, (float(d) for d in dists[0])))
-            hits = self._best_per_memory(cand, dist.__getitem__, kinds, tags, statuses)
+            hits = self._best_per_memory(cand, dist.__getitem__, scope)
             if len(hits) >= limit or k >= n:
                 return [(mid, 1.0 - d) for d, mid in hits[:limit] if d < 1.0]
             want *= 8
@@ -583,9 +612,7 @@ class Projection:
         self,
         query: bytes,
         *,
-        kinds: list[str],
-        tags: list[str],
-        statuses: list[str],
+        scope: Scope,
         limit: int,
     ) -> tuple[list[tuple[str, float]], tuple[float, float, int]]:
         """Exact cosine scan of the memory-mapped vectors: (memory id, cosine), best first,
@@ -603,7 +630,7 @@ class Projection:
         c = self._c
         c.execute("BEGIN")  # one snapshot: the rows, their slots and the file name agree
         try:
-            return self._vector_in_snapshot(simsimd, query, kinds, tags, statuses, limit, none)
+            return self._vector_in_snapshot(simsimd, query, scope, limit, none)
         finally:
             c.execute("COMMIT")
 
@@ -611,9 +638,7 @@ class Projection:
         self,
         simsimd: Any,
         query: bytes,
-        kinds: list[str],
-        tags: list[str],
-        statuses: list[str],
+        scope: Scope,
         limit: int,
         none: tuple[list[tuple[str, float]], tuple[float, float, int]],
     ) -> tuple[list[tuple[str, float]], tuple[float, float, int]]:
@@ -650,11 +675,11 @@ class Projection:
         std = max((sum(map(float.__mul__, dist, dist)) - zero) / live - mean * mean, 0.0) ** 0.5
         stats = (1.0 - mean, std, live)
         if index is not None:
-            return self._hnsw_search(index, query, n, limit, kinds, tags, statuses), stats
+            return self._hnsw_search(index, query, n, limit, scope), stats
         want = 2 * limit + 16  # slack for filtered-out rows and several rows per memory
         while True:
             cand = _smallest(dist, min(want, n))
-            hits = self._best_per_memory(cand, dist.__getitem__, kinds, tags, statuses)
+            hits = self._best_per_memory(cand, dist.__getitem__, scope)
             if len(hits) >= limit or len(cand) >= n:
                 return [(mid, 1.0 - d) for d, mid in hits[:limit] if d < 1.0], stats
             want *= 8
@@ -756,20 +781,23 @@ class Projection:
         if isinstance(op, ops.AddOp):
             if not self._insert_op(ref, commit, d, None, None):
                 return
+            m = op.memory
+            # A replacement closes the old memory's validity when it starts.
+            closes = m.valid_from if m.valid_from is not None else op.at
             for old in op.supersedes:
                 c.execute(
-                    "INSERT OR IGNORE INTO links(target, op, type) VALUES (?, ?, 'supersede')",
-                    (old, d.id),
+                    "INSERT OR IGNORE INTO links(target, op, type, at, closes) "
+                    "VALUES (?, ?, 'supersede', ?, ?)",
+                    (old, d.id, op.at, closes),
                 )
-            m = op.memory
             c.execute(
-                f"INSERT INTO memories({_MEMORY_COLS}) VALUES "
-                "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',NULL,NULL,NULL,NULL,?)",
+                f"INSERT INTO memories({_MEMORY_COLS}, norm) VALUES "
+                "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',NULL,NULL,NULL,NULL,?,NULL,?)",
                 (d.id, m.kind, m.text, m.key, json.dumps(m.tags), json.dumps(m.entities),
                  m.importance, m.valid_from, m.valid_until, m.source, m.session,
                  m.anchors.commit, json.dumps(m.anchors.paths), json.dumps(op.supersedes),
                  ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email,
-                 self._verdict(d.id, m)),
+                 self._verdict(d.id, m), ops.text_hash(m.text)),
             )
             rowid = c.execute("SELECT rowid FROM memories WHERE id = ?", (d.id,)).fetchone()[0]
             c.execute(
@@ -781,14 +809,36 @@ class Projection:
                 self._recompute(d.id)
             for old in op.supersedes:
                 self._recompute(old)
+            if m.key is not None:
+                self._rekey(m.key)
         elif isinstance(op, (ops.InvalidateOp, ops.ForgetOp)):
             if not self._insert_op(ref, commit, d, op.target, op.reason):
                 return
             c.execute(
-                "INSERT OR IGNORE INTO links(target, op, type) VALUES (?, ?, ?)",
-                (op.target, d.id, ops.op_type(op)),
+                "INSERT OR IGNORE INTO links(target, op, type, at, closes) VALUES (?, ?, ?, ?, ?)",
+                (op.target, d.id, ops.op_type(op), op.at, op.at),
             )
             self._recompute(op.target)
+        elif isinstance(op, ops.ConfirmOp):
+            # Reinforcement only: counted by ranking straight from the ops table.
+            self._insert_op(ref, commit, d, op.target, op.reason)
+
+    def _rekey(self, key: str) -> None:
+        """Mark the losers of a keyed conflict: among a key's active values, the
+        greatest (clock, id) is current and the others are shadowed by it.
+
+        A function of the set of values, so every clone picks the same winner
+        whatever order the ops arrived in; a later set supersedes them all.
+        """
+        c = self._c
+        live = [r[0] for r in c.execute(
+            "SELECT id FROM memories WHERE key = ? AND status = 'active' "
+            "AND quarantine IS NULL ORDER BY clock DESC, id DESC", (key,))]
+        c.execute("UPDATE memories SET shadowed_by = NULL WHERE key = ? AND shadowed_by IS NOT NULL",
+                  (key,))
+        if len(live) > 1:
+            c.executemany("UPDATE memories SET shadowed_by = ? WHERE id = ?",
+                          [(live[0], loser) for loser in live[1:]])
 
     def _verdict(self, op_id: str, memory: ops.MemoryBody) -> str | None:
         """Why the gate would refuse this memory (None: it passes), cached by op id."""
@@ -814,11 +864,11 @@ class Projection:
         """Set a memory's status from every op that retires it (order-free)."""
         c = self._c
         row = c.execute(
-            "SELECT rowid, status FROM memories WHERE id = ?", (memory_id,)
+            "SELECT rowid, status, key FROM memories WHERE id = ?", (memory_id,)
         ).fetchone()
         if row is None:
             return  # not replayed yet: its add will call us when it arrives
-        rowid, old_status = row
+        rowid, old_status, key = row
         effects = [
             replay.Effect(op_id, typ, clock, at, tz, reason)
             for op_id, typ, clock, at, tz, reason in c.execute(
@@ -839,13 +889,16 @@ class Projection:
             # Tombstone: scrub every content field, here and in the index.
             c.execute(
                 "UPDATE memories SET text = NULL, key = NULL, tags = '[]', "
-                "entities = '[]', source = NULL, session = NULL, paths = '[]' "
+                "entities = '[]', source = NULL, session = NULL, paths = '[]', norm = NULL "
                 "WHERE rowid = ?",
                 (rowid,),
             )
             c.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+            self._scrubbed = True
             for (slot,) in c.execute("SELECT slot FROM vec_rows WHERE memory = ?", (rowid,)).fetchall():
                 self._zero_vector(slot)
+        if key is not None:
+            self._rekey(key)
 
     def _drop_partition(self, ref: str) -> bool:
         """Remove every row a partition contributed. False if a full replay is needed."""
@@ -866,6 +919,7 @@ class Projection:
             "DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE ref = ?)",
             (ref,),
         )
+        self._scrubbed = True  # a rewritten partition may have dropped content (a purge)
         for (slot,) in c.execute(
             "SELECT slot FROM vec_rows WHERE memory IN (SELECT rowid FROM memories WHERE ref = ?)",
             (ref,),
@@ -875,6 +929,8 @@ class Projection:
             "DELETE FROM vec_rows WHERE memory IN (SELECT rowid FROM memories WHERE ref = ?)",
             (ref,),
         )
+        keys = [r[0] for r in c.execute(
+            "SELECT DISTINCT key FROM memories WHERE ref = ? AND key IS NOT NULL", (ref,))]
         c.execute("DELETE FROM memories WHERE ref = ?", (ref,))
         c.execute("DELETE FROM links WHERE op IN (SELECT id FROM ops WHERE ref = ?)", (ref,))
         c.execute("DELETE FROM ops WHERE ref = ?", (ref,))
@@ -882,6 +938,8 @@ class Projection:
         c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
         for t in targets:
             self._recompute(t)
+        for key in keys:
+            self._rekey(key)
         return True
 
     # -- queries ----------------------------------------------------------------
@@ -912,21 +970,23 @@ class Projection:
             for row in self._by_ids(f"SELECT {_MEMORY_COLS} FROM memories WHERE id IN", ids)
         }
 
-    def _by_ids(self, sql: str, ids: Iterable[str]) -> Iterator[tuple]:  # type: ignore[type-arg]
+    def _by_ids(self, sql: str, ids: Iterable[object],
+                prefix_args: list[object] | None = None) -> Iterator[tuple]:  # type: ignore[type-arg]
         """Rows of ``sql + (?, ?, ...)`` over ids, in chunks SQLite accepts."""
         ids = list(ids)
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
-            yield from self._c.execute(f"{sql} ({','.join('?' * len(chunk))})", chunk)
+            yield from self._c.execute(f"{sql} ({','.join('?' * len(chunk))})",
+                                       [*(prefix_args or []), *chunk])
 
     @_guarded
     def ops_touching(self, memory_id: str) -> list[OpInfo]:
         """The add op of a memory and every op that targets it, in replay order."""
         rows = self._c.execute(
             f"SELECT {_OP_COLS} FROM ops o LEFT JOIN memories m ON m.id = o.id "
-            "WHERE o.id = ? OR o.id IN (SELECT op FROM links WHERE target = ?) "
+            "WHERE o.id = ? OR o.target = ? OR o.id IN (SELECT op FROM links WHERE target = ?) "
             "ORDER BY o.clock, o.id",
-            (memory_id, memory_id),
+            (memory_id, memory_id, memory_id),
         ).fetchall()
         return [_opinfo(r) for r in rows]
 
@@ -950,9 +1010,7 @@ class Projection:
         self,
         match: str,
         *,
-        kinds: list[str],
-        tags: list[str],
-        statuses: list[str],
+        scope: Scope,
         limit: int,
     ) -> list[tuple[str, float]]:
         """FTS5 bm25 candidates as (memory id, bm25); lower bm25 is better."""
@@ -962,19 +1020,192 @@ class Projection:
             "WHERE memories_fts MATCH ?"
         )
         args: list[object] = [match]
-        sql, args = _filters(sql, args, kinds, tags, statuses)
+        sql, args = _filters(sql, args, scope)
         sql += " ORDER BY r, m.id LIMIT ?"
         args.append(limit)
         return [(r[0], float(r[1])) for r in self._c.execute(sql, args)]
 
     @_guarded
-    def weights(self, ids: Iterable[str]) -> dict[str, float]:
-        """What ranking needs of each candidate (importance), without building records."""
-        return dict(self._by_ids("SELECT id, importance FROM memories WHERE id IN", ids))
+    def salience_inputs(
+        self, ids: Iterable[str], until: int | None = None
+    ) -> dict[str, tuple[str, float, int, int, int | None]]:
+        """What salience needs of each memory: (kind, importance, recorded at,
+        confirmations, time of the last one), counting confirm ops up to ``until``."""
+        when = "" if until is None else " AND c.at <= ?"
+        extra = [] if until is None else [until]
+        out: dict[str, tuple[str, float, int, int, int | None]] = {}
+        ids = list(ids)
+        for i in range(0, len(ids), 400):
+            chunk = ids[i : i + 400]
+            marks = ",".join("?" * len(chunk))
+            for mid, kind, imp, at, n, last in self._c.execute(
+                "SELECT m.id, m.kind, m.importance, m.at, count(c.id), max(c.at) "
+                f"FROM memories m LEFT JOIN ops c ON c.target = m.id AND c.type = 'confirm'{when} "
+                f"WHERE m.id IN ({marks}) GROUP BY m.id",
+                [*extra, *chunk],
+            ):
+                out[mid] = (kind, float(imp), int(at), int(n), last)
+        return out
+
+    @_guarded
+    def keyed(self, scope: Scope, key: str | None = None) -> list[Record]:
+        """Keyed memories under ``scope`` (one key, or every key), by key, newest first."""
+        sql = f"SELECT {_MEMORY_COLS} FROM memories m WHERE m.key IS NOT NULL"
+        args: list[object] = []
+        if key is not None:
+            sql += " AND m.key = ?"
+            args.append(key)
+        sql, args = _filters(sql, args, scope)
+        sql += " ORDER BY m.key, m.clock DESC, m.id DESC"
+        return [_record(r) for r in self._c.execute(sql, args)]
+
+    @_guarded
+    def key_history(self, key: str) -> list[Record]:
+        """Every memory ever recorded under ``key`` (forgotten ones have lost it), oldest first."""
+        return [_record(r) for r in self._c.execute(
+            f"SELECT {_MEMORY_COLS} FROM memories WHERE key = ? ORDER BY clock, id", (key,))]
+
+    @_guarded
+    def conflicted_keys(self) -> list[str]:
+        """Keys that have more than one current value (a recorded conflict)."""
+        return [r[0] for r in self._c.execute(
+            "SELECT DISTINCT key FROM memories WHERE shadowed_by IS NOT NULL ORDER BY key")]
+
+    @_guarded
+    def duplicate_of(self, text: str, kind: str, key: str | None) -> str | None:
+        """The oldest current memory with the same normalised text, kind and key."""
+        row = self._c.execute(
+            "SELECT id FROM memories WHERE norm = ? AND kind = ? AND key IS ? "
+            "AND status = 'active' AND quarantine IS NULL ORDER BY clock, id LIMIT 1",
+            (ops.text_hash(text), kind, key),
+        ).fetchone()
+        return row[0] if row else None
+
+    @_guarded
+    def nearest(
+        self, query: bytes, *, kind: str, min_cos: float, exclude: Iterable[str] = (),
+        limit: int = 5,
+    ) -> list[tuple[str, float]]:
+        """Current memories of ``kind`` whose whole-text vector has cosine >= ``min_cos``
+        with ``query`` (chunk vectors are not compared), best first."""
+        import simsimd
+
+        if not self.dim or len(query) != self.dim or not any(query):
+            return []
+        c = self._c
+        c.execute("BEGIN")
+        try:
+            top = c.execute("SELECT max(slot) FROM vec_rows").fetchone()[0]
+            if top is None:
+                return []
+            dist = self._distances(simsimd, query, top + 1)
+            if dist is None:
+                return []
+            close = {i: d for i, d in enumerate(dist) if 1.0 - d >= min_cos - 1e-9 and d < 1.0}
+            if not close:
+                return []
+            skip = set(exclude)
+            found: list[tuple[float, str]] = []
+            for mid, slot in self._by_ids(
+                "SELECT id, vec_slot FROM memories WHERE kind = ? AND status = 'active' "
+                "AND quarantine IS NULL AND vec_slot IN", list(close), prefix_args=[kind]
+            ):
+                if mid not in skip:
+                    found.append((round(1.0 - close[slot], 6), mid))
+            found.sort(key=lambda x: (-x[0], x[1]))
+            return [(mid, cos) for cos, mid in found[:limit]]
+        finally:
+            c.execute("COMMIT")
+
+    @_guarded
+    def unembedded(self, kind: str, limit: int) -> list[tuple[str, str | None, str, str, str]] | None:
+        """Current memories of ``kind`` without a vector yet: (id, key, text,
+        entities, tags); None when there are more than ``limit``."""
+        rows = self._c.execute(
+            "SELECT id, key, text, entities, tags FROM memories WHERE vec_slot IS NULL "
+            "AND text IS NOT NULL AND kind = ? AND status = 'active' AND quarantine IS NULL "
+            "ORDER BY id LIMIT ?", (kind, limit + 1)).fetchall()
+        return None if len(rows) > limit else rows
+
+    @_guarded
+    def embedding_pending(self) -> int:
+        """How many memories with text have no vector yet."""
+        return int(self._c.execute(
+            "SELECT count(*) FROM memories WHERE vec_slot IS NULL AND text IS NOT NULL"
+        ).fetchone()[0])
+
+    def _distances(self, simsimd: Any, query: bytes, n: int) -> list[float] | None:
+        """Cosine distance from ``query`` to each of the first ``n`` vector rows."""
+        try:
+            with open(self.vec_path, "rb") as fh:
+                if os.fstat(fh.fileno()).st_size < n * self.dim:
+                    return None
+                mm = mmap.mmap(fh.fileno(), n * self.dim, access=mmap.ACCESS_READ)
+        except (FileNotFoundError, ValueError):
+            return None
+        try:
+            matrix = memoryview(mm).cast("b", shape=[n, self.dim])
+            q = memoryview(query).cast("b")
+            out = memoryview(simsimd.cdist(q, matrix, metric="cosine")).cast("B").cast("d").tolist()
+            matrix.release()
+            return out  # type: ignore[no-any-return]
+        finally:
+            mm.close()
+
+    @_guarded
+    def similar_pairs(
+        self, *, min_cos: float, kinds: Iterable[str] = (), since: int | None = None,
+        limit: int = 50,
+    ) -> list[tuple[str, str, float]]:
+        """Pairs of current memories of the same kind whose whole-text vectors have
+        cosine >= ``min_cos``: (older id, newer id, cosine), most similar first.
+
+        Exact: every pair is compared (with ``since``, only pairs with at least
+        one memory recorded since then), about 2 s per 10k x 10k memories.
+        """
+        import numpy as np
+        import simsimd
+
+        c = self._c
+        c.execute("BEGIN")
+        try:
+            sql = ("SELECT m.id, m.kind, m.vec_slot, m.at FROM memories m "
+                   "WHERE m.vec_slot IS NOT NULL AND m.shadowed_by IS NULL")
+            sql, args = _filters(sql, [], Scope(kinds=tuple(kinds)))
+            rows = c.execute(sql + " ORDER BY m.clock, m.id", args).fetchall()
+            top = c.execute("SELECT max(slot) FROM vec_rows").fetchone()[0]
+            if not rows or top is None:
+                return []
+            n = top + 1
+            raw = np.fromfile(self.vec_path, dtype=np.int8, count=n * self.dim)
+            if raw.size < n * self.dim:
+                return []
+            matrix = raw.reshape(n, self.dim)
+        finally:
+            c.execute("COMMIT")
+        pairs: list[tuple[float, str, str]] = []
+        by_kind: dict[str, list[tuple[str, int, int]]] = {}
+        for mid, kind, slot, at in rows:
+            by_kind.setdefault(kind, []).append((mid, slot, at))
+        for members in by_kind.values():
+            vecs = np.ascontiguousarray(matrix[[slot for _, slot, _ in members]])
+            recent = [i for i, (_, _, at) in enumerate(members) if since is None or at >= since]
+            for lo in range(0, len(recent), 256):
+                block = recent[lo : lo + 256]
+                dist = np.asarray(simsimd.cdist(vecs[block], vecs, metric="cosine"))
+                for bi, j in zip(*np.nonzero(dist <= 1.0 - min_cos + 1e-9)):
+                    i = block[bi]
+                    if i == j:
+                        continue
+                    a, b = (i, j) if i < j else (j, i)
+                    pairs.append((round(1.0 - float(dist[bi, j]), 6), members[a][0],
+                                  members[b][0]))
+        pairs = sorted(set(pairs), key=lambda p: (-p[0], p[1], p[2]))
+        return [(a, b, cos) for cos, a, b in pairs[:limit]]
 
     @_guarded
     def neighbours(
-        self, ids: list[str], *, kinds: list[str], tags: list[str], statuses: list[str]
+        self, ids: list[str], *, scope: Scope
     ) -> dict[str, list[str]]:
         """For each memory with a session: the previous and next memory of that
         session in log order (clock, id) that pass the filters."""
@@ -991,7 +1222,7 @@ class Projection:
                     "SELECT m.id FROM memories m WHERE m.session = ? AND "
                     f"(m.clock {cmp} ? OR (m.clock = ? AND m.id {cmp} ?))"
                 )
-                sql, args = _filters(sql, [session, clock, clock, mid], kinds, tags, statuses)
+                sql, args = _filters(sql, [session, clock, clock, mid], scope)
                 sql += f" ORDER BY m.clock {order}, m.id {order} LIMIT 1"
                 r = c.execute(sql, args).fetchone()
                 if r:
@@ -1060,21 +1291,74 @@ _OP_COLS = (
 )
 
 
-def _filters(
-    sql: str, args: list[object], kinds: list[str], tags: list[str], statuses: list[str]
-) -> tuple[str, list[object]]:
-    """Status, kind and tag conditions. ``statuses`` may hold "quarantined": only
-    then are memories the write gate would refuse included."""
-    if "quarantined" not in statuses:
-        sql += " AND m.quarantine IS NULL"
-    real = [s for s in statuses if s != "quarantined"]
-    if real:
-        sql += f" AND m.status IN ({','.join('?' * len(real))})"
-        args.extend(real)
-    if kinds:
-        sql += f" AND m.kind IN ({','.join('?' * len(kinds))})"
-        args.extend(kinds)
-    for tag in tags:
+@dataclass(frozen=True)
+class Scope:
+    """Which memories a query may return.
+
+    By default: current truth (active, not the losing value of a keyed
+    conflict) and not quarantined. ``as_of`` (unix seconds) answers with what
+    the log believed then: memories recorded by then and not yet retired then.
+    ``valid_at`` answers with what was true in the world then: validity
+    intervals, closed by replacements and retirements. Both may be combined.
+    """
+
+    kinds: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    retired: bool = False  # also invalidated, superseded and losing values
+    quarantined: bool = False  # also memories the write gate would refuse
+    as_of: int | None = None
+    valid_at: int | None = None
+    shadow: bool = True  # hide losing values of keyed conflicts
+
+
+def _live(a: str, scope: Scope) -> tuple[str, list[object]]:
+    """SQL on memory alias ``a``: current under ``scope`` (conflicts aside)."""
+    conds = [f"{a}.status != 'forgotten'"]
+    args: list[object] = []
+    if not scope.quarantined:
+        conds.append(f"{a}.quarantine IS NULL")
+    if scope.as_of is None and scope.valid_at is None:
+        if not scope.retired:
+            conds.append(f"{a}.status = 'active'")
+        return " AND ".join(conds), args
+    known = ""  # retirements the log knew of at as_of (all of them without it)
+    if scope.as_of is not None:
+        conds.append(f"{a}.at <= ?")
+        args.append(scope.as_of)
+        known = " AND l.at <= ?"
+        if not scope.retired:
+            conds.append("NOT EXISTS (SELECT 1 FROM links l WHERE l.target = "
+                         f"{a}.id AND l.type != 'forget' AND l.at <= ?)")
+            args.append(scope.as_of)
+    if scope.valid_at is not None and not scope.retired:
+        w = scope.valid_at
+        conds.append(f"coalesce({a}.valid_from, {a}.at) <= ? AND "
+                     f"({a}.valid_until IS NULL OR ? < {a}.valid_until) AND "
+                     f"NOT EXISTS (SELECT 1 FROM links l WHERE l.target = {a}.id "
+                     f"AND l.closes <= ?{known})")
+        args.extend([w, w, w] + ([scope.as_of] if known else []))
+    return " AND ".join(conds), args
+
+
+def _filters(sql: str, args: list[object], scope: Scope) -> tuple[str, list[object]]:
+    """Append the conditions of ``scope`` on alias ``m`` to ``sql``."""
+    live, live_args = _live("m", scope)
+    sql += " AND " + live
+    args.extend(live_args)
+    if scope.shadow and not scope.retired:
+        if scope.as_of is None and scope.valid_at is None:
+            sql += " AND m.shadowed_by IS NULL"
+        else:
+            # The winner of a key is recomputed among the values live then.
+            inner, inner_args = _live("m2", scope)
+            sql += (" AND (m.key IS NULL OR NOT EXISTS (SELECT 1 FROM memories m2 "
+                    "WHERE m2.key = m.key AND (m2.clock > m.clock OR "
+                    f"(m2.clock = m.clock AND m2.id > m.id)) AND {inner}))")
+            args.extend(inner_args)
+    if scope.kinds:
+        sql += f" AND m.kind IN ({','.join('?' * len(scope.kinds))})"
+        args.extend(scope.kinds)
+    for tag in scope.tags:
         sql += " AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)"
         args.append(tag)
     return sql, args
@@ -1083,7 +1367,7 @@ def _filters(
 def _record(row: tuple) -> Record:  # type: ignore[type-arg]
     (mid, kind, text, key, tags, entities, importance, vfrom, vuntil, source, session,
      anchor_commit, paths, supersedes, ref, commit, clock, at, tz, aname, aemail,
-     status, retired_by, retired_at, retired_tz, retired_reason, quarantine) = row
+     status, retired_by, retired_at, retired_tz, retired_reason, quarantine, shadowed_by) = row
     return Record(
         id=mid, kind=kind, text=text, key=key, tags=json.loads(tags),
         entities=json.loads(entities), importance=importance,
@@ -1095,7 +1379,7 @@ def _record(row: tuple) -> Record:  # type: ignore[type-arg]
         partition=_partition(ref), clock=clock, recorded_at=iso(at, tz) or "",
         status=status, retired_at=iso(retired_at, retired_tz or 0),
         retired_by=retired_by, retired_reason=retired_reason, commit=commit,
-        quarantine=quarantine,
+        quarantine=quarantine, conflict_with=shadowed_by,
     )
 
 
@@ -1175,3 +1459,72 @@ def quantize_query(vector: Any) -> bytes:
     if peak == 0.0:
         return bytes(len(values))
     return bytes((round(x * 127.0 / peak) & 0xFF) for x in values)
+
+
+class Usage:
+    """This clone's record of which memories recall handed out: a salience signal.
+
+    Local and never pushed (what one agent looked at is nobody else's
+    business), and kept beside the projection rather than in it, so deleting
+    the projection and replaying still gives identical answers. Failures
+    never break a read: they leave ``error`` set and the signal out.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.error: str | None = None
+        self._conn: sqlite3.Connection | None = None
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=0.5, isolation_level=None)
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("CREATE TABLE IF NOT EXISTS uses(memory TEXT PRIMARY KEY, "
+                         "count INTEGER NOT NULL, last INTEGER NOT NULL) WITHOUT ROWID")
+            self._conn = conn
+        return self._conn
+
+    def read(self, ids: Iterable[str], until: int | None = None) -> dict[str, tuple[int, int]]:
+        """memory id -> (times returned, last time), for uses up to ``until``."""
+        if not self.path.exists():
+            return {}
+        out: dict[str, tuple[int, int]] = {}
+        try:
+            ids = list(ids)
+            for i in range(0, len(ids), 400):
+                chunk = ids[i : i + 400]
+                for mid, n, last in self._db().execute(
+                    f"SELECT memory, count, last FROM uses WHERE memory IN "
+                    f"({','.join('?' * len(chunk))})", chunk,
+                ):
+                    if until is None or last <= until:
+                        out[mid] = (int(n), int(last))
+        except sqlite3.Error as exc:
+            self.error = f"usage record unreadable ({exc}); ranked without it"
+            return {}
+        return out
+
+    def record(self, ids: Iterable[str], at: int) -> None:
+        rows = [(mid, at) for mid in dict.fromkeys(ids)]
+        if not rows:
+            return
+        try:
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(
+                    "INSERT INTO uses(memory, count, last) VALUES (?, 1, ?) ON CONFLICT(memory) "
+                    "DO UPDATE SET count = count + 1, last = max(last, excluded.last)", rows)
+                db.execute("COMMIT")
+            except BaseException:
+                _rollback(db)
+                raise
+        except sqlite3.Error as exc:
+            self.error = f"could not record use ({exc})"
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

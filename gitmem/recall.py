@@ -7,19 +7,22 @@ Two channels, fused:
   (paraphrases: "how do I run the tests" finds "make spec runs the suite").
 Each channel yields its best candidates; reciprocal rank fusion (RRF) merges
 the lists by rank, not by incomparable raw scores; then cheap multiplicative
-signals (importance; time and salience join here later) give the final score.
+signals give the final score: salience, that is importance x decay over age
+x reinforcement (see ``salience``). Memories whose salience has fallen below
+a floor have faded: they leave default recall and come back with ``--all``.
 Everything that decides order is in ``rank()``; ``explain`` records every
 factor so ``git mem recall --explain`` can show why a result is where it is.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .model import Hit
-from .projection import Projection
+from .projection import Projection, Scope
 
 # Function words that only dilute an OR query. Kept small on purpose: a word
 # that can carry meaning in a code base ("test", "run", "use") stays.
@@ -31,7 +34,6 @@ STOPWORDS = frozenset(
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
 
-ACTIVE = ["active"]
 RRF_K = 60  # the usual constant: a rank-1 hit is worth 1/61, rank 10 is worth 1/70
 CANDIDATES = 100  # per channel, before fusion
 # A vector-only candidate must stand out: static embeddings give any two
@@ -51,6 +53,48 @@ CONTEXT_SOURCES = 20
 WEIGHTS = {"lexical": 1.0, "vector": 1.0}  # RRF weight per channel
 MODES = ("hybrid", "lexical", "vector")
 
+# Salience defaults (each is git config, see docs/recall.md). Half-lives in
+# days per kind; None: never decays (how to do things, who we are).
+HALF_LIFE_DAYS: dict[str, float | None] = {
+    "note": 90.0, "fact": 365.0, "edge": 180.0, "procedure": None, "persona": None,
+}
+SALIENCE_FLOOR = 0.05
+REINFORCEMENT_CAP = 2.0
+DAY = 86400
+
+
+@dataclass
+class Salience:
+    """How salience is computed: the clock and the configuration."""
+
+    now: int
+    half_life_days: dict[str, float | None] = field(default_factory=lambda: dict(HALF_LIFE_DAYS))
+    floor: float = SALIENCE_FLOOR
+    decay: bool = True
+
+
+def salience(
+    cfg: Salience, *, kind: str, importance: float, at: int, confirms: int,
+    last_confirm: int | None, uses: int, last_use: int | None,
+) -> dict[str, float]:
+    """Every factor of a memory's salience (their product is "salience").
+
+    - importance: 0.75 + 0.5 x importance (neutral at the default 0.5);
+    - decay: 0.5 ** (age / half-life of the kind), age counted from the last
+      reinforcement: recorded, confirmed, added again, or returned by recall;
+    - reinforcement: 1 + 0.2 log2(1 + confirmations), at most 2. Being
+      returned by recall only renews the age: a boost for it would feed back
+      (what was returned once would rank higher next time, relevant or not).
+    """
+    imp = 0.75 + 0.5 * importance
+    last = max(at, last_confirm or at, last_use or at)
+    half = cfg.half_life_days.get(kind) if cfg.decay else None
+    age_days = max(cfg.now - last, 0) / DAY
+    decay = 0.5 ** (age_days / half) if half else 1.0
+    reinf = min(REINFORCEMENT_CAP, 1.0 + 0.2 * math.log2(1 + confirms))
+    return {"importance": imp, "decay": decay, "reinforcement": reinf,
+            "salience": imp * decay * reinf, "age_days": age_days}
+
 
 @dataclass
 class Query:
@@ -58,10 +102,18 @@ class Query:
     k: int = 10
     kinds: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
-    include_retired: bool = False
+    include_retired: bool = False  # also retired, conflict-losing and faded memories
     mode: str = "hybrid"  # hybrid | lexical | vector
     explain: bool = False
     include_quarantined: bool = False
+    as_of: int | None = None  # what the log believed then
+    valid_at: int | None = None  # what was true in the world then
+    salience: Salience | None = None  # None: importance only (no clock)
+
+    def scope(self) -> Scope:
+        return Scope(kinds=tuple(self.kinds), tags=tuple(self.tags),
+                     retired=self.include_retired, quarantined=self.include_quarantined,
+                     as_of=self.as_of, valid_at=self.valid_at)
 
 
 def terms(text: str) -> list[str]:
@@ -76,17 +128,19 @@ def fts_match(words: list[str]) -> str:
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
+UsageFn = Callable[[list[str]], dict[str, tuple[int, int]]]
+
+
 def rank(
     projection: Projection,
     q: Query,
     embed_query: Callable[[str], bytes | None] | None = None,
+    usage: UsageFn | None = None,
 ) -> list[Hit]:
     """The one ranking function every front end uses."""
     if q.k <= 0:
         return []
-    statuses = ["active", "invalidated", "superseded"] if q.include_retired else list(ACTIVE)
-    if q.include_quarantined:
-        statuses.append("quarantined")
+    scope = q.scope()
     depth = max(CANDIDATES, q.k)
     lists: dict[str, list[tuple[str, float]]] = {}
     words = terms(q.text)
@@ -94,14 +148,14 @@ def rank(
         lists["lexical"] = [
             (mid, -bm25)
             for mid, bm25 in projection.lexical(
-                fts_match(words), kinds=q.kinds, tags=q.tags, statuses=statuses, limit=depth
+                fts_match(words), scope=scope, limit=depth
             )
         ]
     if q.mode in ("hybrid", "vector") and embed_query is not None:
         qvec = embed_query(q.text)
         if qvec:
             vec, (mean, std, n) = projection.vector(
-                qvec, kinds=q.kinds, tags=q.tags, statuses=statuses, limit=depth
+                qvec, scope=scope, limit=depth
             )
             if n < SMALL_CORPUS or std <= 0:
                 lists["vector"] = [x for x in vec if x[1] >= VECTOR_MIN_COS]
@@ -123,24 +177,38 @@ def rank(
     if CONTEXT_SHARE > 0 and q.mode == "hybrid":  # single-channel modes stay pure baselines
         sources = sorted(base, key=lambda m: (-base[m], m))[:CONTEXT_SOURCES]
         for src, near in projection.neighbours(
-            sources, kinds=q.kinds, tags=q.tags, statuses=statuses
+            sources, scope=scope
         ).items():
             for mid in near:
                 context[mid] = context.get(mid, 0.0) + CONTEXT_SHARE * base[src]
                 fused.setdefault(mid, {"rank": {}, "raw": {}})
-    importance = projection.weights(fused)
+    inputs = projection.salience_inputs(fused, q.as_of)
+    uses = usage(list(fused)) if usage is not None and q.salience is not None else {}
     scored = []
+    signals: dict[str, dict[str, float]] = {}
     for mid, entry in fused.items():
         rrf = base.get(mid, 0.0) + context.get(mid, 0.0)
-        factors = {"importance": 0.75 + 0.5 * importance.get(mid, 0.5)}  # neutral at 0.5
-        final = rrf
-        for f in factors.values():
-            final *= f
-        scored.append((-final, mid, rrf, factors, entry))
-    scored.sort()
+        kind, imp, at, confirms, last_confirm = inputs.get(mid, ("note", 0.5, 0, 0, None))
+        if q.salience is None:
+            factors = {"importance": 0.75 + 0.5 * imp}
+            sal = factors["importance"]
+        else:
+            n_uses, last_use = uses.get(mid, (0, None))
+            full = salience(q.salience, kind=kind, importance=imp, at=at, confirms=confirms,
+                            last_confirm=last_confirm, uses=n_uses, last_use=last_use)
+            factors = {f: full[f] for f in ("importance", "decay", "reinforcement")}
+            sal = full["salience"]
+            signals[mid] = {"age_days": round(full["age_days"], 3), "confirms": confirms,
+                            "uses": n_uses}
+        faded = q.salience is not None and sal < q.salience.floor
+        if faded and not q.include_retired:
+            continue  # faded from default recall; never deleted, back with --all
+        final = rrf * sal
+        scored.append((-final, mid, rrf, factors, entry, sal, faded))
+    scored.sort(key=lambda x: (x[0], x[1]))
     records = projection.records(mid for _, mid, *_ in scored[: q.k])  # only what is returned
     hits: list[Hit] = []
-    for n, (neg, mid, rrf, factors, entry) in enumerate(scored[: q.k], start=1):
+    for n, (neg, mid, rrf, factors, entry, sal, faded) in enumerate(scored[: q.k], start=1):
         explain = None
         if q.explain:
             explain = {
@@ -149,9 +217,12 @@ def rank(
                 "context": round(context.get(mid, 0.0), 6),
                 "rrf": round(rrf, 6),
                 "factors": {k: round(v, 6) for k, v in factors.items()},
+                "salience": round(sal, 6),
+                "signals": signals.get(mid, {}),
                 "final": round(-neg, 6),
             }
-        hits.append(Hit(**_fields(records[mid]), rank=n, score=round(-neg, 6), explain=explain))
+        hits.append(Hit(**_fields(records[mid]), rank=n, score=round(-neg, 6),
+                        salience=round(sal, 6), faded=faded, explain=explain))
     return hits
 
 
