@@ -135,12 +135,19 @@ def cli() -> None:
               help="Id of a memory this one replaces (repeatable).")
 @click.option("--redact", is_flag=True,
               help="Store the text with detected secrets masked instead of refusing it.")
+@click.option("--force", is_flag=True,
+              help="Store it even if a near-duplicate of the same kind is stored.")
 @json_option
 def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tuple[str, ...],
         paths: tuple[str, ...], importance: float, valid_from: str | None,
         valid_until: str | None, source: str | None, session: str | None,
-        supersedes: tuple[str, ...], redact: bool, as_json: bool) -> None:
+        supersedes: tuple[str, ...], redact: bool, force: bool, as_json: bool) -> None:
     """Add a memory (TEXT, or - to read it from stdin); prints its id.
+
+    The same text as a current memory of the same kind adds nothing: it
+    reinforces that one ("duplicate of ID"). A near-duplicate is refused
+    (exit 12) unless --force; a close one is stored and listed by 'git mem
+    similar'. With --key it replaces the key's current value (see 'set').
 
     \b
     Example:
@@ -153,9 +160,218 @@ def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tup
         lambda s: s.add(text, kind=kind, key=key, tags=tags, about=about, paths=paths,
                         importance=importance, valid_from=valid_from,
                         valid_until=valid_until, source=source, session=session,
-                        supersedes=supersedes, redact=redact),
-        lambda r: r.id[:12],
+                        supersedes=supersedes, redact=redact, force=force),
+        _render_added,
     )
+
+
+def _render_added(r: api.Added) -> str:
+    """The id alone on stdout (scripts capture it); what else happened on stderr."""
+    if r.duplicate_of:
+        click.echo(f"note: duplicate of {r.id[:12]}: reinforced it, nothing new stored", err=True)
+    if r.superseded:
+        click.echo("note: supersedes " + ", ".join(x[:12] for x in r.superseded), err=True)
+    for s in r.similar:
+        click.echo(f"note: similar to {str(s['id'])[:12]} (cosine {s['cosine']:.3f}); "
+                   "review with 'git mem similar'", err=True)
+    return r.id[:12]
+
+
+# -- keyed facts --------------------------------------------------------------------
+
+as_of_option = click.option(
+    "--as-of", "as_of", metavar="WHEN",
+    help="What the log believed then: a date, datetime or git revision (tag, commit).")
+valid_at_option = click.option(
+    "--valid-at", "valid_at", metavar="WHEN",
+    help="What was true in the world then: a date, datetime or git revision.")
+
+
+@cli.command(name="set")
+@click.argument("key")
+@click.argument("value")
+@click.option("--kind", type=click.Choice(KINDS), default="fact", show_default=True,
+              help="What sort of memory this is.")
+@click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
+@click.option("--about", "about", multiple=True, help="An entity it is about (repeatable).")
+@click.option("--importance", type=float, default=0.5, show_default=True,
+              help="How much it matters, 0 to 1.")
+@click.option("--valid-from", help="When it became true in the world (default: now).")
+@click.option("--valid-until", help="When it stops being true in the world.")
+@click.option("--source", help='Where it came from ("chat", "code review", an agent).')
+@click.option("--session", envvar="GIT_MEM_SESSION", help="Session id [env GIT_MEM_SESSION].")
+@click.option("--redact", is_flag=True,
+              help="Store the value with detected secrets masked instead of refusing it.")
+@json_option
+def set_(key: str, value: str, kind: str, tags: tuple[str, ...], about: tuple[str, ...],
+         importance: float, valid_from: str | None, valid_until: str | None,
+         source: str | None, session: str | None, redact: bool, as_json: bool) -> None:
+    """Set KEY to VALUE: a keyed fact that supersedes the key's current value.
+
+    The old value keeps its place in 'git mem history KEY'; setting the value
+    the key already has only reinforces it; two concurrent sets converge to one
+    winner on every clone and the other stays listed by 'git mem conflicts'.
+
+    \b
+    Example:
+      git mem set db.engine cockroachdb --valid-from 2026-03-01
+    """
+    _run("set", as_json,
+         lambda s: s.set(key, value, kind=kind, tags=tags, about=about, importance=importance,
+                         valid_from=valid_from, valid_until=valid_until, source=source,
+                         session=session, redact=redact),
+         _render_added)
+
+
+@cli.command()
+@click.argument("key")
+@as_of_option
+@valid_at_option
+@json_option
+def get(key: str, as_of: str | None, valid_at: str | None, as_json: bool) -> None:
+    """Print the value of KEY: current, or at a point of either timeline.
+
+    Exit 5 when the key has no value then. A conflict (values set
+    concurrently) prints the winner and lists the others.
+
+    \b
+    Example:
+      git mem get db.engine --as-of v1.4
+    """
+    _run("get", as_json, lambda s: s.get(key, as_of=as_of, valid_at=valid_at), _render_value)
+
+
+def _render_value(v: api.FactValue) -> str:
+    out = [v.value]
+    for c in v.conflicts:
+        out.append(f"conflict: {c.key} = {_clip_line(c.text)} ({c.id[:12]}, {c.author}, "
+                   f"{c.recorded_at[:10]}); set the key again to resolve it")
+    return "\n".join(out)
+
+
+def _clip_line(text: str | None, n: int = 70) -> str:
+    first = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return first if len(first) <= n else first[: n - 1] + "…"
+
+
+@cli.command()
+@as_of_option
+@valid_at_option
+@json_option
+def keys(as_of: str | None, valid_at: str | None, as_json: bool) -> None:
+    """List every key with its value (current, or at a point of either timeline).
+
+    \b
+    Example:
+      git mem keys --valid-at 2026-01-01
+    """
+    _run("keys", as_json, lambda s: {"keys": s.keys(as_of=as_of, valid_at=valid_at)},
+         lambda r: "\n".join(
+             f"{v.key} = {_clip_line(v.value)}" + ("  [conflict]" if v.conflicts else "")
+             for v in r["keys"]))  # type: ignore[index]
+
+
+@cli.command()
+@click.argument("key")
+@json_option
+def history(key: str, as_json: bool) -> None:
+    """List every value KEY has had, oldest first, with who set it and when.
+
+    \b
+    Example:
+      git mem history db.engine
+    """
+    _run("history", as_json, lambda s: s.history(key), _render_history)
+
+
+def _render_history(h: api.KeyHistory) -> str:
+    out = []
+    for r in h.values:
+        if r.id == h.current:
+            state = "current"
+        elif r.id in h.conflicts:
+            state = f"conflict (loses to {(r.conflict_with or '')[:12]})"
+        elif r.status == "active":
+            state = "quarantined" if r.quarantine else "active"
+        else:
+            state = f"{r.status} {(r.retired_at or '')[:19]}"
+            state += f" ({r.retired_reason})" if r.retired_reason else ""
+        valid = f"  valid {r.valid_from[:10]}.." if r.valid_from else ""
+        out.append(f"{r.recorded_at}  {r.id[:12]}  {r.author:<16} {_clip_line(r.text, 40):<40}"
+                   f"  {state}{valid}")
+    return "\n".join(out)
+
+
+@cli.command()
+@json_option
+def conflicts(as_json: bool) -> None:
+    """List keys with concurrent values (set on two clones before they synced).
+
+    Every clone shows the same winner (the later op in the log's order); the
+    others stay listed here until someone sets the key again.
+
+    \b
+    Example:
+      git mem conflicts
+    """
+    def render(r: dict[str, list[api.Conflict]]) -> str:
+        out = []
+        for c in r["conflicts"]:
+            out.append(f"{c.key}: {_clip_line(c.current.text)} ({c.current.id[:12]}, "
+                       f"{c.current.author}) wins over")
+            out.extend(f"    {_clip_line(o.text)} ({o.id[:12]}, {o.author}, {o.recorded_at[:10]})"
+                       for o in c.others)
+        return "\n".join(out) if out else "no conflicts"
+
+    _run("conflicts", as_json, lambda s: {"conflicts": s.conflicts()}, render)
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID")
+@click.option("--reason", help="Why (e.g. 'checked against the code today').")
+@json_option
+def confirm(memory_id: str, reason: str | None, as_json: bool) -> None:
+    """Confirm a memory still holds: reinforces it (salience) for every clone.
+
+    \b
+    Example:
+      git mem confirm 3f2a9c1
+    """
+    _run("confirm", as_json, lambda s: s.confirm(memory_id, reason),
+         lambda r: f"confirmed {r.target[:12]} ({r.confirms} confirmation"
+                   f"{'s' if r.confirms != 1 else ''})")
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID", required=False)
+@click.option("--since", metavar="WHEN", help="Only pairs with a memory recorded since WHEN.")
+@click.option("--kind", "kinds", type=click.Choice(KINDS), multiple=True,
+              help="Only this kind (repeatable).")
+@click.option("--limit", type=int, default=50, show_default=True, help="How many pairs.")
+@json_option
+def similar(memory_id: str | None, since: str | None, kinds: tuple[str, ...], limit: int,
+            as_json: bool) -> None:
+    """List pairs of current memories close in meaning, for review (or those of ID).
+
+    Merge them with 'add --supersedes', retire one with 'invalidate', or keep
+    both. Pairs at or above gitmem.duplicateThreshold were stored with --force.
+
+    \b
+    Example:
+      git mem similar --since "2 weeks ago"
+    """
+    def render(r: dict[str, list[api.SimilarPair]]) -> str:
+        out = []
+        for p in r["pairs"]:
+            mark = "  near-duplicate" if p.near_duplicate else ""
+            out.append(f"{p.cosine:.3f}  {p.older.kind}{mark}")
+            for m in (p.older, p.newer):
+                out.append(f"    {m.id[:12]}  {m.recorded_at[:10]}  {_clip_line(m.text)}")
+        return "\n".join(out) if out else "no similar memories"
+
+    _run("similar", as_json,
+         lambda s: {"pairs": s.similar(memory_id, since=since, limit=limit, kinds=kinds)},
+         render)
 
 
 @cli.command(name="import")
@@ -179,7 +395,9 @@ def import_(file: Any, pack_size: int, redact: bool, as_json: bool) -> None:
       git mem import notes.jsonl
     """
     _run("import", as_json, lambda s: s.import_records(file, pack_size=pack_size, redact=redact),
-         lambda r: f"imported {r.count} memories in {len(r.commits)} commit(s)")
+         lambda r: f"imported {r.count} memories in {len(r.commits)} commit(s)"
+                   + (f"; {len(r.duplicates)} duplicate line(s) not added (existing memories "
+                      "reinforced)" if r.duplicates else ""))
 
 
 # -- recall ----------------------------------------------------------------------
@@ -200,22 +418,30 @@ def import_(file: Any, pack_size: int, redact: bool, as_json: bool) -> None:
               help="Show each result's rank per channel and every factor of its score.")
 @click.option("--quarantined", "include_quarantined", is_flag=True,
               help="Include memories the write gate would refuse (marked).")
+@as_of_option
+@valid_at_option
 @json_option
 def recall(query: str, k: int, kinds: tuple[str, ...], tags: tuple[str, ...],
            include_retired: bool, mode: str, explain: bool, include_quarantined: bool,
-           as_json: bool) -> None:
+           as_of: str | None, valid_at: str | None, as_json: bool) -> None:
     """Find the memories that answer QUERY, best first.
+
+    Only current truth by default: --all adds retired memories, losing values
+    of keyed conflicts and faded ones (salience below gitmem.salienceFloor),
+    each marked. --as-of and --valid-at query the past (docs/time.md).
 
     \b
     Example:
       git mem recall "how do I run the tests" -k 5 --json
+      git mem recall "which database" --as-of v1.4
     """
     _run(
         "recall", as_json,
         lambda s: {"query": query, "results": s.recall(query, k=k, kinds=kinds, tags=tags,
                                                       include_retired=include_retired,
                                                       mode=mode, explain=explain,
-                                                      include_quarantined=include_quarantined)},
+                                                      include_quarantined=include_quarantined,
+                                                      as_of=as_of, valid_at=valid_at)},
         lambda r: "\n".join(_hit_lines(h) for h in r["results"]),  # type: ignore[index]
     )
 
@@ -229,6 +455,10 @@ def _hit_lines(h: Hit) -> str:
     if h.status != "active":
         head += f"  [{h.status} {(h.retired_at or '')[:10]}"
         head += f": {h.retired_reason}]" if h.retired_reason else "]"
+    if h.conflict_with:
+        head += f"  [conflict: loses to {h.conflict_with[:12]}]"
+    if h.faded:
+        head += f"  [faded: salience {h.salience:.3f}]"
     if h.quarantine:
         head += f"  [quarantined: {h.quarantine}]"
     out = head + "\n" + _block(h.text or "")
@@ -236,6 +466,10 @@ def _hit_lines(h: Hit) -> str:
         e = h.explain
         ranks = ", ".join(f"{c} #{r} ({e['raw'][c]:.4g})" for c, r in e["ranks"].items())  # type: ignore[index, union-attr]
         factors = " x ".join(f"{k} {v:.3f}" for k, v in e["factors"].items())  # type: ignore[union-attr]
+        sig = e.get("signals") or {}
+        if sig:
+            factors += (f" (age {sig['age_days']:.1f} d, {sig['confirms']} confirmation(s), "  # type: ignore[index]
+                        f"{sig['uses']} use(s))")  # type: ignore[index]
         out += f"\n    ~ {ranks}; rrf {e['rrf']:.5f} x {factors} = {e['final']:.5f}"
     return out
 
@@ -275,6 +509,7 @@ def _render_show(r: api.Shown) -> str:
         ("retired", f"{m.retired_at} by {(m.retired_by or '')[:12]}" if m.retired_by else None),
         ("reason", m.retired_reason),
         ("quarantine", m.quarantine),
+        ("conflict", f"loses to {m.conflict_with[:12]}" if m.conflict_with else None),
     ]
     out = [f"{k + ':':<12} {v}" for k, v in rows if v]
     out.append("text:")

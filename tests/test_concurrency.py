@@ -27,7 +27,8 @@ def test_eight_concurrent_adders_lose_nothing(repo: Path) -> None:
     ]
     outputs = [p.communicate() for p in procs]
     for out, err in outputs:
-        assert err == ""
+        # Notes (a text close to another) are fine; nothing else may be said.
+        assert [line for line in err.splitlines() if not line.startswith("note: ")] == []
         assert len(out.split()) == ADDS  # every add printed an id
     st = json.loads(gm("status", "--json", cwd=repo).stdout)["data"]
     assert st["ops"]["add"] == WORKERS * ADDS

@@ -64,9 +64,11 @@ def test_explain_shows_ranks_and_every_factor(codebase: Path) -> None:
     out = gm("recall", "how do I run the tests", "--explain", "--json", "-k", "3", cwd=codebase)
     hit = json.loads(out.stdout)["data"]["results"][0]
     e = hit["explain"]
-    assert set(e) == {"ranks", "raw", "context", "rrf", "factors", "final"}
+    assert set(e) == {"ranks", "raw", "context", "rrf", "factors", "salience", "signals", "final"}
     assert set(e["ranks"]) <= {"lexical", "vector"} and e["ranks"]
-    assert e["factors"] == {"importance": 1.0}
+    # Recorded "now" (the pinned clock): no decay yet, no confirmation.
+    assert e["factors"] == {"importance": 1.0, "decay": 1.0, "reinforcement": 1.0}
+    assert e["salience"] == hit["salience"] == 1.0
     assert e["final"] == hit["score"]
     text = gm("recall", "how do I run the tests", "--explain", "-k", "1", cwd=codebase).stdout
     assert "    ~ " in text and "rrf" in text and "importance 1.000" in text
@@ -89,7 +91,7 @@ def test_recall_on_an_empty_store_and_on_only_retired_memories(repo: Path) -> No
 def test_importance_breaks_ties(repo: Path) -> None:
     with gitmem.open(repo) as s:
         low = s.add("the cache is redis", importance=0.1).id
-        high = s.add("the cache is redis!", importance=0.9).id
+        high = s.add("the cache is redis!", importance=0.9, force=True).id  # a near-duplicate
         assert [h.id for h in s.recall("cache redis", k=2)] == [high, low]
 
 

@@ -194,7 +194,7 @@ def test_rewritten_partition_is_replaced_cleanly(team: dict[str, Path]) -> None:
     # Alice rewrites her own partition (what purge will do): drop the tip commit.
     ref = git("for-each-ref", "--format=%(refname)", "refs/memory/", cwd=a).stdout.split()[0]
     git("update-ref", ref, f"{ref}~1", cwd=a)
-    ok(gm("add", "third note about logging", cwd=a))
+    ok(gm("add", "third note about logging", "--force", cwd=a))  # close to the first
     git("push", "-q", "--force", "origin", f"{ref}:{ref}", cwd=a)
     out = ok(gm("pull", "--json", cwd=b))
     assert json.loads(out.stdout)["data"]["replaced"] == [ref.rsplit("/", 1)[-1]]
@@ -345,7 +345,7 @@ class Team(RuleBasedStateMachine):
     @rule(who=st.sampled_from("abc"), words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3))
     def add(self, who: str, words: list[str]) -> None:
         with self._store(who) as s:
-            self.ids.append(s.add(" ".join(words) + f" by {who}").id)
+            self.ids.append(s.add(" ".join(words) + f" by {who}", force=True).id)
 
     @rule(who=st.sampled_from("abc"), pick=st.integers(0, 1000), forget=st.booleans())
     def retire(self, who: str, pick: int, forget: bool) -> None:
