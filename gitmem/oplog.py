@@ -291,10 +291,11 @@ class _SyncMixin:
 
         The one exception is a partition this clone purged: when the remote
         still holds the history the purge replaced (our tracking tip is part
-        of it), that ref alone is pushed with ``+`` and
-        ``--force-with-lease=<ref>:<tracking tip>``, so git replaces it only if
-        the remote has not moved since we last saw it. Any other
-        non-fast-forward is rejected as always.
+        of it), that ref alone gets ``--force-with-lease=<ref>:<tracking tip>``,
+        so git replaces it only if the remote has not moved since we last saw
+        it. Deliberately without ``+`` on the refspec: a forced refspec makes
+        git skip the lease's staleness check. Any other non-fast-forward is
+        rejected as always.
         """
         if not partitions:
             return []
@@ -309,7 +310,7 @@ class _SyncMixin:
             ours = local.get(ref)
             if (theirs and ours and not self.is_ancestor(theirs, ours)
                     and self.purged_before(p, theirs)):
-                specs.append(f"+{ref}:{ref}")
+                specs.append(f"{ref}:{ref}")  # no '+': it would override the lease
                 leases.append(f"--force-with-lease={ref}:{theirs}")
             else:
                 specs.append(f"{ref}:{ref}")
