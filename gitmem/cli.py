@@ -470,10 +470,12 @@ def pull(remote: str | None, as_json: bool) -> None:
 @remote_arg
 @json_option
 def push(remote: str | None, as_json: bool) -> None:
-    """Push this clone's own partitions to REMOTE: fast-forward only, never forced.
+    """Push this clone's own partitions to REMOTE: fast-forward only.
 
     Only refs/memory/<your partition> is pushed, separately from code; what a
-    plain 'git push' does is unchanged.
+    plain 'git push' does is unchanged. After 'git mem forget --purge', the
+    rewritten partition replaces the remote's copy with a lease (only if the
+    remote has not moved since this clone last fetched it).
 
     \b
     Example:
