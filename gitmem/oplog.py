@@ -1051,8 +1051,9 @@ class Oplog(_SyncMixin):
         later commit is re-parented with its author, committer, times and
         message kept; a commit left with no line is dropped (if every one is,
         one empty commit stays, so the rewrite can still replace the
-        partition in other clones). Backup refs (rekey) holding a removed op
-        are rewritten the same way. ``dry_run`` writes nothing.
+        partition in other clones). Backup refs (rekey) holding a removed op,
+        or rekey's copy of the same record, are rewritten the same way.
+        ``dry_run`` writes nothing.
         """
         ref = self.ref_for(partition)
         drop = set(op_ids)
@@ -1086,7 +1087,7 @@ class Oplog(_SyncMixin):
             moved = (self._cas_ref(ref, tip, new_tip) if self._plain_writes_ok()
                      else self.force_ref(ref, tip, new_tip))
             if not moved:
-                raise LogBusy(f"{ref} moved while it was being purged; nothing was changed",
+                raise LogBusy(f"{ref} moved while it was being purged; it was left as it is",
                               "run the purge again")
             result.new_tip = new_tip
             for b in backups:

@@ -234,9 +234,8 @@ def test_purging_someone_elses_memory_is_refused(team: dict[str, Path]) -> None:
         in err["hint"]
     assert out.stderr.startswith("error: memory ")
     assert refs(b) == refs_before and objects(b) == objects_before  # nothing written
-    with pytest.raises(gitmem.errors.PurgeRefused):
-        with gitmem.open(b) as s:
-            s.forget(secret, purge=True, dry_run=True)
+    with pytest.raises(gitmem.errors.PurgeRefused), gitmem.open(b) as s:
+        s.forget(secret, purge=True, dry_run=True)
 
 
 def test_lease_fails_when_the_remote_moved(team: dict[str, Path], tmp_path: Path) -> None:
