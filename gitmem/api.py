@@ -27,11 +27,12 @@ from .errors import (
     NearDuplicate,
     NoIdentity,
     PartitionConflict,
+    PurgeRefused,
     UnknownId,
     UnknownKey,
 )
 from .model import Hit, OpInfo, Record, RefreshReport, Skipped
-from .oplog import REF_PREFIX, Integrated, Oplog
+from .oplog import REF_PREFIX, Integrated, Oplog, Rewrite
 
 if TYPE_CHECKING:
     from .projection import Projection
@@ -146,6 +147,30 @@ _IMPORT_HINT = (
 )
 
 
+class PurgeRemote(msgspec.Struct, kw_only=True):
+    """One remote's copy of a purged partition (as this clone last saw it)."""
+
+    remote: str  # the namespace under refs/memory-remotes/
+    tip: str
+    has_content: bool  # its history holds the purged op
+    next_push: str  # replace (force-with-lease) | fast-forward | rejected (...)
+
+
+class PurgeReport(msgspec.Struct, kw_only=True):
+    """What ``forget --purge`` rewrote, or with ``dry_run`` would rewrite."""
+
+    dry_run: bool
+    partition: str
+    old_tip: str
+    new_tip: str | None  # None on a dry run
+    ops_removed: list[str]
+    commits_rewritten: list[str]  # old commit ids rebuilt
+    commits_dropped: list[str]  # old commit ids gone (every op removed)
+    tombstone: bool  # a forget op is (or would be) written first
+    remotes: list[PurgeRemote] = []
+    backups: list[str] = []  # refs/memory-backup/* that held it (rewritten too)
+
+
 class Retired(msgspec.Struct, kw_only=True):
     """Result of invalidate / forget."""
 
@@ -153,6 +178,7 @@ class Retired(msgspec.Struct, kw_only=True):
     target: str
     status: str
     changed: bool
+    purge: PurgeReport | None = None  # forget --purge only
 
 
 class Shown(msgspec.Struct, kw_only=True):
@@ -635,9 +661,59 @@ class Store:
         """Retire a memory: it leaves default recall but stays in history."""
         return self._retire(memory_id, "invalidate", reason)
 
-    def forget(self, memory_id: str, reason: str | None = None) -> Retired:
-        """Tombstone a memory: its content is no longer returned by any clone."""
-        return self._retire(memory_id, "forget", reason)
+    def forget(
+        self,
+        memory_id: str,
+        reason: str | None = None,
+        *,
+        purge: bool = False,
+        dry_run: bool = False,
+    ) -> Retired:
+        """Tombstone a memory: its content is no longer returned by any clone.
+
+        With ``purge``, also rewrite this clone's partition that holds the
+        memory so its bytes are gone from the log (the tombstone is written
+        first and stays); the next push replaces that one ref on the remote
+        with a lease. Only the clone that wrote a memory can purge it
+        (PurgeRefused otherwise). ``dry_run`` (with ``purge``) writes nothing
+        and reports what would change.
+        """
+        if dry_run and not purge:
+            raise InvalidInput("--dry-run only applies to --purge",
+                               "preview a purge with: git mem forget ID --purge --dry-run")
+        if not purge:
+            return self._retire(memory_id, "forget", reason)
+        target = self.resolve(memory_id)
+        rec = self._read(lambda p: p.record(target))
+        assert rec is not None
+        if rec.partition not in self.log.own_partitions():
+            tomb = ("it is already forgotten: the tombstone hides it in every clone that syncs"
+                    if rec.status == "forgotten" else
+                    f"a tombstone still hides it in every clone that syncs: git mem forget "
+                    f"{target[:12]}")
+            raise PurgeRefused(
+                f"memory {target[:12]} was written by {rec.author} <{rec.author_email}> on "
+                f"partition {rec.partition}, not by this clone; only that clone can purge it",
+                f"ask its author to run 'git mem forget {target[:12]} --purge' in the clone "
+                f"that wrote it; {tomb}",
+            )
+        tombstone = rec.status != "forgotten"
+        if dry_run:
+            plan = self.log.purge(rec.partition, [target], dry_run=True)
+            return Retired(id=None, target=target, status=rec.status, changed=False,
+                           purge=_purge_report(plan, dry_run=True, tombstone=tombstone))
+        if tombstone:
+            result = self._retire(target, "forget", reason)
+        else:
+            result = Retired(id=None, target=target, status=rec.status, changed=False)
+        done = self.log.purge(rec.partition, [target])
+        result.purge = _purge_report(done, dry_run=False, tombstone=tombstone)
+        result.changed = result.changed or bool(done.removed)
+        if not done.removed:
+            self.warnings.append(f"memory {target[:12]} was not found on {done.ref}; "
+                                 "nothing was purged")
+        self.refresh()  # the projection drops the partition's rows and replays it
+        return result
 
     def _retire(self, memory_id: str, kind: str, reason: str | None) -> Retired:
         target = self.resolve(memory_id)
@@ -1188,6 +1264,16 @@ def _bool(raw: str) -> bool:
     if low in ("false", "no", "off", "0"):
         return False
     raise ValueError(raw)
+
+
+def _purge_report(r: Rewrite, *, dry_run: bool, tombstone: bool) -> PurgeReport:
+    return PurgeReport(
+        dry_run=dry_run, partition=r.partition, old_tip=r.old_tip, new_tip=r.new_tip,
+        ops_removed=r.removed, commits_rewritten=r.rewritten, commits_dropped=r.dropped,
+        tombstone=tombstone, backups=r.backups,
+        remotes=[PurgeRemote(remote=c.namespace, tip=c.tip, has_content=c.has_content,
+                             next_push=c.next_push) for c in r.remotes],
+    )
 
 
 def _gate_version() -> str:

@@ -567,16 +567,44 @@ def invalidate(memory_id: str, reason: str | None, as_json: bool) -> None:
 @cli.command()
 @click.argument("memory_id", metavar="ID")
 @click.option("--reason", help="Why (stored in the tombstone; keep secrets out of it).")
+@click.option("--purge", is_flag=True,
+              help="Also rewrite your partition so the text is gone from the git log.")
+@click.option("--dry-run", is_flag=True, help="With --purge: show what would change, write nothing.")
 @json_option
-def forget(memory_id: str, reason: str | None, as_json: bool) -> None:
+def forget(memory_id: str, reason: str | None, purge: bool, dry_run: bool,
+           as_json: bool) -> None:
     """Forget a memory: a tombstone op; no clone returns its content once synced.
+
+    With --purge (only in the clone that wrote the memory), this clone's
+    partition is also rewritten without it, and the next 'git mem push' or
+    'sync' replaces that one ref on the remote (force-with-lease). Clones
+    that already fetched it keep the bytes until they sync (docs/sync.md).
 
     \b
     Example:
-      git mem forget 3f2a9c1
+      git mem forget 3f2a9c1 --purge --dry-run
     """
-    _run("forget", as_json, lambda s: s.forget(memory_id, reason),
-         lambda r: f"forgot {r.target[:12]}" if r.changed else None)
+    _run("forget", as_json,
+         lambda s: s.forget(memory_id, reason, purge=purge, dry_run=dry_run), _render_forget)
+
+
+def _render_forget(r: api.Retired) -> str | None:
+    p = r.purge
+    if p is None:
+        return f"forgot {r.target[:12]}" if r.changed else None
+    would = "would " if p.dry_run else ""
+    out = ["dry run: nothing written"] if p.dry_run else []
+    if p.tombstone:
+        out.append(f"{'would forget' if p.dry_run else 'forgot'} {r.target[:12]}")
+    out.append(f"{'would purge' if p.dry_run else 'purged'} {r.target[:12]} from "
+               f"refs/memory/{p.partition}: "
+               f"{len(p.ops_removed)} op(s) removed, {len(p.commits_rewritten)} commit(s) "
+               f"rewritten, {len(p.commits_dropped)} dropped")
+    out.extend(f"{would}rewrite backup {b}" for b in p.backups)
+    for c in p.remotes:
+        held = "holds it" if c.has_content else "does not hold it"
+        out.append(f"{c.remote} {held}; next 'git mem push' or 'sync': {c.next_push}")
+    return "\n".join(out)
 
 
 # -- status / rebuild ------------------------------------------------------------
@@ -677,10 +705,12 @@ def pull(remote: str | None, as_json: bool) -> None:
 @remote_arg
 @json_option
 def push(remote: str | None, as_json: bool) -> None:
-    """Push this clone's own partitions to REMOTE: fast-forward only, never forced.
+    """Push this clone's own partitions to REMOTE: fast-forward only.
 
     Only refs/memory/<your partition> is pushed, separately from code; what a
-    plain 'git push' does is unchanged.
+    plain 'git push' does is unchanged. After 'git mem forget --purge', the
+    rewritten partition replaces the remote's copy with a lease (only if the
+    remote has not moved since this clone last fetched it).
 
     \b
     Example:

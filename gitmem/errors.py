@@ -61,6 +61,12 @@ class EmptyText(InvalidInput):
     default_hint = "pass the memory text as an argument, or '-' to read it from stdin"
 
 
+class PurgeRefused(InvalidInput):
+    """A purge this clone may not or cannot do (someone else's partition, an odd chain)."""
+
+    code = "purge_refused"
+
+
 class InvalidDate(InvalidInput):
     code = "invalid_date"
     default_hint = (

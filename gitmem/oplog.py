@@ -57,6 +57,7 @@ from .errors import (
     NoIdentity,
     NoRemote,
     NotARepository,
+    PurgeRefused,
     PushRejected,
     RemoteError,
 )
@@ -105,6 +106,31 @@ class Appended:
     commit: str
     ref: str
     lines: list[bytes]
+
+
+@dataclass(frozen=True)
+class RemoteCopy:
+    """What one remote-tracking ref holds of a partition being purged."""
+
+    namespace: str
+    tip: str
+    has_content: bool  # its history contains a removed op
+    next_push: str  # replace (force-with-lease) | fast-forward | rejected
+
+
+@dataclass
+class Rewrite:
+    """A purge of one partition: what changed, or (dry run) what would."""
+
+    partition: str
+    ref: str
+    old_tip: str
+    new_tip: str | None  # None on a dry run
+    removed: list[str]  # op ids taken out of the log
+    rewritten: list[str]  # old commits rebuilt (lost lines, or a new parent)
+    dropped: list[str]  # old commits left out (every line removed)
+    remotes: list[RemoteCopy]
+    backups: list[str]  # refs/memory-backup/* that held a removed op (rewritten too)
 
 
 # -- sync ---------------------------------------------------------------------------
@@ -225,8 +251,9 @@ class _SyncMixin:
         with ``replace`` (an explicit pull from that one remote), never on a
         read, so a stale copy under another remote name cannot undo a purge.
         Our own partitions are never moved from a remote: a remote tip we do
-        not contain is reported as a conflict. Tips that are not commits are
-        ignored (replay would only skip them).
+        not contain is reported as a conflict, unless it is history this clone
+        replaced by a purge (the next push replaces it there). Tips that are
+        not commits are ignored (replay would only skip them).
         """
         result = Integrated([], [], [], [])
         own = set(self.own_partitions())
@@ -240,6 +267,8 @@ class _SyncMixin:
                 continue
             if name in own or (cid and name.endswith("-" + cid)):
                 if have is None or not self.is_ancestor(tip, have):
+                    if self.purged_before(name, tip):
+                        continue  # the history we purged: our next push replaces it
                     if name not in result.conflicts:
                         result.conflicts.append(name)
                 continue
@@ -258,15 +287,35 @@ class _SyncMixin:
         return result
 
     def push(self, remote: str, partitions: list[str]) -> list[Pushed]:
-        """Push our partitions to ``remote``: fast-forward only, never forced."""
+        """Push our partitions to ``remote``: fast-forward only.
+
+        The one exception is a partition this clone purged: when the remote
+        still holds the history the purge replaced (our tracking tip is part
+        of it), that ref alone gets ``--force-with-lease=<ref>:<tracking tip>``,
+        so git replaces it only if the remote has not moved since we last saw
+        it. Deliberately without ``+`` on the refspec: a forced refspec makes
+        git skip the lease's staleness check. Any other non-fast-forward is
+        rejected as always.
+        """
         if not partitions:
             return []
         local = self.partitions()
         ns = self.namespace(remote)
         before = self.tracking(ns)
-        specs = [f"{REF_PREFIX}{p}:{REF_PREFIX}{p}" for p in partitions]
+        specs: list[str] = []
+        leases: list[str] = []
+        for p in partitions:
+            ref = REF_PREFIX + p
+            theirs = before.get(f"{REMOTE_PREFIX}{ns}/{p}")
+            ours = local.get(ref)
+            if (theirs and ours and not self.is_ancestor(theirs, ours)
+                    and self.purged_before(p, theirs)):
+                specs.append(f"{ref}:{ref}")  # no '+': it would override the lease
+                leases.append(f"--force-with-lease={ref}:{theirs}")
+            else:
+                specs.append(f"{ref}:{ref}")
         proc = self._git("push", "--porcelain", "--no-verify", "--no-recurse-submodules",
-                         remote, *specs)
+                         *leases, remote, *specs)
         results: list[Pushed] = []
         rejected: list[tuple[str, str, str]] = []
         for line in proc.stdout.splitlines():
@@ -280,13 +329,20 @@ class _SyncMixin:
                 rejected.append((name, dst, summary))
                 continue
             new = local.get(REF_PREFIX + name, "")
-            status = {"*": "new", "=": "up-to-date"}.get(flag, "fast-forward")
+            status = {"*": "new", "=": "up-to-date", "+": "forced"}.get(flag, "fast-forward")
             old = before.get(f"{REMOTE_PREFIX}{ns}/{name}")
             results.append(Pushed(name, status, old, new))
             # Keep our view of the remote current, as git does for branches.
             self._set_tracking(f"{REMOTE_PREFIX}{ns}/{name}", new)
         if rejected:
             name, dst, summary = rejected[0]
+            if "stale info" in summary:
+                raise RemoteError(
+                    f"'{remote}' moved your partition {name} since this clone last fetched "
+                    f"it, so the purged version was not pushed ({summary})",
+                    "run 'git mem pull', then push again; if pull reports a partition "
+                    "conflict, run 'git mem rekey'",
+                )
             if "remote rejected" in summary:
                 raise PushRejected(
                     f"'{remote}' rejected {dst}: {summary}",
@@ -1008,3 +1064,241 @@ class Oplog(_SyncMixin):
                 if time.monotonic() > deadline:
                     raise self._busy(ref_name, attempt) from None
                 time.sleep(random.uniform(0.001, 0.004) * min(attempt, 10))
+
+    # -- purging ------------------------------------------------------------------
+    #
+    # The one place a partition's history is rewritten (git mem forget --purge).
+    # Only this clone's own partitions, by compare-and-swap from the tip the
+    # rewrite started from. Objects go through libgit2: a rare path, and it
+    # knows every object format. No ref ever keeps the old tip: the content
+    # must become unreachable. What is kept is .git/mem/purges, the ids of the
+    # replaced commits, so that push and integrate can tell "the remote still
+    # has our pre-purge history" from "someone else wrote to our partition".
+
+    PURGES_FILE = "purges"
+
+    def purge(self, partition: str, op_ids: list[str], *, dry_run: bool = False,
+              timeout: float = 60.0) -> Rewrite:
+        """Rewrite our ``partition`` without the ops ``op_ids``.
+
+        Walks the chain root to tip; a commit that loses lines gets a new
+        pack and a neutral message (add messages quote the memory), every
+        later commit is re-parented with its author, committer, times and
+        message kept; a commit left with no line is dropped (if every one is,
+        one empty commit stays, so the rewrite can still replace the
+        partition in other clones). Backup refs (rekey) holding a removed op,
+        or rekey's copy of the same record, are rewritten the same way.
+        ``dry_run`` writes nothing.
+        """
+        ref = self.ref_for(partition)
+        drop = set(op_ids)
+        deadline = time.monotonic() + timeout
+        with self._append_lock(ref, deadline):
+            tip = self._current_ref(ref)
+            if tip is None:
+                raise PurgeRefused(f"this clone has no partition {partition}")
+            new_tip, gone, rewritten, dropped, holders = self._rewrite_chain(
+                tip, lambda line: ops.op_id(line) in drop, write=not dry_run
+            )
+            # rekey re-appends ops under new ids: in its backups, a copy of a
+            # removed add (the same memory record) is removed as well.
+            copy_of = _same_memory(gone)
+
+            def in_backup(line: bytes) -> bool:
+                return ops.op_id(line) in drop or copy_of(line)
+
+            backups = [
+                b for b, btip in sorted(self._refs(BACKUP_PREFIX).items())
+                if self._rewrite_chain(btip, in_backup, write=False)[1]
+            ]
+            removed = [ops.op_id(line) for line in gone]
+            result = Rewrite(partition, ref, tip, None, removed, rewritten, dropped,
+                             self._remote_copies(partition, tip, holders,
+                                                 set(rewritten) | set(dropped)),
+                             backups)
+            if dry_run or not removed:
+                return result
+            self._record_purge(partition, tip, rewritten + dropped)
+            moved = (self._cas_ref(ref, tip, new_tip) if self._plain_writes_ok()
+                     else self.force_ref(ref, tip, new_tip))
+            if not moved:
+                raise LogBusy(f"{ref} moved while it was being purged; it was left as it is",
+                              "run the purge again")
+            result.new_tip = new_tip
+            for b in backups:
+                old = self._refs(BACKUP_PREFIX).get(b)
+                if old:
+                    self.force_ref(b, old, self._rewrite_chain(old, in_backup, write=True)[0])
+        return result
+
+    def purged_before(self, partition: str, tip: str) -> bool:
+        """True when ``tip`` is history of ``partition`` that a purge here replaced."""
+        entry = self._purges().get(partition)
+        return bool(entry) and tip in entry.get("replaced", [])
+
+    def _purges(self) -> dict[str, dict[str, list[str]]]:
+        try:
+            data = json.loads((self.state_dir / self.PURGES_FILE).read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _record_purge(self, partition: str, tip: str, replaced: list[str]) -> None:
+        """Remember the replaced commits (written before the ref moves: crash-safe)."""
+        data = self._purges()
+        entry = data.setdefault(partition, {"tips": [], "replaced": []})
+        entry["tips"] = [*entry.get("tips", []), tip]
+        entry["replaced"] = sorted(set(entry.get("replaced", [])) | set(replaced))
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_dir / f".{self.PURGES_FILE}.{os.getpid()}.{os.urandom(16).hex()}"
+        tmp.write_text(json.dumps(data, sort_keys=True, indent=1) + "\n")
+        os.replace(tmp, self.state_dir / self.PURGES_FILE)
+
+    def _remote_copies(self, partition: str, tip: str, holders: list[str],
+                       replaced: set[str]) -> list[RemoteCopy]:
+        out = []
+        for tref, ttip in sorted(self.tracking().items()):
+            if not tref.endswith("/" + partition):
+                continue
+            ns = tref[len(REMOTE_PREFIX):-len(partition) - 1]
+            has = any(self.is_ancestor(h, ttip) for h in holders)
+            if ttip in replaced or self.purged_before(partition, ttip):
+                action = "replace (force-with-lease)"
+            elif self.is_ancestor(ttip, tip):
+                action = "fast-forward"
+            else:
+                action = "rejected (it holds commits this clone does not have)"
+            out.append(RemoteCopy(ns, ttip, has, action))
+        return out
+
+    def _rewrite_chain(
+        self, tip: str, drop: Callable[[bytes], bool], *, write: bool
+    ) -> tuple[str, list[bytes], list[str], list[str], list[str]]:
+        """Rebuild the first-parent chain ending at ``tip`` without the op
+        lines ``drop`` selects.
+
+        Returns (new tip, removed lines, rewritten commits, dropped commits,
+        commits that held a removed op). Without ``write`` nothing is created
+        and the new tip is "" (or ``tip`` when nothing changes).
+        """
+        chain = []
+        commit = self.repo[tip]
+        while True:
+            if len(commit.parents) > 1:
+                raise PurgeRefused(
+                    f"commit {commit.id} on {tip[:12]}'s chain is a merge; a partition "
+                    "is a linear chain, so it was not written by git mem",
+                    "inspect it with 'git log --graph' on that ref",
+                )
+            chain.append(commit)
+            if not commit.parents:
+                break
+            commit = commit.parents[0]
+        chain.reverse()
+        removed: list[bytes] = []
+        rewritten: list[str] = []
+        dropped: list[str] = []
+        holders: list[str] = []
+        parent: str | None = None  # the (possibly new) id the next commit hangs on
+        changed = False
+        for commit in chain:
+            cid = str(commit.id)
+            data = self._pack_of(commit)
+            new_data = None
+            gone: list[bytes] = []
+            if data is not None:
+                pieces = data.split(b"\n")
+                gone = [p for p in pieces if p.strip() and drop(p)]
+                if gone:
+                    removed.extend(gone)
+                    holders.append(cid)
+                    new_data = b"\n".join(p for p in pieces if p not in gone)
+                    if not ops.split_pack(new_data):
+                        dropped.append(cid)
+                        changed = True
+                        continue
+            if not changed and new_data is None:
+                parent = cid
+                continue
+            changed = True
+            rewritten.append(cid)
+            if not write:
+                parent = ""
+                continue
+            tree = commit.tree_id
+            message = commit.raw_message
+            if new_data is not None:
+                tree = self._tree_with_pack(commit.tree, new_data)
+                message = _purge_message(message, len(gone), len(ops.split_pack(new_data)))
+            parent = str(self._commit_like(commit, message, tree, parent))
+        if not write:
+            return (tip if not changed else ""), removed, rewritten, dropped, holders
+        if parent is None and changed:
+            # Every commit lost every line: keep one empty commit, never delete
+            # the ref (a deleted ref would not be deleted in other clones).
+            last = chain[-1]
+            tree = self._tree_with_pack(last.tree, b"")
+            message = _purge_message(last.raw_message, len(removed), 0)
+            parent = str(self._commit_like(last, message, tree, None))
+        return (parent or tip), removed, rewritten, dropped, holders
+
+    def _pack_of(self, commit: Any) -> bytes | None:
+        try:
+            obj = self.repo[commit.tree[PACK_FILE].id]
+        except KeyError:
+            return None
+        if not isinstance(obj, pygit2.Blob) or obj.size > ops.MAX_PACK_BYTES:
+            return None  # replay skips it too: it never served an op
+        return bytes(obj.data)
+
+    def _tree_with_pack(self, tree: Any, data: bytes) -> Any:
+        builder = self.repo.TreeBuilder(tree)
+        builder.insert(PACK_FILE, self.repo.create_blob(data), pygit2.enums.FileMode.BLOB)
+        return builder.write()
+
+    def _commit_like(self, commit: Any, message: bytes, tree: Any, parent: str | None) -> Any:
+        args = [None, commit.author, commit.committer, message, tree,
+                [parent] if parent else []]
+        if commit.message_encoding:
+            args.append(commit.message_encoding)
+        return self.repo.create_commit(*args)
+
+
+def _same_memory(lines: list[bytes]) -> Callable[[bytes], bool]:
+    """A test for op lines that add the same memory record as one of ``lines``."""
+    bodies = []
+    for line in lines:
+        try:
+            op = ops.decode(line)
+        except ValueError:
+            continue
+        if isinstance(op, ops.AddOp):
+            bodies.append(op.memory)
+
+    def test(line: bytes) -> bool:
+        if not bodies or b'"op":"add"' not in line:
+            return False
+        try:
+            op = ops.decode(line)
+        except ValueError:
+            return False
+        return isinstance(op, ops.AddOp) and op.memory in bodies
+
+    return test
+
+
+def _purge_message(old: bytes, removed: int, remaining: int) -> bytes:
+    """A neutral message for a commit that lost ops (an add's quotes its memory).
+
+    The Gitmem-* trailers are kept, with Gitmem-Ops updated; Gitmem-Clock
+    stays as it was (an upper bound: clocks only need to grow).
+    """
+    trailers = []
+    for line in old.splitlines():
+        if line.startswith(b"Gitmem-Ops:"):
+            line = b"Gitmem-Ops: %d" % remaining
+        if line.startswith(b"Gitmem-") and b": " in line:
+            trailers.append(line)
+    if not any(t.startswith(b"Gitmem-Ops:") for t in trailers):
+        trailers.append(b"Gitmem-Ops: %d" % remaining)
+    return b"purge: removed %d op(s)\n\n" % removed + b"\n".join(trailers) + b"\n"
