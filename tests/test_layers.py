@@ -21,7 +21,9 @@ ALLOWED = {
     "recall": {"model", "projection"},
     "api": {"ops", "errors", "model", "oplog", "projection", "recall", "replay", "timefmt",
             "embed", "gate"},
-    "cli": {"api", "errors", "model", "ops"},
+    "cli": {"api", "errors", "model", "ops", "hooks", "mcp_server"},
+    "hooks": {"errors", "model"},
+    "mcp_server": {"api", "errors", "model", "ops"},
     "__init__": {"api", "errors", "model"},
     "__main__": {"cli"},
 }
