@@ -238,10 +238,10 @@ def relevant(hits: Iterable[Hit]) -> list[Hit]:
     precision, so it asks for more. Session neighbours alone never qualify."""
     out = []
     for h in hits:
-        ex = h.explain or {}
+        ex: dict[str, Any] = h.explain or {}
         ranks = ex.get("ranks") or {}
-        raw = ex.get("raw") or {}
-        if "lexical" in ranks or float(raw.get("vector", 0.0)) >= VECTOR_STRONG:  # type: ignore[union-attr, arg-type]
+        cosine = float((ex.get("raw") or {}).get("vector", 0.0))
+        if "lexical" in ranks or cosine >= VECTOR_STRONG:
             out.append(h)
     return out
 
