@@ -77,12 +77,33 @@ def import_jsonl(repo: Path, records: list[dict], env: dict[str, str]) -> list[s
                           capture_output=True, env=env, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"import failed: {proc.stderr.decode()}")
-    return json.loads(proc.stdout)["data"]["ids"]
+    # One memory id per record: a line that repeats another (dedup on write)
+    # maps to the memory that holds its text.
+    out = json.loads(proc.stdout)["data"]
+    new = iter(out["ids"])
+    dups = {d["line"]: d for d in out["duplicates"]}
+    per_line: list[str] = []
+    for n in range(1, len(records) + 1):
+        d = dups.get(n)
+        if d is None:
+            per_line.append(next(new))
+        else:
+            per_line.append(d["id"] if "id" in d else per_line[d["line_of_first"] - 1])
+    return per_line
+
+
+DECAY = False
 
 
 def make_repo(base: Path, name: str, env: dict[str, str]) -> Path:
     repo = base / name
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
+    if not DECAY:
+        # The questions ask about any time in the conversations, so this measures
+        # retrieval, not currency: no decay, and no local use record (which
+        # would let earlier questions shape later answers).
+        for name, value in (("gitmem.decay", "false"), ("gitmem.recordUse", "false")):
+            subprocess.run(["git", "config", name, value], cwd=repo, check=True, env=env)
     return repo
 
 
@@ -139,7 +160,11 @@ def main() -> None:
                     help="ranking modes to compare (hybrid is the default recall)")
     ap.add_argument("--k", type=int, default=100, help="results fetched per query (for MRR)")
     ap.add_argument("--no-sessions", action="store_true", help="skip the session-level protocol")
+    ap.add_argument("--decay", action="store_true",
+                    help="keep salience decay on (by default off: see make_repo)")
     args = ap.parse_args()
+    global DECAY
+    DECAY = args.decay
     modes = args.modes.split(",")
     files = sorted(args.data.glob("*.json"))
     if not files:
@@ -178,7 +203,10 @@ def main() -> None:
             ids = import_jsonl(repo, records, env)
             t_import += time.perf_counter() - t0
             n_memories += len(ids)
-            key_of = dict(zip(ids, keys))
+            key_of: dict[str, set[str]] = {}
+            for mid, key in zip(ids, keys):
+                key_of.setdefault(mid, set()).add(key)
+            ids = list(dict.fromkeys(ids))
             with gitmem.open(repo) as store:
                 store.refresh()
                 for qa in conv["qa"]:
@@ -190,7 +218,7 @@ def main() -> None:
                         t0 = time.perf_counter()
                         ranked = rank_ids(store, qa["question"], mode, args.k, ids, rnd)
                         timings[mode].append(time.perf_counter() - t0)
-                        turn_tallies[(mode, cat)].add([{key_of[i]} for i in ranked], evidence)
+                        turn_tallies[(mode, cat)].add([key_of[i] for i in ranked], evidence)
             if args.no_sessions:
                 continue
             # Session level: one memory per whole session.
@@ -204,7 +232,7 @@ def main() -> None:
                 skeys.append(n)
             srepo = make_repo(base, f.stem + "-sessions", env)
             sids = import_jsonl(srepo, srecords, env)
-            skey_of = dict(zip(sids, skeys))
+            skey_of = dict(zip(sids, skeys))  # whole sessions never repeat
             with gitmem.open(srepo) as store:
                 store.refresh()
                 for mode in modes:

@@ -92,6 +92,22 @@ class FactValue(msgspec.Struct, kw_only=True):
     valid_at: str | None = None
 
 
+class ContextItem(msgspec.Struct, kw_only=True):
+    section: str  # persona | facts | procedures | notes | recent
+    line: str
+    id: str | None = None
+
+
+class Context(msgspec.Struct, kw_only=True):
+    """The always-on profile ('git mem context'): Markdown within a token budget."""
+
+    budget: int
+    tokens: int  # estimated as characters / 4, rounded up
+    markdown: str
+    items: list[ContextItem] = []
+    left_out: int = 0  # candidates that did not fit the budget
+
+
 class KeyHistory(msgspec.Struct, kw_only=True):
     key: str
     current: str | None  # id of the current value (None: retired or forgotten)
@@ -1049,6 +1065,65 @@ class Store:
             self._usage_log = Usage(self.log.state_dir / USAGE_NAME)
         return self._usage_log
 
+    # -- the context profile ------------------------------------------------------------
+
+    def context(self, budget: int = 500, *, recent_days: int = 14) -> Context:
+        """The profile an agent should read first, within ``budget`` tokens: persona,
+        current keyed facts, procedures, the most salient notes, recent changes.
+
+        Deterministic for the same log and clock (the local use record is left
+        out on purpose); everything in it is current truth, not quarantined.
+        """
+        from . import context as ctx
+        from .projection import Scope
+        from .recall import salience
+
+        if not isinstance(budget, int) or budget < ctx.MIN_BUDGET:
+            raise InvalidInput(f"budget must be at least {ctx.MIN_BUDGET} tokens (got {budget})",
+                               "use --budget 500")
+        cfg = self._salience(None)
+
+        def ranked(p: Projection, records: list[Record]) -> list[Record]:
+            inputs = p.salience_inputs([r.id for r in records])
+            scored = []
+            for r in records:
+                kind, imp, at, confirms, last = inputs[r.id]
+                f = salience(cfg, kind=kind, importance=imp, at=at, confirms=confirms,
+                             last_confirm=last, uses=0, last_use=None)
+                if f["salience"] >= cfg.floor:
+                    scored.append((-f["salience"], r.recorded_at, r.id, r))
+            scored.sort(key=lambda x: (x[0], x[1], x[2]))
+            return [x[3] for x in scored]
+
+        def run(p: Projection) -> Context:
+            conflicted = set(p.conflicted_keys())
+            sections: dict[str, list[ctx.Item]] = {
+                "persona": [ctx.Item("persona", ctx.memory_line(r), r.id) for r in ranked(
+                    p, p.top(Scope(kinds=("persona",))))],
+                "facts": [ctx.Item("facts", ctx.memory_line(r, with_key=True,
+                                                            conflict=r.key in conflicted), r.id)
+                          for r in ranked(p, p.top(Scope(), keyed=True))],
+                "procedures": [ctx.Item("procedures", ctx.memory_line(r), r.id) for r in ranked(
+                    p, p.top(Scope(kinds=("procedure",)), keyed=False))],
+                "notes": [ctx.Item("notes", ctx.memory_line(r), r.id) for r in ranked(
+                    p, p.top(Scope(kinds=("fact", "note", "edge")), keyed=False))],
+            }
+            since = cfg.now - recent_days * DAY
+            recent = [o for o in reversed(p.log(limit=60)) if o.type != "confirm"]
+            recent = sorted((o for o in recent if _ts(o.recorded_at) >= since),
+                            key=lambda o: (-_ts(o.recorded_at), -o.clock, o.id))[:10]
+            recs = p.records(o.id if o.type == "add" else o.target or "" for o in recent)
+            sections["recent"] = [
+                ctx.Item("recent", ctx.recent_line(
+                    o, recs.get(o.id if o.type == "add" else o.target or "")), o.id)
+                for o in recent]
+            built = ctx.build(sections, budget)
+            return Context(budget=budget, tokens=built.tokens, markdown=built.markdown,
+                           items=[ContextItem(section=i.section, line=i.line, id=i.id)
+                                  for i in built.items], left_out=built.left_out)
+
+        return self._read(run)
+
     # -- keyed facts and review -------------------------------------------------------
 
     def get(self, key: str, *, as_of: str | int | None = None,
@@ -1239,6 +1314,13 @@ def _int8_cosine(a: bytes, b: bytes) -> float:
     na = sum(x * x for x in va) ** 0.5
     nb = sum(y * y for y in vb) ** 0.5
     return dot / (na * nb) if na and nb else 0.0
+
+
+def _ts(text: str) -> int:
+    try:
+        return parse_date(text)[0]
+    except InvalidDate:
+        return 0
 
 
 def _unit(raw: str) -> float:

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import click
 import msgspec
 
-from . import __version__, api
+from . import __version__, api, hooks
 from .errors import GitMemError
 from .model import Hit, OpInfo, Record
 from .ops import KINDS
@@ -175,6 +175,30 @@ def _render_added(r: api.Added) -> str:
         click.echo(f"note: similar to {str(s['id'])[:12]} (cosine {s['cosine']:.3f}); "
                    "review with 'git mem similar'", err=True)
     return r.id[:12]
+
+
+# -- context -------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option("--budget", type=int, default=500, show_default=True,
+              help="Most tokens to print (estimated as characters / 4).")
+@click.option("--format", "fmt", type=click.Choice(["md"]), default="md", show_default=True,
+              help="Output format without --json: Markdown.")
+@json_option
+def context(budget: int, fmt: str, as_json: bool) -> None:
+    """Print the memory profile an agent should read first, within a budget.
+
+    Persona, current keyed facts, procedures and conventions, the most salient
+    notes and what changed lately; memory text sits between git-mem-context
+    tags, as data. The same log and clock give the same output.
+
+    \b
+    Example:
+      git mem context --budget 800
+    """
+    _run("context", as_json, lambda s: s.context(budget=budget),
+         lambda r: r.markdown.rstrip("\n") or "(no memories yet)")
 
 
 # -- keyed facts --------------------------------------------------------------------
@@ -778,8 +802,228 @@ def rekey(as_json: bool) -> None:
                    f"moved {r.moved_ops} op(s)")
 
 
+# -- agents: MCP server, hooks, AGENTS.md, completion --------------------------------
+
+
+def _emit(command: str, as_json: bool, data: Any, human: str) -> None:
+    """Print the result of a command that needs no repository."""
+    if as_json:
+        _emit_json({"ok": True, "command": command, "version": ENVELOPE_VERSION,
+                    "data": msgspec.to_builtins(data), "warnings": []})
+    else:
+        click.echo(human, nl=not human.endswith("\n"))
+
+
+@cli.command(name="mcp")
+def mcp_() -> None:
+    """Serve this repository's memory to an agent over MCP, on stdin/stdout.
+
+    Tools: add, recall, context, set, get, invalidate and show, with the same
+    write gate, validation and errors as the commands (an error is a tool
+    error carrying code, message and hint). The server keeps the projection
+    open and sees memories other processes add. Run it from the work tree (or
+    'git -C PATH mem mcp'); see docs/agents.md.
+
+    \b
+    Example:
+      claude mcp add git-mem -- git mem mcp
+    """
+    from . import mcp_server  # the SDK is imported here only: other commands stay fast
+
+    sys.exit(mcp_server.serve())
+
+
+agent_option = click.option("--agent", type=click.Choice(hooks.AGENTS), default="claude-code",
+                            show_default=True, help="Which agent's settings to change.")
+
+
+def _render_hooks(r: hooks.HooksReport) -> str:
+    events = f" ({', '.join(r.events)})" if r.events else ""
+    return f"{r.status}: {r.path}{events}"
+
+
+@cli.group(name="hooks", cls=_Group)
+def hooks_() -> None:
+    """Install or remove an agent's lifecycle hooks that call git mem.
+
+    For Claude Code, the repository's .claude/settings.json gets two hooks:
+    at session start the memory briefing ('git mem hook session-start'), on
+    each prompt the few memories that match it ('git mem hook user-prompt').
+    Other settings and hooks are kept.
+
+    \b
+    Example:
+      git mem hooks install
+    """
+
+
+@hooks_.command(name="install")
+@agent_option
+@json_option
+def hooks_install(agent: str, as_json: bool) -> None:
+    """Add git mem's hooks to the agent's settings in this work tree (idempotent).
+
+    Merges with what is there; run it again and nothing changes. An existing
+    settings file that is not valid JSON is left untouched (exit 2).
+
+    \b
+    Example:
+      git mem hooks install --agent claude-code
+    """
+    _run("hooks install", as_json, lambda s: hooks.install(s.log.workdir, agent), _render_hooks)
+
+
+@hooks_.command(name="uninstall")
+@agent_option
+@json_option
+def hooks_uninstall(agent: str, as_json: bool) -> None:
+    """Remove exactly git mem's hooks from the agent's settings; keep the rest.
+
+    \b
+    Example:
+      git mem hooks uninstall
+    """
+    _run("hooks uninstall", as_json, lambda s: hooks.uninstall(s.log.workdir, agent),
+         _render_hooks)
+
+
+@cli.group(name="hook", cls=_Group)
+def hook_() -> None:
+    """Run one agent hook: read the agent's JSON on stdin, print what it expects.
+
+    Installed by 'git mem hooks install'; you do not run these by hand. They
+    never block the agent: on any error they print nothing on stdout, one
+    line on stderr, and exit 0.
+
+    \b
+    Example:
+      echo '{"cwd": ".", "prompt": "how do I run the tests"}' | git mem hook user-prompt
+    """
+
+
+def _hook(event: str, answer: Callable[[dict[str, Any]], str | None]) -> None:
+    """Read the payload, answer it; print the agent's JSON or nothing. Always exit 0."""
+    try:
+        payload = hooks.parse_payload(click.get_binary_stream("stdin").read())
+        context = answer(payload)
+        if context:
+            _emit_json(hooks.output(event, context))
+    except Exception as exc:  # never block the user's session
+        what = exc.one_line() if isinstance(exc, GitMemError) else f"{type(exc).__name__}: {exc}"
+        click.echo(f"git mem hook: skipped ({what})", err=True)
+    sys.exit(0)
+
+
+def _hook_store(payload: dict[str, Any]) -> api.Store:
+    cwd = payload.get("cwd")
+    return api.open(cwd if isinstance(cwd, str) and cwd else None)
+
+
+@hook_.command(name="session-start")
+@click.option("--budget", type=click.IntRange(min=1), default=500, show_default=True,
+              help="Size of the briefing, in tokens.")
+def hook_session_start(budget: int) -> None:
+    """SessionStart: add the memory briefing ('git mem context') to the session.
+
+    \b
+    Example:
+      echo '{"cwd": ".", "source": "startup"}' | git mem hook session-start
+    """
+
+    def answer(payload: dict[str, Any]) -> str | None:
+        with _hook_store(payload) as store:
+            return hooks.session_context(store.context(budget=budget).markdown)
+
+    _hook("SessionStart", answer)
+
+
+@hook_.command(name="user-prompt")
+@click.option("-k", "--limit", "k", type=click.IntRange(1, hooks.PROMPT_K_MAX), default=3,
+              show_default=True, help="At most this many memories.")
+def hook_user_prompt(k: int) -> None:
+    """UserPromptSubmit: add the memories that match the prompt; silent when none do.
+
+    \b
+    Example:
+      echo '{"cwd": ".", "prompt": "how do I run the tests"}' | git mem hook user-prompt
+    """
+
+    def answer(payload: dict[str, Any]) -> str | None:
+        prompt = payload.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            return None
+        with _hook_store(payload) as store:
+            hits = store.recall(prompt, k=k, explain=True)
+        return hooks.prompt_context(hooks.relevant(hits))
+
+    _hook("UserPromptSubmit", answer)
+
+
+@cli.command(name="agents-md")
+@json_option
+def agents_md(as_json: bool) -> None:
+    """Print a short block for AGENTS.md or CLAUDE.md: how an agent uses git mem.
+
+    \b
+    Example:
+      git mem agents-md >> AGENTS.md
+    """
+    _emit("agents-md", as_json, {"markdown": hooks.AGENTS_MD}, hooks.AGENTS_MD)
+
+
+COMPLETE_VAR = "_GIT_MEM_COMPLETE"
+
+# git's own bash completion calls _git_<command> for 'git <command>'; this one
+# hands 'git mem ...' to the git-mem completion above (words/cword are git's).
+_GIT_MEM_BASH = """
+_git_mem ()
+{
+    local i start=1 IFS=$'\\n' response completion type value
+    for ((i=1; i < cword; i++)); do
+        if [[ "${words[i]}" == mem ]]; then start=$i; break; fi
+    done
+    response=$(env COMP_WORDS="git-mem ${words[*]:start+1}" \\
+        COMP_CWORD=$((cword - start)) %(var)s=bash_complete git-mem)
+    COMPREPLY=()
+    for completion in $response; do
+        IFS=',' read type value <<< "$completion"
+        if [[ $type == 'plain' ]]; then
+            COMPREPLY+=("$value")
+        elif [[ $type == 'file' || $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o default 2>/dev/null
+        fi
+    done
+}
+""" % {"var": COMPLETE_VAR}
+
+
+@cli.command(name="completion")
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]), default="bash")
+@json_option
+def completion(shell: str, as_json: bool) -> None:
+    """Print the shell completion script for git-mem (and, in bash, for 'git mem').
+
+    Load it from your shell's startup file. In bash it also defines _git_mem,
+    which git's own completion calls, so 'git mem <TAB>' completes too.
+
+    \b
+    Example:
+      eval "$(git mem completion bash)"          # in ~/.bashrc
+      git mem completion fish > ~/.config/fish/completions/git-mem.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    cls = get_completion_class(shell)
+    assert cls is not None
+    script = cls(cli, {}, "git-mem", COMPLETE_VAR).source()
+    if shell == "bash":
+        script += _GIT_MEM_BASH
+    _emit("completion", as_json, {"shell": shell, "script": script}, script)
+
+
 def main() -> None:
-    cli(prog_name="git mem")
+    cli(prog_name="git mem", complete_var=COMPLETE_VAR)
 
 
 if __name__ == "__main__":

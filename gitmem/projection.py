@@ -1060,6 +1060,17 @@ class Projection:
         return [_record(r) for r in self._c.execute(sql, args)]
 
     @_guarded
+    def top(self, scope: Scope, *, keyed: bool | None = None, limit: int = 200) -> list[Record]:
+        """Memories under ``scope``, most important first, then newest (candidates
+        for the context profile; the caller ranks them by salience)."""
+        sql = f"SELECT {_MEMORY_COLS} FROM memories m WHERE 1 = 1"
+        if keyed is not None:
+            sql += " AND m.key IS NOT NULL" if keyed else " AND m.key IS NULL"
+        sql, args = _filters(sql, [], scope)
+        sql += " ORDER BY m.importance DESC, m.clock DESC, m.id LIMIT ?"
+        return [_record(r) for r in self._c.execute(sql, [*args, limit])]
+
+    @_guarded
     def key_history(self, key: str) -> list[Record]:
         """Every memory ever recorded under ``key`` (forgotten ones have lost it), oldest first."""
         return [_record(r) for r in self._c.execute(

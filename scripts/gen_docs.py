@@ -41,16 +41,27 @@ EXIT_CODES = [
 
 
 def _help(name: str | None) -> str:
-    cmd = cli if name is None else cli.commands[name]
+    """--help of 'git mem', of a command, or of a group's subcommand ("hooks install")."""
     settings = dict(cli.context_settings, terminal_width=80, max_content_width=80)
-    parent = click.Context(cli, info_name="git mem", **settings)
-    ctx = parent if name is None else click.Context(cmd, info_name=name, parent=parent, **settings)
+    ctx = click.Context(cli, info_name="git mem", **settings)
+    cmd: click.Command = cli
+    for part in (name or "").split():
+        assert isinstance(cmd, click.Group)
+        cmd = cmd.commands[part]
+        ctx = click.Context(cmd, info_name=part, parent=ctx, **settings)
     with ctx:
         return cmd.get_help(ctx)
 
 
 def commands() -> list[str]:
-    return sorted(cli.commands)
+    """Every command, and after a group each of its subcommands ("hooks install")."""
+    out = []
+    for name in sorted(cli.commands):
+        out.append(name)
+        cmd = cli.commands[name]
+        if isinstance(cmd, click.Group):
+            out += [f"{name} {sub}" for sub in sorted(cmd.commands)]
+    return out
 
 
 def render_md() -> str:

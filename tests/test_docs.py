@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import click
+import pytest
 
 from gitmem.cli import cli
 
@@ -26,6 +31,32 @@ def test_every_command_has_help_with_an_example_and_is_in_the_reference() -> Non
             if param.name != "help" and getattr(param, "help", None) is None and \
                     param.param_type_name == "option":
                 raise AssertionError(f"{name} --{param.name} has no help")
+
+
+def test_every_subcommand_has_help_with_an_example_and_is_in_the_reference() -> None:
+    reference = (ROOT / "docs" / "cli.md").read_text()
+    man = (ROOT / "man" / "git-mem.1").read_text()
+    groups = {n: c for n, c in cli.commands.items() if isinstance(c, click.Group)}
+    assert {"hooks", "hook"} <= set(groups)
+    for name, group in groups.items():
+        for sub, cmd in group.commands.items():
+            assert cmd.help and "Example:" in cmd.help, (name, sub)
+            assert f"## git mem {name} {sub}\n" in reference, (name, sub)
+            assert f".SS git mem {name} {sub}\n" in man, (name, sub)
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="no man(1) on this machine")
+def test_git_help_mem_opens_the_man_page(tmp_path: Path) -> None:
+    # The man page is installed to <prefix>/share/man/man1 next to <prefix>/bin/git-mem;
+    # man finds it from PATH (manpath maps <dir>/bin to <dir>/share/man), so in a venv
+    # 'git help mem' works as soon as the venv's bin is on PATH.
+    env = {**os.environ, "MANPAGER": "cat", "GIT_PAGER": "cat", "PAGER": "cat",
+           "MANWIDTH": "80"}
+    env.pop("MANPATH", None)
+    out = subprocess.run(["git", "help", "mem"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert "GIT-MEM(1)" in out.stdout and "git-mem - a memory for coding agents" in out.stdout
 
 
 def test_readme_quick_start_has_exactly_two_setup_commands() -> None:

@@ -20,8 +20,11 @@ ALLOWED = {
     "projection": {"ops", "replay", "model", "timefmt"},
     "recall": {"model", "projection"},
     "api": {"ops", "errors", "model", "oplog", "projection", "recall", "replay", "timefmt",
-            "embed", "gate"},
-    "cli": {"api", "errors", "model", "ops"},
+            "embed", "gate", "context"},
+    "context": {"model"},
+    "cli": {"api", "errors", "model", "ops", "hooks", "mcp_server"},
+    "hooks": {"errors", "model"},
+    "mcp_server": {"api", "errors", "model", "ops"},
     "__init__": {"api", "errors", "model"},
     "__main__": {"cli"},
 }

@@ -1,0 +1,207 @@
+"""``git mem mcp`` through the official SDK's own stdio client, in real repositories.
+
+Each test starts the installed console script as a subprocess, exactly as an
+MCP client would, and talks to it with ``mcp.ClientSession``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from conftest import GIT_MEM, gm
+
+TOOLS = {"add", "recall", "context", "set", "get", "invalidate", "show"}
+
+
+@asynccontextmanager
+async def session(cwd: Path, errlog: Path) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=GIT_MEM, args=["mcp"], cwd=str(cwd),
+                                   env=dict(os.environ))
+    with errlog.open("w") as err:
+        async with stdio_client(params, errlog=err) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                yield s
+
+
+def run(repo: Path, tmp_path: Path, body: Callable[[ClientSession], Awaitable[None]]) -> str:
+    """Run ``body`` against a fresh server; return what the server wrote on stderr."""
+    errlog = tmp_path / "server.err"
+
+    async def main() -> None:
+        async with session(repo, errlog) as s:
+            await asyncio.wait_for(body(s), timeout=120)
+
+    asyncio.run(main())
+    return errlog.read_text()
+
+
+async def call(s: ClientSession, tool: str, **arguments: Any) -> tuple[bool, dict[str, Any]]:
+    """(is_error, envelope); the text content and the structured content agree."""
+    result = await s.call_tool(tool, arguments)
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    payload = json.loads(result.content[0].text)
+    assert result.structured_content == payload
+    assert payload["tool"] == tool and payload["version"] == 1
+    assert payload["ok"] is (not result.is_error)
+    return bool(result.is_error), payload
+
+
+def test_tools_are_listed_with_their_arguments(repo: Path, tmp_path: Path) -> None:
+    async def body(s: ClientSession) -> None:
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        assert set(tools) == TOOLS
+        props = {name: set(t.input_schema["properties"]) for name, t in tools.items()}
+        assert {"text", "kind", "key", "tags", "about", "paths", "importance", "valid_from",
+                "valid_until", "source", "session", "supersedes", "redact"} <= props["add"]
+        assert tools["add"].input_schema["required"] == ["text"]
+        assert {"query", "k", "kind", "tags", "all", "mode"} <= props["recall"]
+        assert props["show"] == {"id"}
+        assert props["invalidate"] == {"id", "reason"}
+        assert {"key", "value"} <= props["set"]
+        assert {"key"} <= props["get"]
+        assert props["context"] == {"budget"}
+        assert all(t.description for t in tools.values())
+
+    run(repo, tmp_path, body)
+
+
+def test_add_recall_show_invalidate_round_trip(repo: Path, tmp_path: Path) -> None:
+    async def body(s: ClientSession) -> None:
+        err, added = await call(s, "add", text="tests live in spec/, run with make spec",
+                                kind="procedure", tags=["testing"], importance=0.9)
+        assert not err, added
+        mid = added["data"]["id"]
+        assert added["data"]["kind"] == "procedure" and len(mid) == 64
+        await call(s, "add", text="the web server listens on port 8080")
+
+        err, found = await call(s, "recall", query="how do I run the tests", k=5)
+        assert not err
+        top = found["data"]["results"][0]
+        assert top["id"] == mid and top["text"] == "tests live in spec/, run with make spec"
+        assert top["tags"] == ["testing"] and top["status"] == "active"
+
+        err, shown = await call(s, "show", id=mid[:10])
+        assert not err and shown["data"]["memory"]["id"] == mid
+        assert [o["type"] for o in shown["data"]["ops"]] == ["add"]
+
+        err, retired = await call(s, "invalidate", id=mid, reason="we use pytest now")
+        assert not err and retired["data"]["status"] == "invalidated"
+        _, after = await call(s, "recall", query="how do I run the tests")
+        assert mid not in [h["id"] for h in after["data"]["results"]]
+        _, with_all = await call(s, "recall", query="how do I run the tests", all=True)
+        assert any(h["id"] == mid and h["status"] == "invalidated"
+                   for h in with_all["data"]["results"])
+        # Again: nothing written, a warning says so.
+        _, again = await call(s, "invalidate", id=mid)
+        assert again["data"]["changed"] is False and again["warnings"]
+
+    stderr = run(repo, tmp_path, body)
+    assert "Traceback" not in stderr
+    log = gm("log", "--json", cwd=repo)
+    assert [o["type"] for o in json.loads(log.stdout)["data"]["ops"]] == ["add", "add",
+                                                                          "invalidate"]
+
+
+def test_errors_are_tool_errors_and_the_server_keeps_working(repo: Path, tmp_path: Path) -> None:
+    async def body(s: ClientSession) -> None:
+        # The write gate: refused, the secret never echoed.
+        secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+        err, refused = await call(s, "add", text=f"the deploy token is {secret}")
+        assert err and refused["error"]["code"] == "refused_by_gate"
+        assert refused["error"]["exit_code"] == 11 and refused["error"]["hint"]
+        assert secret not in json.dumps(refused)
+
+        err, bad = await call(s, "recall", query="anything", k=0)
+        assert err and bad["error"]["code"] == "invalid_input"
+        assert "k must be at least 1" in bad["error"]["message"]
+
+        err, unknown = await call(s, "show", id="f" * 12)
+        assert err and unknown["error"] == {
+            "code": "unknown_id", "message": "no memory with id ffffffffffff",
+            "hint": "list ids with 'git mem recall QUERY --all' or 'git mem log'",
+            "exit_code": 5}
+
+        err, empty = await call(s, "add", text="   ")
+        assert err and empty["error"]["code"] == "empty_text"
+
+        # Wrong types and missing arguments, rejected by the input schema.
+        err, wrong = await call(s, "recall", query="x", k="many")
+        assert err and wrong["error"]["code"] == "invalid_input"
+        assert "k" in wrong["error"]["message"] and wrong["error"]["hint"]
+        err, missing = await call(s, "add")
+        assert err and missing["error"]["code"] == "invalid_input"
+        assert "text" in missing["error"]["message"]
+        err, kind = await call(s, "add", text="x", kind="rumour")
+        assert err and kind["error"]["message"] == "unknown kind 'rumour'"
+
+        # Still serving.
+        err, ok = await call(s, "add", text="still here after all those errors")
+        assert not err and ok["data"]["id"]
+
+    stderr = run(repo, tmp_path, body)
+    assert "Traceback" not in stderr
+
+
+def test_a_memory_added_by_another_process_is_seen(repo: Path, tmp_path: Path) -> None:
+    async def body(s: ClientSession) -> None:
+        await call(s, "add", text="first memory, about caching")
+        _, before = await call(s, "recall", query="which database engine")
+        assert before["data"]["results"] == []
+        out = await asyncio.to_thread(
+            gm, "add", "the database engine is postgres 16", "--json", cwd=repo)
+        assert out.returncode == 0, out.stderr
+        other = json.loads(out.stdout)["data"]["id"]
+        _, after = await call(s, "recall", query="which database engine")
+        assert [h["id"] for h in after["data"]["results"]][:1] == [other]
+        _, shown = await call(s, "show", id=other)
+        assert shown["data"]["memory"]["text"] == "the database engine is postgres 16"
+
+    run(repo, tmp_path, body)
+
+
+def test_outside_a_repository_every_call_is_a_tool_error(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+
+    async def body(s: ClientSession) -> None:
+        assert {t.name for t in (await s.list_tools()).tools} == TOOLS
+        err, out = await call(s, "recall", query="anything")
+        assert err and out["error"]["code"] == "not_a_repository"
+        assert out["error"]["exit_code"] == 3
+
+    assert "Traceback" not in run(plain, tmp_path, body)
+
+
+# -- set / get / context: Store methods added in a parallel branch --------------------
+
+
+def test_set_get_and_context(repo: Path, tmp_path: Path) -> None:
+    async def body(s: ClientSession) -> None:
+        err, first = await call(s, "set", key="db.engine", value="postgres")
+        assert not err, first
+        err, second = await call(s, "set", key="db.engine", value="cockroachdb")
+        assert not err, second
+        err, got = await call(s, "get", key="db.engine")
+        assert not err, got
+        assert got["data"]["key"] == "db.engine" and got["data"]["value"] == "cockroachdb"
+        assert got["data"]["id"] == second["data"]["id"]
+        assert got["data"]["author"] and got["data"]["recorded_at"]
+
+        await call(s, "add", text="tests live in spec/, run with make spec", kind="procedure")
+        err, ctx = await call(s, "context", budget=300)
+        assert not err, ctx
+        assert isinstance(ctx["data"]["markdown"], str) and ctx["data"]["markdown"]
+        assert 0 < ctx["data"]["tokens"] <= 300
+        err, bad = await call(s, "context", budget=0)
+        assert err and bad["error"]["code"] == "invalid_input"
+
+    run(repo, tmp_path, body)
