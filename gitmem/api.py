@@ -20,12 +20,15 @@ import msgspec
 from . import ops
 from .errors import (
     AmbiguousId,
+    BareRepository,
+    GitMemError,
     EmptyText,
     GateRefused,
     InvalidDate,
     InvalidInput,
     NearDuplicate,
     NoIdentity,
+    NotARepository,
     PartitionConflict,
     PurgeRefused,
     UnknownId,
@@ -253,17 +256,126 @@ def open(path: str | os.PathLike[str] | None = None) -> Store:  # noqa: A001 - p
     return Store(path)
 
 
+PERSONAL_ENV = "GITMEM_PERSONAL_DIR"
+REPO_KEY = "repo:"  # the personal pool's pointer to a repository the person works in
+
+
+def personal_dir() -> Path:
+    """Where the personal pool lives: $GITMEM_PERSONAL_DIR, else
+    $XDG_DATA_HOME/git-mem/personal, else ~/.local/share/git-mem/personal."""
+    env = os.environ.get(PERSONAL_ENV)
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "git-mem" / "personal"
+
+
+def open_personal(*, create: bool = True) -> Store:
+    """Open the personal pool: a git repository of its own, outside any project,
+    for what belongs to the person (preferences, habits), never to a team.
+    It is created on first use; push it to a private remote with sync."""
+    path = personal_dir()
+    if create:
+        Oplog.create(path)
+    elif not (path / ".git").is_dir():
+        raise NotARepository(f"there is no personal pool yet (at {path})",
+                             "create it with: git mem add --personal TEXT")
+    return Store(path, pool="personal")
+
+
+def open_personal_from(path: str | os.PathLike[str] | None = None) -> Store:
+    """The personal pool, for a write made from ``path``: when that is inside a
+    repository, the pool records (once) that the person works there."""
+    personal = open_personal(create=True)
+    try:
+        project = Store(path)
+    except (NotARepository, BareRepository):
+        return personal
+    try:
+        project.remember_repository(personal)
+    except GitMemError as exc:
+        personal.warnings.append(f"could not record this repository in the personal pool: "
+                                 f"{exc.message}")
+    finally:
+        project.close()
+    return personal
+
+
 class Store:
     """One repository's memory: the op-log plus its local projection."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *,
+                 pool: str = "project") -> None:
         self.cwd = Path(os.fspath(path)) if path is not None else Path.cwd()
         self.log = Oplog(self.cwd)
+        self.pool = pool  # "project", or "personal" for the personal pool
         self._projection: Projection | None = None
         self.warnings: list[str] = []
         self.last_refresh: RefreshReport | None = None
         self._open = False
         self._usage_log: Any = None
+        self._personal: Store | None | bool = False  # False: not looked for yet
+        # Long operations (rebuild, import, a big pull) report (what, done, total or
+        # None) here; the CLI draws a progress line on a terminal.
+        self.progress: Callable[[str, int, int | None], None] | None = None
+
+    # -- the personal pool --------------------------------------------------------
+
+    def personal(self) -> Store | None:
+        """The personal pool to merge into reads, or None (none yet, disabled with
+        gitmem.personal=false, or this store is the personal pool)."""
+        if self._personal is False:
+            self._personal = None
+            if (self.pool == "project" and self._setting("gitmem.personal", _bool, True,
+                                                         "use true or false")):
+                path = personal_dir()
+                if (path / ".git").is_dir() and path.resolve() != self.log.workdir.resolve():
+                    try:
+                        self._personal = Store(path, pool="personal")
+                    except GitMemError as exc:
+                        self.warnings.append(f"personal pool skipped: {exc.message}")
+        return self._personal  # type: ignore[return-value]
+
+    def remember_repository(self, personal: Store) -> None:
+        """Record in the personal pool that the person works in this repository
+        (a pointer: its path and remotes, never its content). Written once."""
+        root = str(self.log.workdir.resolve())
+        key = f"{REPO_KEY}{root}"
+        remotes = self.log.remote_urls()
+        text = f"I work in the repository at {root}" + (
+            " (remotes: " + ", ".join(f"{n} {u}" for n, u in sorted(remotes.items())) + ")"
+            if remotes else "")
+        try:
+            if personal.get(key).value == text:
+                return
+        except UnknownId:
+            pass
+        personal.set(key, text, kind="edge", tags=["repository"], source="git mem")
+
+    def _merge_personal(self, hits: list[Hit], fn: Callable[[Store], list[Hit]],
+                        k: int) -> list[Hit]:
+        for h in hits:
+            h.pool = self.pool
+        mine = self.personal()
+        if mine is None:
+            return hits
+        try:
+            theirs = fn(mine)
+        except GitMemError as exc:
+            self.warnings.append(f"personal pool skipped: {exc.message}")
+            return hits
+        finally:
+            self.warnings.extend(w for w in mine.warnings if w not in self.warnings)
+        # The pool's pointers to repositories are its bookkeeping, not answers here.
+        theirs = [h for h in theirs if not (h.key or "").startswith(REPO_KEY)]
+        for h in theirs:
+            h.pool = "personal"
+        # One ranking: scores compare across pools (same formula); personal first
+        # among equals, then by id, so the order is the same every time.
+        merged = sorted(hits + theirs, key=lambda h: (-h.score, h.pool != "personal", h.id))[:k]
+        for n, h in enumerate(merged, start=1):
+            h.rank = n
+        return merged
 
     @property
     def projection(self) -> Projection:
@@ -283,6 +395,8 @@ class Store:
         return self._projection
 
     def close(self) -> None:
+        if isinstance(self._personal, Store):
+            self._personal.close()
         if self._projection is not None:
             self._projection.close()
         if self._usage_log is not None:
@@ -346,6 +460,7 @@ class Store:
         # projection never serves stale state.
         integ = self.log.integrate()
         self._warn_conflicts(integ)
+        proj.progress = self.progress
         report = proj.refresh(self.log, full=full, embed=embed)
         self.last_refresh = report
         if proj.vectors_damaged:
@@ -509,6 +624,9 @@ class Store:
 
     def confirm(self, memory_id: str, reason: str | None = None) -> Confirmed:
         """Reinforce a memory: it still holds. Salience counts confirmations."""
+        owner = self._owner(memory_id)
+        if owner is not self:
+            return owner.confirm(memory_id, reason)
         target = self.resolve(memory_id)
         rec = self._read(lambda p: p.record(target))
         assert rec is not None
@@ -670,11 +788,32 @@ class Store:
             ids.extend(ops.op_id(line) for line, (w, _) in zip(appended.lines, chunk)
                        if isinstance(w, ops.MemoryBody))
             commits.append(appended.commit)
+            if self.progress is not None:
+                self.progress("importing", start + len(chunk), len(items))
         return Imported(count=len(ids), ids=ids, commits=commits, partition=partition,
                         duplicates=duplicates)
 
+    def _owner(self, memory_id: str) -> Store:
+        """This store, or the personal pool when only it knows ``memory_id``."""
+        try:
+            self.resolve(memory_id)
+            return self
+        except UnknownId:
+            mine = self.personal()
+            if mine is None:
+                raise
+            try:
+                mine.resolve(memory_id)
+            except UnknownId:
+                raise UnknownId(f"no memory with id {memory_id.strip().lower()} "
+                                "(in this repository or the personal pool)") from None
+            return mine
+
     def invalidate(self, memory_id: str, reason: str | None = None) -> Retired:
         """Retire a memory: it leaves default recall but stays in history."""
+        owner = self._owner(memory_id)
+        if owner is not self:
+            return owner.invalidate(memory_id, reason)
         return self._retire(memory_id, "invalidate", reason)
 
     def forget(
@@ -697,6 +836,9 @@ class Store:
         if dry_run and not purge:
             raise InvalidInput("--dry-run only applies to --purge",
                                "preview a purge with: git mem forget ID --purge --dry-run")
+        owner = self._owner(memory_id)
+        if owner is not self:
+            return owner.forget(memory_id, reason, purge=purge, dry_run=dry_run)
         if not purge:
             return self._retire(memory_id, "forget", reason)
         target = self.resolve(memory_id)
@@ -981,9 +1123,14 @@ class Store:
                   salience=self._salience(t_as_of))
         usage = self._usage()
         hits = self._read(lambda p: rank(p, q, _query_vector, usage.read if usage else None))
+        hits = self._merge_personal(hits, lambda other: other.recall(
+            query, k=k, kinds=kinds, tags=tags, include_retired=include_retired, mode=mode,
+            explain=explain, include_quarantined=include_quarantined, as_of=t_as_of,
+            valid_at=t_valid), k)
         if usage is not None and t_as_of is None:
             # Being handed out is a (weak, local) reinforcement: the top hits only.
-            usage.record([h.id for h in hits[:USE_TOP] if h.status == "active"], self.now())
+            usage.record([h.id for h in hits[:USE_TOP] if h.status == "active"
+                          and h.pool == self.pool], self.now())
         if usage is not None and usage.error:
             self.warnings.append(usage.error)
         return hits
@@ -1069,18 +1216,38 @@ class Store:
 
     def context(self, budget: int = 500, *, recent_days: int = 14) -> Context:
         """The profile an agent should read first, within ``budget`` tokens: persona,
-        current keyed facts, procedures, the most salient notes, recent changes.
+        current keyed facts, procedures, the most salient notes, recent changes;
+        the personal pool's memories first in each section, labelled.
 
         Deterministic for the same log and clock (the local use record is left
         out on purpose); everything in it is current truth, not quarantined.
         """
         from . import context as ctx
+
+        if not isinstance(budget, int) or isinstance(budget, bool) or budget < ctx.MIN_BUDGET:
+            raise InvalidInput(f"budget must be at least {ctx.MIN_BUDGET} tokens (got {budget})",
+                               "use --budget 500")
+        sections = self._context_sections(recent_days)
+        mine = self.personal()
+        if mine is not None:
+            try:
+                theirs = mine._context_sections(recent_days)
+            except GitMemError as exc:
+                self.warnings.append(f"personal pool skipped: {exc.message}")
+            else:
+                for name, items in theirs.items():  # the person's own first among equals
+                    sections[name] = items + sections.get(name, [])
+        built = ctx.build(sections, budget)
+        return Context(budget=budget, tokens=built.tokens, markdown=built.markdown,
+                       items=[ContextItem(section=i.section, line=i.line, id=i.id)
+                              for i in built.items], left_out=built.left_out)
+
+    def _context_sections(self, recent_days: int) -> dict[str, list[Any]]:
+        """Each section's candidates, best first (ctx.Item)."""
+        from . import context as ctx
         from .projection import Scope
         from .recall import salience
 
-        if not isinstance(budget, int) or budget < ctx.MIN_BUDGET:
-            raise InvalidInput(f"budget must be at least {ctx.MIN_BUDGET} tokens (got {budget})",
-                               "use --budget 500")
         cfg = self._salience(None)
 
         def ranked(p: Projection, records: list[Record]) -> list[Record]:
@@ -1095,19 +1262,26 @@ class Store:
             scored.sort(key=lambda x: (x[0], x[1], x[2]))
             return [x[3] for x in scored]
 
-        def run(p: Projection) -> Context:
+        def run(p: Projection) -> dict[str, list[ctx.Item]]:
             conflicted = set(p.conflicted_keys())
+            label = "personal" if self.pool == "personal" else None
+            facts = [r for r in ranked(p, p.top(Scope(), keyed=True))
+                     if not (label and (r.key or "").startswith(REPO_KEY))]  # pointers
             sections: dict[str, list[ctx.Item]] = {
-                "persona": [ctx.Item("persona", ctx.memory_line(r), r.id) for r in ranked(
-                    p, p.top(Scope(kinds=("persona",))))],
-                "facts": [ctx.Item("facts", ctx.memory_line(r, with_key=True,
-                                                            conflict=r.key in conflicted), r.id)
-                          for r in ranked(p, p.top(Scope(), keyed=True))],
-                "procedures": [ctx.Item("procedures", ctx.memory_line(r), r.id) for r in ranked(
-                    p, p.top(Scope(kinds=("procedure",)), keyed=False))],
-                "notes": [ctx.Item("notes", ctx.memory_line(r), r.id) for r in ranked(
-                    p, p.top(Scope(kinds=("fact", "note", "edge")), keyed=False))],
+                "persona": [ctx.Item("persona", ctx.memory_line(r, label=label), r.id)
+                            for r in ranked(p, p.top(Scope(kinds=("persona",))))],
+                "facts": [ctx.Item("facts", ctx.memory_line(
+                    r, with_key=True, conflict=r.key in conflicted, label=label), r.id)
+                    for r in facts],
+                "procedures": [ctx.Item("procedures", ctx.memory_line(r, label=label), r.id)
+                               for r in ranked(p, p.top(Scope(kinds=("procedure",)),
+                                                        keyed=False))],
+                "notes": [ctx.Item("notes", ctx.memory_line(r, label=label), r.id)
+                          for r in ranked(p, p.top(Scope(kinds=("fact", "note", "edge")),
+                                                   keyed=False))],
             }
+            if label:
+                return sections  # the person's recent changes are not the project's news
             since = cfg.now - recent_days * DAY
             recent = [o for o in reversed(p.log(limit=60)) if o.type != "confirm"]
             recent = sorted((o for o in recent if _ts(o.recorded_at) >= since),
@@ -1117,12 +1291,10 @@ class Store:
                 ctx.Item("recent", ctx.recent_line(
                     o, recs.get(o.id if o.type == "add" else o.target or "")), o.id)
                 for o in recent]
-            built = ctx.build(sections, budget)
-            return Context(budget=budget, tokens=built.tokens, markdown=built.markdown,
-                           items=[ContextItem(section=i.section, line=i.line, id=i.id)
-                                  for i in built.items], left_out=built.left_out)
+            return sections
 
         return self._read(run)
+
 
     # -- keyed facts and review -------------------------------------------------------
 
@@ -1217,6 +1389,11 @@ class Store:
 
     def show(self, memory_id: str) -> Shown:
         """A memory's whole record, provenance and every op that touched it."""
+        owner = self._owner(memory_id)
+        if owner is not self:
+            shown = owner.show(memory_id)
+            shown.memory.pool = "personal"
+            return shown
         mid = self.resolve(memory_id)
 
         def run(p: Projection) -> Shown:

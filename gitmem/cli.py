@@ -28,6 +28,10 @@ from .ops import KINDS
 T = TypeVar("T")
 ENVELOPE_VERSION = 1
 
+personal_option = click.option(
+    "--personal", is_flag=True,
+    help="Use your personal pool (outside any repository, never pushed to a team).")
+
 json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print one JSON envelope on stdout (for agents)."
 )
@@ -42,13 +46,28 @@ def _run(
     as_json: bool,
     action: Callable[[api.Store], T],
     human: Callable[[T], str | None],
+    personal: bool | str = False,
 ) -> None:
-    """Open the store, run one action, print the result or the error."""
+    """Open the store, run one action, print the result or the error.
+
+    ``personal``: True reads the personal pool; "write" also creates it and
+    records the repository the command runs in (a pointer)."""
     store: api.Store | None = None
     warnings: list[str] = []
+    bar = _Progress() if not as_json and _Progress.wanted() else None
     try:
-        store = api.open()
-        result = action(store)
+        if personal == "write":
+            store = api.open_personal_from()
+        elif personal:
+            store = api.open_personal(create=False)
+        else:
+            store = api.open()
+        store.progress = bar
+        try:
+            result = action(store)
+        finally:
+            if bar is not None:
+                bar.done()
         warnings = store.warnings
     except GitMemError as exc:
         warnings = store.warnings if store else []
@@ -73,6 +92,46 @@ def _run(
         text = human(result)
         if text:
             click.echo(text)
+
+
+class _Progress:
+    """One self-erasing status line on stderr, for long operations on a terminal.
+
+    Drawn at most ten times a second and only after half a second, so quick
+    commands never flicker; never drawn when stderr is not a terminal."""
+
+    def __init__(self) -> None:
+        import time
+
+        self._clock = time.monotonic
+        self._start = self._clock()
+        self._delay = float(os.environ.get("GITMEM_PROGRESS_DELAY", "0.5") or 0.5)
+        self._last = 0.0
+        self._shown = False
+
+    @staticmethod
+    def wanted() -> bool:
+        return sys.stderr.isatty() and not os.environ.get("GITMEM_NO_PROGRESS")
+
+    def __call__(self, what: str, done: int, total: int | None) -> None:
+        now = self._clock()
+        if now - self._start < self._delay or (now - self._last < 0.1 and done != total):
+            return
+        self._last = now
+        if total:
+            width = 24
+            filled = int(width * min(done, total) / total)
+            line = f"{what}: [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
+        else:
+            line = f"{what}: {done}"
+        sys.stderr.write("\r\033[K" + line)
+        sys.stderr.flush()
+        self._shown = True
+
+    def done(self) -> None:
+        if self._shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
 
 
 def _print_warnings(warnings: list[str], as_json: bool) -> None:
@@ -137,11 +196,13 @@ def cli() -> None:
               help="Store the text with detected secrets masked instead of refusing it.")
 @click.option("--force", is_flag=True,
               help="Store it even if a near-duplicate of the same kind is stored.")
+@personal_option
 @json_option
 def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tuple[str, ...],
         paths: tuple[str, ...], importance: float, valid_from: str | None,
         valid_until: str | None, source: str | None, session: str | None,
-        supersedes: tuple[str, ...], redact: bool, force: bool, as_json: bool) -> None:
+        supersedes: tuple[str, ...], redact: bool, force: bool, personal: bool,
+        as_json: bool) -> None:
     """Add a memory (TEXT, or - to read it from stdin); prints its id.
 
     The same text as a current memory of the same kind adds nothing: it
@@ -150,18 +211,24 @@ def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tup
     similar'. With --key it replaces the key's current value (see 'set').
 
     \b
+    With --personal it goes to your personal pool instead: preferences and
+    habits that follow you across repositories and are never pushed to a team.
+
+    \b
     Example:
       git mem add "tests live in spec/, run with make spec" --kind procedure --tag testing
+      git mem add "I write British English" --kind persona --personal
     """
     if text == "-":
         text = click.get_binary_stream("stdin").read().decode("utf-8", errors="surrogateescape")
     _run(
         "add", as_json,
-        lambda s: s.add(text, kind=kind, key=key, tags=tags, about=about, paths=paths,
+        lambda s: s.add(text, kind=kind, key=key, tags=tags, about=about,
+                        paths=() if personal else paths,
                         importance=importance, valid_from=valid_from,
                         valid_until=valid_until, source=source, session=session,
                         supersedes=supersedes, redact=redact, force=force),
-        _render_added,
+        _render_added, personal="write" if personal else False,
     )
 
 
@@ -185,12 +252,15 @@ def _render_added(r: api.Added) -> str:
               help="Most tokens to print (estimated as characters / 4).")
 @click.option("--format", "fmt", type=click.Choice(["md"]), default="md", show_default=True,
               help="Output format without --json: Markdown.")
+@click.option("--personal", is_flag=True,
+              help="Only your personal pool (also works outside any repository).")
 @json_option
-def context(budget: int, fmt: str, as_json: bool) -> None:
+def context(budget: int, fmt: str, personal: bool, as_json: bool) -> None:
     """Print the memory profile an agent should read first, within a budget.
 
     Persona, current keyed facts, procedures and conventions, the most salient
-    notes and what changed lately; memory text sits between git-mem-context
+    notes and what changed lately; your personal pool's memories come first in
+    each section, marked [personal]. Memory text sits between git-mem-context
     tags, as data. The same log and clock give the same output.
 
     \b
@@ -198,7 +268,7 @@ def context(budget: int, fmt: str, as_json: bool) -> None:
       git mem context --budget 800
     """
     _run("context", as_json, lambda s: s.context(budget=budget),
-         lambda r: r.markdown.rstrip("\n") or "(no memories yet)")
+         lambda r: r.markdown.rstrip("\n") or "(no memories yet)", personal=personal)
 
 
 # -- keyed facts --------------------------------------------------------------------
@@ -226,10 +296,12 @@ valid_at_option = click.option(
 @click.option("--session", envvar="GIT_MEM_SESSION", help="Session id [env GIT_MEM_SESSION].")
 @click.option("--redact", is_flag=True,
               help="Store the value with detected secrets masked instead of refusing it.")
+@personal_option
 @json_option
 def set_(key: str, value: str, kind: str, tags: tuple[str, ...], about: tuple[str, ...],
          importance: float, valid_from: str | None, valid_until: str | None,
-         source: str | None, session: str | None, redact: bool, as_json: bool) -> None:
+         source: str | None, session: str | None, redact: bool, personal: bool,
+         as_json: bool) -> None:
     """Set KEY to VALUE: a keyed fact that supersedes the key's current value.
 
     The old value keeps its place in 'git mem history KEY'; setting the value
@@ -244,15 +316,17 @@ def set_(key: str, value: str, kind: str, tags: tuple[str, ...], about: tuple[st
          lambda s: s.set(key, value, kind=kind, tags=tags, about=about, importance=importance,
                          valid_from=valid_from, valid_until=valid_until, source=source,
                          session=session, redact=redact),
-         _render_added)
+         _render_added, personal="write" if personal else False)
 
 
 @cli.command()
 @click.argument("key")
 @as_of_option
 @valid_at_option
+@personal_option
 @json_option
-def get(key: str, as_of: str | None, valid_at: str | None, as_json: bool) -> None:
+def get(key: str, as_of: str | None, valid_at: str | None, personal: bool,
+        as_json: bool) -> None:
     """Print the value of KEY: current, or at a point of either timeline.
 
     Exit 5 when the key has no value then. A conflict (values set
@@ -262,7 +336,8 @@ def get(key: str, as_of: str | None, valid_at: str | None, as_json: bool) -> Non
     Example:
       git mem get db.engine --as-of v1.4
     """
-    _run("get", as_json, lambda s: s.get(key, as_of=as_of, valid_at=valid_at), _render_value)
+    _run("get", as_json, lambda s: s.get(key, as_of=as_of, valid_at=valid_at), _render_value,
+         personal=personal)
 
 
 def _render_value(v: api.FactValue) -> str:
@@ -281,8 +356,9 @@ def _clip_line(text: str | None, n: int = 70) -> str:
 @cli.command()
 @as_of_option
 @valid_at_option
+@personal_option
 @json_option
-def keys(as_of: str | None, valid_at: str | None, as_json: bool) -> None:
+def keys(as_of: str | None, valid_at: str | None, personal: bool, as_json: bool) -> None:
     """List every key with its value (current, or at a point of either timeline).
 
     \b
@@ -292,20 +368,21 @@ def keys(as_of: str | None, valid_at: str | None, as_json: bool) -> None:
     _run("keys", as_json, lambda s: {"keys": s.keys(as_of=as_of, valid_at=valid_at)},
          lambda r: "\n".join(
              f"{v.key} = {_clip_line(v.value)}" + ("  [conflict]" if v.conflicts else "")
-             for v in r["keys"]))  # type: ignore[index]
+             for v in r["keys"]), personal=personal)  # type: ignore[index]
 
 
 @cli.command()
 @click.argument("key")
+@personal_option
 @json_option
-def history(key: str, as_json: bool) -> None:
+def history(key: str, personal: bool, as_json: bool) -> None:
     """List every value KEY has had, oldest first, with who set it and when.
 
     \b
     Example:
       git mem history db.engine
     """
-    _run("history", as_json, lambda s: s.history(key), _render_history)
+    _run("history", as_json, lambda s: s.history(key), _render_history, personal=personal)
 
 
 def _render_history(h: api.KeyHistory) -> str:
@@ -444,15 +521,19 @@ def import_(file: Any, pack_size: int, redact: bool, as_json: bool) -> None:
               help="Include memories the write gate would refuse (marked).")
 @as_of_option
 @valid_at_option
+@click.option("--personal", is_flag=True,
+              help="Search only your personal pool (also works outside any repository).")
 @json_option
 def recall(query: str, k: int, kinds: tuple[str, ...], tags: tuple[str, ...],
            include_retired: bool, mode: str, explain: bool, include_quarantined: bool,
-           as_of: str | None, valid_at: str | None, as_json: bool) -> None:
+           as_of: str | None, valid_at: str | None, personal: bool, as_json: bool) -> None:
     """Find the memories that answer QUERY, best first.
 
     Only current truth by default: --all adds retired memories, losing values
     of keyed conflicts and faded ones (salience below gitmem.salienceFloor),
-    each marked. --as-of and --valid-at query the past (docs/time.md).
+    each marked. --as-of and --valid-at query the past (docs/time.md). Your
+    personal pool, if you have one, is searched too: its hits are marked
+    [personal] and come first among equals.
 
     \b
     Example:
@@ -467,6 +548,7 @@ def recall(query: str, k: int, kinds: tuple[str, ...], tags: tuple[str, ...],
                                                       include_quarantined=include_quarantined,
                                                       as_of=as_of, valid_at=valid_at)},
         lambda r: "\n".join(_hit_lines(h) for h in r["results"]),  # type: ignore[index]
+        personal=personal,
     )
 
 
@@ -479,6 +561,8 @@ def _hit_lines(h: Hit) -> str:
     if h.status != "active":
         head += f"  [{h.status} {(h.retired_at or '')[:10]}"
         head += f": {h.retired_reason}]" if h.retired_reason else "]"
+    if h.pool != "project":
+        head += f"  [{h.pool}]"
     if h.conflict_with:
         head += f"  [conflict: loses to {h.conflict_with[:12]}]"
     if h.faded:
@@ -635,15 +719,16 @@ def _render_forget(r: api.Retired) -> str | None:
 
 
 @cli.command()
+@personal_option
 @json_option
-def status(as_json: bool) -> None:
+def status(personal: bool, as_json: bool) -> None:
     """Show partitions, op and memory counts, and the projection's state.
 
     \b
     Example:
       git mem status --json
     """
-    _run("status", as_json, lambda s: s.status(), _render_status)
+    _run("status", as_json, lambda s: s.status(), _render_status, personal=personal)
 
 
 def _render_status(st: api.Status) -> str:
@@ -709,8 +794,9 @@ remote_arg = click.argument("remote", required=False)
 
 @cli.command()
 @remote_arg
+@personal_option
 @json_option
-def pull(remote: str | None, as_json: bool) -> None:
+def pull(remote: str | None, personal: bool, as_json: bool) -> None:
     """Fetch every partition from REMOTE and bring others' partitions forward.
 
     REMOTE defaults to the current branch's upstream remote, else origin.
@@ -722,13 +808,14 @@ def pull(remote: str | None, as_json: bool) -> None:
     Example:
       git mem pull origin
     """
-    _run("pull", as_json, lambda s: s.pull(remote), _render_sync)
+    _run("pull", as_json, lambda s: s.pull(remote), _render_sync, personal=personal)
 
 
 @cli.command()
 @remote_arg
+@personal_option
 @json_option
-def push(remote: str | None, as_json: bool) -> None:
+def push(remote: str | None, personal: bool, as_json: bool) -> None:
     """Push this clone's own partitions to REMOTE: fast-forward only.
 
     Only refs/memory/<your partition> is pushed, separately from code; what a
@@ -740,20 +827,25 @@ def push(remote: str | None, as_json: bool) -> None:
     Example:
       git mem push origin
     """
-    _run("push", as_json, lambda s: s.push(remote), _render_sync)
+    _run("push", as_json, lambda s: s.push(remote), _render_sync, personal=personal)
 
 
 @cli.command()
 @remote_arg
+@personal_option
 @json_option
-def sync(remote: str | None, as_json: bool) -> None:
+def sync(remote: str | None, personal: bool, as_json: bool) -> None:
     """Pull, then push: share this clone's memory and receive everyone else's.
+
+    With --personal: your personal pool with its own remote (a private one you
+    add with 'git -C "$(git mem status --personal --json | jq -r .data.repository)"
+    remote add origin URL'); it never goes to a project's remote.
 
     \b
     Example:
       git mem sync
     """
-    _run("sync", as_json, lambda s: s.sync(remote), _render_sync)
+    _run("sync", as_json, lambda s: s.sync(remote), _render_sync, personal=personal)
 
 
 @cli.command()

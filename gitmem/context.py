@@ -59,13 +59,15 @@ def clip(text: str, n: int = ITEM_CHARS) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def memory_line(r: Record, *, with_key: bool = False, conflict: bool = False) -> str:
+def memory_line(r: Record, *, with_key: bool = False, conflict: bool = False,
+                label: str | None = None) -> str:
     body = clip(r.text or "")
     if with_key and r.key:
         body = f"{r.key} = {body}"
     tail = f" ({r.author}, {r.recorded_at[:10]}" + (", in conflict: see git mem conflicts"
                                                     if conflict else "")
-    return f"- {fence(body)}{tail})"
+    mark = f"[{label}] " if label else ""
+    return f"- {mark}{fence(body)}{tail})"
 
 
 def recent_line(op: OpInfo, rec: Record | None) -> str:

@@ -44,6 +44,7 @@ class Record(msgspec.Struct, kw_only=True):
     quarantine: str | None = None  # why the write gate would refuse it (then hidden by default)
     # A keyed value that lost a conflict: the id of the value that is current.
     conflict_with: str | None = None
+    pool: str = "project"  # or "personal": the person's own pool, never pushed to a team
 
 
 class OpInfo(msgspec.Struct, kw_only=True):

@@ -555,6 +555,34 @@ class Oplog(_SyncMixin):
         self.state_dir = self.commondir / STATE_DIR
 
     @staticmethod
+    def create(path: Path) -> None:
+        """Make ``path`` a new git repository (the personal pool), if it is not one."""
+        if (path / ".git").exists():
+            return
+        path.mkdir(parents=True, exist_ok=True)
+        try:
+            proc = subprocess.run(["git", "init", "-q", str(path)], capture_output=True,
+                                  text=True, check=False)
+        except OSError as exc:
+            raise NotARepository(f"cannot run git to create {path}: {exc}") from exc
+        if proc.returncode != 0:
+            raise NotARepository(f"cannot create a repository at {path}: "
+                                 f"{_last_line(proc.stderr)}")
+
+    def remote_urls(self) -> dict[str, str]:
+        """Each remote's fetch URL, with any user name or password removed."""
+        out: dict[str, str] = {}
+        try:
+            proc = subprocess.run(["git", "config", "--get-regexp", r"^remote\..*\.url$"],
+                                  cwd=self.workdir, capture_output=True, text=True, check=False)
+        except OSError:
+            return out
+        for line in proc.stdout.splitlines():
+            name, _, url = line.partition(" ")
+            out[name[len("remote."):-len(".url")]] = re.sub(r"//[^/@]*@", "//", url.strip())
+        return out
+
+    @staticmethod
     def _open_with_libgit2(start_path: str) -> Any:
         git_dir_env = os.environ.get("GIT_DIR")
         try:

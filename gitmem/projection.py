@@ -217,6 +217,8 @@ class Projection:
         self.vectors_damaged = False
         self.reset_reason: str | None = None
         self._scrubbed = False  # content was removed in this refresh: compact the index
+        # Long refreshes report (what, done, total or None) here; front ends draw it.
+        self.progress: Callable[[str, int, int | None], None] | None = None
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -452,6 +454,8 @@ class Projection:
                 )
                 c.executemany("UPDATE memories SET vec_slot = ? WHERE rowid = ?", firsts)
                 slot += len(texts)
+                if self.progress is not None:
+                    self.progress("embedding memories", start + len(batch), len(pending))
             fh.flush()
             os.fsync(fh.fileno())
         return len(pending)
@@ -737,6 +741,8 @@ class Projection:
                         last = max(last, item.op.clock)
                         self._apply(ref, commit, item)
                         report.ops_applied += 1
+                        if self.progress is not None and report.ops_applied % 500 == 0:
+                            self.progress("replaying ops", report.ops_applied, None)
             c.execute(
                 "INSERT INTO partitions(ref, tip, last_clock) VALUES (?, ?, ?) "
                 "ON CONFLICT(ref) DO UPDATE SET tip = excluded.tip, last_clock = excluded.last_clock",

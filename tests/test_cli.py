@@ -364,3 +364,34 @@ def test_error_text_over_the_documented_limit(repo: Path) -> None:
     code, line = _err(gm("add", "-", cwd=repo, input="x" * 16385))
     assert (code, line) == (2, "error: memory text is 16385 bytes; the limit is 16384; "
                                "hint: split it into several memories")
+
+
+def test_progress_is_drawn_on_a_terminal_only(repo: Path) -> None:
+    import os
+    import pty
+
+    lines = "\n".join(json.dumps({"text": f"imported fact number {i} about module m{i}"})
+                      for i in range(1200))
+    (repo.parent / "many.jsonl").write_text(lines + "\n")
+    master, slave = pty.openpty()
+    env = {**os.environ, "GITMEM_PROGRESS_DELAY": "0"}
+    proc = subprocess.run([GIT_MEM, "import", str(repo.parent / "many.jsonl"), "--pack-size",
+                           "100"], cwd=repo, stdout=subprocess.PIPE, stderr=slave, env=env,
+                          check=False)
+    os.close(slave)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(master)
+    assert proc.returncode == 0
+    assert b"importing: [" in drawn and b"1200/1200" in drawn
+    assert proc.stdout.decode().startswith("imported 1200 memories")  # stdout stays clean
+    # Not a terminal: no progress at all (what scripts and agents see).
+    piped = gm("rebuild", cwd=repo, env={"GITMEM_PROGRESS_DELAY": "0"})
+    assert piped.returncode == 0 and "\r" not in piped.stderr and piped.stderr == ""

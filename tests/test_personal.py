@@ -1,0 +1,109 @@
+"""The personal pool: the person's memory, merged into reads, never pushed to a team."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import git, gm, init_repo
+
+
+def ok(proc):  # type: ignore[no-untyped-def]
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def data(proc):  # type: ignore[no-untyped-def]
+    return json.loads(ok(proc).stdout)["data"]
+
+
+def personal_dir(home: Path) -> Path:
+    return home / ".local" / "share" / "git-mem" / "personal"
+
+
+def test_personal_memories_never_reach_a_project_remote(repo: Path, tmp_path: Path,
+                                                       hermetic: Path) -> None:
+    bare = tmp_path / "team.git"
+    git("init", "-q", "--bare", str(bare), cwd=tmp_path)
+    git("remote", "add", "origin", str(bare), cwd=repo)
+    ok(gm("add", "I write British English in docs", "--kind", "persona", "--personal", cwd=repo))
+    ok(gm("add", "the team deploys on tuesdays", cwd=repo))
+    ok(gm("sync", cwd=repo))
+    git("push", "-q", "origin", "main", cwd=repo)
+    # Nothing personal in the repository, its refs or the team's remote.
+    for where in (repo, bare):
+        everything = git("log", "-p", "--all", cwd=where).stdout
+        assert "tuesdays" in everything and "British English" not in everything
+    other = tmp_path / "other"
+    git("clone", "-q", str(bare), str(other), cwd=tmp_path)
+    ok(gm("pull", cwd=other))
+    assert "British English" not in git("log", "-p", "--all", cwd=other).stdout
+    st = data(gm("status", "--json", cwd=repo))
+    assert st["ops"]["add"] == 1
+    # The personal pool is a repository of its own, holding the memory and a pointer
+    # to the repository it was written from (its path and remotes, not its content).
+    pool = personal_dir(hermetic)
+    assert (pool / ".git").is_dir()
+    assert "British English" in git("log", "-p", "--all", cwd=pool).stdout
+    keys = data(gm("keys", "--personal", "--json", cwd=repo))["keys"]
+    assert [k["key"] for k in keys] == [f"repo:{repo.resolve()}"]
+    assert str(bare) in keys[0]["value"] and "tuesdays" not in keys[0]["value"]
+
+
+def test_recall_and_context_merge_both_pools(repo: Path) -> None:
+    ok(gm("add", "explain diffs before applying them", "--kind", "procedure", "--personal",
+          cwd=repo))
+    ok(gm("add", "run make lint before pushing", "--kind", "procedure", cwd=repo))
+    # The same text in both pools scores the same: the personal one comes first.
+    ok(gm("add", "prefer small pull requests", "--personal", cwd=repo))
+    ok(gm("add", "prefer small pull requests", cwd=repo))
+    res = data(gm("recall", "prefer small pull requests", "--json", cwd=repo))["results"]
+    same = [r for r in res if r["text"] == "prefer small pull requests"]
+    assert [r["pool"] for r in same] == ["personal", "project"]
+    assert same[0]["score"] == same[1]["score"] and res.index(same[0]) < res.index(same[1])
+    assert [r["rank"] for r in res] == list(range(1, len(res) + 1))
+    assert "[personal]" in ok(gm("recall", "explain diffs", cwd=repo)).stdout
+    md = data(gm("context", "--json", cwd=repo))["markdown"]
+    procs = md.split("## Procedures and conventions\n")[1].split("##")[0]
+    assert procs.index("[personal] explain diffs") < procs.index("run make lint")
+    # Switched off per repository (or globally) with git config.
+    git("config", "gitmem.personal", "false", cwd=repo)
+    res = data(gm("recall", "explain diffs before applying", "--json", cwd=repo))["results"]
+    assert all(r["pool"] == "project" for r in res)
+
+
+def test_personal_ids_work_from_a_project_and_outside_any_repository(
+        repo: Path, tmp_path: Path) -> None:
+    mid = data(gm("add", "I like terse commit messages", "--personal", "--json", cwd=repo))["id"]
+    shown = data(gm("show", mid[:10], "--json", cwd=repo))
+    assert shown["memory"]["pool"] == "personal"
+    ok(gm("invalidate", mid[:10], "--reason", "changed my mind", cwd=repo))
+    assert data(gm("recall", "terse commit messages", "--json", cwd=repo))["results"] == []
+    outside = tmp_path / "nowhere"
+    outside.mkdir()
+    ok(gm("add", "use a pager for long output", "--personal", cwd=outside))
+    res = data(gm("recall", "pager", "--personal", "--json", cwd=outside))["results"]
+    assert res[0]["text"] == "use a pager for long output" and res[0]["pool"] == "personal"
+    assert gm("recall", "pager", cwd=outside).returncode == 3  # no project here
+
+
+def test_personal_pool_syncs_with_its_own_private_remote(repo: Path, tmp_path: Path,
+                                                         hermetic: Path) -> None:
+    none = gm("status", "--personal", cwd=repo)
+    assert none.returncode == 3 and "git mem add --personal" in none.stderr
+    ok(gm("add", "I review with the diff on the left", "--personal", cwd=repo))
+    private = tmp_path / "private.git"
+    git("init", "-q", "--bare", str(private), cwd=tmp_path)
+    git("remote", "add", "origin", str(private), cwd=personal_dir(hermetic))
+    ok(gm("sync", "--personal", cwd=repo))
+    assert "diff on the left" in git("log", "-p", "--all", cwd=private).stdout
+    # Another machine: a fresh personal pool cloned from the private remote.
+    machine2 = tmp_path / "machine2"
+    git("clone", "-q", str(private), str(machine2), cwd=tmp_path)
+    other_repo = init_repo(tmp_path / "work2")
+    env = {"GITMEM_PERSONAL_DIR": str(machine2)}
+    ok(gm("pull", "--personal", cwd=other_repo, env=env))
+    res = json.loads(ok(gm("recall", "diff on the left", "--json", cwd=other_repo,
+                           env=env)).stdout)["data"]["results"]
+    assert [(r["text"], r["pool"]) for r in res] == [("I review with the diff on the left",
+                                                      "personal")]
