@@ -43,7 +43,7 @@ from .timefmt import iso, now_from_env, parse_date
 
 T = TypeVar("T")
 _HEX = re.compile(r"^[0-9a-f]+$")
-_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE_ONLY = re.compile(r"^\d{4}-?\d{2}-?\d{2}$")
 CACHE_DIR = "cache"
 BUILT_MARKER = "projection-built"
 USAGE_NAME = "usage.sqlite3"  # local use counts (a salience signal), never pushed
@@ -89,7 +89,8 @@ class FactValue(msgspec.Struct, kw_only=True):
     recorded_at: str
     valid_from: str | None = None
     valid_until: str | None = None
-    status: str = "active"
+    status: str = "active"  # at the point asked about (as_of / valid_at), else now
+    status_now: str = "active"  # today: e.g. "superseded" for a value asked --as-of
     conflicts: list[Record] = []  # other values current at the same time (a conflict)
     as_of: str | None = None
     valid_at: str | None = None
@@ -576,7 +577,7 @@ class Store:
                     return values[0].id, [], current
                 return None, [], current  # a new value replaces, it never duplicates
             dup = p.duplicate_of(body.text, body.kind, None)
-            if dup is not None and dup not in old_ids:
+            if dup is not None and not old_ids:  # with --supersedes it is a replacement
                 return dup, [], current
             qvec = _query_vector(_embed_input(None, body.text, body.entities, body.tags))
             if qvec is None:
@@ -635,7 +636,7 @@ class Store:
                 f"memory {target[:12]} is {rec.status}; only current memories can be confirmed",
                 "add it again (or set the key again) if it holds once more",
             )
-        oid, _, _ = self._confirm(target, _field(reason, "reason"))
+        oid, _, _ = self._confirm(target, _gate_reason(_field(reason, "reason")))
         count = self._read(lambda p: p.salience_inputs([target]))[target][3]
         return Confirmed(id=oid, target=target, confirms=count)
 
@@ -644,7 +645,7 @@ class Store:
             return ops.ConfirmOp(v=ops.FORMAT_VERSION, author=author, partition=partition,
                                  clock=clock, at=at, tz=tz, target=target, reason=reason)
 
-        return self._append_one(make, f"confirm {target[:12]}" + (f" ({reason})" if reason else ""))
+        return self._append_one(make, f"confirm {target[:12]}")
 
     def _body(
         self,
@@ -745,9 +746,24 @@ class Store:
         # line that repeats an earlier line is dropped.
         items: list[tuple[ops.MemoryBody | str, tuple[int, int] | None]] = []
         duplicates: list[dict[str, object]] = []
+        # A keyed line replaces the key's values, like set: the current ones for
+        # the first line of a key, then the previous line of the same key.
+        keys = sorted({b.key for _, b, _ in bodies if b.key is not None})
+        latest: dict[str, list[str]] = {}
+        if keys:
+            from .projection import Scope
+
+            def current(p: Projection) -> dict[str, list[str]]:
+                out: dict[str, list[str]] = {}
+                for r in p.keyed(Scope(shadow=False)):
+                    if r.key in keys:
+                        out.setdefault(r.key or "", []).append(r.id)
+                return out
+
+            latest = self._read(current, embed=False)
         if bodies:
             existing = self._read(lambda p: [p.duplicate_of(b.text, b.kind, b.key)
-                                             for _, b, _ in bodies])
+                                             for _, b, _ in bodies], embed=False)
             first_line: dict[tuple[str, str | None, str], int] = {}
             for (n, body, at), dup in zip(bodies, existing):
                 sig = (body.kind, body.key, ops.text_hash(body.text))
@@ -766,18 +782,28 @@ class Store:
         for start in range(0, len(items), pack_size):
             chunk = items[start : start + pack_size]
 
+            after: dict[str, list[str]] = {}
+
             def make(clock: int, chunk: list = chunk) -> list[bytes]:  # type: ignore[type-arg]
                 out = []
+                state = {k: list(v) for k, v in latest.items()}  # rebuilt on every retry
                 for i, (what, at) in enumerate(chunk):
                     common = dict(v=ops.FORMAT_VERSION, author=author, partition=partition,
                                   clock=clock + i, at=(at or now)[0], tz=(at or now)[1])
-                    op: ops.Op = (ops.AddOp(**common, memory=what)  # type: ignore[arg-type]
-                                  if isinstance(what, ops.MemoryBody) else
-                                  ops.ConfirmOp(**common, target=what,  # type: ignore[arg-type]
-                                                reason="imported again"))
+                    if isinstance(what, ops.MemoryBody):
+                        op: ops.Op = ops.AddOp(**common, memory=what,  # type: ignore[arg-type]
+                                               supersedes=state.get(what.key, [])
+                                               if what.key is not None else [])
+                    else:
+                        op = ops.ConfirmOp(**common, target=what,  # type: ignore[arg-type]
+                                           reason="imported again")
                     out.append(ops.encode(op))
+                    if isinstance(what, ops.MemoryBody) and what.key is not None:
+                        state[what.key] = [ops.op_id(out[-1])]
                 for line in out:
                     _check_writable(line, partition)
+                after.clear()
+                after.update(state)
                 return out
 
             last_at = chunk[-1][1] or now
@@ -788,6 +814,7 @@ class Store:
             ids.extend(ops.op_id(line) for line, (w, _) in zip(appended.lines, chunk)
                        if isinstance(w, ops.MemoryBody))
             commits.append(appended.commit)
+            latest = dict(after)
             if self.progress is not None:
                 self.progress("importing", start + len(chunk), len(items))
         return Imported(count=len(ids), ids=ids, commits=commits, partition=partition,
@@ -882,10 +909,9 @@ class Store:
         ):
             self.warnings.append(f"memory {target[:12]} is already {rec.status}; nothing written")
             return Retired(id=None, target=target, status=rec.status, changed=False)
-        reason = _field(reason, "reason")
+        reason = _gate_reason(_field(reason, "reason"))
         cls = ops.ForgetOp if kind == "forget" else ops.InvalidateOp
-        suffix = f" ({_clip(reason, 50)})" if reason and kind == "invalidate" else ""
-        summary = f"{kind} {target[:12]}{suffix}"
+        summary = f"{kind} {target[:12]}"  # reasons stay in the op, out of commit subjects
 
         def make(author: ops.Author, partition: str, at: int, tz: int, clock: int) -> ops.Op:
             return cls(
@@ -1096,6 +1122,7 @@ class Store:
         include_quarantined: bool = False,
         as_of: str | int | None = None,
         valid_at: str | int | None = None,
+        record_use: bool = True,
     ) -> list[Hit]:
         """The memories that best answer ``query``, best first.
 
@@ -1127,13 +1154,22 @@ class Store:
             query, k=k, kinds=kinds, tags=tags, include_retired=include_retired, mode=mode,
             explain=explain, include_quarantined=include_quarantined, as_of=t_as_of,
             valid_at=t_valid), k)
-        if usage is not None and t_as_of is None:
+        if record_use and t_as_of is None and t_valid is None and not include_retired:
             # Being handed out is a (weak, local) reinforcement: the top hits only.
-            usage.record([h.id for h in hits[:USE_TOP] if h.status == "active"
-                          and h.pool == self.pool], self.now())
+            self.record_use(hits[:USE_TOP])
         if usage is not None and usage.error:
             self.warnings.append(usage.error)
         return hits
+
+    def record_use(self, hits: Iterable[Hit]) -> None:
+        """Note, locally, that these hits were put before someone: it renews their
+        age for decay (docs/time.md). Faded or retired hits are never renewed
+        by being looked at; only a confirmation brings them back."""
+        usage = self._usage()
+        if usage is None:
+            return
+        usage.record([h.id for h in hits if h.status == "active" and not h.faded
+                      and h.conflict_with is None and h.pool == self.pool], self.now())
 
     # -- time, salience and configuration ------------------------------------------
 
@@ -1157,7 +1193,7 @@ class Store:
             return value
         text = str(value).strip()
         try:
-            ts = parse_date(text)[0]
+            ts = parse_date(text, now=self.now())[0]
         except InvalidDate:
             found = self.log.revision_time(text)
             if found is None:
@@ -1265,19 +1301,23 @@ class Store:
         def run(p: Projection) -> dict[str, list[ctx.Item]]:
             conflicted = set(p.conflicted_keys())
             label = "personal" if self.pool == "personal" else None
-            facts = [r for r in ranked(p, p.top(Scope(), keyed=True))
+            winners: dict[str, Record] = {}
+            for v in self._values(p, None, None, None):
+                winners.setdefault(v.key or "", v)
+            facts = [r for r in ranked(p, list(winners.values()))
                      if not (label and (r.key or "").startswith(REPO_KEY))]  # pointers
             sections: dict[str, list[ctx.Item]] = {
                 "persona": [ctx.Item("persona", ctx.memory_line(r, label=label), r.id)
-                            for r in ranked(p, p.top(Scope(kinds=("persona",))))],
+                            for r in ranked(p, p.top(Scope(kinds=("persona",), now=cfg.now)))],
                 "facts": [ctx.Item("facts", ctx.memory_line(
                     r, with_key=True, conflict=r.key in conflicted, label=label), r.id)
                     for r in facts],
                 "procedures": [ctx.Item("procedures", ctx.memory_line(r, label=label), r.id)
-                               for r in ranked(p, p.top(Scope(kinds=("procedure",)),
+                               for r in ranked(p, p.top(Scope(kinds=("procedure",), now=cfg.now),
                                                         keyed=False))],
                 "notes": [ctx.Item("notes", ctx.memory_line(r, label=label), r.id)
-                          for r in ranked(p, p.top(Scope(kinds=("fact", "note", "edge")),
+                          for r in ranked(p, p.top(Scope(kinds=("fact", "note", "edge"),
+                                                         now=cfg.now),
                                                    keyed=False))],
             }
             if label:
@@ -1307,8 +1347,7 @@ class Store:
         t_as_of = self.point_in_time(as_of, "--as-of")
         t_valid = self.point_in_time(valid_at, "--valid-at")
         k = (key or "").strip()
-        values = self._read(lambda p: p.keyed(Scope(as_of=t_as_of, valid_at=t_valid,
-                                                     shadow=False), k))
+        values = self._read(lambda p: self._values(p, k, t_as_of, t_valid))
         if not values:
             when = "".join([f" as of {iso(t_as_of)}" if t_as_of is not None else "",
                             f" valid at {iso(t_valid)}" if t_valid is not None else ""])
@@ -1322,12 +1361,32 @@ class Store:
 
         t_as_of = self.point_in_time(as_of, "--as-of")
         t_valid = self.point_in_time(valid_at, "--valid-at")
-        values = self._read(lambda p: p.keyed(Scope(as_of=t_as_of, valid_at=t_valid,
-                                                    shadow=False)))
+        values = self._read(lambda p: self._values(p, None, t_as_of, t_valid))
         grouped: dict[str, list[Record]] = {}
         for r in values:
             grouped.setdefault(r.key or "", []).append(r)
         return [_fact_value(v[0], v[1:], t_as_of, t_valid) for _, v in sorted(grouped.items())]
+
+    def _values(self, p: Projection, key: str | None, as_of: int | None,
+                valid_at: int | None) -> list[Record]:
+        """A key's (or every key's) values, winner first per key. Without a point in
+        time: what holds now, so a value set ahead of time (--valid-from in the
+        future) takes over only when it starts, and an expired one stops."""
+        from .projection import Scope
+
+        if as_of is not None or valid_at is not None:
+            return p.keyed(Scope(as_of=as_of, valid_at=valid_at, shadow=False), key)
+        now = self.now()
+        values = p.keyed(Scope(shadow=False, now=now), key)
+        started = [v for v in values if v.valid_from is None or _ts(v.valid_from) <= now]
+        if len(started) == len(values):
+            return values
+        keys_waiting = {v.key for v in values} - {v.key for v in started}
+        # Keys whose only current values have not started: what is valid now.
+        earlier = [v for v in p.keyed(Scope(valid_at=now, shadow=False), key)
+                   if v.key in keys_waiting]
+        return sorted(started + earlier, key=lambda v: (v.key or "", -v.clock, v.id)) \
+            if key is None else (started or earlier)
 
     def history(self, key: str) -> KeyHistory:
         """Every value ``key`` ever had, oldest first, with who set it and when."""
@@ -1381,7 +1440,8 @@ class Store:
             out = []
             for a, b, cos in pairs:
                 older, newer = sorted((recs[a], recs[b]), key=lambda r: (r.clock, r.id))
-                out.append(SimilarPair(cosine=cos, near_duplicate=cos >= dup_min,
+                same = _NUMBER.findall(older.text or "") == _NUMBER.findall(newer.text or "")
+                out.append(SimilarPair(cosine=cos, near_duplicate=cos >= dup_min and same,
                                        older=older, newer=newer))
             return out
 
@@ -1467,8 +1527,9 @@ def _fact_value(rec: Record, others: list[Record], as_of: int | None,
     return FactValue(
         key=rec.key or "", value=rec.text or "", id=rec.id, author=rec.author,
         author_email=rec.author_email, recorded_at=rec.recorded_at,
-        valid_from=rec.valid_from, valid_until=rec.valid_until, status=rec.status,
-        conflicts=others, as_of=iso(as_of) if as_of is not None else None,
+        valid_from=rec.valid_from, valid_until=rec.valid_until,
+        status=rec.status if as_of is None and valid_at is None else "active",
+        status_now=rec.status, conflicts=others, as_of=iso(as_of) if as_of is not None else None,
         valid_at=iso(valid_at) if valid_at is not None else None,
     )
 
@@ -1575,6 +1636,19 @@ def _gate(body: ops.MemoryBody, *, redact: bool) -> ops.MemoryBody:
                 "(see docs/security.md)")
         raise GateRefused(findings, hint)
     return msgspec.structs.replace(body, text=text) if text != body.text else body
+
+
+def _gate_reason(reason: str | None) -> str | None:
+    """A reason is free text that replicates like a memory: the same gate applies."""
+    if not reason:
+        return reason
+    from . import gate
+
+    found = gate.scan(reason)
+    if found:
+        raise GateRefused([f"{f.describe()} in reason" for f in found],
+                          "remove it from the reason: reasons are shared with every clone")
+    return reason
 
 
 def _check_writable(line: bytes, partition: str) -> None:

@@ -302,7 +302,8 @@ def set_(key: str, value: str, kind: str, tags: tuple[str, ...], about: tuple[st
          importance: float, valid_from: str | None, valid_until: str | None,
          source: str | None, session: str | None, redact: bool, personal: bool,
          as_json: bool) -> None:
-    """Set KEY to VALUE: a keyed fact that supersedes the key's current value.
+    """Set KEY to VALUE (or - to read it from stdin): a keyed fact that supersedes
+    the key's current value.
 
     The old value keeps its place in 'git mem history KEY'; setting the value
     the key already has only reinforces it; two concurrent sets converge to one
@@ -312,6 +313,8 @@ def set_(key: str, value: str, kind: str, tags: tuple[str, ...], about: tuple[st
     Example:
       git mem set db.engine cockroachdb --valid-from 2026-03-01
     """
+    if value == "-":
+        value = click.get_binary_stream("stdin").read().decode("utf-8", errors="surrogateescape")
     _run("set", as_json,
          lambda s: s.set(key, value, kind=kind, tags=tags, about=about, importance=importance,
                          valid_from=valid_from, valid_until=valid_until, source=source,
@@ -1045,8 +1048,9 @@ def hook_user_prompt(k: int) -> None:
         if not isinstance(prompt, str) or not prompt.strip():
             return None
         with _hook_store(payload) as store:
-            hits = store.recall(prompt, k=k, explain=True)
-        return hooks.prompt_context(hooks.relevant(hits))
+            hits = hooks.relevant(store.recall(prompt, k=k, explain=True, record_use=False))
+            store.record_use(hits)  # only what is actually put before the agent
+        return hooks.prompt_context(hits)
 
     _hook("UserPromptSubmit", answer)
 

@@ -217,6 +217,7 @@ class Projection:
         self.vectors_damaged = False
         self.reset_reason: str | None = None
         self._scrubbed = False  # content was removed in this refresh: compact the index
+        self._dirty_keys: set[str] = set()  # keys whose conflict winner must be recomputed
         # Long refreshes report (what, done, total or None) here; front ends draw it.
         self.progress: Callable[[str, int, int | None], None] | None = None
 
@@ -750,6 +751,7 @@ class Projection:
             )
         for ref in gone:
             c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
+        self._rekey_dirty()
 
     def _skip(self, ref: str, commit: str, line: int, oid: str | None, reason: str) -> None:
         self._c.execute(
@@ -816,7 +818,7 @@ class Projection:
             for old in op.supersedes:
                 self._recompute(old)
             if m.key is not None:
-                self._rekey(m.key)
+                self._dirty_keys.add(m.key)
         elif isinstance(op, (ops.InvalidateOp, ops.ForgetOp)):
             if not self._insert_op(ref, commit, d, op.target, op.reason):
                 return
@@ -828,6 +830,13 @@ class Projection:
         elif isinstance(op, ops.ConfirmOp):
             # Reinforcement only: counted by ranking straight from the ops table.
             self._insert_op(ref, commit, d, op.target, op.reason)
+
+    def _rekey_dirty(self) -> None:
+        """Recompute conflict winners once per key touched by this refresh (per op
+        would be quadratic in the number of values a key has)."""
+        for key in sorted(self._dirty_keys):
+            self._rekey(key)
+        self._dirty_keys.clear()
 
     def _rekey(self, key: str) -> None:
         """Mark the losers of a keyed conflict: among a key's active values, the
@@ -895,7 +904,8 @@ class Projection:
             # Tombstone: scrub every content field, here and in the index.
             c.execute(
                 "UPDATE memories SET text = NULL, key = NULL, tags = '[]', "
-                "entities = '[]', source = NULL, session = NULL, paths = '[]', norm = NULL "
+                "entities = '[]', source = NULL, session = NULL, paths = '[]', norm = NULL, "
+                "shadowed_by = NULL "
                 "WHERE rowid = ?",
                 (rowid,),
             )
@@ -904,7 +914,7 @@ class Projection:
             for (slot,) in c.execute("SELECT slot FROM vec_rows WHERE memory = ?", (rowid,)).fetchall():
                 self._zero_vector(slot)
         if key is not None:
-            self._rekey(key)
+            self._dirty_keys.add(key)
 
     def _drop_partition(self, ref: str) -> bool:
         """Remove every row a partition contributed. False if a full replay is needed."""
@@ -944,8 +954,7 @@ class Projection:
         c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
         for t in targets:
             self._recompute(t)
-        for key in keys:
-            self._rekey(key)
+        self._dirty_keys.update(keys)
         return True
 
     # -- queries ----------------------------------------------------------------
@@ -1077,6 +1086,13 @@ class Projection:
         return [_record(r) for r in self._c.execute(sql, [*args, limit])]
 
     @_guarded
+    def live_ids(self, ids: list[str], scope: Scope) -> list[str]:
+        """Those of ``ids`` that are current under ``scope``."""
+        sql, args = _filters("SELECT m.id FROM memories m WHERE m.id IN "
+                             f"({','.join('?' * len(ids))})", list(ids), scope)
+        return [r[0] for r in self._c.execute(sql, args)] if ids else []
+
+    @_guarded
     def key_history(self, key: str) -> list[Record]:
         """Every memory ever recorded under ``key`` (forgotten ones have lost it), oldest first."""
         return [_record(r) for r in self._c.execute(
@@ -1086,7 +1102,8 @@ class Projection:
     def conflicted_keys(self) -> list[str]:
         """Keys that have more than one current value (a recorded conflict)."""
         return [r[0] for r in self._c.execute(
-            "SELECT DISTINCT key FROM memories WHERE shadowed_by IS NOT NULL ORDER BY key")]
+            "SELECT DISTINCT key FROM memories WHERE shadowed_by IS NOT NULL "
+            "AND key IS NOT NULL ORDER BY key")]
 
     @_guarded
     def duplicate_of(self, text: str, kind: str, key: str | None) -> str | None:
@@ -1125,7 +1142,8 @@ class Projection:
             found: list[tuple[float, str]] = []
             for mid, slot in self._by_ids(
                 "SELECT id, vec_slot FROM memories WHERE kind = ? AND status = 'active' "
-                "AND quarantine IS NULL AND vec_slot IN", list(close), prefix_args=[kind]
+                "AND quarantine IS NULL AND key IS NULL AND vec_slot IN", list(close),
+                prefix_args=[kind]
             ):
                 if mid not in skip:
                     found.append((round(1.0 - close[slot], 6), mid))
@@ -1187,7 +1205,7 @@ class Projection:
         c.execute("BEGIN")
         try:
             sql = ("SELECT m.id, m.kind, m.vec_slot, m.at FROM memories m "
-                   "WHERE m.vec_slot IS NOT NULL AND m.shadowed_by IS NULL")
+                   "WHERE m.vec_slot IS NOT NULL AND m.key IS NULL")  # keyed values replace
             sql, args = _filters(sql, [], Scope(kinds=tuple(kinds)))
             rows = c.execute(sql + " ORDER BY m.clock, m.id", args).fetchall()
             top = c.execute("SELECT max(slot) FROM vec_rows").fetchone()[0]
@@ -1290,8 +1308,8 @@ class Projection:
         queries = [
             ("partitions", "SELECT ref, tip, last_clock FROM partitions ORDER BY ref"),
             ("ops", "SELECT * FROM ops ORDER BY id"),
-            ("links", "SELECT target, op, type FROM links ORDER BY target, op"),
-            ("memories", f"SELECT {_MEMORY_COLS} FROM memories ORDER BY id"),
+            ("links", "SELECT target, op, type, at, closes FROM links ORDER BY target, op"),
+            ("memories", f"SELECT {_MEMORY_COLS}, norm FROM memories ORDER BY id"),
             ("fts", "SELECT m.id, f.text, f.key, f.tags, f.entities FROM memories_fts f "
                     "JOIN memories m ON m.rowid = f.rowid ORDER BY m.id"),
             ("skipped", "SELECT * FROM skipped ORDER BY ref, commit_id, line"),
@@ -1326,6 +1344,8 @@ class Scope:
     as_of: int | None = None
     valid_at: int | None = None
     shadow: bool = True  # hide losing values of keyed conflicts
+    # Current truth also leaves out what expired (valid_until) before ``now``.
+    now: int | None = None
 
 
 def _live(a: str, scope: Scope) -> tuple[str, list[object]]:
@@ -1337,6 +1357,9 @@ def _live(a: str, scope: Scope) -> tuple[str, list[object]]:
     if scope.as_of is None and scope.valid_at is None:
         if not scope.retired:
             conds.append(f"{a}.status = 'active'")
+            if scope.now is not None:
+                conds.append(f"({a}.valid_until IS NULL OR {a}.valid_until > ?)")
+                args.append(scope.now)
         return " AND ".join(conds), args
     known = ""  # retirements the log knew of at as_of (all of them without it)
     if scope.as_of is not None:
@@ -1347,6 +1370,11 @@ def _live(a: str, scope: Scope) -> tuple[str, list[object]]:
             conds.append("NOT EXISTS (SELECT 1 FROM links l WHERE l.target = "
                          f"{a}.id AND l.type != 'forget' AND l.at <= ?)")
             args.append(scope.as_of)
+    if scope.valid_at is not None and scope.retired:
+        # --all: whatever its own interval covers, retired since or not.
+        conds.append(f"coalesce({a}.valid_from, {a}.at) <= ? AND "
+                     f"({a}.valid_until IS NULL OR ? < {a}.valid_until)")
+        args.extend([scope.valid_at, scope.valid_at])
     if scope.valid_at is not None and not scope.retired:
         w = scope.valid_at
         conds.append(f"coalesce({a}.valid_from, {a}.at) <= ? AND "

@@ -113,7 +113,8 @@ class Query:
     def scope(self) -> Scope:
         return Scope(kinds=tuple(self.kinds), tags=tuple(self.tags),
                      retired=self.include_retired, quarantined=self.include_quarantined,
-                     as_of=self.as_of, valid_at=self.valid_at)
+                     as_of=self.as_of, valid_at=self.valid_at,
+                     now=self.salience.now if self.salience is not None else None)
 
 
 def terms(text: str) -> list[str]:
@@ -137,38 +138,62 @@ def rank(
     embed_query: Callable[[str], bytes | None] | None = None,
     usage: UsageFn | None = None,
 ) -> list[Hit]:
-    """The one ranking function every front end uses."""
+    """The one ranking function every front end uses.
+
+    Faded memories are dropped after fusion; when they crowd the candidate
+    lists (an old, busy topic), the lists are fetched deeper until k live
+    results are found or the channels run dry.
+    """
     if q.k <= 0:
         return []
-    scope = q.scope()
+    qvec = embed_query(q.text) if q.mode in ("hybrid", "vector") and embed_query else None
     depth = max(CANDIDATES, q.k)
+    while True:
+        hits, exhausted = _rank_at(projection, q, qvec, usage, depth)
+        if len(hits) >= q.k or exhausted or q.salience is None or q.include_retired:
+            return hits
+        depth *= 4
+
+
+def _rank_at(
+    projection: Projection,
+    q: Query,
+    qvec: bytes | None,
+    usage: UsageFn | None,
+    depth: int,
+) -> tuple[list[Hit], bool]:
+    """One ranking with ``depth`` candidates per channel; True when no channel
+    was cut short (a deeper look would find nothing more)."""
+    scope = q.scope()
     lists: dict[str, list[tuple[str, float]]] = {}
     words = terms(q.text)
+    fetched: list[int] = []  # candidates per channel before any relevance floor
     if q.mode in ("hybrid", "lexical") and words:
         lists["lexical"] = [
             (mid, -bm25)
-            for mid, bm25 in projection.lexical(
-                fts_match(words), scope=scope, limit=depth
-            )
+            for mid, bm25 in projection.lexical(fts_match(words), scope=scope, limit=depth)
         ]
-    if q.mode in ("hybrid", "vector") and embed_query is not None:
-        qvec = embed_query(q.text)
-        if qvec:
-            vec, (mean, std, n) = projection.vector(
-                qvec, scope=scope, limit=depth
-            )
-            if n < SMALL_CORPUS or std <= 0:
-                lists["vector"] = [x for x in vec if x[1] >= VECTOR_MIN_COS]
-            else:
-                lists["vector"] = [x for x in vec if (x[1] - mean) / std >= VECTOR_MIN_Z]
+        fetched.append(len(lists["lexical"]))
+    if qvec:
+        vec, (mean, std, n) = projection.vector(qvec, scope=scope, limit=depth)
+        fetched.append(len(vec))
+        if n < SMALL_CORPUS or std <= 0:
+            lists["vector"] = [x for x in vec if x[1] >= VECTOR_MIN_COS]
+        else:
+            lists["vector"] = [x for x in vec if (x[1] - mean) / std >= VECTOR_MIN_Z]
+        # The floor is a z-score: a deeper scan only adds less similar rows, so a
+        # list the floor cut is exhausted whatever its length.
+        if len(lists["vector"]) < len(vec):
+            fetched[-1] = 0
     fused: dict[str, dict[str, dict[str, float]]] = {}
     for channel, ranked in lists.items():
         for n, (mid, raw) in enumerate(ranked, start=1):
             entry = fused.setdefault(mid, {"rank": {}, "raw": {}})
             entry["rank"][channel] = n
             entry["raw"][channel] = raw
+    exhausted = all(n < depth for n in fetched)
     if not fused:
-        return []
+        return [], exhausted
     base = {
         mid: sum(WEIGHTS.get(c, 1.0) / (RRF_K + r) for c, r in e["rank"].items())
         for mid, e in fused.items()
@@ -183,7 +208,9 @@ def rank(
                 context[mid] = context.get(mid, 0.0) + CONTEXT_SHARE * base[src]
                 fused.setdefault(mid, {"rank": {}, "raw": {}})
     inputs = projection.salience_inputs(fused, q.as_of)
-    uses = usage(list(fused)) if usage is not None and q.salience is not None else {}
+    # Uses are recorded with their last time only: an as-of query leaves them out.
+    uses = (usage(list(fused)) if usage is not None and q.salience is not None
+            and q.as_of is None else {})
     scored = []
     signals: dict[str, dict[str, float]] = {}
     for mid, entry in fused.items():
@@ -205,8 +232,10 @@ def rank(
             continue  # faded from default recall; never deleted, back with --all
         final = rrf * sal
         scored.append((-final, mid, rrf, factors, entry, sal, faded))
-    scored.sort(key=lambda x: (x[0], x[1]))
-    records = projection.records(mid for _, mid, *_ in scored[: q.k])  # only what is returned
+    records = projection.records(mid for _, mid, *_ in scored)
+    # Equal scores: current truth before retired or losing values, then by id.
+    scored.sort(key=lambda x: (x[0], records[x[1]].status != "active"
+                               or records[x[1]].conflict_with is not None, x[1]))
     hits: list[Hit] = []
     for n, (neg, mid, rrf, factors, entry, sal, faded) in enumerate(scored[: q.k], start=1):
         explain = None
@@ -223,7 +252,15 @@ def rank(
             }
         hits.append(Hit(**_fields(records[mid]), rank=n, score=round(-neg, 6),
                         salience=round(sal, 6), faded=faded, explain=explain))
-    return hits
+    if q.include_retired and (q.as_of is not None or q.valid_at is not None):
+        # Mark each hit as it stood at the point asked about, not as it stands now.
+        live = set(projection.live_ids([h.id for h in hits], Scope(
+            as_of=q.as_of, valid_at=q.valid_at, quarantined=True)))
+        for h in hits:
+            if h.id in live:
+                h.status, h.retired_at, h.retired_by, h.retired_reason = "active", None, None, None
+                h.conflict_with = None
+    return hits, exhausted
 
 
 def _fields(rec: object) -> dict[str, object]:

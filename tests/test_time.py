@@ -305,3 +305,111 @@ def test_library_api_for_keys(repo: Path) -> None:
             s.set("", "x")
         with pytest.raises(gitmem.UnknownId):
             s.get("nope")
+
+
+# -- regressions found in review ---------------------------------------------------------
+
+
+def test_forgetting_a_conflicts_loser_leaves_no_trace(team: dict[str, Path]) -> None:
+    a, b = team["a"], team["b"]
+    ok(gm("set", "ci.runner", "jenkins", cwd=a))
+    ok(gm("set", "ci.runner", "buildkite", cwd=b))
+    for clone in (a, b, a):
+        ok(gm("sync", cwd=clone))
+    got = data(gm("get", "ci.runner", "--json", cwd=a))
+    loser = got["conflicts"][0]["id"]  # type: ignore[index]
+    ok(gm("forget", loser, cwd=a))
+    assert data(gm("conflicts", "--json", cwd=a))["conflicts"] == []  # type: ignore[index]
+    incremental = gitmem.open(a)
+    dump = incremental.refresh() and incremental.projection.dump()
+    incremental.close()
+    shutil.rmtree(a / ".git" / "mem" / "cache")
+    with gitmem.open(a) as fresh:
+        fresh.refresh()
+        assert fresh.projection.dump() == dump
+
+
+def test_reasons_pass_the_gate_and_stay_out_of_commit_subjects(repo: Path) -> None:
+    mid = data(gm("add", "the deploy key rotates monthly", "--json", cwd=repo))["id"]  # type: ignore[index]
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    for cmd in ("confirm", "invalidate", "forget"):
+        out = gm(cmd, mid, "--reason", f"checked with {token}", cwd=repo)
+        assert out.returncode == 11 and token not in out.stderr
+    ok(gm("invalidate", mid, "--reason", "rotation moved to vault", cwd=repo))
+    subjects = git("log", "--format=%s", "--glob=refs/memory", cwd=repo).stdout
+    assert "rotation moved to vault" not in subjects and token not in subjects
+
+
+def test_faded_memories_do_not_crowd_out_live_ones(repo: Path) -> None:
+    lines = "\n".join(json.dumps({"text": f"rollback step {i}: revert migration {i}",
+                                  "recorded_at": "2024-01-01T00:00:00Z"}) for i in range(220))
+    ok(gm("import", "-", cwd=repo, input=lines + "\n"))
+    ok(gm("add", "to rollback a release run make rollback", cwd=repo))
+    res = data(gm("recall", "rollback", "-k", "3", "--json", cwd=repo))["results"]  # type: ignore[index]
+    assert [r["text"] for r in res] == ["to rollback a release run make rollback"]
+
+
+def test_supersedes_with_the_text_of_another_memory_is_never_dropped(repo: Path) -> None:
+    x = data(gm("add", "the staging host is stage.example.com", "--json", cwd=repo))["id"]  # type: ignore[index]
+    y = data(gm("add", "staging lives on an old box", "--json", cwd=repo))["id"]  # type: ignore[index]
+    # Never silently dropped: the --supersedes is refused whole, naming the twin...
+    twin = gm("add", "the staging host is stage.example.com", "--supersedes", y, cwd=repo)
+    assert twin.returncode == 12 and x[:12] in twin.stderr  # type: ignore[index]
+    assert data(gm("show", y, "--json", cwd=repo))["memory"]["status"] == "active"  # type: ignore[index]
+    # ...and with --force the replacement is written.
+    out = data(gm("add", "the staging host is stage.example.com", "--supersedes", y, "--force",
+                  "--json", cwd=repo))
+    assert out["duplicate_of"] is None and out["superseded"] == [y]  # type: ignore[index]
+    assert data(gm("show", y, "--json", cwd=repo))["memory"]["status"] == "superseded"  # type: ignore[index]
+
+
+def test_looking_at_faded_memories_does_not_renew_them(repo: Path) -> None:
+    ok(gm("add", "the old wiki lives on confluence", cwd=repo, env=at("2024-01-01T00:00:00Z")))
+    late = "2026-01-01T00:00:00Z"
+    assert _order(repo, "wiki", late) == []
+    for _ in range(2):
+        assert _order(repo, "wiki", late, "--all") == ["the old wiki lives on confluence"]
+    assert _order(repo, "wiki", late) == []  # --all recorded no use
+
+
+def test_a_value_set_ahead_of_time_takes_over_when_it_starts(repo: Path) -> None:
+    ok(gm("set", "db.engine", "postgres", cwd=repo, env=at("2026-01-01T00:00:00Z")))
+    ok(gm("set", "db.engine", "cockroach", "--valid-from", "2026-06-01", cwd=repo,
+          env=at("2026-03-01T00:00:00Z")))
+    assert value(repo, "db.engine", when="2026-03-02T00:00:00Z") == "postgres"
+    assert value(repo, "db.engine", when="2026-06-02T00:00:00Z") == "cockroach"
+    ok(gm("add", "the freeze lasts until march", "--kind", "fact", "--valid-until",
+          "2026-03-31", cwd=repo, env=at("2026-03-01T00:00:00Z")))
+    assert _order(repo, "freeze", "2026-03-15T00:00:00Z") == ["the freeze lasts until march"]
+    assert _order(repo, "freeze", "2026-04-15T00:00:00Z") == []
+    assert _order(repo, "freeze", "2026-04-15T00:00:00Z", "--all") \
+        == ["the freeze lasts until march"]
+
+
+def test_time_travel_with_all_marks_hits_as_they_stood(repo: Path) -> None:
+    ok(gm("set", "db.engine", "PostgreSQL 14", cwd=repo, env=at("2026-01-10T10:00:00Z")))
+    ok(gm("set", "db.engine", "CockroachDB", cwd=repo, env=at("2026-03-01T10:00:00Z")))
+    res = data(gm("recall", "db engine", "--mode", "lexical", "--as-of", "2026-02-01", "--all",
+                  "--json", cwd=repo))["results"]  # type: ignore[index]
+    assert [(r["text"], r["status"]) for r in res] == [("PostgreSQL 14", "active")]
+    res = data(gm("recall", "db engine", "--mode", "lexical", "--valid-at", "2025-01-01",
+                  "--all", "--json", cwd=repo))["results"]  # type: ignore[index]
+    assert res == []  # neither value was valid then, retired or not
+
+
+def test_relative_dates_follow_the_injected_clock(repo: Path) -> None:
+    ok(gm("set", "db.engine", "PostgreSQL 14", cwd=repo, env=at("2026-01-10T10:00:00Z")))
+    ok(gm("set", "db.engine", "CockroachDB", cwd=repo, env=at("2026-03-01T10:00:00Z")))
+    assert value(repo, "db.engine", "--as-of", "10 days ago", when="2026-03-05T00:00:00Z") \
+        == "PostgreSQL 14"
+    assert value(repo, "db.engine", "--as-of", "20260301", when="2026-03-05T00:00:00Z") \
+        == "CockroachDB"
+
+
+def test_keyed_imports_chain_instead_of_conflicting(repo: Path) -> None:
+    lines = "\n".join(json.dumps({"text": f"v{i}", "key": "build.version", "kind": "fact"})
+                      for i in range(300))
+    ok(gm("import", "-", "--pack-size", "64", cwd=repo, input=lines + "\n"))
+    assert value(repo, "build.version") == "v299"
+    assert data(gm("conflicts", "--json", cwd=repo))["conflicts"] == []  # type: ignore[index]
+    assert len(data(gm("history", "build.version", "--json", cwd=repo))["values"]) == 300  # type: ignore[index, arg-type]
