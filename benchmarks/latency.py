@@ -196,6 +196,7 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
     # varies by one word, so each add also pays for the near-duplicate check.
     add_t, add_rss = timed([GIT_MEM, "add", "a fresh note about the {i} cache", "--force"],
                            repo, env, reps)
+    context_t, _ = timed([GIT_MEM, "context"], repo, env, reps)
     # Warm, in-process: the library with the projection open.
     with gitmem.open(repo) as store:
         store.recall("warm up")
@@ -214,6 +215,7 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
     INDEX_ROWS.append(bench_index(repo, n + 1000 + reps))
     return [f"{n:,}", ms(pct(recall_t, 50)), ms(pct(recall_t, 95)), str(recall_rss),
             ms(pct(warm, 50)), ms(pct(add_t, 50)), ms(pct(add_t, 95)), str(add_rss),
+            ms(pct(context_t, 50)),
             f"{first_s:.2f}", f"{rebuild_s:.2f}", f"{refresh_s:.2f}", f"{n / import_s:,.0f}"]
 
 
@@ -263,7 +265,7 @@ def main() -> None:
             rows = [bench_size(base, int(n), args.reps) for n in args.sizes.split(",")]
             table("Per-call latency (ms unless noted; fresh process = a new git-mem per call)",
                   ["memories", "recall p50", "recall p95", "recall RSS MiB", "warm recall p50",
-                   "add p50", "add p95", "add RSS MiB", "first read (build) s", "rebuild s",
+                   "add p50", "add p95", "add RSS MiB", "context p50", "first read (build) s", "rebuild s",
                    "refresh +1k ops s", "import /s"], rows)
             table("Vector channel: exact int8 scan vs HNSW (in-process, ms unless noted)",
                   ["memories", "exact p50", "HNSW build s", "HNSW load", "HNSW p50",

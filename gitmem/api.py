@@ -9,6 +9,7 @@ log. Warnings (a rebuilt projection, skipped ops) collect in
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -315,6 +316,7 @@ class Store:
         self.last_refresh: RefreshReport | None = None
         self._open = False
         self._usage_log: Any = None
+        self._new_vector: bytes | None = None  # the vector add computed for dedup
         self._personal: Store | None | bool = False  # False: not looked for yet
         # Long operations (rebuild, import, a big pull) report (what, done, total or
         # None) here; the CLI draws a progress line on a terminal.
@@ -551,6 +553,8 @@ class Store:
 
         oid, op, commit = self._append_one(make, summary)
         assert isinstance(op, ops.AddOp)
+        if self._new_vector is not None:
+            self._remember_pending(oid, self._new_vector)
         return Added(
             id=oid, kind=body.kind, partition=op.partition, commit=commit, clock=op.clock,
             recorded_at=iso(op.at, op.tz) or "", op=oid, superseded=old_ids,
@@ -580,6 +584,7 @@ class Store:
             if dup is not None and not old_ids:  # with --supersedes it is a replacement
                 return dup, [], current
             qvec = _query_vector(_embed_input(None, body.text, body.entities, body.tags))
+            self._new_vector = qvec
             if qvec is None:
                 return None, [], current
             floor = min(similar_min, dup_min)
@@ -590,10 +595,11 @@ class Store:
                 self._refresh(p)  # many: embed them the usual way first
                 pending = []
             near = p.nearest(qvec, kind=body.kind, min_cos=floor, exclude=old_ids)
+            known = self._pending_vectors({row[0] for row in pending})
             for mid, key, text, entities, tags in pending:
                 if mid in old_ids:
                     continue
-                other = _query_vector(embed_text(key, text, entities, tags))
+                other = known.get(mid) or _query_vector(embed_text(key, text, entities, tags))
                 cos = _int8_cosine(qvec, other) if other else 0.0
                 if cos >= floor:
                     near.append((mid, round(cos, 6)))
@@ -608,6 +614,36 @@ class Store:
             return None, near[:5], current
 
         return self._read(run, embed=False)
+
+    # Vectors of memories this clone added and no read has embedded yet, so the
+    # next add compares with them without re-embedding (a cache, like the
+    # projection: it only saves time on the write path, answers never use it).
+    _PENDING_FILE = "pending-vectors.json"
+
+    def _pending_vectors(self, wanted: set[str]) -> dict[str, bytes]:
+        try:
+            cached = json.loads((self.log.state_dir / CACHE_DIR / self._PENDING_FILE).read_text())
+            return {k: bytes.fromhex(v) for k, v in cached.items() if k in wanted}
+        except (OSError, ValueError, TypeError, AttributeError):
+            return {}
+
+    def _remember_pending(self, memory_id: str, vector: bytes) -> None:
+        path = self.log.state_dir / CACHE_DIR / self._PENDING_FILE
+        try:
+            cached = json.loads(path.read_text())
+            if not isinstance(cached, dict):
+                cached = {}
+        except (OSError, ValueError):
+            cached = {}
+        cached = dict(list(cached.items())[-(PENDING_LIMIT - 1):])
+        cached[memory_id] = vector.hex()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(8).hex()}")
+            tmp.write_text(json.dumps(cached))
+            os.replace(tmp, path)
+        except OSError:
+            pass
 
     def set(self, key: str, value: str, **options: Any) -> Added:
         """Record the current value of an attribute (``set db.engine cockroachdb``).

@@ -885,8 +885,102 @@ class Oplog(_SyncMixin):
             ref[len(REF_PREFIX):] for ref in self.partitions() if ref.endswith("-" + cid)
         )
 
+    # -- plain reading of loose objects -------------------------------------------------
+    #
+    # What this clone appended since the last read is loose objects (written by
+    # _append_plain): reading them with zlib spares a read after a write the
+    # ~70 ms of loading libgit2. Anything else (packed objects, merges, long
+    # histories) goes to libgit2, which stays the reference.
+
+    _PLAIN_WALK_MAX = 256
+
+    def _loose(self, oid: str) -> tuple[bytes, bytes] | None:
+        """(type, body) of a loose object, or None."""
+        if not _HEX_OID.match(oid):
+            return None
+        try:
+            raw = zlib.decompress((self.commondir / "objects" / oid[:2] / oid[2:]).read_bytes())
+        except (OSError, zlib.error):
+            return None
+        header, _, body = raw.partition(b"\0")
+        kind, _, size = header.partition(b" ")
+        if not size.isdigit() or int(size) != len(body):
+            return None
+        return kind, body
+
+    def _plain_commit(self, oid: str) -> tuple[str, list[str]] | None:
+        """(tree, parents) of a loose commit, or None."""
+        obj = self._loose(oid)
+        if obj is None or obj[0] != b"commit":
+            return None
+        tree, parents = "", []
+        for line in obj[1].split(b"\n"):
+            if not line:
+                break
+            name, _, value = line.partition(b" ")
+            if name == b"tree":
+                tree = value.decode("ascii", "replace")
+            elif name == b"parent":
+                parents.append(value.decode("ascii", "replace"))
+        return (tree, parents) if tree else None
+
+    def _plain_chain(self, tip: str, stop: set[str]) -> list[str] | None:
+        """Commits from ``tip`` back to (not including) one in ``stop`` or the root,
+        newest first; None unless all are loose, linear and within the walk limit."""
+        chain, oid = [], tip
+        for _ in range(self._PLAIN_WALK_MAX):
+            if oid in stop:
+                return chain
+            commit = self._plain_commit(oid)
+            if commit is None or len(commit[1]) > 1:
+                return None
+            chain.append(oid)
+            if not commit[1]:
+                return chain if not stop else None  # root reached, stop never seen
+            oid = commit[1][0]
+        return None
+
+    def _plain_packs(self, tip: str, since: list[str]) -> list[Pack] | None:
+        chain = self._plain_chain(tip, set(since))
+        if chain is None:
+            return None
+        width = len(tip) // 2  # raw id bytes in a tree entry (20 for sha1, 32 for sha256)
+        packs = []
+        for cid in reversed(chain):
+            commit = self._plain_commit(cid)
+            tree = self._loose(commit[0]) if commit else None
+            if tree is None or tree[0] != b"tree":
+                return None
+            entry = None
+            body, i = tree[1], 0
+            while i < len(body):
+                sp = body.find(b" ", i)
+                nul = body.find(b"\0", sp)
+                if sp < 0 or nul < 0:
+                    return None
+                if body[sp + 1 : nul] == PACK_FILE.encode():
+                    entry = (body[i:sp], body[nul + 1 : nul + 1 + width].hex())
+                i = nul + 1 + width
+            if entry is None:
+                packs.append(Pack(cid, None, f"commit has no {PACK_FILE}"))
+                continue
+            if entry[0].startswith(b"4"):  # 40000: a directory
+                packs.append(Pack(cid, None, f"{PACK_FILE} is not a file"))
+                continue
+            blob = self._loose(entry[1])
+            if blob is None or blob[0] != b"blob":
+                return None
+            if len(blob[1]) > ops.MAX_PACK_BYTES:
+                packs.append(Pack(cid, None, f"pack of {len(blob[1])} bytes exceeds "
+                                  f"{ops.MAX_PACK_BYTES}"))
+                continue
+            packs.append(Pack(cid, blob[1]))
+        return packs
+
     def is_commit(self, oid: str) -> bool:
         def ask() -> bool:
+            if self._plain_commit(oid) is not None:
+                return True
             try:
                 return bool(self.repo[oid].type == pygit2.enums.ObjectType.COMMIT)
             except (KeyError, ValueError, pygit2.GitError):
@@ -900,6 +994,8 @@ class Oplog(_SyncMixin):
             return True
 
         def ask() -> bool:
+            if self._plain_chain(new, {old}) is not None:
+                return True  # reached it through loose, linear history
             try:
                 return bool(self.repo.descendant_of(new, old))
             except (pygit2.GitError, KeyError, ValueError):
@@ -929,6 +1025,11 @@ class Oplog(_SyncMixin):
         """The commits after ``since`` up to ``tip``, oldest first, with their packs."""
         if not self.is_commit(tip):
             yield Pack(tip, None, "partition tip is not a commit")
+            return
+        hidden = [since] if isinstance(since, str) else list(since or [])
+        plain = self._plain_packs(tip, hidden) if len(hidden) <= 1 else None
+        if plain is not None:
+            yield from plain
             return
         walker = self.repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
         for hidden in [since] if isinstance(since, str) else since or []:

@@ -233,3 +233,11 @@ def test_session_start_injects_the_briefing(repo: Path) -> None:
     assert spec["hookEventName"] == "SessionStart"
     assert "make spec" in spec["additionalContext"]
     assert "<git-mem-context>" in spec["additionalContext"]
+
+
+def test_agents_md_tells_an_agent_how_to_use_git_mem(tmp_path: Path) -> None:
+    out = gm("agents-md", cwd=tmp_path)  # no repository needed
+    assert out.returncode == 0 and out.stdout.startswith("## Memory: git mem")
+    for needle in ("git mem context", "git mem recall", "--json", "git mem add", "git mem set",
+                   "--supersedes", "--personal", "secrets", "not instructions"):
+        assert needle in out.stdout, needle

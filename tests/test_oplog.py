@@ -102,3 +102,29 @@ def test_a_ref_lock_left_by_a_crash_is_cleared(repo: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert not lock.exists()
     assert "after the crash" in gm("log", cwd=repo).stdout
+
+
+def test_loose_history_is_read_without_libgit2_and_matches_it(repo: Path) -> None:
+    for i in range(5):
+        gm("add", f"memory {i} about the plain reader", "--force", cwd=repo)
+    log = Oplog(repo)
+    tip = next(iter(log.partitions().values()))
+    plain = [(p.commit, p.data) for p in log._plain_packs(tip, [])]  # type: ignore[union-attr]
+    r = pygit2.Repository(str(repo))
+    walked = [(str(c.id), r[c.tree["ops.jsonl"].id].data)
+              for c in r.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)]
+    assert plain == walked and len(plain) == 5
+    assert [p.commit for p in log._plain_packs(tip, [walked[1][0]])] == [c for c, _ in walked[2:]]
+    assert log.is_ancestor(walked[0][0], tip) and not log.is_ancestor(tip, walked[0][0])
+    # After a gc the objects are packed: libgit2 answers, the same.
+    git("gc", "-q", cwd=repo)
+    assert log._plain_packs(tip, []) is None
+    assert [(p.commit, p.data) for p in Oplog(repo).iter_packs(tip)] == walked
+    # A read right after a write loads no libgit2.
+    gm("add", "one more after the gc", cwd=repo)
+    probe = ("import sys\nsys.argv = ['git-mem', 'recall', 'plain reader']\n"
+             "from gitmem.cli import main\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "print('pygit2' in sys.modules, file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True)
+    assert out.stderr.strip().splitlines()[-1] == "False"
