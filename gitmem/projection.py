@@ -19,6 +19,7 @@ import json
 import mmap
 import os
 import sqlite3
+import dataclasses
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from .model import Anchor, OpInfo, Record, RefreshReport, Skipped
 from .timefmt import iso
 
 # Bump when the tables change: a mismatch rebuilds from the log, never migrates.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 DB_NAME = "projection.sqlite3"
 VEC_NAME = "vectors.i8"
 HNSW_NAME = "vectors.hnsw"
@@ -132,6 +133,8 @@ CREATE TABLE memories(
     norm TEXT  -- ops.text_hash(text): finds exact duplicates on write
 );
 CREATE INDEX memories_key ON memories(key) WHERE key IS NOT NULL;
+CREATE INDEX memories_top ON memories(kind, importance DESC, clock DESC, id);
+CREATE INDEX memories_shadowed ON memories(shadowed_by) WHERE shadowed_by IS NOT NULL;
 CREATE INDEX memories_norm ON memories(norm);
 CREATE UNIQUE INDEX memories_vec ON memories(vec_slot);
 -- Every vector row and the memory it belongs to: a long memory has a row for
@@ -1078,12 +1081,23 @@ class Projection:
     def top(self, scope: Scope, *, keyed: bool | None = None, limit: int = 200) -> list[Record]:
         """Memories under ``scope``, most important first, then newest (candidates
         for the context profile; the caller ranks them by salience)."""
+        if len(scope.kinds) > 1:  # one indexed walk per kind, then merged
+            rows = [r for kind in scope.kinds for r in self.top(
+                dataclasses.replace(scope, kinds=(kind,)), keyed=keyed, limit=limit)]
+            rows.sort(key=lambda r: (-r.importance, -r.clock, r.id))
+            return rows[:limit]
         sql = f"SELECT {_MEMORY_COLS} FROM memories m WHERE 1 = 1"
         if keyed is not None:
             sql += " AND m.key IS NOT NULL" if keyed else " AND m.key IS NULL"
         sql, args = _filters(sql, [], scope)
         sql += " ORDER BY m.importance DESC, m.clock DESC, m.id LIMIT ?"
         return [_record(r) for r in self._c.execute(sql, [*args, limit])]
+
+    @_guarded
+    def standing(self, ids: Iterable[str]) -> dict[str, bool]:
+        """For each id: is it current truth (active and not a conflict's loser)?"""
+        return {mid: st == "active" and sh is None for mid, st, sh in self._by_ids(
+            "SELECT id, status, shadowed_by FROM memories WHERE id IN", ids)}
 
     @_guarded
     def live_ids(self, ids: list[str], scope: Scope) -> list[str]:
@@ -1102,8 +1116,8 @@ class Projection:
     def conflicted_keys(self) -> list[str]:
         """Keys that have more than one current value (a recorded conflict)."""
         return [r[0] for r in self._c.execute(
-            "SELECT DISTINCT key FROM memories WHERE shadowed_by IS NOT NULL "
-            "AND key IS NOT NULL ORDER BY key")]
+            "SELECT DISTINCT key FROM memories "
+            "WHERE shadowed_by IS NOT NULL AND key IS NOT NULL ORDER BY key")]
 
     @_guarded
     def duplicate_of(self, text: str, kind: str, key: str | None) -> str | None:

@@ -232,10 +232,10 @@ def _rank_at(
             continue  # faded from default recall; never deleted, back with --all
         final = rrf * sal
         scored.append((-final, mid, rrf, factors, entry, sal, faded))
-    records = projection.records(mid for _, mid, *_ in scored)
     # Equal scores: current truth before retired or losing values, then by id.
-    scored.sort(key=lambda x: (x[0], records[x[1]].status != "active"
-                               or records[x[1]].conflict_with is not None, x[1]))
+    current = projection.standing(mid for _, mid, *_ in scored) if q.include_retired else {}
+    scored.sort(key=lambda x: (x[0], not current.get(x[1], True), x[1]))
+    records = projection.records(mid for _, mid, *_ in scored[: q.k])  # only what is returned
     hits: list[Hit] = []
     for n, (neg, mid, rrf, factors, entry, sal, faded) in enumerate(scored[: q.k], start=1):
         explain = None
