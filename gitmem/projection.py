@@ -1539,7 +1539,9 @@ class Usage:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, timeout=0.5, isolation_level=None)
             conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
+            # A weak, local signal: losing the last uses to a power cut is fine,
+            # paying an fsync on every recall is not.
+            conn.execute("PRAGMA synchronous = OFF")
             conn.execute("CREATE TABLE IF NOT EXISTS uses(memory TEXT PRIMARY KEY, "
                          "count INTEGER NOT NULL, last INTEGER NOT NULL) WITHOUT ROWID")
             self._conn = conn
