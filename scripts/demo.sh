@@ -24,6 +24,24 @@ run git mem recall "how do I run the tests"
 run git mem recall "which database do we use" --json
 run git mem status
 
+printf '\n# Facts change: a keyed fact, its history, and the memory as of a release tag\n'
+export GIT_COMMITTER_DATE="2026-01-10T10:00:00Z"   # an injected clock, for a stable story
+run git mem set ci.runner jenkins
+git commit -q --allow-empty -m "release 1.4" && git tag v1.4
+export GIT_COMMITTER_DATE="2026-03-01T10:00:00Z"
+run git mem set ci.runner "github actions" --valid-from 2026-02-20
+unset GIT_COMMITTER_DATE
+run git mem get ci.runner
+run git mem get ci.runner --as-of v1.4
+run git mem history ci.runner
+printf '\n# The same text again adds nothing new: it reinforces the memory already there\n'
+run git mem add "tests live in spec/, run them with make spec" --kind procedure
+
+printf '\n# What an agent reads first (hooks and the MCP server send the same)\n'
+export GITMEM_PERSONAL_DIR="$demo/personal"   # keep the demo out of your real personal pool
+run git mem add "explain diffs before applying them" --kind procedure --personal
+run git mem context --budget 300
+
 printf '\n# The op-log is plain git: one partition per author and clone under refs/memory/\n'
 run git for-each-ref refs/memory/
 run git log --format='%h %an %s' --glob=refs/memory
