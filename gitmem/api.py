@@ -267,31 +267,72 @@ def personal_dir() -> Path:
     $XDG_DATA_HOME/git-mem/personal, else ~/.local/share/git-mem/personal."""
     env = os.environ.get(PERSONAL_ENV)
     if env:
-        return Path(env).expanduser()
+        path = Path(env).expanduser()
+        if not path.is_absolute():
+            raise InvalidInput(f"{PERSONAL_ENV}={env} is not an absolute path",
+                               "give the personal pool's full path, or unset it")
+        return path
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "git-mem" / "personal"
+
+
+_REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
 
 
 def open_personal(*, create: bool = True) -> Store:
     """Open the personal pool: a git repository of its own, outside any project,
     for what belongs to the person (preferences, habits), never to a team.
-    It is created on first use; push it to a private remote with sync."""
+    It is created on first use; push it to a private remote with sync.
+
+    Refused while GIT_DIR and friends point git elsewhere (git hooks and
+    'git --git-dir' set them): the pool's writes would land in that repository.
+    """
     path = personal_dir()
-    if create:
-        Oplog.create(path)
-    elif not (path / ".git").is_dir():
-        raise NotARepository(f"there is no personal pool yet (at {path})",
-                             "create it with: git mem add --personal TEXT")
-    return Store(path, pool="personal")
+    redirected = [v for v in _REDIRECTS if os.environ.get(v)]
+    if redirected:
+        raise InvalidInput(f"the personal pool cannot be used while {redirected[0]} is set",
+                           f"unset {' and '.join(redirected)} for this command")
+    try:
+        if create:
+            Oplog.create(path)
+        elif not (path / ".git").is_dir():
+            raise NotARepository(f"there is no personal pool yet (at {path})",
+                                 "create it with: git mem add --personal TEXT")
+        store = Store(path, pool="personal")
+    except OSError as exc:
+        raise NotARepository(f"cannot use the personal pool at {path}: {exc}",
+                             f"fix or move that directory, or point {PERSONAL_ENV} elsewhere"
+                             ) from None
+    if store.log.workdir.resolve() != path.resolve():
+        store.close()
+        raise NotARepository(f"{path} is inside another repository ({store.log.workdir}), "
+                             "not a personal pool of its own",
+                             f"point {PERSONAL_ENV} at a directory outside any repository")
+    return store
 
 
 def open_personal_from(path: str | os.PathLike[str] | None = None) -> Store:
     """The personal pool, for a write made from ``path``: when that is inside a
-    repository, the pool records (once) that the person works there."""
-    personal = open_personal(create=True)
+    repository, the pool records (once) that the person works there. Refused
+    when the pool would be that repository or lie inside it."""
+    personal = open_personal(create=False) if (personal_dir() / ".git").is_dir() else None
     try:
-        project = Store(path)
+        project: Store | None = Store(path)
     except (NotARepository, BareRepository):
+        project = None
+    if project is not None:
+        pool = personal_dir().resolve()
+        for inside in (project.log.workdir.resolve(), project.log.commondir.resolve()):
+            if pool == inside or inside in pool.parents:
+                project.close()
+                if personal is not None:
+                    personal.close()
+                raise InvalidInput(f"the personal pool ({pool}) is inside this repository; "
+                                   "personal memories would be shared with it",
+                                   f"point {PERSONAL_ENV} at a directory outside any repository")
+    if personal is None:
+        personal = open_personal(create=True)
+    if project is None:
         return personal
     try:
         project.remember_repository(personal)
@@ -327,17 +368,30 @@ class Store:
     def personal(self) -> Store | None:
         """The personal pool to merge into reads, or None (none yet, disabled with
         gitmem.personal=false, or this store is the personal pool)."""
-        if self._personal is False:
+        # None is looked up again on the next read: a long-lived server sees a pool
+        # created after it started.
+        if not isinstance(self._personal, Store) and self.pool == "project":
             self._personal = None
-            if (self.pool == "project" and self._setting("gitmem.personal", _bool, True,
-                                                         "use true or false")):
-                path = personal_dir()
-                if (path / ".git").is_dir() and path.resolve() != self.log.workdir.resolve():
-                    try:
-                        self._personal = Store(path, pool="personal")
-                    except GitMemError as exc:
-                        self.warnings.append(f"personal pool skipped: {exc.message}")
-        return self._personal  # type: ignore[return-value]
+            if (self._setting("gitmem.personal", _bool, True, "use true or false")
+                    and not any(os.environ.get(v) for v in _REDIRECTS)):
+                try:
+                    path = personal_dir()
+                    pool = path.resolve()
+                    mine = self.log.workdir.resolve()
+                    if ((path / ".git").is_dir() and pool != mine and mine not in pool.parents
+                            and self.log.commondir.resolve() not in pool.parents):
+                        self._personal = open_personal(create=False)
+                except Exception as exc:  # noqa: BLE001 - a broken pool must not break reads
+                    self._skip_personal(exc)
+        return self._personal if isinstance(self._personal, Store) else None
+
+    def _skip_personal(self, exc: BaseException) -> None:
+        """The personal pool is a second source: when it fails, the project's
+        answer still comes, with one warning."""
+        why = exc.message if isinstance(exc, GitMemError) else f"{type(exc).__name__}: {exc}"
+        msg = f"personal pool skipped: {why}"
+        if msg not in self.warnings:
+            self.warnings.append(msg)
 
     def remember_repository(self, personal: Store) -> None:
         """Record in the personal pool that the person works in this repository
@@ -364,8 +418,8 @@ class Store:
             return hits
         try:
             theirs = fn(mine)
-        except GitMemError as exc:
-            self.warnings.append(f"personal pool skipped: {exc.message}")
+        except Exception as exc:  # noqa: BLE001 - see _skip_personal
+            self._skip_personal(exc)
             return hits
         finally:
             self.warnings.extend(w for w in mine.warnings if w not in self.warnings)
@@ -652,10 +706,9 @@ class Store:
         their place in ``history``; setting the value it already has only
         reinforces it. Takes the options of ``add`` (kind defaults to fact).
         """
-        k = _field(key, "key")
-        if not k or any(c in k for c in "\n\r\t"):
-            raise InvalidInput(f"'{key}' is not a usable key",
-                               "use a short name without line breaks, e.g. db.engine")
+        k = _key(key)
+        if not k:
+            raise InvalidInput(f"'{key}' is not a usable key", "use a short name, e.g. db.engine")
         options.setdefault("kind", "fact")
         return self.add(value, key=k, **options)
 
@@ -729,7 +782,7 @@ class Store:
         return ops.MemoryBody(
             kind=kind,  # type: ignore[arg-type]
             text=text,
-            key=_field(key, "key"),
+            key=_key(key),
             tags=_names(tags, "tag"),
             entities=_names(about, "about"),
             importance=float(importance),
@@ -859,8 +912,7 @@ class Store:
     def _owner(self, memory_id: str) -> Store:
         """This store, or the personal pool when only it knows ``memory_id``."""
         try:
-            self.resolve(memory_id)
-            return self
+            found = self.resolve(memory_id)
         except UnknownId:
             mine = self.personal()
             if mine is None:
@@ -871,6 +923,17 @@ class Store:
                 raise UnknownId(f"no memory with id {memory_id.strip().lower()} "
                                 "(in this repository or the personal pool)") from None
             return mine
+        mine = self.personal() if len(memory_id.strip()) < ops.ID_HEX_LEN else None
+        if mine is not None:
+            try:
+                other = mine.resolve(memory_id)
+            except UnknownId:
+                return self
+            except Exception as exc:  # noqa: BLE001 - see _skip_personal
+                self._skip_personal(exc)
+                return self
+            raise AmbiguousId(memory_id.strip().lower(), [found, other])
+        return self
 
     def invalidate(self, memory_id: str, reason: str | None = None) -> Retired:
         """Retire a memory: it leaves default recall but stays in history."""
@@ -1304,11 +1367,12 @@ class Store:
         if mine is not None:
             try:
                 theirs = mine._context_sections(recent_days)
-            except GitMemError as exc:
-                self.warnings.append(f"personal pool skipped: {exc.message}")
+            except Exception as exc:  # noqa: BLE001 - see _skip_personal
+                self._skip_personal(exc)
             else:
-                for name, items in theirs.items():  # the person's own first among equals
-                    sections[name] = items + sections.get(name, [])
+                for name, items in theirs.items():  # by salience, the person's own first on ties
+                    sections[name] = sorted(items + sections.get(name, []),
+                                            key=lambda i: (-i.score, not i.personal))
         built = ctx.build(sections, budget)
         return Context(budget=budget, tokens=built.tokens, markdown=built.markdown,
                        items=[ContextItem(section=i.section, line=i.line, id=i.id)
@@ -1322,7 +1386,7 @@ class Store:
 
         cfg = self._salience(None)
 
-        def ranked(p: Projection, records: list[Record]) -> list[Record]:
+        def ranked(p: Projection, records: list[Record]) -> list[tuple[Record, float]]:
             inputs = p.salience_inputs([r.id for r in records])
             scored = []
             for r in records:
@@ -1332,41 +1396,50 @@ class Store:
                 if f["salience"] >= cfg.floor:
                     scored.append((-f["salience"], r.recorded_at, r.id, r))
             scored.sort(key=lambda x: (x[0], x[1], x[2]))
-            return [x[3] for x in scored]
+            return [(x[3], -x[0]) for x in scored]
 
         def run(p: Projection) -> dict[str, list[ctx.Item]]:
             conflicted = set(p.conflicted_keys())
             label = "personal" if self.pool == "personal" else None
+
+            def items(section: str, pairs: list[tuple[Record, float]],
+                      with_key: bool = False) -> list[ctx.Item]:
+                return [ctx.Item(section, ctx.memory_line(
+                    r, with_key=with_key, conflict=with_key and r.key in conflicted, label=label),
+                    r.id, score=sal, personal=label is not None) for r, sal in pairs]
+
             winners: dict[str, Record] = {}
             for v in self._values(p, None, None, None):
                 winners.setdefault(v.key or "", v)
-            facts = [r for r in ranked(p, list(winners.values()))
+            facts = [(r, sal) for r, sal in ranked(p, list(winners.values()))
                      if not (label and (r.key or "").startswith(REPO_KEY))]  # pointers
             sections: dict[str, list[ctx.Item]] = {
-                "persona": [ctx.Item("persona", ctx.memory_line(r, label=label), r.id)
-                            for r in ranked(p, p.top(Scope(kinds=("persona",), now=cfg.now)))],
-                "facts": [ctx.Item("facts", ctx.memory_line(
-                    r, with_key=True, conflict=r.key in conflicted, label=label), r.id)
-                    for r in facts],
-                "procedures": [ctx.Item("procedures", ctx.memory_line(r, label=label), r.id)
-                               for r in ranked(p, p.top(Scope(kinds=("procedure",), now=cfg.now),
-                                                        keyed=False))],
-                "notes": [ctx.Item("notes", ctx.memory_line(r, label=label), r.id)
-                          for r in ranked(p, p.top(Scope(kinds=("fact", "note", "edge"),
-                                                         now=cfg.now),
-                                                   keyed=False))],
+                "persona": items("persona", ranked(
+                    p, p.top(Scope(kinds=("persona",), now=cfg.now)))),
+                "facts": items("facts", facts, with_key=True),
+                "procedures": items("procedures", ranked(
+                    p, p.top(Scope(kinds=("procedure",), now=cfg.now), keyed=False))),
+                "notes": items("notes", ranked(
+                    p, p.top(Scope(kinds=("fact", "note", "edge"), now=cfg.now), keyed=False))),
             }
             if label:
                 return sections  # the person's recent changes are not the project's news
             since = cfg.now - recent_days * DAY
             recent = [o for o in reversed(p.log(limit=60)) if o.type != "confirm"]
-            recent = sorted((o for o in recent if _ts(o.recorded_at) >= since),
+            # Within the window; an op dated in the future (a skewed clock, or a
+            # forged date) must not stay pinned to the top.
+            recent = sorted((o for o in recent if since <= _ts(o.recorded_at) <= cfg.now + DAY),
                             key=lambda o: (-_ts(o.recorded_at), -o.clock, o.id))[:10]
             recs = p.records(o.id if o.type == "add" else o.target or "" for o in recent)
-            sections["recent"] = [
-                ctx.Item("recent", ctx.recent_line(
-                    o, recs.get(o.id if o.type == "add" else o.target or "")), o.id)
-                for o in recent]
+            lines = []
+            for o in recent:
+                rec = recs.get(o.id if o.type == "add" else o.target or "")
+                if rec is not None and rec.quarantine:
+                    continue  # what the gate refuses never reaches an agent, even as news
+                if o.reason and _gate_findings(o.reason):
+                    o = msgspec.structs.replace(o, reason=None)
+                lines.append(ctx.Item("recent", ctx.recent_line(o, rec), o.id))
+            sections["recent"] = lines
             return sections
 
         return self._read(run)
@@ -1674,6 +1747,12 @@ def _gate(body: ops.MemoryBody, *, redact: bool) -> ops.MemoryBody:
     return msgspec.structs.replace(body, text=text) if text != body.text else body
 
 
+def _gate_findings(text: str) -> list[str]:
+    from . import gate
+
+    return [f.describe() for f in gate.scan(text)]
+
+
 def _gate_reason(reason: str | None) -> str | None:
     """A reason is free text that replicates like a memory: the same gate applies."""
     if not reason:
@@ -1723,6 +1802,18 @@ def _field(value: str | None, what: str) -> str | None:
             f"shorten the {what}",
         )
     return value
+
+
+def _key(key: str | None) -> str | None:
+    """A key names an attribute: no line breaks, control characters or angle brackets
+    (it is printed inside delimited context, where it must not look like markup)."""
+    k = _field(key, "key")
+    if k is not None and (any(c in k for c in "<>")
+                          or any(ord(c) < 32 or ord(c) == 127 for c in k)):
+        raise InvalidInput(f"'{key}' is not a usable key",
+                           "use a short name without line breaks or angle brackets, "
+                           "e.g. db.engine")
+    return k
 
 
 def _names(values: Iterable[str], what: str) -> list[str]:

@@ -105,7 +105,10 @@ class _Progress:
 
         self._clock = time.monotonic
         self._start = self._clock()
-        self._delay = float(os.environ.get("GITMEM_PROGRESS_DELAY", "0.5") or 0.5)
+        try:
+            self._delay = float(os.environ.get("GITMEM_PROGRESS_DELAY", "0.5") or 0.5)
+        except ValueError:
+            self._delay = 0.5
         self._last = 0.0
         self._shown = False
 
@@ -1032,6 +1035,9 @@ def hook_session_start(budget: int) -> None:
     _hook("SessionStart", answer)
 
 
+PROMPT_QUERY_CHARS = 2000
+
+
 @hook_.command(name="user-prompt")
 @click.option("-k", "--limit", "k", type=click.IntRange(1, hooks.PROMPT_K_MAX), default=3,
               show_default=True, help="At most this many memories.")
@@ -1047,6 +1053,7 @@ def hook_user_prompt(k: int) -> None:
         prompt = payload.get("prompt")
         if not isinstance(prompt, str) or not prompt.strip():
             return None
+        prompt = prompt[:PROMPT_QUERY_CHARS]  # a pasted log must not stall the prompt
         with _hook_store(payload) as store:
             hits = hooks.relevant(store.recall(prompt, k=k, explain=True, record_use=False))
             store.record_use(hits)  # only what is actually put before the agent

@@ -10,6 +10,7 @@ module: the same input gives the same bytes.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from .model import OpInfo, Record
@@ -30,8 +31,10 @@ TITLES = {"persona": "Persona", "facts": "Current facts", "procedures": "Procedu
 
 
 def tokens(text: str) -> int:
-    """A deliberately pessimistic estimate: one token per 4 characters."""
-    return math.ceil(len(text) / 4)
+    """A deliberately pessimistic estimate: 4 ASCII characters per token, and a
+    token for every other character (CJK, emoji: often one token or more each)."""
+    wide = sum(1 for c in text if ord(c) > 127)
+    return math.ceil((len(text) - wide) / 4) + wide
 
 
 @dataclass
@@ -39,6 +42,8 @@ class Item:
     section: str
     line: str
     id: str | None = None
+    score: float = 0.0  # salience: how sections from two pools interleave
+    personal: bool = False
 
 
 @dataclass
@@ -49,9 +54,13 @@ class Built:
     left_out: int = 0  # candidates that did not fit
 
 
+_CLOSING = re.compile(r"<(\s*/\s*git-mem)", re.IGNORECASE)
+
+
 def fence(text: str) -> str:
-    """Memory text may not close our delimiter and speak as us."""
-    return text.replace("</git-mem", "<\\/git-mem")
+    """Text from the log (memory text, keys, author names, reasons) may not close
+    our delimiters and speak as us, however it spells the closing tag."""
+    return _CLOSING.sub(r"<\\\1", text)
 
 
 def clip(text: str, n: int = ITEM_CHARS) -> str:
@@ -64,10 +73,10 @@ def memory_line(r: Record, *, with_key: bool = False, conflict: bool = False,
     body = clip(r.text or "")
     if with_key and r.key:
         body = f"{r.key} = {body}"
-    tail = f" ({r.author}, {r.recorded_at[:10]}" + (", in conflict: see git mem conflicts"
-                                                    if conflict else "")
+    tail = f"({clip(r.author, 60)}, {r.recorded_at[:10]}" + (
+        ", in conflict: see git mem conflicts" if conflict else "")
     mark = f"[{label}] " if label else ""
-    return f"- {mark}{fence(body)}{tail})"
+    return f"- {mark}{fence(body)} {fence(clip(tail, 120))})"
 
 
 def recent_line(op: OpInfo, rec: Record | None) -> str:
@@ -85,7 +94,7 @@ def recent_line(op: OpInfo, rec: Record | None) -> str:
         what = f"forgot a memory ({(op.target or '')[:12]})"
     else:
         what = f"{op.type} {(op.target or '')[:12]}"
-    return f"- {day} {op.author}: {fence(what)}"
+    return f"- {day} {fence(clip(op.author, 60))}: {fence(what)}"
 
 
 def build(sections: dict[str, list[Item]], budget: int) -> Built:
@@ -109,7 +118,7 @@ def build(sections: dict[str, list[Item]], budget: int) -> Built:
             keep: list[Item] = []
             for item in pending[name]:
                 if item.id is not None and item.id in shown:
-                    continue  # e.g. a recent add already listed in its own section
+                    continue  # e.g. a recent add already listed in its own section (dropped)
                 c = cost(name, item)
                 if used + c <= room and (pass_no == 2 or spent + c <= cap):
                     chosen[name].append(item)
@@ -130,7 +139,8 @@ def build(sections: dict[str, list[Item]], budget: int) -> Built:
     markdown = PREAMBLE + OPEN + "\n" + "\n".join(body) + "\n" + CLOSE + "\n"
     return Built(markdown=markdown, tokens=tokens(markdown),
                  items=[i for name in SHARES for i in chosen[name]],
-                 left_out=sum(len(v) for v in pending.values()))
+                 left_out=sum(1 for v in pending.values() for i in v
+                              if i.id is None or i.id not in shown))
 
 
 def _section_tokens(items: list[Item]) -> int:

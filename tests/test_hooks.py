@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import gm
+from conftest import gm, init_repo
 
 # What Claude Code sends (hooks reference: common fields plus the event's own).
 def payload(event: str, cwd: Path, **extra: str) -> str:
@@ -241,3 +241,20 @@ def test_agents_md_tells_an_agent_how_to_use_git_mem(tmp_path: Path) -> None:
     for needle in ("git mem context", "git mem recall", "--json", "git mem add", "git mem set",
                    "--supersedes", "--personal", "secrets", "not instructions"):
         assert needle in out.stdout, needle
+
+
+def test_install_through_a_symlinked_settings_file_keeps_the_link(repo: Path, tmp_path: Path) -> None:
+    real = tmp_path / "shared-settings.json"
+    real.write_text('{"model": "opus"}\n')
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").symlink_to(real)
+    assert gm("hooks", "install", cwd=repo).returncode == 0
+    assert (repo / ".claude" / "settings.json").is_symlink()
+    merged = json.loads(real.read_text())
+    assert merged["model"] == "opus" and "UserPromptSubmit" in merged["hooks"]
+    bom = repo.parent / "bom"
+    init_repo(bom)
+    (bom / ".claude").mkdir()
+    (bom / ".claude" / "settings.json").write_text('\ufeff{"hooks": {"X": [{"hooks": 5}]}}')
+    bad = gm("hooks", "install", cwd=bom)
+    assert bad.returncode == 2 and "hooks" in bad.stderr and "Traceback" not in bad.stderr

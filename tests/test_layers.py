@@ -23,7 +23,7 @@ ALLOWED = {
             "embed", "gate", "context"},
     "context": {"model"},
     "cli": {"api", "errors", "model", "ops", "hooks", "mcp_server"},
-    "hooks": {"errors", "model"},
+    "hooks": {"errors", "model", "context"},
     "mcp_server": {"api", "errors", "model", "ops"},
     "__init__": {"api", "errors", "model"},
     "__main__": {"cli"},

@@ -107,3 +107,50 @@ def test_personal_pool_syncs_with_its_own_private_remote(repo: Path, tmp_path: P
                            env=env)).stdout)["data"]["results"]
     assert [(r["text"], r["pool"]) for r in res] == [("I review with the diff on the left",
                                                       "personal")]
+
+
+# -- regressions found in review ------------------------------------------------------
+
+
+def test_the_personal_pool_may_not_be_or_sit_inside_the_repository(repo: Path) -> None:
+    for where in (str(repo), str(repo / "pool")):
+        out = gm("add", "I hate long meetings", "--personal", cwd=repo,
+                 env={"GITMEM_PERSONAL_DIR": where})
+        assert out.returncode == 2 and "inside this repository" in out.stderr, out.stderr
+    out = gm("add", "my salary is secret", "--personal", cwd=repo,
+             env={"GIT_DIR": str(repo / ".git")})
+    assert out.returncode == 2 and "GIT_DIR" in out.stderr
+    rel = gm("add", "x", "--personal", cwd=repo, env={"GITMEM_PERSONAL_DIR": "relpool"})
+    assert rel.returncode == 2 and "absolute" in rel.stderr
+    assert git("for-each-ref", "refs/memory/", cwd=repo).stdout == ""  # nothing written here
+
+
+def test_a_broken_personal_pool_never_breaks_project_reads(repo: Path, hermetic: Path) -> None:
+    ok(gm("add", "the cache lives in redis", cwd=repo))
+    pool = personal_dir(hermetic)
+    pool.mkdir(parents=True)
+    (pool / ".git").mkdir()  # a pool that is not a repository at all
+    out = gm("recall", "cache", "--json", cwd=repo)
+    body = json.loads(ok(out).stdout)
+    assert [r["text"] for r in body["data"]["results"]] == ["the cache lives in redis"]
+    assert any(w.startswith("personal pool skipped") for w in body["warnings"])
+    assert gm("context", cwd=repo).returncode == 0
+
+
+def test_a_pool_created_later_is_seen_by_a_long_lived_store(repo: Path) -> None:
+    import gitmem
+
+    with gitmem.open(repo) as long_lived:
+        long_lived.add("deploys happen on tuesdays")
+        assert all(h.pool == "project" for h in long_lived.recall("deploys"))
+        ok(gm("add", "I deploy only after lunch", "--personal", cwd=repo))
+        assert "personal" in {h.pool for h in long_lived.recall("deploy lunch")}
+
+
+def test_personal_trivia_does_not_crowd_out_project_facts(repo: Path) -> None:
+    for i in range(8):
+        ok(gm("add", f"dentist appointment number {i} on a friday", "--importance", "0.1",
+              "--personal", "--force", cwd=repo))
+    ok(gm("add", "the API server lives in services/api", "--importance", "0.9", cwd=repo))
+    md = data(gm("context", "--budget", "200", "--json", cwd=repo))["markdown"]
+    assert "services/api" in md
