@@ -4,7 +4,8 @@
 set -euo pipefail
 
 demo=$(mktemp -d "${TMPDIR:-/tmp}/git-mem-demo.XXXXXX")
-trap 'rm -rf "$demo"' EXIT
+pool=$(mktemp -d "${TMPDIR:-/tmp}/git-mem-demo-personal.XXXXXX")
+trap 'rm -rf "$demo" "$pool"' EXIT
 cd "$demo"
 export GIT_AUTHOR_NAME="${GIT_AUTHOR_NAME:-Demo User}" GIT_AUTHOR_EMAIL="${GIT_AUTHOR_EMAIL:-demo@example.com}"
 export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME" GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EMAIL"
@@ -38,7 +39,7 @@ printf '\n# The same text again adds nothing new: it reinforces the memory alrea
 run git mem add "tests live in spec/, run them with make spec" --kind procedure
 
 printf '\n# What an agent reads first (hooks and the MCP server send the same)\n'
-export GITMEM_PERSONAL_DIR="$demo/personal"   # keep the demo out of your real personal pool
+export GITMEM_PERSONAL_DIR="$pool"   # keep the demo out of your real personal pool
 run git mem add "explain diffs before applying them" --kind procedure --personal
 run git mem context --budget 300
 
