@@ -357,7 +357,6 @@ class Store:
         self.last_refresh: RefreshReport | None = None
         self._open = False
         self._usage_log: Any = None
-        self._new_vector: bytes | None = None  # the vector add computed for dedup
         self._personal: Store | None | bool = False  # False: not looked for yet
         # Long operations (rebuild, import, a big pull) report (what, done, total or
         # None) here; the CLI draws a progress line on a terminal.
@@ -589,7 +588,7 @@ class Store:
         )
         body = _gate(body, redact=redact)
         old_ids = list(dict.fromkeys(self.resolve(s) for s in supersedes)) if supersedes else []
-        dup, similar, replaced = self._check_new(body, old_ids, force=force)
+        dup, similar, replaced, vector = self._check_new(body, old_ids, force=force)
         if dup is not None:
             done = self._confirm(dup, "added again")
             return Added(id=dup, kind=body.kind, partition=done[1].partition, commit=done[2],
@@ -607,8 +606,8 @@ class Store:
 
         oid, op, commit = self._append_one(make, summary)
         assert isinstance(op, ops.AddOp)
-        if self._new_vector is not None:
-            self._remember_pending(oid, self._new_vector)
+        if vector is not None:
+            self._remember_pending(oid, vector)
         return Added(
             id=oid, kind=body.kind, partition=op.partition, commit=commit, clock=op.clock,
             recorded_at=iso(op.at, op.tz) or "", op=oid, superseded=old_ids,
@@ -617,13 +616,15 @@ class Store:
 
     def _check_new(
         self, body: ops.MemoryBody, old_ids: list[str], *, force: bool
-    ) -> tuple[str | None, list[tuple[str, float]], list[str]]:
-        """Dedup on write: (duplicate of, similar memories, the key's current values)."""
+    ) -> tuple[str | None, list[tuple[str, float]], list[str], bytes | None]:
+        """Dedup on write: (duplicate of, similar memories, the key's current values,
+        the new memory's vector when one was computed)."""
         from .projection import Scope, embed_text
 
         dup_min, similar_min = self._thresholds()
 
-        def run(p: Projection) -> tuple[str | None, list[tuple[str, float]], list[str]]:
+        def run(p: Projection) -> tuple[str | None, list[tuple[str, float]], list[str],
+                                        bytes | None]:
             current: list[str] = []
             if body.key is not None:
                 values = p.keyed(Scope(shadow=False), body.key)
@@ -632,15 +633,14 @@ class Store:
                 # (Setting it again during a conflict resolves the conflict.)
                 if (len(values) == 1 and not old_ids and values[0].kind == body.kind
                         and ops.normalize_text(values[0].text or "") == ops.normalize_text(body.text)):
-                    return values[0].id, [], current
-                return None, [], current  # a new value replaces, it never duplicates
+                    return values[0].id, [], current, None
+                return None, [], current, None  # a new value replaces, it never duplicates
             dup = p.duplicate_of(body.text, body.kind, None)
             if dup is not None and not old_ids:  # with --supersedes it is a replacement
-                return dup, [], current
+                return dup, [], current, None
             qvec = _query_vector(_embed_input(None, body.text, body.entities, body.tags))
-            self._new_vector = qvec
             if qvec is None:
-                return None, [], current
+                return None, [], current, None
             floor = min(similar_min, dup_min)
             # Memories replayed but not embedded yet (a writer does not pay for
             # numpy): few, so compared here with the pure-Python embedder.
@@ -660,12 +660,11 @@ class Store:
             near.sort(key=lambda x: (-x[1], x[0]))
             # The embedder barely sees numbers ("port 8080" ~ "port 9090"): texts
             # whose numbers differ are different facts, at most similar.
-            numbers = _NUMBER.findall(body.text)
-            if near and near[0][1] >= dup_min and not force and _same_numbers(
-                    numbers, p.record(near[0][0])):
+            if near and near[0][1] >= dup_min and not force:
                 rec = p.record(near[0][0])
-                raise NearDuplicate(near[0][0], near[0][1], rec.text if rec and rec.text else "")
-            return None, near[:5], current
+                if rec is not None and _same_numbers(body.text, rec.text):
+                    raise NearDuplicate(near[0][0], near[0][1], rec.text or "")
+            return None, near[:5], current, qvec
 
         return self._read(run, embed=False)
 
@@ -1392,7 +1391,7 @@ class Store:
             for r in records:
                 kind, imp, at, confirms, last = inputs[r.id]
                 f = salience(cfg, kind=kind, importance=imp, at=at, confirms=confirms,
-                             last_confirm=last, uses=0, last_use=None)
+                             last_confirm=last, last_use=None)
                 if f["salience"] >= cfg.floor:
                     scored.append((-f["salience"], r.recorded_at, r.id, r))
             scored.sort(key=lambda x: (x[0], x[1], x[2]))
@@ -1494,8 +1493,7 @@ class Store:
         # Keys whose only current values have not started: what is valid now.
         earlier = [v for v in p.keyed(Scope(valid_at=now, shadow=False), key)
                    if v.key in keys_waiting]
-        return sorted(started + earlier, key=lambda v: (v.key or "", -v.clock, v.id)) \
-            if key is None else (started or earlier)
+        return sorted(started + earlier, key=lambda v: (v.key or "", -v.clock, v.id))
 
     def history(self, key: str) -> KeyHistory:
         """Every value ``key`` ever had, oldest first, with who set it and when."""
@@ -1549,7 +1547,7 @@ class Store:
             out = []
             for a, b, cos in pairs:
                 older, newer = sorted((recs[a], recs[b]), key=lambda r: (r.clock, r.id))
-                same = _NUMBER.findall(older.text or "") == _NUMBER.findall(newer.text or "")
+                same = _same_numbers(older.text, newer.text)
                 out.append(SimilarPair(cosine=cos, near_duplicate=cos >= dup_min and same,
                                        older=older, newer=newer))
             return out
@@ -1650,8 +1648,8 @@ def _embed_input(key: str | None, text: str, entities: list[str], tags: list[str
                       msgspec.json.encode(tags).decode())
 
 
-def _same_numbers(numbers: list[str], rec: Record | None) -> bool:
-    return rec is not None and _NUMBER.findall(rec.text or "") == numbers
+def _same_numbers(a: str | None, b: str | None) -> bool:
+    return _NUMBER.findall(a or "") == _NUMBER.findall(b or "")
 
 
 def _int8_cosine(a: bytes, b: bytes) -> float:
@@ -1713,10 +1711,8 @@ def _gate_version() -> str:
 
 def _quarantine_reason(body: ops.MemoryBody) -> str | None:
     """Why a replayed memory would not pass the write gate today, or None."""
-    from . import gate
-
     fields = [body.text, body.key or "", *body.tags, *body.entities, body.source or ""]
-    findings = [f.describe() for f in gate.scan("\n".join(v for v in fields if v))]
+    findings = _gate_findings("\n".join(v for v in fields if v))
     return "; ".join(findings[:3]) if findings else None
 
 
@@ -1755,13 +1751,9 @@ def _gate_findings(text: str) -> list[str]:
 
 def _gate_reason(reason: str | None) -> str | None:
     """A reason is free text that replicates like a memory: the same gate applies."""
-    if not reason:
-        return reason
-    from . import gate
-
-    found = gate.scan(reason)
+    found = _gate_findings(reason) if reason else []
     if found:
-        raise GateRefused([f"{f.describe()} in reason" for f in found],
+        raise GateRefused([f"{f} in reason" for f in found],
                           "remove it from the reason: reasons are shared with every clone")
     return reason
 

@@ -42,13 +42,18 @@ class GitMemError(Exception):
             return f"error: {self.message}; hint: {self.hint}"
         return f"error: {self.message}"
 
+    # Attribute names a subclass adds to its JSON error object (stable fields).
+    fields: tuple[str, ...] = ()
+
     def to_dict(self) -> dict[str, object]:
-        return {
+        d: dict[str, object] = {
             "code": self.code,
             "message": self.message,
             "hint": self.hint,
             "exit_code": self.exit_code,
         }
+        d.update((name, getattr(self, name)) for name in self.fields)
+        return d
 
 
 class InvalidInput(GitMemError):
@@ -114,6 +119,7 @@ class UnknownKey(UnknownId):
 class AmbiguousId(GitMemError):
     code = "ambiguous_id"
     exit_code = 6
+    fields = ("candidates",)
 
     def __init__(self, prefix: str, candidates: list[str]) -> None:
         shown = ", ".join(c[:12] for c in candidates[:10])
@@ -124,11 +130,6 @@ class AmbiguousId(GitMemError):
         )
         self.prefix = prefix
         self.candidates = candidates
-
-    def to_dict(self) -> dict[str, object]:
-        d = super().to_dict()
-        d["candidates"] = self.candidates
-        return d
 
 
 class LogBusy(GitMemError):
@@ -167,16 +168,12 @@ class GateRefused(GitMemError):
 
     code = "refused_by_gate"
     exit_code = 11
+    fields = ("findings",)
 
     def __init__(self, findings: list[str], hint: str) -> None:
         shown = "; ".join(findings[:5]) + (f"; and {len(findings) - 5} more" if len(findings) > 5 else "")
         super().__init__(f"refused: {shown}", hint)
         self.findings = findings
-
-    def to_dict(self) -> dict[str, object]:
-        d = super().to_dict()
-        d["findings"] = self.findings
-        return d
 
 
 class NearDuplicate(GitMemError):
@@ -184,6 +181,7 @@ class NearDuplicate(GitMemError):
 
     code = "near_duplicate"
     exit_code = 12
+    fields = ("existing", "cosine")
 
     def __init__(self, existing: str, cosine: float, text: str) -> None:
         clip = text if len(text) <= 80 else text[:79] + "…"
@@ -194,9 +192,3 @@ class NearDuplicate(GitMemError):
         )
         self.existing = existing
         self.cosine = cosine
-
-    def to_dict(self) -> dict[str, object]:
-        d = super().to_dict()
-        d["existing"] = self.existing
-        d["cosine"] = self.cosine
-        return d

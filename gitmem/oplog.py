@@ -1090,14 +1090,10 @@ class Oplog(_SyncMixin):
             pass  # only a cache
 
     def _loose_commit_message(self, oid: str) -> bytes | None:
-        try:
-            raw = zlib.decompress((self.commondir / "objects" / oid[:2] / oid[2:]).read_bytes())
-        except (OSError, zlib.error):
+        obj = self._loose(oid)
+        if obj is None or obj[0] != b"commit":
             return None
-        header, _, body = raw.partition(b"\0")
-        if not header.startswith(b"commit "):
-            return None
-        return body.partition(b"\n\n")[2]
+        return obj[1].partition(b"\n\n")[2]
 
     # -- writing ------------------------------------------------------------------
 

@@ -654,22 +654,11 @@ class Projection:
         if top is None:
             return none
         n = top + 1
-        try:
-            with open(self.vec_path, "rb") as fh:
-                if os.fstat(fh.fileno()).st_size < n * self.dim:
-                    return none  # replaced under us by a rebuild: lexical only this time
-                mm = mmap.mmap(fh.fileno(), n * self.dim, access=mmap.ACCESS_READ)
-        except (FileNotFoundError, ValueError):
-            return none
-        q = memoryview(query).cast("b")
+        dist = self._distances(simsimd, query, n)
+        if dist is None:
+            return none  # replaced under us by a rebuild: lexical only this time
         use_hnsw = n >= (self.hnsw_warm_min if self.long_lived else self.hnsw_fresh_min)
         index = self._hnsw_for(n) if use_hnsw else None
-        try:
-            matrix = memoryview(mm).cast("b", shape=[n, self.dim])
-            dist = memoryview(simsimd.cdist(q, matrix, metric="cosine")).cast("B").cast("d").tolist()
-            matrix.release()
-        finally:
-            mm.close()
         # How unusual a similarity is for this query in this corpus: static
         # embeddings give any two texts a sizeable cosine, so relevance is
         # judged against the spread. Over every non-zero row (zeroed rows are
@@ -1184,7 +1173,8 @@ class Projection:
         ).fetchone()[0])
 
     def _distances(self, simsimd: Any, query: bytes, n: int) -> list[float] | None:
-        """Cosine distance from ``query`` to each of the first ``n`` vector rows."""
+        """Cosine distance from ``query`` to each of the first ``n`` vector rows of the
+        memory-mapped file; None when the file is shorter (a rebuild replaced it)."""
         try:
             with open(self.vec_path, "rb") as fh:
                 if os.fstat(fh.fileno()).st_size < n * self.dim:
@@ -1547,8 +1537,8 @@ class Usage:
             self._conn = conn
         return self._conn
 
-    def read(self, ids: Iterable[str], until: int | None = None) -> dict[str, tuple[int, int]]:
-        """memory id -> (times returned, last time), for uses up to ``until``."""
+    def read(self, ids: Iterable[str]) -> dict[str, tuple[int, int]]:
+        """memory id -> (times returned, last time)."""
         if not self.path.exists():
             return {}
         out: dict[str, tuple[int, int]] = {}
@@ -1560,8 +1550,7 @@ class Usage:
                     f"SELECT memory, count, last FROM uses WHERE memory IN "
                     f"({','.join('?' * len(chunk))})", chunk,
                 ):
-                    if until is None or last <= until:
-                        out[mid] = (int(n), int(last))
+                    out[mid] = (int(n), int(last))
         except sqlite3.Error as exc:
             self.error = f"usage record unreadable ({exc}); ranked without it"
             return {}

@@ -75,7 +75,7 @@ class Salience:
 
 def salience(
     cfg: Salience, *, kind: str, importance: float, at: int, confirms: int,
-    last_confirm: int | None, uses: int, last_use: int | None,
+    last_confirm: int | None, last_use: int | None,
 ) -> dict[str, float]:
     """Every factor of a memory's salience (their product is "salience").
 
@@ -222,7 +222,7 @@ def _rank_at(
         else:
             n_uses, last_use = uses.get(mid, (0, None))
             full = salience(q.salience, kind=kind, importance=imp, at=at, confirms=confirms,
-                            last_confirm=last_confirm, uses=n_uses, last_use=last_use)
+                            last_confirm=last_confirm, last_use=last_use)
             factors = {f: full[f] for f in ("importance", "decay", "reinforcement")}
             sal = full["salience"]
             signals[mid] = {"age_days": round(full["age_days"], 3), "confirms": confirms,
