@@ -619,7 +619,8 @@ class Store:
     ) -> tuple[str | None, list[tuple[str, float]], list[str], bytes | None]:
         """Dedup on write: (duplicate of, similar memories, the key's current values,
         the new memory's vector when one was computed)."""
-        from .projection import Scope, embed_text
+        from .embed.text import embed_text
+        from .projection import Scope
 
         dup_min, similar_min = self._thresholds()
 
@@ -638,7 +639,7 @@ class Store:
             dup = p.duplicate_of(body.text, body.kind, None)
             if dup is not None and not old_ids:  # with --supersedes it is a replacement
                 return dup, [], current, None
-            qvec = _query_vector(_embed_input(None, body.text, body.entities, body.tags))
+            qvec = _query_vector(embed_text(None, body.text, body.entities, body.tags))
             if qvec is None:
                 return None, [], current, None
             floor = min(similar_min, dup_min)
@@ -1525,6 +1526,8 @@ class Store:
                 limit: int = 50, kinds: Sequence[str] = ()) -> list[SimilarPair]:
         """Pairs of current memories of one kind that are close in meaning (cosine at
         or above gitmem.similarThreshold), most similar first, for review."""
+        from .embed.text import embed_text
+
         if limit < 1:
             raise InvalidInput(f"--limit must be at least 1 (got {limit})", "use --limit 50")
         dup_min, sim_min = self._thresholds()
@@ -1536,7 +1539,7 @@ class Store:
                 rec = p.record(target)
                 if rec is None or rec.text is None:
                     return []
-                qvec = _query_vector(_embed_input(rec.key, rec.text, rec.entities, rec.tags))
+                qvec = _query_vector(embed_text(rec.key, rec.text, rec.entities, rec.tags))
                 near = p.nearest(qvec, kind=rec.kind, min_cos=sim_min, exclude=[target],
                                  limit=limit) if qvec else []
                 pairs = [(target, mid, cos) for mid, cos in near]
@@ -1639,13 +1642,6 @@ def _fact_value(rec: Record, others: list[Record], as_of: int | None,
         status_now=rec.status, conflicts=others, as_of=iso(as_of) if as_of is not None else None,
         valid_at=iso(valid_at) if valid_at is not None else None,
     )
-
-
-def _embed_input(key: str | None, text: str, entities: list[str], tags: list[str]) -> str:
-    from .projection import embed_text
-
-    return embed_text(key, text, msgspec.json.encode(entities).decode(),
-                      msgspec.json.encode(tags).decode())
 
 
 def _same_numbers(a: str | None, b: str | None) -> bool:
@@ -1846,7 +1842,7 @@ def _doc_embedder() -> Any:
 def _query_vector(text: str) -> bytes | None:
     # Pure Python (no numpy, no tokenizers): a fresh process pays ~2 ms, not ~65.
     from . import embed
-    from .projection import quantize_query
+    from .embed.text import quantize_query
 
     q = quantize_query(embed.embed_query(text))
     return q if any(q) else None

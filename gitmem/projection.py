@@ -28,6 +28,7 @@ from typing import Any, Callable, Protocol, TypeVar
 
 from . import ops, replay
 from .model import Anchor, OpInfo, Record, RefreshReport, Skipped
+from .embed.text import embed_chunks, quantize_rows
 from .timefmt import iso
 
 # Bump when the tables change: a mismatch rebuilds from the log, never migrates.
@@ -428,10 +429,12 @@ class Projection:
                 or (top is not None and top >= rows_in_file)):
             self._reset_vectors()  # new model, rebuild, or a damaged file: re-embed all
             rows_in_file = 0
-        pending = c.execute(
-            "SELECT rowid, key, text, entities, tags FROM memories "
-            "WHERE vec_slot IS NULL AND text IS NOT NULL ORDER BY id"
-        ).fetchall()
+        pending = [
+            (rowid, key, text, json.loads(entities), json.loads(tags))
+            for rowid, key, text, entities, tags in c.execute(
+                "SELECT rowid, key, text, entities, tags FROM memories "
+                "WHERE vec_slot IS NULL AND text IS NOT NULL ORDER BY id")
+        ]
         if not pending:
             return 0
         if self._embedder is None:
@@ -1156,14 +1159,19 @@ class Projection:
             c.execute("COMMIT")
 
     @_guarded
-    def unembedded(self, kind: str, limit: int) -> list[tuple[str, str | None, str, str, str]] | None:
+    def unembedded(
+        self, kind: str, limit: int
+    ) -> list[tuple[str, str | None, str, list[str], list[str]]] | None:
         """Current memories of ``kind`` without a vector yet: (id, key, text,
         entities, tags); None when there are more than ``limit``."""
         rows = self._c.execute(
             "SELECT id, key, text, entities, tags FROM memories WHERE vec_slot IS NULL "
             "AND text IS NOT NULL AND kind = ? AND status = 'active' AND quarantine IS NULL "
             "ORDER BY id LIMIT ?", (kind, limit + 1)).fetchall()
-        return None if len(rows) > limit else rows
+        if len(rows) > limit:
+            return None
+        return [(mid, key, text, json.loads(ents), json.loads(tags))
+                for mid, key, text, ents, tags in rows]
 
     @_guarded
     def embedding_pending(self) -> int:
@@ -1444,70 +1452,12 @@ def _opinfo(row: tuple) -> OpInfo:  # type: ignore[type-arg]
     )
 
 
-CHUNK_CHARS = 400
-
-
 def _smallest(values: list[float], k: int) -> list[int]:
     """Indices of the k smallest values (all ties at the cut included), in C-speed steps."""
     if k >= len(values):
         return list(range(len(values)))
     cut = heapq.nsmallest(k, values)[-1]  # floats compare in C: no key function
     return [i for i, v in enumerate(values) if v <= cut]
-
-
-def embed_text(key: str | None, text: str, entities: str, tags: str) -> str:
-    """What a memory's vector is computed from: its key, entities, text and tags."""
-    parts = [key or "", *json.loads(entities), text, *json.loads(tags)]
-    return " ".join(p for p in parts if p)
-
-
-def embed_chunks(key: str | None, text: str, entities: str, tags: str) -> list[str]:
-    """The texts embedded for one memory: the whole, then, when it is long, its chunks.
-
-    A mean of token vectors over a long text drifts towards "any text"; a
-    question usually matches one part. Chunks are runs of whole lines of about
-    CHUNK_CHARS characters (long lines split at spaces), each carrying the
-    memory's key, entities and tags, so a long memory is found by its best part.
-    """
-    whole = embed_text(key, text, entities, tags)
-    if len(text) <= CHUNK_CHARS * 3 // 2:
-        return [whole]
-    label = embed_text(key, "", entities, tags)
-    pieces: list[str] = []
-    current = ""
-    for line in text.splitlines():
-        while len(line) > 2 * CHUNK_CHARS:
-            cut = line.rfind(" ", 0, CHUNK_CHARS) if " " in line[:CHUNK_CHARS] else CHUNK_CHARS
-            cut = cut if cut > 0 else CHUNK_CHARS
-            pieces.append(line[:cut])
-            line = line[cut:].lstrip()
-        if current and len(current) + len(line) + 1 > CHUNK_CHARS:
-            pieces.append(current)
-            current = line
-        else:
-            current = f"{current}\n{line}" if current else line
-    if current.strip():
-        pieces.append(current)
-    return [whole] + [f"{label} {p}".strip() for p in pieces if p.strip()]
-
-
-def quantize_rows(vectors: Any) -> bytes:
-    """float32 rows -> int8 rows scaled to +-127 (cosine is scale-free)."""
-    import numpy as np
-
-    v = np.asarray(vectors, dtype=np.float32)
-    peak = np.abs(v).max(axis=1, keepdims=True)
-    scaled = np.divide(v * 127.0, peak, out=np.zeros_like(v), where=peak > 0)
-    return np.rint(scaled).astype(np.int8).tobytes()
-
-
-def quantize_query(vector: Any) -> bytes:
-    """One float vector (any sequence) -> int8 bytes, without numpy."""
-    values = [float(x) for x in vector]
-    peak = max((abs(x) for x in values), default=0.0)
-    if peak == 0.0:
-        return bytes(len(values))
-    return bytes((round(x * 127.0 / peak) & 0xFF) for x in values)
 
 
 class Usage:

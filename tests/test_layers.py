@@ -17,7 +17,7 @@ ALLOWED = {
     "gate": set(),
     "replay": {"ops"},
     "oplog": {"ops", "errors"},
-    "projection": {"ops", "replay", "model", "timefmt"},
+    "projection": {"ops", "replay", "model", "timefmt", "embed"},
     "recall": {"model", "projection"},
     "api": {"ops", "errors", "model", "oplog", "projection", "recall", "replay", "timefmt",
             "embed", "gate", "context"},

@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     from tokenizers import Tokenizer
 
-DATA_DIR = Path(__file__).parent / "data" / "embedder"
+DATA_DIR = Path(__file__).parent.parent / "data" / "embedder"
 FORMAT = 1  # meta.json layout this loader understands
 _CHUNK = 1024  # texts tokenised per call to the tokenizer
 _TOKENS = 16384  # token rows gathered at once: caps the float32 scratch at 25 MB
