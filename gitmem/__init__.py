@@ -13,7 +13,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .api import Added, Retired, Shown, Status, Store, open
+from .api import Store, open
+from .model import Added, Retired, Shown, Status
 from .errors import (
     AmbiguousId,
     BareRepository,

@@ -95,3 +95,174 @@ class RefreshReport(msgspec.Struct, kw_only=True):
     embedded: int = 0
     full_rebuild: bool = False
     seconds: float = 0.0
+
+
+# -- what the library's actions return (gitmem.api) --------------------------------
+
+
+class Added(msgspec.Struct, kw_only=True):
+    id: str  # the memory's id (the existing memory's, for a duplicate)
+    kind: str
+    partition: str
+    commit: str
+    clock: int
+    recorded_at: str
+    op: str = ""  # the op written: the add itself, or a confirm for a duplicate
+    duplicate_of: str | None = None  # same text as this current memory: reinforced it
+    superseded: list[str] = []  # memories this one replaced (--supersedes, or the key's values)
+    similar: list[dict[str, object]] = []  # stored, but close to these: see 'git mem similar'
+
+
+class Confirmed(msgspec.Struct, kw_only=True):
+    id: str  # the confirm op's id
+    target: str
+    confirms: int  # confirmations of the target, this one included
+
+
+class FactValue(msgspec.Struct, kw_only=True):
+    """The value of a keyed fact at a point of either timeline."""
+
+    key: str
+    value: str
+    id: str
+    author: str
+    author_email: str
+    recorded_at: str
+    valid_from: str | None = None
+    valid_until: str | None = None
+    status: str = "active"  # at the point asked about (as_of / valid_at), else now
+    status_now: str = "active"  # today: e.g. "superseded" for a value asked --as-of
+    conflicts: list[Record] = []  # other values current at the same time (a conflict)
+    as_of: str | None = None
+    valid_at: str | None = None
+
+
+class ContextItem(msgspec.Struct, kw_only=True):
+    section: str  # persona | facts | procedures | notes | recent
+    line: str
+    id: str | None = None
+
+
+class Context(msgspec.Struct, kw_only=True):
+    """The always-on profile ('git mem context'): Markdown within a token budget."""
+
+    budget: int
+    tokens: int  # estimated as characters / 4, rounded up
+    markdown: str
+    items: list[ContextItem] = []
+    left_out: int = 0  # candidates that did not fit the budget
+
+
+class KeyHistory(msgspec.Struct, kw_only=True):
+    key: str
+    current: str | None  # id of the current value (None: retired or forgotten)
+    conflicts: list[str]  # ids of other current values (a recorded conflict)
+    values: list[Record]  # every value ever recorded, oldest first
+
+
+class Conflict(msgspec.Struct, kw_only=True):
+    key: str
+    current: Record  # the deterministic winner: greatest (clock, id)
+    others: list[Record]
+
+
+class SimilarPair(msgspec.Struct, kw_only=True):
+    cosine: float
+    near_duplicate: bool  # at or above the duplicate threshold (stored with --force)
+    older: Record
+    newer: Record
+
+
+class Imported(msgspec.Struct, kw_only=True):
+    count: int
+    ids: list[str]
+    commits: list[str]
+    partition: str
+    # Lines whose text is already a current memory of the same kind and key
+    # (or an earlier line): not added; a confirm reinforces the existing one.
+    duplicates: list[dict[str, object]] = []
+
+
+class PurgeRemote(msgspec.Struct, kw_only=True):
+    """One remote's copy of a purged partition (as this clone last saw it)."""
+
+    remote: str  # the namespace under refs/memory-remotes/
+    tip: str
+    has_content: bool  # its history holds the purged op
+    next_push: str  # replace (force-with-lease) | fast-forward | rejected (...)
+
+
+class PurgeReport(msgspec.Struct, kw_only=True):
+    """What ``forget --purge`` rewrote, or with ``dry_run`` would rewrite."""
+
+    dry_run: bool
+    partition: str
+    old_tip: str
+    new_tip: str | None  # None on a dry run
+    ops_removed: list[str]
+    commits_rewritten: list[str]  # old commit ids rebuilt
+    commits_dropped: list[str]  # old commit ids gone (every op removed)
+    tombstone: bool  # a forget op is (or would be) written first
+    remotes: list[PurgeRemote] = []
+    backups: list[str] = []  # refs/memory-backup/* that held it (rewritten too)
+
+
+class Retired(msgspec.Struct, kw_only=True):
+    """Result of invalidate / forget."""
+
+    id: str | None  # the new op's id (None when nothing had to be written)
+    target: str
+    status: str
+    changed: bool
+    purge: PurgeReport | None = None  # forget --purge only
+
+
+class Shown(msgspec.Struct, kw_only=True):
+    memory: Record
+    ops: list[OpInfo]
+
+
+class PartitionInfo(msgspec.Struct, kw_only=True):
+    name: str
+    ref: str
+    tip: str
+    ops: int
+    authors: list[str]
+    mine: bool
+
+
+class Status(msgspec.Struct, kw_only=True):
+    repository: str
+    partition: str | None
+    partitions: list[PartitionInfo]
+    ops: dict[str, int]
+    memories: dict[str, int]
+    projection: dict[str, object]
+    skipped: list[Skipped]
+
+
+class SyncReport(msgspec.Struct, kw_only=True):
+    """What pull / push / sync did."""
+
+    remote: str
+    fetched: bool = False
+    created: list[str] = []
+    fast_forwarded: list[str] = []
+    replaced: list[str] = []
+    conflicts: list[str] = []
+    pushed: list[dict[str, object]] = []
+    refresh: RefreshReport | None = None
+
+
+class InitReport(msgspec.Struct, kw_only=True):
+    clone_id: str
+    partition: str | None
+    fetch_refspecs_added: dict[str, bool] = {}
+
+
+class RekeyReport(msgspec.Struct, kw_only=True):
+    old_clone_id: str
+    new_clone_id: str
+    moved_ops: int
+    partitions: dict[str, str]  # old partition -> new partition (where ops moved)
+    backups: list[str]

@@ -20,8 +20,9 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-from .model import Hit
+from .model import Hit, Record
 from .projection import Projection, Scope
 
 # Function words that only dilute an OR query. Kept small on purpose: a word
@@ -94,6 +95,22 @@ def salience(
     reinf = min(REINFORCEMENT_CAP, 1.0 + 0.2 * math.log2(1 + confirms))
     return {"importance": imp, "decay": decay, "reinforcement": reinf,
             "salience": imp * decay * reinf, "age_days": age_days}
+
+
+def by_salience(projection: Projection, cfg: Salience,
+                records: list[Record]) -> list[tuple[Record, float]]:
+    """Records best first by salience alone (no query), faded ones left out; ties
+    by recorded time, then id. The context profile's order within a section."""
+    inputs = projection.salience_inputs([r.id for r in records])
+    scored = []
+    for r in records:
+        kind, imp, at, confirms, last = inputs[r.id]
+        f = salience(cfg, kind=kind, importance=imp, at=at, confirms=confirms,
+                     last_confirm=last, last_use=None)
+        if f["salience"] >= cfg.floor:
+            scored.append((-f["salience"], r.recorded_at, r.id, r))
+    scored.sort(key=lambda x: (x[0], x[1], x[2]))
+    return [(x[3], -x[0]) for x in scored]
 
 
 @dataclass
@@ -263,5 +280,5 @@ def _rank_at(
     return hits, exhausted
 
 
-def _fields(rec: object) -> dict[str, object]:
-    return {f: getattr(rec, f) for f in rec.__struct_fields__}  # type: ignore[attr-defined]
+def _fields(rec: Record) -> dict[str, Any]:
+    return {f: getattr(rec, f) for f in rec.__struct_fields__}

@@ -1,0 +1,60 @@
+"""The library facade: every front end (CLI, MCP, hooks, tests) calls this.
+
+``gitmem.open(path)`` returns a ``Store``; each method is one user-level action
+and returns plain data (``gitmem.model``). Reads refresh the projection from
+the op-log first, so nothing stale is ever served; writes only append to the
+log. Warnings (a rebuilt projection, skipped ops) collect in
+``Store.warnings`` for the front end to show.
+
+The package, one job per module (data flows down this list, never up):
+
+    store.py      Store: the handle front ends hold; project + personal pool
+    write.py      add, set, confirm, invalidate, forget, purge (validate -> gate -> append)
+    importer.py   bulk import from JSON lines
+    dedup.py      duplicates on write, similar pairs for review
+    reads.py      recall, show, log, status
+    facts.py      keyed facts on both timelines, history, conflicts
+    profile.py    the context profile's sections
+    sync.py       pull, push, sync, init, rekey
+    personal.py   where the personal pool lives and the rules that keep it apart
+    pool.py       one pool: op-log + projection lifecycle, appends, settings
+    validate.py   input checks;  gating.py  the write gate per field
+    settings.py   the clock and gitmem.* git config;  embedding.py  embedder glue
+"""
+
+from __future__ import annotations
+
+from ..model import (
+    Added,
+    Confirmed,
+    Conflict,
+    Context,
+    ContextItem,
+    FactValue,
+    Imported,
+    InitReport,
+    KeyHistory,
+    PartitionInfo,
+    PurgeRemote,
+    PurgeReport,
+    RekeyReport,
+    Retired,
+    Shown,
+    SimilarPair,
+    Status,
+    SyncReport,
+)
+from .importer import ImportRecord
+from .personal import PERSONAL_ENV, REPO_KEY, personal_dir
+from .pool import BUILT_MARKER, CACHE_DIR, USAGE_NAME, Pool
+from .settings import DUPLICATE_THRESHOLD, SIMILAR_THRESHOLD
+from .store import Store, open, open_personal, open_personal_from
+
+__all__ = [
+    "Store", "Pool", "open", "open_personal", "open_personal_from", "personal_dir",
+    "Added", "Confirmed", "Conflict", "Context", "ContextItem", "FactValue", "Imported",
+    "ImportRecord", "InitReport", "KeyHistory", "PartitionInfo", "PurgeRemote", "PurgeReport",
+    "RekeyReport", "Retired", "Shown", "SimilarPair", "Status", "SyncReport",
+    "PERSONAL_ENV", "REPO_KEY", "BUILT_MARKER", "CACHE_DIR", "USAGE_NAME",
+    "DUPLICATE_THRESHOLD", "SIMILAR_THRESHOLD",
+]

@@ -1,0 +1,36 @@
+"""The embedder as the library uses it, kept out of every path that does not need it.
+
+Why this exists: ``gitmem.embed`` has two halves with very different costs: the
+document embedder (numpy, tokenizers: ~100 ms to import) used when the projection
+embeds memories, and the pure-Python query embedder (~2 ms from a cold process)
+used by recall and by dedup on write. Going through these three functions keeps
+each import lazy and in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def identity() -> tuple[str, int]:
+    """(embedder version, dimensions): what the projection's vectors were made with."""
+    from .. import embed
+
+    _, version, dim = embed.identity()
+    return version, dim
+
+
+def doc_embedder() -> Any:
+    from .. import embed
+
+    return embed.default_embedder()
+
+
+def query_vector(text: str) -> bytes | None:
+    """The int8 vector of a query (None for text the embedder knows nothing of)."""
+    # Pure Python (no numpy, no tokenizers): a fresh process pays ~2 ms, not ~65.
+    from .. import embed
+    from ..embed.text import quantize_query
+
+    q = quantize_query(embed.embed_query(text))
+    return q if any(q) else None

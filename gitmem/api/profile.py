@@ -1,0 +1,105 @@
+"""The context profile: what an agent should read first, within a token budget.
+
+Why this exists: an agent starting a session cannot ask about what it does not
+know it should ask. ``git mem context`` hands it the standing knowledge:
+persona, current keyed facts, procedures, the most salient notes and recent
+changes. This module picks each section's candidates from one pool, best first
+by salience (``recall.by_salience``); ``merge`` puts the person's own pool
+beside the project's; ``gitmem.context`` renders them within the budget.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from .. import context as ctx
+from ..errors import InvalidInput
+from ..model import Context, ContextItem, Record
+from . import gating, settings
+from .facts import key_values
+from .personal import REPO_KEY
+from .pool import Pool
+from .settings import DAY
+
+if TYPE_CHECKING:
+    from ..projection import Projection
+
+
+def check_budget(budget: int) -> None:
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < ctx.MIN_BUDGET:
+        raise InvalidInput(f"budget must be at least {ctx.MIN_BUDGET} tokens (got {budget})",
+                           "use --budget 500")
+
+
+def merge(sections: dict[str, list[ctx.Item]],
+          theirs: dict[str, list[ctx.Item]]) -> dict[str, list[ctx.Item]]:
+    """The personal pool's candidates beside the project's: by salience, the
+    person's own first on ties."""
+    for name, items in theirs.items():
+        sections[name] = sorted(items + sections.get(name, []),
+                                key=lambda i: (-i.score, not i.personal))
+    return sections
+
+
+def render(sections: dict[str, list[ctx.Item]], budget: int) -> Context:
+    built = ctx.build(sections, budget)
+    return Context(budget=budget, tokens=built.tokens, markdown=built.markdown,
+                   items=[ContextItem(section=i.section, line=i.line, id=i.id)
+                          for i in built.items], left_out=built.left_out)
+
+
+def sections(pool: Pool, recent_days: int) -> dict[str, list[ctx.Item]]:
+    """Each section's candidates, best first (ctx.Item)."""
+    from ..projection import Scope
+    from ..recall import by_salience
+
+    cfg = settings.salience_config(pool.log, None)
+
+    def run(p: Projection) -> dict[str, list[ctx.Item]]:
+        conflicted = set(p.conflicted_keys())
+        label = "personal" if pool.name == "personal" else None
+
+        def items(section: str, pairs: list[tuple[Record, float]],
+                  with_key: bool = False) -> list[ctx.Item]:
+            return [ctx.Item(section, ctx.memory_line(
+                r, with_key=with_key, conflict=with_key and r.key in conflicted, label=label),
+                r.id, score=sal, personal=label is not None) for r, sal in pairs]
+
+        winners: dict[str, Record] = {}
+        for v in key_values(pool, p, None, None, None):
+            winners.setdefault(v.key or "", v)
+        facts = [(r, sal) for r, sal in by_salience(p, cfg, list(winners.values()))
+                 if not (label and (r.key or "").startswith(REPO_KEY))]  # pointers
+        sections: dict[str, list[ctx.Item]] = {
+            "persona": items("persona", by_salience(
+                p, cfg, p.top(Scope(kinds=("persona",), now=cfg.now)))),
+            "facts": items("facts", facts, with_key=True),
+            "procedures": items("procedures", by_salience(
+                p, cfg, p.top(Scope(kinds=("procedure",), now=cfg.now), keyed=False))),
+            "notes": items("notes", by_salience(
+                p, cfg, p.top(Scope(kinds=("fact", "note", "edge"), now=cfg.now), keyed=False))),
+        }
+        if label:
+            return sections  # the person's recent changes are not the project's news
+        since = cfg.now - recent_days * DAY
+        recent = [o for o in reversed(p.log(limit=60)) if o.type != "confirm"]
+        # Within the window; an op dated in the future (a skewed clock, or a
+        # forged date) must not stay pinned to the top.
+        recent = sorted((o for o in recent
+                         if since <= settings.ts(o.recorded_at) <= cfg.now + DAY),
+                        key=lambda o: (-settings.ts(o.recorded_at), -o.clock, o.id))[:10]
+        recs = p.records(o.id if o.type == "add" else o.target or "" for o in recent)
+        lines = []
+        for o in recent:
+            rec = recs.get(o.id if o.type == "add" else o.target or "")
+            if rec is not None and rec.quarantine:
+                continue  # what the gate refuses never reaches an agent, even as news
+            if o.reason and gating.findings(o.reason):
+                o = msgspec.structs.replace(o, reason=None)
+            lines.append(ctx.Item("recent", ctx.recent_line(o, rec), o.id))
+        sections["recent"] = lines
+        return sections
+
+    return pool.read(run)

@@ -1,0 +1,164 @@
+"""Reading one pool: recall, show, log, status.
+
+Why this exists: these are the questions asked most (``recall`` on every agent
+turn), and each is one refreshed read of the projection: validate the
+question, refresh what moved in the log, ask the projection or the ranking
+(``gitmem.recall``), and return plain records (``gitmem.model``). No model call,
+no network: the query is embedded in pure Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from .. import ops
+from ..errors import InvalidInput, NoIdentity
+from ..model import Hit, OpInfo, PartitionInfo, RefreshReport, Shown, Skipped, Status
+from . import settings
+from .embedding import query_vector
+from .pool import Pool
+
+if TYPE_CHECKING:
+    from ..projection import Projection
+
+USE_TOP = 3  # how many of a recall's hits count as used
+# Another pool's hits merged into these: (hits, as_of, valid_at) -> hits.
+Merge = Callable[[list[Hit], int | None, int | None], list[Hit]]
+
+
+def recall(
+    pool: Pool,
+    query: str,
+    *,
+    k: int = 10,
+    kinds: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    include_retired: bool = False,
+    mode: str = "hybrid",
+    explain: bool = False,
+    include_quarantined: bool = False,
+    as_of: str | int | None = None,
+    valid_at: str | int | None = None,
+    record_use: bool = True,
+    merge: Merge | None = None,
+) -> list[Hit]:
+    """The memories that best answer ``query``, best first.
+
+    ``mode`` picks the channels: ``hybrid`` (the default: lexical and
+    vector fused), ``lexical`` (FTS5 only) or ``vector`` (embeddings only).
+    ``as_of`` answers from what the log believed at that time, ``valid_at``
+    from what was true in the world then (a date, or a git revision).
+    ``include_retired`` adds retired, conflict-losing and faded memories.
+    ``merge`` puts another pool's hits beside these (``Store``: the personal pool).
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("the query is empty", "say what you are looking for")
+    if k < 1:
+        raise InvalidInput(f"-k must be at least 1 (got {k})", "use -k 10")
+    for kind in kinds:
+        if kind not in ops.KINDS:
+            raise InvalidInput(f"unknown kind '{kind}'", f"use one of: {', '.join(ops.KINDS)}")
+    from ..recall import MODES, Query, rank
+
+    if mode not in MODES:
+        raise InvalidInput(f"unknown recall mode '{mode}'", f"use one of: {', '.join(MODES)}")
+    t_as_of = settings.point_in_time(pool.log, as_of, "--as-of")
+    t_valid = settings.point_in_time(pool.log, valid_at, "--valid-at")
+    q = Query(query, k, list(kinds), list(tags), include_retired, mode, explain,
+              include_quarantined, as_of=t_as_of, valid_at=t_valid,
+              salience=settings.salience_config(pool.log, t_as_of))
+    usage = pool.usage()
+    hits = pool.read(lambda p: rank(p, q, query_vector, usage.read if usage else None))
+    for h in hits:
+        h.pool = pool.name
+    if merge is not None:
+        hits = merge(hits, t_as_of, t_valid)
+    if record_use and t_as_of is None and t_valid is None and not include_retired:
+        # Being handed out is a (weak, local) reinforcement: the top hits only.
+        record_use_of(pool, hits[:USE_TOP])
+    if usage is not None and usage.error:
+        pool.warnings.append(usage.error)
+    return hits
+
+def record_use_of(pool: Pool, hits: Iterable[Hit]) -> None:
+    """Note, locally, that these hits were put before someone: it renews their
+    age for decay (docs/time.md). Faded or retired hits are never renewed
+    by being looked at; only a confirmation brings them back."""
+    usage = pool.usage()
+    if usage is None:
+        return
+    usage.record([h.id for h in hits if h.status == "active" and not h.faded
+                  and h.conflict_with is None and h.pool == pool.name], settings.now())
+
+
+def show(pool: Pool, memory_id: str) -> Shown:
+    """A memory's whole record, provenance and every op that touched it."""
+    mid = pool.resolve(memory_id)
+
+    def run(p: Projection) -> Shown:
+        rec = p.record(mid)
+        assert rec is not None
+        return Shown(memory=rec, ops=p.ops_touching(mid))
+
+    return pool.read(run)
+
+def log_ops(pool: Pool, limit: int | None = None, author: str | None = None) -> list[OpInfo]:
+    """Ops in replay order; ``limit`` keeps the last N."""
+    if limit is not None and limit < 0:
+        raise InvalidInput(f"-n must not be negative (got {limit})", "use -n 20")
+    return pool.read(lambda p: p.log(limit, author))
+
+def skipped(pool: Pool) -> list[Skipped]:
+    return pool.read(lambda p: p.skipped())
+
+def status(pool: Pool) -> Status:
+    """Partitions, op and memory counts, and the projection's state."""
+    try:
+        mine = pool.log.partition_for(pool.log.identity())
+    except NoIdentity:
+        mine = None
+
+    def run(p: Projection) -> Status:
+        counts = p.counts()
+        tips = p.watermarks()
+        per = counts["per_partition"]
+        assert isinstance(per, dict)
+        parts = [
+            PartitionInfo(
+                name=ref.rsplit("/", 1)[-1], ref=ref, tip=tip,
+                ops=int(per.get(ref.rsplit("/", 1)[-1], {}).get("ops", 0)),
+                authors=list(per.get(ref.rsplit("/", 1)[-1], {}).get("authors", [])),
+                mine=ref.rsplit("/", 1)[-1] == mine,
+            )
+            for ref, tip in sorted(tips.items())
+        ]
+        op_counts = dict(counts["ops"])  # type: ignore[call-overload]
+        op_counts["total"] = sum(op_counts.values())
+        mem_counts = dict(counts["memories"])  # type: ignore[call-overload]
+        mem_counts["total"] = sum(v for k, v in mem_counts.items() if k != "quarantined")
+        size = sum(
+            f.stat().st_size for f in p.directory.glob("*") if f.is_file()
+        )
+        meta = p.meta()
+        report = pool.last_refresh or RefreshReport()
+        return Status(
+            repository=str(pool.log.workdir),
+            partition=mine,
+            partitions=parts,
+            ops=op_counts,
+            memories=mem_counts,
+            projection={
+                "path": str(p.path),
+                "schema": int(meta.get("schema", 0)),
+                "format": int(meta.get("format", 0)),
+                "size_bytes": size,
+                "up_to_date": True,
+                "last_refresh": msgspec.to_builtins(report),
+            },
+            skipped=p.skipped(),
+        )
+
+    return pool.read(run)

@@ -1,0 +1,501 @@
+"""``Store``: the one object every front end holds, over a project and a personal pool.
+
+Why this exists: the CLI, the MCP server, the hooks and library users want one
+handle with one method per user-level action. A ``Store`` owns the pool it was
+opened on and, for a project, the person's own pool beside it (looked up
+lazily, so a long-lived server sees a pool created after it started). Reads
+merge both pools; an id-based action goes to the pool that knows the id. Each
+method is a thin call into the module that does the job (``write``, ``reads``,
+``facts``, ``dedup``, ``importer``, ``sync``, ``profile``); the pools never
+recurse into each other.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .. import ops
+from ..errors import AmbiguousId, BareRepository, GitMemError, NotARepository, UnknownId
+from ..model import (
+    Added,
+    Confirmed,
+    Conflict,
+    Context,
+    FactValue,
+    Hit,
+    Imported,
+    InitReport,
+    KeyHistory,
+    OpInfo,
+    RefreshReport,
+    RekeyReport,
+    Retired,
+    Shown,
+    SimilarPair,
+    Skipped,
+    Status,
+    SyncReport,
+)
+from ..oplog import Oplog
+from . import dedup, facts, importer, personal, profile, reads, settings, sync, write
+from .pool import Pool, Progress
+
+if TYPE_CHECKING:
+    from ..projection import Projection
+
+
+class Store:
+    """One repository's memory: the op-log plus its local projection, and the
+    person's own pool read beside it."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *,
+                 pool: str = "project") -> None:
+        self._pool = Pool(path, name=pool)
+        self._personal: Pool | None | bool = False  # False: not looked for yet
+
+    @classmethod
+    def _over(cls, pool: Pool) -> Store:
+        store = cls.__new__(cls)
+        store._pool = pool
+        store._personal = False
+        return store
+
+    # -- what front ends read and set on a store ----------------------------------
+
+    @property
+    def log(self) -> Oplog:
+        return self._pool.log
+
+    @property
+    def cwd(self) -> Any:
+        return self._pool.cwd
+
+    @property
+    def pool(self) -> str:
+        """"project", or "personal" for the personal pool."""
+        return self._pool.name
+
+    @property
+    def warnings(self) -> list[str]:
+        return self._pool.warnings
+
+    @property
+    def last_refresh(self) -> RefreshReport | None:
+        return self._pool.last_refresh
+
+    @property
+    def progress(self) -> Progress | None:
+        return self._pool.progress
+
+    @progress.setter
+    def progress(self, value: Progress | None) -> None:
+        self._pool.progress = value
+
+    @property
+    def projection(self) -> Projection:
+        """The local projection (created on first use: writes never need it)."""
+        return self._pool.projection
+
+    def close(self) -> None:
+        if isinstance(self._personal, Pool):
+            self._personal.close()
+        self._pool.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the personal pool beside a project -----------------------------------------
+
+    def _mine(self) -> Pool | None:
+        # None is looked up again on the next read: a long-lived server sees a pool
+        # created after it started.
+        if not isinstance(self._personal, Pool) and self.pool == "project":
+            self._personal = None
+            try:
+                self._personal = personal.beside(self._pool)
+            except Exception as exc:  # noqa: BLE001 - a broken pool must not break reads
+                self._skip_personal(exc)
+        return self._personal if isinstance(self._personal, Pool) else None
+
+    def personal(self) -> Store | None:
+        """The personal pool merged into reads, or None (none yet, disabled with
+        gitmem.personal=false, or this store is the personal pool)."""
+        mine = self._mine()
+        return Store._over(mine) if mine is not None else None
+
+    def _skip_personal(self, exc: BaseException) -> None:
+        """The personal pool is a second source: when it fails, the project's
+        answer still comes, with one warning."""
+        why = exc.message if isinstance(exc, GitMemError) else f"{type(exc).__name__}: {exc}"
+        self._pool.warn(f"personal pool skipped: {why}")
+
+    def _from_mine(self, mine: Pool) -> None:
+        self._pool.warnings.extend(w for w in mine.warnings if w not in self._pool.warnings)
+
+    def remember_repository(self, other: Store) -> None:
+        """Record in the personal pool ``other`` that the person works here."""
+        personal.remember_repository(self._pool, other._pool)
+
+    def _owner(self, memory_id: str) -> Pool:
+        """This store's pool, or the personal pool when only it knows ``memory_id``."""
+        try:
+            found = self._pool.resolve(memory_id)
+        except UnknownId:
+            mine = self._mine()
+            if mine is None:
+                raise
+            try:
+                mine.resolve(memory_id)
+            except UnknownId:
+                raise UnknownId(f"no memory with id {memory_id.strip().lower()} "
+                                "(in this repository or the personal pool)") from None
+            return mine
+        mine = self._mine() if len(memory_id.strip()) < ops.ID_HEX_LEN else None
+        if mine is not None:
+            try:
+                other = mine.resolve(memory_id)
+            except UnknownId:
+                return self._pool
+            except Exception as exc:  # noqa: BLE001 - see _skip_personal
+                self._skip_personal(exc)
+                return self._pool
+            raise AmbiguousId(memory_id.strip().lower(), [found, other])
+        return self._pool
+
+    def _merge_hits(self, k: int, ask: Callable[[Pool], list[Hit]]) -> reads.Merge:
+        def merge(hits: list[Hit], as_of: int | None, valid_at: int | None) -> list[Hit]:
+            mine = self._mine()
+            if mine is None:
+                return hits
+            try:
+                theirs = ask(mine)
+            except Exception as exc:  # noqa: BLE001 - see _skip_personal
+                self._skip_personal(exc)
+                return hits
+            finally:
+                self._from_mine(mine)
+            # The pool's pointers to repositories are its bookkeeping, not answers here.
+            theirs = [h for h in theirs if not (h.key or "").startswith(personal.REPO_KEY)]
+            # One ranking: scores compare across pools (same formula); personal first
+            # among equals, then by id, so the order is the same every time.
+            merged = sorted(hits + theirs,
+                            key=lambda h: (-h.score, h.pool != "personal", h.id))[:k]
+            for n, h in enumerate(merged, start=1):
+                h.rank = n
+            return merged
+
+        return merge
+
+    # -- the projection --------------------------------------------------------------
+
+    def refresh(self) -> RefreshReport:
+        """Replay whatever moved in refs/memory/* since the last refresh."""
+        return self._pool.refresh()
+
+    def rebuild(self) -> RefreshReport:
+        """Drop the projection's content and replay every partition."""
+        return self._pool.rebuild()
+
+    # -- writes ----------------------------------------------------------------------
+
+    def add(
+        self,
+        text: str,
+        *,
+        kind: str = "note",
+        key: str | None = None,
+        tags: Iterable[str] = (),
+        about: Iterable[str] = (),
+        paths: Iterable[str] = (),
+        importance: float = 0.5,
+        valid_from: str | int | None = None,
+        valid_until: str | int | None = None,
+        source: str | None = None,
+        session: str | None = None,
+        supersedes: Iterable[str] = (),
+        redact: bool = False,
+        force: bool = False,
+    ) -> Added:
+        """Append a new memory to this clone's partition and return its id.
+
+        The write gate runs first: a secret, prompt-injection phrasing or
+        invisible Unicode refuses the write (GateRefused); with ``redact``
+        secrets are masked instead (nothing else is ever let through).
+
+        Then dedup: the same text (normalised) as a current memory of the same
+        kind and key adds nothing: a confirm op reinforces that memory and
+        ``duplicate_of`` names it. A near-duplicate (cosine at or above
+        gitmem.duplicateThreshold, same kind) raises NearDuplicate unless
+        ``force``; closer than gitmem.similarThreshold is stored and reported
+        in ``similar``. A keyed memory replaces the key's current values.
+        """
+        return write.add(
+            self._pool, text, kind=kind, key=key, tags=tags, about=about, paths=paths,
+            importance=importance, valid_from=valid_from, valid_until=valid_until,
+            source=source, session=session, supersedes=supersedes, redact=redact, force=force,
+        )
+
+    def set(self, key: str, value: str, **options: Any) -> Added:
+        """Record the current value of an attribute (``set db.engine cockroachdb``).
+
+        A keyed fact: it supersedes the key's current value(s), which keep
+        their place in ``history``; setting the value it already has only
+        reinforces it. Takes the options of ``add`` (kind defaults to fact).
+        """
+        options.setdefault("kind", "fact")
+        return self.add(value, key=write.key_for_set(key), **options)
+
+    def confirm(self, memory_id: str, reason: str | None = None) -> Confirmed:
+        """Reinforce a memory: it still holds. Salience counts confirmations."""
+        return write.confirm(self._owner(memory_id), memory_id, reason)
+
+    def import_records(
+        self, lines: Iterable[str | bytes], *, pack_size: int = 5000, redact: bool = False
+    ) -> Imported:
+        """Bulk-add memories from JSON lines, many ops per commit.
+
+        Every line is validated before anything is written, so a bad line at
+        the end does not leave half an import behind. Each pack (one commit)
+        is atomic; the report lists the commits written.
+        """
+        return importer.import_records(self._pool, lines, pack_size=pack_size, redact=redact)
+
+    def invalidate(self, memory_id: str, reason: str | None = None) -> Retired:
+        """Retire a memory: it leaves default recall but stays in history."""
+        return write.retire(self._owner(memory_id), memory_id, "invalidate", reason)
+
+    def forget(
+        self,
+        memory_id: str,
+        reason: str | None = None,
+        *,
+        purge: bool = False,
+        dry_run: bool = False,
+    ) -> Retired:
+        """Tombstone a memory: its content is no longer returned by any clone.
+
+        With ``purge``, also rewrite this clone's partition that holds the
+        memory so its bytes are gone from the log (the tombstone is written
+        first and stays); the next push replaces that one ref on the remote
+        with a lease. Only the clone that wrote a memory can purge it
+        (PurgeRefused otherwise). ``dry_run`` (with ``purge``) writes nothing
+        and reports what would change.
+        """
+        if dry_run and not purge:
+            from ..errors import InvalidInput
+
+            raise InvalidInput("--dry-run only applies to --purge",
+                               "preview a purge with: git mem forget ID --purge --dry-run")
+        owner = self._owner(memory_id)
+        if not purge:
+            return write.retire(owner, memory_id, "forget", reason)
+        return write.purge(owner, memory_id, reason, dry_run=dry_run)
+
+    # -- sync ------------------------------------------------------------------------
+
+    def pull(self, remote: str | None = None) -> SyncReport:
+        """Fetch every partition from ``remote`` and bring the others' forward."""
+        return sync.pull(self._pool, remote)
+
+    def push(self, remote: str | None = None) -> SyncReport:
+        """Push this clone's own partitions to ``remote`` (fast-forward only)."""
+        return sync.push(self._pool, remote)
+
+    def sync(self, remote: str | None = None) -> SyncReport:
+        """Pull, then push: after it, the remote and this clone hold the same memory."""
+        return sync.sync(self._pool, remote)
+
+    def init(self, *, fetch_refspec: bool = False, remote: str | None = None) -> InitReport:
+        """One-time set-up: this clone's id, and optionally a memory fetch refspec."""
+        return sync.init(self._pool, fetch_refspec=fetch_refspec, remote=remote)
+
+    def rekey(self) -> RekeyReport:
+        """Give this clone a new partition id, moving every op no remote has."""
+        return sync.rekey(self._pool)
+
+    # -- reads -----------------------------------------------------------------------
+
+    def resolve(self, prefix: str) -> str:
+        """The full memory id for an id or unique prefix of 7+ hex digits."""
+        return self._pool.resolve(prefix)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        k: int = 10,
+        kinds: Sequence[str] = (),
+        tags: Sequence[str] = (),
+        include_retired: bool = False,
+        mode: str = "hybrid",
+        explain: bool = False,
+        include_quarantined: bool = False,
+        as_of: str | int | None = None,
+        valid_at: str | int | None = None,
+        record_use: bool = True,
+    ) -> list[Hit]:
+        """The memories that best answer ``query``, best first, from this pool
+        and the personal pool beside it.
+
+        ``mode`` picks the channels: ``hybrid`` (the default: lexical and
+        vector fused), ``lexical`` (FTS5 only) or ``vector`` (embeddings only).
+        ``as_of`` answers from what the log believed at that time, ``valid_at``
+        from what was true in the world then (a date, or a git revision).
+        ``include_retired`` adds retired, conflict-losing and faded memories.
+        """
+        def ask(mine: Pool, as_of: int | None, valid_at: int | None) -> list[Hit]:
+            return reads.recall(
+                mine, query, k=k, kinds=kinds, tags=tags, include_retired=include_retired,
+                mode=mode, explain=explain, include_quarantined=include_quarantined,
+                as_of=as_of, valid_at=valid_at)
+
+        def merge(hits: list[Hit], t_as_of: int | None, t_valid: int | None) -> list[Hit]:
+            # Points in time are passed resolved: a tag names a commit of this
+            # repository, which the personal pool does not have.
+            return self._merge_hits(k, lambda mine: ask(mine, t_as_of, t_valid))(
+                hits, t_as_of, t_valid)
+
+        return reads.recall(
+            self._pool, query, k=k, kinds=kinds, tags=tags, include_retired=include_retired,
+            mode=mode, explain=explain, include_quarantined=include_quarantined, as_of=as_of,
+            valid_at=valid_at, record_use=record_use,
+            merge=merge if self.pool == "project" else None)
+
+    def record_use(self, hits: Iterable[Hit]) -> None:
+        """Note, locally, that these hits were put before someone: it renews their
+        age for decay (docs/time.md). Faded or retired hits are never renewed
+        by being looked at; only a confirmation brings them back."""
+        reads.record_use_of(self._pool, hits)
+
+    def show(self, memory_id: str) -> Shown:
+        """A memory's whole record, provenance and every op that touched it."""
+        owner = self._owner(memory_id)
+        shown = reads.show(owner, memory_id)
+        if owner is not self._pool:
+            shown.memory.pool = "personal"
+        return shown
+
+    def log_ops(self, limit: int | None = None, author: str | None = None) -> list[OpInfo]:
+        """Ops in replay order; ``limit`` keeps the last N."""
+        return reads.log_ops(self._pool, limit, author)
+
+    def skipped(self) -> list[Skipped]:
+        return reads.skipped(self._pool)
+
+    def status(self) -> Status:
+        """Partitions, op and memory counts, and the projection's state."""
+        return reads.status(self._pool)
+
+    # -- time ------------------------------------------------------------------------
+
+    def now(self) -> int:
+        """The clock reads use: GITMEM_NOW, else GIT_COMMITTER_DATE (the clock writes
+        use, so tests and replays can pin it), else the system clock."""
+        return settings.now()
+
+    def point_in_time(self, value: str | int | None, flag: str = "WHEN") -> int | None:
+        """A point on either timeline: unix seconds, an ISO date or datetime (a date
+        alone means the end of that day), or a git revision (its committer time)."""
+        return settings.point_in_time(self.log, value, flag)
+
+    # -- the context profile -----------------------------------------------------------
+
+    def context(self, budget: int = 500, *, recent_days: int = 14) -> Context:
+        """The profile an agent should read first, within ``budget`` tokens: persona,
+        current keyed facts, procedures, the most salient notes, recent changes;
+        the personal pool's memories first in each section, labelled.
+
+        Deterministic for the same log and clock (the local use record is left
+        out on purpose); everything in it is current truth, not quarantined.
+        """
+        profile.check_budget(budget)
+        sections = profile.sections(self._pool, recent_days)
+        mine = self._mine()
+        if mine is not None:
+            try:
+                theirs = profile.sections(mine, recent_days)
+            except Exception as exc:  # noqa: BLE001 - see _skip_personal
+                self._skip_personal(exc)
+            else:
+                sections = profile.merge(sections, theirs)
+        return profile.render(sections, budget)
+
+    # -- keyed facts and review ----------------------------------------------------------
+
+    def get(self, key: str, *, as_of: str | int | None = None,
+            valid_at: str | int | None = None) -> FactValue:
+        """The value of ``key``: current, as the log believed it at ``as_of``, or as
+        true in the world at ``valid_at``. Concurrent values are in ``conflicts``."""
+        return facts.get(self._pool, key, as_of=as_of, valid_at=valid_at)
+
+    def keys(self, *, as_of: str | int | None = None,
+             valid_at: str | int | None = None) -> list[FactValue]:
+        """Every key's value (see ``get``), sorted by key."""
+        return facts.keys(self._pool, as_of=as_of, valid_at=valid_at)
+
+    def history(self, key: str) -> KeyHistory:
+        """Every value ``key`` ever had, oldest first, with who set it and when."""
+        return facts.history(self._pool, key)
+
+    def conflicts(self) -> list[Conflict]:
+        """Keys with more than one current value: concurrent sets not yet resolved."""
+        return facts.conflicts(self._pool)
+
+    def similar(self, memory_id: str | None = None, *, since: str | int | None = None,
+                limit: int = 50, kinds: Sequence[str] = ()) -> list[SimilarPair]:
+        """Pairs of current memories of one kind that are close in meaning (cosine at
+        or above gitmem.similarThreshold), most similar first, for review."""
+        return dedup.similar(self._pool, memory_id, since=since, limit=limit, kinds=kinds)
+
+
+def open(path: str | os.PathLike[str] | None = None) -> Store:  # noqa: A001 - public name
+    """Open the git mem store of the repository containing ``path`` (default: cwd)."""
+    return Store(path)
+
+
+def open_personal(*, create: bool = True) -> Store:
+    """Open the personal pool: a git repository of its own, outside any project,
+    for what belongs to the person (preferences, habits), never to a team.
+    It is created on first use; push it to a private remote with sync.
+
+    Refused while GIT_DIR and friends point git elsewhere (git hooks and
+    'git --git-dir' set them): the pool's writes would land in that repository.
+    """
+    return Store._over(personal.open_pool(create=create))
+
+
+def open_personal_from(path: str | os.PathLike[str] | None = None) -> Store:
+    """The personal pool, for a write made from ``path``: when that is inside a
+    repository, the pool records (once) that the person works there. Refused
+    when the pool would be that repository or lie inside it."""
+    mine = (personal.open_pool(create=False)
+            if (personal.personal_dir() / ".git").is_dir() else None)
+    try:
+        project: Pool | None = Pool(path)
+    except (NotARepository, BareRepository):
+        project = None
+    if project is not None:
+        try:
+            personal.check_outside(project)
+        except GitMemError:
+            project.close()
+            if mine is not None:
+                mine.close()
+            raise
+    if mine is None:
+        mine = personal.open_pool(create=True)
+    if project is None:
+        return Store._over(mine)
+    try:
+        personal.remember_repository(project, mine)
+    except GitMemError as exc:
+        mine.warnings.append(f"could not record this repository in the personal pool: "
+                             f"{exc.message}")
+    finally:
+        project.close()
+    return Store._over(mine)

@@ -1,0 +1,148 @@
+"""Sharing memory through any git remote: pull, push, sync, init, rekey.
+
+Why this exists: the op-log travels with the code, through the remotes the team
+already has. Git does the transport (``gitmem.oplog``); this module is the
+policy: a pull integrates every partition and refreshes the projection, a push
+is fast-forward only and sends this clone's own partitions, and a clone that
+finds its partition id used elsewhere (a copied ``.git``) moves its unpushed
+ops to a new id with ``rekey``, losing nothing.
+"""
+
+from __future__ import annotations
+
+import os
+
+import msgspec
+
+from .. import ops
+from ..errors import InvalidInput, NoIdentity, PartitionConflict
+from ..model import InitReport, RekeyReport, SyncReport
+from ..oplog import REF_PREFIX
+from .pool import Pool
+
+
+def pull(pool: Pool, remote: str | None = None) -> SyncReport:
+    """Fetch every partition from ``remote`` and bring the others' forward."""
+    remote = remote or pool.log.default_remote()
+    pool.log.fetch(remote)
+    integ = pool.log.integrate(pool.log.namespace(remote), replace=True)
+    report = SyncReport(
+        remote=remote, fetched=True, created=integ.created,
+        fast_forwarded=integ.fast_forwarded, replaced=integ.replaced,
+        conflicts=integ.conflicts,
+    )
+    report.refresh = pool.refresh()
+    if integ.conflicts:
+        raise PartitionConflict(
+            f"'{remote}' holds commits on this clone's partition "
+            f"{', '.join(integ.conflicts)} that this clone does not have "
+            "(the same clone id is used in two places)"
+        )
+    return report
+
+def push(pool: Pool, remote: str | None = None) -> SyncReport:
+    """Push this clone's own partitions to ``remote`` (fast-forward only)."""
+    remote = remote or pool.log.default_remote(push=True)
+    pushed = pool.log.push(remote, pool.log.own_partitions())
+    return SyncReport(
+        remote=remote,
+        pushed=[{"partition": p.partition, "status": p.status, "old": p.old, "new": p.new}
+                for p in pushed],
+    )
+
+def sync(pool: Pool, remote: str | None = None) -> SyncReport:
+    """Pull, then push: after it, the remote and this clone hold the same memory."""
+    remote = remote or pool.log.default_remote()
+    report = pull(pool, remote)
+    report.pushed = push(pool, remote).pushed
+    return report
+
+def init(pool: Pool, *, fetch_refspec: bool = False, remote: str | None = None) -> InitReport:
+    """One-time set-up: this clone's id, and optionally a memory fetch refspec."""
+    cid = pool.log.clone_id()
+    try:
+        mine: str | None = pool.log.partition_for(pool.log.identity())
+    except NoIdentity:
+        mine = None
+    added: dict[str, bool] = {}
+    if fetch_refspec:
+        targets = [remote] if remote else [pool.log.default_remote()]
+        for r in targets:
+            if r not in pool.log.remotes():
+                raise InvalidInput(f"'{r}' is not a configured remote",
+                                   "list remotes with 'git remote -v'")
+            added[r] = pool.log.add_fetch_refspec(r)
+    return InitReport(clone_id=cid, partition=mine, fetch_refspecs_added=added)
+
+def rekey(pool: Pool) -> RekeyReport:
+    """Give this clone a new partition id, moving every op no remote has.
+
+    For each of this clone's partitions: its tip is kept under
+    refs/memory-backup/ first; the ops that no remote holds are re-appended
+    to the new partition (ids referenced between them are remapped); the
+    old local ref is then set to the remote's version, or removed when no
+    remote has it (all its ops moved). The new id is saved last, so an
+    interrupted rekey leaves this clone on its old id and can run again.
+    """
+    old_cid = pool.log.clone_id()
+    own = pool.log.own_partitions()
+    new_cid = os.urandom(6).hex()
+    tracking: dict[str, list[str]] = {}
+    for tref, tip in pool.log.tracking().items():
+        tracking.setdefault(tref.rsplit("/", 1)[-1], []).append(tip)
+    local = pool.log.partitions()
+    plan = [(name, local[REF_PREFIX + name]) for name in own if REF_PREFIX + name in local]
+    backups = [pool.log.backup_ref(name, tip) for name, tip in plan]
+    moved = 0
+    renamed: dict[str, str] = {}
+    for name, tip in plan:
+        remote_tips = sorted(set(tracking.get(name, [])))
+        lines: list[bytes] = []
+        for pack in pool.log.iter_packs(tip, remote_tips):
+            if pack.data is not None:
+                lines.extend(ops.split_pack(pack.data))
+        moved += _reappend(pool, lines, new_cid, renamed)
+        # The old partition now belongs to the other copy (or to nobody).
+        newest = [t for t in remote_tips
+                  if not any(o != t and pool.log.is_ancestor(t, o) for o in remote_tips)]
+        if newest:
+            pool.log.force_ref(REF_PREFIX + name, tip, newest[0])
+        else:
+            pool.log.delete_ref(REF_PREFIX + name, tip)
+    pool.log.set_clone_id(new_cid)
+    pool.refresh()
+    return RekeyReport(old_clone_id=old_cid, new_clone_id=new_cid, moved_ops=moved,
+                       partitions=renamed, backups=backups)
+
+def _reappend(pool: Pool, lines: list[bytes], new_cid: str, renamed: dict[str, str]) -> int:
+    """Write ops again on this clone's new partition, remapping ids between them."""
+    from ..replay import Decoded, check_line
+
+    idmap: dict[str, str] = {}
+    count = 0
+    for raw in lines:
+        try:
+            claimed = ops.decode(raw).partition
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue  # replay skips it too: nothing to move
+        item = check_line(raw, claimed)
+        if not isinstance(item, Decoded):
+            continue
+        op = item.op
+        partition = ops.partition_name(op.author.email, new_cid)
+        renamed[op.partition] = partition
+
+        def make(clock: int, op: ops.Op = op, partition: str = partition) -> list[bytes]:
+            fields = {f: getattr(op, f) for f in op.__struct_fields__}
+            fields.update(partition=partition, clock=clock)
+            if isinstance(op, ops.AddOp):
+                fields["supersedes"] = [idmap.get(x, x) for x in op.supersedes]
+            else:
+                fields["target"] = idmap.get(op.target, op.target)
+            return [ops.encode(type(op)(**fields))]
+
+        appended = pool.log.append(partition, op.author, op.at, op.tz,
+                                   f"rekey: {ops.op_type(op)} {item.id[:12]}", make)
+        idmap[item.id] = ops.op_id(appended.lines[0])
+        count += 1
+    return count

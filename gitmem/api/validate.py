@@ -1,0 +1,162 @@
+"""Checking what a caller asks to remember, before anything is written.
+
+Why this exists: every front end (CLI, MCP, hooks, import, the library) funnels
+user input through these functions, so a bad value is refused the same way
+everywhere with a one-line error and a hint, and nothing reaches the log that
+replay would skip (``check_writable`` runs the very checks every reader runs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from .. import ops
+from ..errors import EmptyText, InvalidInput
+from ..timefmt import parse_date
+
+
+def memory_body(
+    text: str,
+    *,
+    kind: str,
+    key: str | None,
+    tags: Iterable[str],
+    about: Iterable[str],
+    paths: Iterable[str],
+    importance: float,
+    valid_from: str | int | None,
+    valid_until: str | int | None,
+    source: str | None,
+    session: str | None,
+    head: str | None,
+    cwd: Path,
+    root: Path,
+) -> ops.MemoryBody:
+    """Validate what a user wants to remember and build the op's record (paths
+    are taken relative to ``cwd`` and stored relative to the work tree ``root``)."""
+    if not isinstance(text, str) or not text.strip():
+        raise EmptyText("memory text is empty")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(
+            "memory text is not valid UTF-8", "convert it to UTF-8 (e.g. with iconv) first"
+        ) from None
+    if len(text.encode("utf-8")) > ops.MAX_TEXT_BYTES:
+        raise InvalidInput(
+            f"memory text is {len(text.encode('utf-8'))} bytes; the limit is "
+            f"{ops.MAX_TEXT_BYTES}",
+            "split it into several memories",
+        )
+    if kind not in ops.KINDS:
+        raise InvalidInput(
+            f"unknown kind '{kind}'", f"use one of: {', '.join(ops.KINDS)}"
+        )
+    if not 0.0 <= float(importance) <= 1.0:
+        raise InvalidInput(
+            f"importance {importance} is out of range", "use a number from 0 to 1"
+        )
+    vfrom = when(valid_from, "--valid-from")
+    vuntil = when(valid_until, "--valid-until")
+    if vfrom is not None and vuntil is not None and vuntil < vfrom:
+        raise InvalidInput("valid-until is before valid-from", "swap the two dates")
+    return ops.MemoryBody(
+        kind=kind,  # type: ignore[arg-type]
+        text=text,
+        key=key_name(key),
+        tags=names(tags, "tag"),
+        entities=names(about, "about"),
+        importance=float(importance),
+        valid_from=vfrom,
+        valid_until=vuntil,
+        source=field(source, "source"),
+        session=field(session, "session"),
+        anchors=ops.Anchors(commit=head, paths=repo_paths(paths, cwd, root)),
+    )
+
+
+def repo_paths(paths: Iterable[str], cwd: Path, root: Path) -> list[str]:
+    """Paths relative to the repository root, whatever directory we run in."""
+    out: list[str] = []
+    root = root.resolve()
+    for p in paths:
+        if not p or not p.strip():
+            continue
+        full = (cwd / p).resolve()
+        try:
+            rel = full.relative_to(root).as_posix()
+        except ValueError:
+            raise InvalidInput(
+                f"path '{p}' is outside the repository", "give a path inside the work tree"
+            ) from None
+        out.append(rel or ".")
+    return names(out, "path")
+
+
+def check_writable(line: bytes, partition: str) -> None:
+    """Refuse to write what replay would skip (limits, ranges, types): the
+    writer and every reader apply the very same checks."""
+    from ..replay import Skip, check_line
+
+    item = check_line(line, partition)
+    if isinstance(item, Skip):
+        raise InvalidInput(
+            f"this memory cannot be stored: {item.reason}",
+            "shorten or correct the offending field (see docs/data-model.md, Limits)",
+        )
+
+
+def when(value: str | int | None, flag: str) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        return parse_date(value)[0]
+    except InvalidInput as exc:
+        raise type(exc)(f"{flag}: {exc.message}") from None
+
+
+def field(value: str | None, what: str) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return None
+    if len(value) > ops.MAX_FIELD_CHARS:
+        raise InvalidInput(
+            f"{what} is {len(value)} characters; the limit is {ops.MAX_FIELD_CHARS}",
+            f"shorten the {what}",
+        )
+    return value
+
+
+def key_name(key: str | None) -> str | None:
+    """A key names an attribute: no line breaks, control characters or angle brackets
+    (it is printed inside delimited context, where it must not look like markup)."""
+    k = field(key, "key")
+    if k is not None and (any(c in k for c in "<>")
+                          or any(ord(c) < 32 or ord(c) == 127 for c in k)):
+        raise InvalidInput(f"'{key}' is not a usable key",
+                           "use a short name without line breaks or angle brackets, "
+                           "e.g. db.engine")
+    return k
+
+
+def names(values: Iterable[str], what: str) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        f = field(v, what)
+        if f and f not in out:
+            out.append(f)
+    if len(out) > ops.MAX_LIST_ITEMS:
+        raise InvalidInput(
+            f"too many {what} values ({len(out)}); the limit is {ops.MAX_LIST_ITEMS}",
+            f"use fewer {what} values",
+        )
+    return out
+
+
+def clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"

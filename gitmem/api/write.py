@@ -1,0 +1,176 @@
+"""The write path: one memory in, one op appended, in a single direction.
+
+    validate -> gate -> dedup -> encode -> append   (fold and embed happen on read)
+
+Why this exists: every way of changing memory (add, set, confirm, invalidate,
+forget, forget --purge) is an op appended to this clone's partition; nothing is
+ever edited in place. Each function here takes the pool to write to, checks
+its input (``validate``), runs the gate (``gating``), decides what the op is,
+and appends it with the pool's compare-and-swap append.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .. import ops
+from ..errors import InvalidInput, PurgeRefused
+from ..model import Added, Confirmed, PurgeRemote, PurgeReport, Retired
+from ..oplog import Rewrite
+from ..timefmt import iso
+from . import dedup, gating, validate
+from .pool import Pool
+
+
+def add(
+    pool: Pool,
+    text: str,
+    *,
+    kind: str = "note",
+    key: str | None = None,
+    tags: Iterable[str] = (),
+    about: Iterable[str] = (),
+    paths: Iterable[str] = (),
+    importance: float = 0.5,
+    valid_from: str | int | None = None,
+    valid_until: str | int | None = None,
+    source: str | None = None,
+    session: str | None = None,
+    supersedes: Iterable[str] = (),
+    redact: bool = False,
+    force: bool = False,
+) -> Added:
+    """Append a new memory to this clone's partition (see ``Store.add``)."""
+    body = validate.memory_body(
+        text, kind=kind, key=key, tags=tags, about=about,
+        paths=paths, importance=importance, valid_from=valid_from,
+        valid_until=valid_until, source=source, session=session, head=pool.log.head(),
+        cwd=pool.cwd, root=pool.log.workdir,
+    )
+    body = gating.screen(body, redact=redact)
+    old_ids = list(dict.fromkeys(pool.resolve(s) for s in supersedes)) if supersedes else []
+    dup, similar, replaced, vector = dedup.check_new(pool, body, old_ids, force=force)
+    if dup is not None:
+        oid, op, commit = confirm_op(pool, dup, "added again")
+        return Added(id=dup, kind=body.kind, partition=op.partition, commit=commit,
+                     clock=op.clock, recorded_at=iso(op.at, op.tz) or "",
+                     op=oid, duplicate_of=dup)
+    old_ids += [r for r in replaced if r not in old_ids]
+    first_line = body.text.strip().splitlines()[0]
+    summary = (f"{'set ' + body.key if body.key else 'add ' + body.kind}: "
+               f"{validate.clip(first_line, 60)}")
+
+    def make(author: ops.Author, partition: str, at: int, tz: int, clock: int) -> ops.Op:
+        return ops.AddOp(
+            v=ops.FORMAT_VERSION, author=author, partition=partition, clock=clock,
+            at=at, tz=tz, memory=body, supersedes=old_ids,
+        )
+
+    oid, op, commit = pool.append_one(make, summary)
+    if vector is not None:
+        dedup.remember_pending(pool, oid, vector)
+    return Added(
+        id=oid, kind=body.kind, partition=op.partition, commit=commit, clock=op.clock,
+        recorded_at=iso(op.at, op.tz) or "", op=oid, superseded=old_ids,
+        similar=[{"id": mid, "cosine": cos} for mid, cos in similar],
+    )
+
+
+def key_for_set(key: str) -> str:
+    k = validate.key_name(key)
+    if not k:
+        raise InvalidInput(f"'{key}' is not a usable key", "use a short name, e.g. db.engine")
+    return k
+
+
+def confirm(pool: Pool, memory_id: str, reason: str | None = None) -> Confirmed:
+    """Reinforce a current memory: it still holds."""
+    target = pool.resolve(memory_id)
+    rec = pool.read(lambda p: p.record(target))
+    assert rec is not None
+    if rec.status != "active":
+        raise InvalidInput(
+            f"memory {target[:12]} is {rec.status}; only current memories can be confirmed",
+            "add it again (or set the key again) if it holds once more",
+        )
+    oid, _, _ = confirm_op(pool, target, gating.screen_reason(validate.field(reason, "reason")))
+    count = pool.read(lambda p: p.salience_inputs([target]))[target][3]
+    return Confirmed(id=oid, target=target, confirms=count)
+
+
+def confirm_op(pool: Pool, target: str, reason: str | None) -> tuple[str, ops.Op, str]:
+    def make(author: ops.Author, partition: str, at: int, tz: int, clock: int) -> ops.Op:
+        return ops.ConfirmOp(v=ops.FORMAT_VERSION, author=author, partition=partition,
+                             clock=clock, at=at, tz=tz, target=target, reason=reason)
+
+    return pool.append_one(make, f"confirm {target[:12]}")
+
+
+def retire(pool: Pool, memory_id: str, kind: str, reason: str | None) -> Retired:
+    """Write an invalidate or forget op (nothing when it is already retired so)."""
+    target = pool.resolve(memory_id)
+    rec = pool.read(lambda p: p.record(target))
+    assert rec is not None
+    if (kind == "forget" and rec.status == "forgotten") or (
+        kind == "invalidate" and rec.status != "active"
+    ):
+        pool.warnings.append(f"memory {target[:12]} is already {rec.status}; nothing written")
+        return Retired(id=None, target=target, status=rec.status, changed=False)
+    reason = gating.screen_reason(validate.field(reason, "reason"))
+    cls = ops.ForgetOp if kind == "forget" else ops.InvalidateOp
+    summary = f"{kind} {target[:12]}"  # reasons stay in the op, out of commit subjects
+
+    def make(author: ops.Author, partition: str, at: int, tz: int, clock: int) -> ops.Op:
+        return cls(
+            v=ops.FORMAT_VERSION, author=author, partition=partition, clock=clock,
+            at=at, tz=tz, target=target, reason=reason,
+        )
+
+    oid, _, _ = pool.append_one(make, summary)
+    new_status = "forgotten" if kind == "forget" else "invalidated"
+    return Retired(id=oid, target=target, status=new_status, changed=True)
+
+
+def purge(pool: Pool, memory_id: str, reason: str | None, *, dry_run: bool) -> Retired:
+    """Tombstone a memory, then rewrite this clone's partition without its bytes."""
+    target = pool.resolve(memory_id)
+    rec = pool.read(lambda p: p.record(target))
+    assert rec is not None
+    if rec.partition not in pool.log.own_partitions():
+        tomb = ("it is already forgotten: the tombstone hides it in every clone that syncs"
+                if rec.status == "forgotten" else
+                f"a tombstone still hides it in every clone that syncs: git mem forget "
+                f"{target[:12]}")
+        raise PurgeRefused(
+            f"memory {target[:12]} was written by {rec.author} <{rec.author_email}> on "
+            f"partition {rec.partition}, not by this clone; only that clone can purge it",
+            f"ask its author to run 'git mem forget {target[:12]} --purge' in the clone "
+            f"that wrote it; {tomb}",
+        )
+    tombstone = rec.status != "forgotten"
+    if dry_run:
+        plan = pool.log.purge(rec.partition, [target], dry_run=True)
+        return Retired(id=None, target=target, status=rec.status, changed=False,
+                       purge=purge_report(plan, dry_run=True, tombstone=tombstone))
+    if tombstone:
+        result = retire(pool, target, "forget", reason)
+    else:
+        result = Retired(id=None, target=target, status=rec.status, changed=False)
+    done = pool.log.purge(rec.partition, [target])
+    result.purge = purge_report(done, dry_run=False, tombstone=tombstone)
+    result.changed = result.changed or bool(done.removed)
+    if not done.removed:
+        pool.warnings.append(f"memory {target[:12]} was not found on {done.ref}; "
+                             "nothing was purged")
+    pool.refresh()  # the projection drops the partition's rows and replays it
+    return result
+
+
+def purge_report(r: Rewrite, *, dry_run: bool, tombstone: bool) -> PurgeReport:
+    return PurgeReport(
+        dry_run=dry_run, partition=r.partition, old_tip=r.old_tip, new_tip=r.new_tip,
+        ops_removed=r.removed, commits_rewritten=r.rewritten, commits_dropped=r.dropped,
+        tombstone=tombstone, backups=r.backups,
+        remotes=[PurgeRemote(remote=c.namespace, tip=c.tip, has_content=c.has_content,
+                             next_push=c.next_push) for c in r.remotes],
+    )
