@@ -8,6 +8,7 @@ Subprocess helpers run the installed ``git-mem`` console script (and real
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -22,6 +23,11 @@ GIT_MEM = shutil.which("git-mem", path=BIN_DIR) or "git-mem"
 FIXED_DATE = "2026-01-15T10:00:00+00:00"
 FIXED_TS = 1768471200
 AUTHOR = ("Ada Lovelace", "ada@example.com")
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite fixtures/golden/*.txt from the current output")
+
 
 _CLEAR = [
     "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
@@ -102,3 +108,59 @@ def store(repo: Path) -> Iterator[object]:
     s = gitmem.open(repo)
     yield s
     s.close()
+
+
+# -- teams: a bare remote and three clones, for sync tests ------------------------------
+
+PEOPLE = {"a": ("Alice Doe", "alice@example.com"), "b": ("Bob Roe", "bob@example.com"),
+          "c": ("Chen Li", "chen@example.com")}
+
+
+def no_env_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def make_team(root: Path, url: str | None = None, bare: Path | None = None) -> dict[str, Path]:
+    """A bare remote with one commit on main and three clones, one person each."""
+    bare = bare or root / "remote.git"
+    if not bare.exists():
+        git("init", "-q", "--bare", "-b", "main", str(bare), cwd=root)
+        seed = root / "seed"
+        git("init", "-q", "-b", "main", str(seed), cwd=root)
+        git("-c", "user.name=Seed", "-c", "user.email=seed@example.com", "commit", "-q",
+            "--allow-empty", "-m", "seed", cwd=seed)
+        git("push", "-q", str(bare), "main", cwd=seed)
+    clones = {}
+    for key, (name, email) in PEOPLE.items():
+        path = root / key
+        git("clone", "-q", url or str(bare), str(path), cwd=root)
+        git("config", "user.name", name, cwd=path)
+        git("config", "user.email", email, cwd=path)
+        clones[key] = path
+    return clones
+
+
+@pytest.fixture
+def team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    no_env_identity(monkeypatch)
+    return make_team(tmp_path)
+
+
+def ok(proc: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def texts(clone: Path, query: str, *extra: str) -> list[str]:
+    out = ok(gm("recall", query, "--json", "-k", "50", *extra, cwd=clone))
+    return sorted(r["text"] for r in json.loads(out.stdout)["data"]["results"])
+
+
+def dump(clone: Path) -> str:
+    """The whole projection of a clone, refreshed, as text (to compare clones)."""
+    import gitmem
+
+    with gitmem.open(clone) as s:
+        s.refresh()
+        return s.projection.dump()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import gm, init_repo
+from conftest import gm, init_repo, ok
 
 # What Claude Code sends (hooks reference: common fields plus the event's own).
 def payload(event: str, cwd: Path, **extra: str) -> str:
@@ -207,8 +207,8 @@ def test_hooks_never_block_on_errors(tmp_path: Path, repo: Path, name: str) -> N
 
 def test_user_prompt_path_stays_light(repo: Path) -> None:
     """Nothing moved since the last read: neither numpy, tokenizers nor the MCP SDK load."""
-    gm("add", "tests live in spec/, run them with make spec", cwd=repo)
-    gm("recall", "tests", cwd=repo)  # the first read embeds (numpy); later ones need not
+    ok(gm("add", "tests live in spec/, run them with make spec", cwd=repo))
+    ok(gm("recall", "tests", cwd=repo))  # the first read embeds (numpy); later ones need not
     code = (
         "import sys; from gitmem.cli import main; sys.argv = ['git-mem', 'hook', 'user-prompt']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"

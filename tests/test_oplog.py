@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pygit2
 
-from conftest import git, gm
+from conftest import git, gm, ok
 from gitmem.oplog import Oplog
 
 
@@ -49,8 +49,8 @@ def test_linked_worktree_shares_the_log_and_partition(repo: Path, tmp_path: Path
 
 
 def test_a_read_that_finds_nothing_moved_never_loads_libgit2(repo: Path) -> None:
-    gm("add", "warm the projection", cwd=repo)
-    gm("recall", "warm", cwd=repo)
+    ok(gm("add", "warm the projection", cwd=repo))
+    ok(gm("recall", "warm", cwd=repo))
     code = (
         "import sys, gitmem; s = gitmem.open(sys.argv[1]); s.recall('warm'); "
         "print('pygit2' in sys.modules)"

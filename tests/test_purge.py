@@ -14,16 +14,11 @@ from pathlib import Path
 import pytest
 
 import gitmem
-from conftest import git, gm
-from test_sync import _dump, _no_env_identity, make_team, ok, texts
+from conftest import dump, git, gm, ok, texts
 
 SECRET = "the staging vpn password is hunter2-zebra"
 
 
-@pytest.fixture
-def team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
-    _no_env_identity(monkeypatch)
-    return make_team(tmp_path)
 
 
 def partition_of(clone: Path) -> str:
@@ -143,7 +138,7 @@ def test_purge_removes_the_text_from_the_log_and_from_every_clone_after_sync(
                                             "the queue lives in rabbitmq"]
         fsck_clean(clone)
     fsck_clean(remote)
-    assert _dump(a) == _dump(b) == _dump(c)
+    assert dump(a) == dump(b) == dump(c)
     # After a purge a full rebuild agrees with the incremental projection.
     with gitmem.open(b) as s:
         s.refresh()

@@ -14,52 +14,7 @@ from pathlib import Path
 import pytest
 
 import gitmem
-from conftest import git, gm
-
-PEOPLE = {"a": ("Alice Doe", "alice@example.com"), "b": ("Bob Roe", "bob@example.com"),
-          "c": ("Chen Li", "chen@example.com")}
-
-
-def _no_env_identity(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
-        monkeypatch.delenv(var, raising=False)
-
-
-def make_team(root: Path, url: str | None = None, bare: Path | None = None) -> dict[str, Path]:
-    """A bare remote with one commit on main and three clones, one person each."""
-    bare = bare or root / "remote.git"
-    if not bare.exists():
-        git("init", "-q", "--bare", "-b", "main", str(bare), cwd=root)
-        seed = root / "seed"
-        git("init", "-q", "-b", "main", str(seed), cwd=root)
-        git("-c", "user.name=Seed", "-c", "user.email=seed@example.com", "commit", "-q",
-            "--allow-empty", "-m", "seed", cwd=seed)
-        git("push", "-q", str(bare), "main", cwd=seed)
-    clones = {}
-    for key, (name, email) in PEOPLE.items():
-        path = root / key
-        git("clone", "-q", url or str(bare), str(path), cwd=root)
-        git("config", "user.name", name, cwd=path)
-        git("config", "user.email", email, cwd=path)
-        clones[key] = path
-    return clones
-
-
-@pytest.fixture
-def team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
-    _no_env_identity(monkeypatch)
-    return make_team(tmp_path)
-
-
-def ok(proc: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
-    assert proc.returncode == 0, proc.stderr
-    return proc
-
-
-def texts(clone: Path, query: str, *extra: str) -> list[str]:
-    out = ok(gm("recall", query, "--json", "-k", "50", *extra, cwd=clone))
-    return sorted(r["text"] for r in json.loads(out.stdout)["data"]["results"])
-
+from conftest import dump, git, gm, make_team, no_env_identity, ok, texts
 
 def test_add_in_a_sync_recall_in_b_and_c(team: dict[str, Path]) -> None:
     a, b, c = team["a"], team["b"], team["c"]
@@ -127,14 +82,8 @@ def test_concurrent_adds_and_syncs_from_two_clones(team: dict[str, Path]) -> Non
     expected = sorted(f"{w} item {i} about queues" for w in ("alice", "bob") for i in range(1, 7))
     for clone in (a, b, c):
         assert texts(clone, "item queues") == expected
-    assert _dump(a) == _dump(b) == _dump(c)
+    assert dump(a) == dump(b) == dump(c)
     assert git("fsck", "--strict", cwd=a.parent / "remote.git", check=False).returncode == 0
-
-
-def _dump(clone: Path) -> str:
-    with gitmem.open(clone) as s:
-        s.refresh()
-        return s.projection.dump()
 
 
 def test_plain_git_push_and_pull_unchanged_after_init(team: dict[str, Path]) -> None:
@@ -200,7 +149,7 @@ def test_rewritten_partition_is_replaced_cleanly(team: dict[str, Path]) -> None:
     assert json.loads(out.stdout)["data"]["replaced"] == [ref.rsplit("/", 1)[-1]]
     assert texts(b, "note logging") == ["first note about logging", "third note about logging"]
     assert texts(b, "note logging", "--all") == texts(b, "note logging")  # no ghosts
-    assert _dump(a) == _dump(b)
+    assert dump(a) == dump(b)
 
 
 def test_copied_clone_stops_with_a_conflict_then_rekey_fixes_it(team: dict[str, Path], tmp_path: Path) -> None:
@@ -229,7 +178,7 @@ def test_copied_clone_stops_with_a_conflict_then_rekey_fixes_it(team: dict[str, 
     expected = ["written before the copy", "written in the copy", "written in the original"]
     assert texts(copy, "written") == expected
     assert texts(a, "written") == expected
-    assert _dump(a) == _dump(copy)
+    assert dump(a) == dump(copy)
 
 
 def test_no_remote_is_a_clear_error(repo: Path) -> None:
@@ -288,7 +237,7 @@ def daemon(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 def test_sync_over_git_daemon(tmp_path: Path, daemon: tuple[str, Path],
                               monkeypatch: pytest.MonkeyPatch) -> None:
-    _no_env_identity(monkeypatch)
+    no_env_identity(monkeypatch)
     url, base = daemon
     bare = base / "remote.git"
     team = make_team(tmp_path, url=f"{url}/remote.git", bare=bare)
@@ -304,7 +253,7 @@ def test_sync_over_git_daemon(tmp_path: Path, daemon: tuple[str, Path],
         assert texts(clone, "bob") == ["bob was here too"]
         assert texts(clone, "network flow", "--all") == ["the network flow works over git://"]
         assert texts(clone, "network flow") == []
-    assert _dump(a) == _dump(b) == _dump(c)
+    assert dump(a) == dump(b) == dump(c)
 
 
 # -- convergence under random interleavings ----------------------------------------
@@ -380,7 +329,7 @@ class Team(RuleBasedStateMachine):
 
 
 def test_random_histories_converge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _no_env_identity(monkeypatch)
+    no_env_identity(monkeypatch)
     Team.root = tmp_path
     run_state_machine_as_test(
         Team,

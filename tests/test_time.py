@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 import gitmem
-from conftest import git, gm
-from test_sync import make_team, ok, _no_env_identity
+from conftest import git, gm, ok
 
 
 def at(when: str) -> dict[str, str]:
@@ -32,10 +31,6 @@ def value(clone: Path, key: str, *extra: str, when: str = "2026-06-01T00:00:00Z"
     return str(data(gm("get", key, "--json", *extra, cwd=clone, env=at(when)))["value"])  # type: ignore[index]
 
 
-@pytest.fixture
-def team(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
-    _no_env_identity(monkeypatch)
-    return make_team(tmp_path)
 
 
 # -- keyed facts ------------------------------------------------------------------
