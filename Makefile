@@ -18,9 +18,13 @@ demo: $(BIN)/python
 	$(BIN)/python -m pip install -q .
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
+# mypy --strict (config in pyproject.toml) and the layer test first: they fail fast.
+# worksteal keeps both workers busy whatever order the slow tests land in.
 test: $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]'
-	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+	$(BIN)/python -m mypy
+	$(BIN)/python -m pytest -q tests/test_layers.py
+	$(BIN)/python -m pytest -n 2 --dist worksteal $(PYTEST_ARGS)
 
 docs: $(BIN)/python
 	$(BIN)/python scripts/gen_docs.py
