@@ -50,8 +50,8 @@ class _LazyPygit2:
 
 pygit2: Any = _LazyPygit2()
 
-from . import ops
-from .errors import (
+from .. import ops
+from ..errors import (
     BareRepository,
     LogBusy,
     NoIdentity,
