@@ -1,0 +1,203 @@
+"""Appending one pack commit to a partition: the write path's last step.
+
+Crash and race safety of an append:
+1. appenders of one clone queue on an advisory flock (``.git/mem/append.lock``,
+   released by the kernel if the process dies);
+2. blob, tree and commit are written first, as loose objects (objects.py:
+   temp file, fsync, rename; libgit2 for sha256 or reftable repositories),
+   so a crash leaves at most unreferenced objects that ``git gc`` removes;
+3. the ref moves last, by compare-and-swap against the tip read in step 2
+   (refs.py, git's ``<ref>.lock`` protocol), so a crash leaves the ref on a
+   complete commit. The swap, not the flock, is what makes the append
+   correct: if anything moved the ref first, the commit is rebuilt on the
+   new tip with a fresh clock and the swap retried.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import random
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import ops
+from ..errors import LogBusy
+from .history import History
+from .libgit2 import Libgit2, pygit2
+from .objects import PACK_FILE, Objects
+from .records import Appended
+from .refs import REF_PREFIX, Refs
+
+APPEND_LOCK_FILE = "append.lock"
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A commit signature: who and when (unix seconds, UTC offset in minutes)."""
+
+    name: str
+    email: str
+    time: int
+    offset: int
+
+    def ident(self) -> str:
+        """The ``Name <email> time +hhmm`` line of a commit header."""
+        sign = "-" if self.offset < 0 else "+"
+        hours, minutes = divmod(abs(self.offset), 60)
+
+        def clean(v: str) -> str:
+            return v.replace("<", "").replace(">", "").replace("\n", " ")
+
+        return f"{clean(self.name)} <{clean(self.email)}> {self.time} {sign}{hours:02d}{minutes:02d}"
+
+
+@contextmanager
+def append_lock(state_dir: Path, ref_name: str, deadline: float) -> Iterator[None]:
+    """Serialise appenders of this clone (an flock, released if we crash).
+
+    Correctness does not depend on it (the ref update is a compare-and-swap
+    and also guards against writers that do not take this lock); it stops
+    many concurrent writers from rebuilding commits they then throw away.
+    Purges take it too, and a stale ``<ref>.lock`` is only cleared under it.
+    """
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with open(state_dir / APPEND_LOCK_FILE, "a+b") as fh:
+        while True:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise LogBusy(f"another git mem process kept {ref_name} locked") from None
+                time.sleep(random.uniform(0.002, 0.01))
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _message(summary: str, lines: list[bytes], clock: int) -> str:
+    """The commit message: a summary, then the trailers replay and appends read.
+
+    Op i of the pack has clock ``clock + i``; Gitmem-Clock records the last,
+    so the next append (history.max_clock) starts above it.
+    """
+    last_clock = clock + len(lines) - 1
+    return (
+        f"{summary}\n\n"
+        f"Gitmem-Format: {ops.FORMAT_VERSION}\n"
+        f"Gitmem-Ops: {len(lines)}\n"
+        f"Gitmem-Clock: {last_clock}\n"
+    )
+
+
+class Appender:
+    """Writes pack commits onto partition refs."""
+
+    def __init__(self, objects: Objects, refs: Refs, history: History, libgit2: Libgit2,
+                 state_dir: Path) -> None:
+        self._objects = objects
+        self._refs = refs
+        self._history = history
+        self._libgit2 = libgit2
+        self._state_dir = state_dir
+
+    def append(
+        self,
+        partition: str,
+        author: ops.Author,
+        at: int,
+        tz: int,
+        summary: str,
+        make_lines: Callable[[int], list[bytes]],
+        *,
+        timeout: float = 60.0,
+    ) -> Appended:
+        """Append one commit holding the pack ``make_lines(first_clock)`` returns.
+
+        Op i of the pack must carry clock ``first_clock + i``. ``make_lines`` is
+        called again on every retry with a fresh clock, so the clocks along a
+        partition's chain only ever increase.
+        """
+        ref_name = REF_PREFIX + partition
+        sig = Signature(author.name, author.email, at, tz)
+        deadline = time.monotonic() + timeout
+        with append_lock(self._state_dir, ref_name, deadline):
+            if self._objects.plain_writes_ok():
+                return self._append_plain(ref_name, sig, summary, make_lines, deadline)
+            return self._append_libgit2(ref_name, sig, summary, make_lines, deadline)
+
+    def _append_plain(
+        self,
+        ref_name: str,
+        sig: Signature,
+        summary: str,
+        make_lines: Callable[[int], list[bytes]],
+        deadline: float,
+    ) -> Appended:
+        attempt = 0
+        while True:
+            attempt += 1
+            parent = self._refs.current(ref_name)
+            # The next Lamport clock: one more than the highest on any tip.
+            clock = self._history.max_clock() + 1
+            lines = make_lines(clock)
+            blob = self._objects.write(b"blob", ops.encode_pack(lines))
+            tree = self._objects.write(
+                b"tree", b"100644 " + PACK_FILE.encode() + b"\0" + bytes.fromhex(blob)
+            )
+            ident = sig.ident()
+            body = f"tree {tree}\n"
+            if parent:
+                body += f"parent {parent}\n"
+            body += f"author {ident}\ncommitter {ident}\n\n{_message(summary, lines, clock)}"
+            commit = self._objects.write(b"commit", body.encode("utf-8"))
+            # Objects first, the ref last: swapped only if it still holds ``parent``.
+            if self._refs.cas(ref_name, parent, commit):
+                return Appended(commit, ref_name, lines)
+            if time.monotonic() > deadline:
+                raise self._refs.busy(ref_name, attempt)
+            time.sleep(random.uniform(0.001, 0.004) * min(attempt, 10))
+
+    def _append_libgit2(
+        self,
+        ref_name: str,
+        sig: Signature,
+        summary: str,
+        make_lines: Callable[[int], list[bytes]],
+        deadline: float,
+    ) -> Appended:
+        repo = self._libgit2.repo
+        attempt = 0
+        while True:
+            attempt += 1
+            ref = repo.references.get(ref_name)
+            parent = ref.target if ref is not None else None
+            clock = self._history.max_clock() + 1
+            lines = make_lines(clock)
+            blob = repo.create_blob(ops.encode_pack(lines))
+            builder = repo.TreeBuilder()
+            builder.insert(PACK_FILE, blob, pygit2.enums.FileMode.BLOB)
+            tree = builder.write()
+            psig = pygit2.Signature(sig.name, sig.email, sig.time, sig.offset)
+            commit = repo.create_commit(
+                None, psig, psig, _message(summary, lines, clock), tree,
+                [parent] if parent is not None else [],
+            )
+            try:
+                if ref is None:
+                    repo.references.create(ref_name, commit)
+                else:
+                    ref.set_target(commit)  # compare-and-swap on the tip we read
+                return Appended(str(commit), ref_name, lines)
+            except (pygit2.GitError, pygit2.AlreadyExistsError, OSError) as exc:
+                if type(exc) is OSError and "lock" not in str(exc):
+                    raise  # a real I/O failure, not a lost race
+                # Lost the race (ref moved, or another writer holds <ref>.lock):
+                # rebuild on the new tip.
+                if time.monotonic() > deadline:
+                    raise self._refs.busy(ref_name, attempt) from None
+                time.sleep(random.uniform(0.001, 0.004) * min(attempt, 10))

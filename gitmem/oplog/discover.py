@@ -1,0 +1,183 @@
+"""Finding the repository, and what git says about it: identity, settings, times.
+
+Every command starts by finding its repository, so the ordinary case (a
+``.git`` folder or file above the working directory) is read from the file
+system without loading libgit2; anything unusual goes to libgit2, whose
+rules and errors are complete. The identity, the ``gitmem.*`` settings and
+revision times come from the git binary itself, so they are exactly what git
+would use.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import ops
+from ..errors import BareRepository, NoIdentity, NotARepository
+from .gitcmd import last_line, run_git
+from .libgit2 import pygit2
+from .state import STATE_DIR
+
+_IDENT = re.compile(r"^(.*) <(.*)> (\d+) ([+-]\d{4})$")
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a repository keeps what the op-log touches."""
+
+    gitdir: Path  # this work tree's git dir (its HEAD)
+    workdir: Path
+    commondir: Path  # refs, objects and state, shared by linked worktrees
+    state_dir: Path  # <commondir>/mem
+
+
+def discover(start: str) -> tuple[Location, Any]:
+    """The repository containing ``start``, and the libgit2 repository if
+    discovery had to open one (else None: it opens later, if ever)."""
+    opened: Any = None
+    fast = _discover_plain(Path(start))
+    if fast is not None:
+        gitdir, workdir = fast
+    else:
+        opened = _open_with_libgit2(start)
+        workdir = Path(opened.workdir)
+        gitdir = Path(opened.path)
+    common = gitdir / "commondir"
+    # Linked worktrees share refs and state with the main repository.
+    if common.exists():
+        commondir = (gitdir / common.read_text().strip()).resolve()
+    else:
+        commondir = gitdir
+    return Location(gitdir, workdir, commondir, commondir / STATE_DIR), opened
+
+
+def _discover_plain(start: Path) -> tuple[Path, Path] | None:
+    """Find ``(gitdir, workdir)`` by walking up for ``.git``, as git does.
+
+    Only the ordinary cases: anything unusual (GIT_DIR and friends, ceiling
+    directories, a bare repository, no repository at all) returns None and
+    libgit2 decides, with its complete rules and errors.
+    """
+    if any(os.environ.get(v) for v in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR",
+                                       "GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM")):
+        return None
+    try:
+        here = start.resolve()
+    except OSError:
+        return None
+    for d in (here, *here.parents):
+        dotgit = d / ".git"
+        try:
+            if dotgit.is_dir():
+                return (dotgit, d) if (dotgit / "HEAD").is_file() else None
+            if dotgit.is_file():
+                text = dotgit.read_text().strip()
+                if not text.startswith("gitdir:"):
+                    return None
+                gitdir = (d / text[len("gitdir:"):].strip()).resolve()
+                return (gitdir, d) if (gitdir / "HEAD").is_file() else None
+            if (d / "HEAD").is_file() and (d / "objects").is_dir():
+                return None  # a bare repository (or a .git dir itself): libgit2 says so
+        except OSError:
+            return None
+    return None
+
+
+def _open_with_libgit2(start_path: str) -> Any:
+    git_dir_env = os.environ.get("GIT_DIR")
+    try:
+        found = git_dir_env or pygit2.discover_repository(start_path)
+    except pygit2.GitError:
+        found = None
+    if not found:
+        raise NotARepository(f"not a git repository (or any parent): {start_path}")
+    try:
+        repo = pygit2.Repository(found)
+    except pygit2.GitError as exc:
+        raise NotARepository(f"cannot open git repository at {found}: {exc}") from exc
+    if repo.is_bare:
+        raise BareRepository(f"{repo.path} is a bare repository")
+    return repo
+
+
+def create(path: Path) -> None:
+    """Make ``path`` a new git repository (the personal pool), if it is not one."""
+    if (path / ".git").exists():
+        return
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        proc = run_git("init", "-q", str(path))
+    except OSError as exc:
+        raise NotARepository(f"cannot run git to create {path}: {exc}") from exc
+    if proc.returncode != 0:
+        raise NotARepository(f"cannot create a repository at {path}: "
+                             f"{last_line(proc.stderr)}")
+
+
+def identity(workdir: Path) -> ops.Author:
+    """The author, resolved exactly as git resolves it for a commit.
+
+    ``git var GIT_AUTHOR_IDENT`` honours GIT_AUTHOR_NAME/EMAIL and every
+    config level; ``user.useConfigOnly`` stops git from inventing an
+    address from the host name, which would split one person's partition.
+    When both variables are set git uses them as they are, so we skip the
+    subprocess.
+    """
+    env_name = os.environ.get("GIT_AUTHOR_NAME", "").strip()
+    env_email = os.environ.get("GIT_AUTHOR_EMAIL", "").strip()
+    if env_name and env_email and not any(c in env_name + env_email for c in "<>\n"):
+        return ops.Author(name=env_name, email=env_email)
+    try:
+        proc = run_git("-c", "user.useConfigOnly=true", "var", "GIT_AUTHOR_IDENT", cwd=workdir)
+    except OSError as exc:
+        raise NoIdentity(f"cannot run git to read the identity: {exc}") from exc
+    m = _IDENT.match(proc.stdout.strip())
+    if proc.returncode != 0 or not m or not m.group(1).strip() or not m.group(2):
+        raise NoIdentity("no git identity configured (user.name and user.email)")
+    return ops.Author(name=m.group(1).strip(), email=m.group(2).strip())
+
+
+def read_settings(workdir: Path) -> dict[str, str]:
+    """Every ``gitmem.*`` git config value (all levels), names lower-cased."""
+    try:
+        proc = run_git("config", "--includes", "--null", "--get-regexp", r"^gitmem\.",
+                       cwd=workdir)
+        out = proc.stdout if proc.returncode == 0 else ""
+    except OSError:
+        out = ""
+    found: dict[str, str] = {}
+    for entry in out.split("\0"):
+        name, _, value = entry.partition("\n")
+        if name:
+            found[name.lower()] = value
+    return found
+
+
+def revision_time(workdir: Path, revision: str) -> int | None:
+    """The committer time of a revision (tag, branch, commit), or None."""
+    if not revision or revision.startswith("-") or "\n" in revision:
+        return None
+    try:
+        proc = run_git("show", "-s", "--format=%ct", "--end-of-options",
+                       f"{revision}^{{commit}}", cwd=workdir)
+    except OSError:
+        return None
+    text = proc.stdout.strip()
+    return int(text) if proc.returncode == 0 and text.isdigit() else None
+
+
+def remote_urls(workdir: Path) -> dict[str, str]:
+    """Each remote's fetch URL, with any user name or password removed."""
+    out: dict[str, str] = {}
+    try:
+        proc = run_git("config", "--get-regexp", r"^remote\..*\.url$", cwd=workdir)
+    except OSError:
+        return out
+    for line in proc.stdout.splitlines():
+        name, _, url = line.partition(" ")
+        out[name[len("remote."):-len(".url")]] = re.sub(r"//[^/@]*@", "//", url.strip())
+    return out

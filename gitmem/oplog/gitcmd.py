@@ -1,0 +1,49 @@
+"""Running the git binary: the package's one way to start a subprocess.
+
+Some answers only git itself gives exactly: the identity ``git commit`` would
+use, config with its include rules, revisions by any name, and above all
+fetch and push with the user's transports and credential helpers. Those go
+through ``run_git``; sync goes through ``Git``, which also keeps git from
+prompting (an agent has nobody to type a password).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from ..errors import RemoteError
+
+
+def run_git(*args: str, cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``git args...`` with text output captured; OSError (no git) is the caller's."""
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                          env=env, check=False)
+
+
+def last_line(text: str) -> str:
+    """The last non-blank line of git's output: where it says what went wrong."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def _git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    if not (os.isatty(0) and os.isatty(2)):
+        env["GIT_TERMINAL_PROMPT"] = "0"  # never hang an agent on a password prompt
+    return env
+
+
+class Git:
+    """git in one work tree, for talking to remotes: never prompts, RemoteError if absent."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+
+    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
+        try:
+            return run_git(*args, cwd=self.workdir, env=_git_env())
+        except OSError as exc:
+            raise RemoteError(f"cannot run git: {exc}") from exc

@@ -1,0 +1,49 @@
+"""libgit2 (pygit2), loaded only when something needs it.
+
+Importing pygit2 costs tens of milliseconds, and most commands never need
+it: a read that finds no ref moved lists refs from files, and ``git mem add``
+writes loose objects and moves the ref itself. libgit2 stays the reference
+for everything else (packed objects, history walks, sha256 or reftable
+repositories, remotes and config), so every module of this package reaches
+it through the stand-in below, and the repository handle opens it on first
+use.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+class _LazyPygit2:
+    """Stands in for the pygit2 module until first use.
+
+    The first attribute access imports the real module (and puts it in this
+    module's globals); any other module holding the stand-in keeps going
+    through it, which costs a dictionary lookup.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        import pygit2 as real
+
+        globals()["pygit2"] = real
+        return getattr(real, name)
+
+
+# Any: the stand-in takes every attribute of the module it stands for.
+pygit2: Any = _LazyPygit2()
+
+
+class Libgit2:
+    """The libgit2 repository, opened on first use (or handed over by discovery)."""
+
+    def __init__(self, gitdir: Path, opened: Any = None) -> None:
+        self._gitdir = gitdir
+        self._repo: Any = opened
+
+    @property
+    def repo(self) -> Any:
+        """The ``pygit2.Repository`` (typed Any: it comes through the lazy stand-in)."""
+        if self._repo is None:
+            self._repo = pygit2.Repository(str(self._gitdir))
+        return self._repo

@@ -1,0 +1,213 @@
+"""The ``Oplog`` facade: one object per repository, the op-log's whole interface.
+
+The api and the projection talk to this one class; behind it each job has
+its own collaborator (discovery, refs, objects, history, append, purge,
+sync), built once here and handed what it needs. The facade adds no logic
+of its own: every method is one call on a collaborator.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .. import ops
+from . import discover as _discover
+from .append import Appender
+from .gitcmd import Git
+from .history import History
+from .libgit2 import Libgit2
+from .objects import Objects
+from .purge import PURGES_FILE, Purger, Purges
+from .records import Appended, Integrated, Pack, Pushed, Rewrite
+from .refs import REF_PREFIX, Refs, own_partitions
+from .state import State
+from .sync import Sync
+
+
+class Oplog:
+    """A repository's op-log: discovery, identity, partitions, append, read, sync."""
+
+    PURGES_FILE = PURGES_FILE
+
+    def __init__(self, start: str | os.PathLike[str] | None = None) -> None:
+        start_path = os.fspath(start) if start is not None else os.getcwd()
+        where, opened = _discover.discover(start_path)
+        self.gitdir: Path = where.gitdir
+        self.workdir: Path = where.workdir
+        self.commondir: Path = where.commondir
+        self.state_dir: Path = where.state_dir
+        self._settings: dict[str, str] | None = None
+        self._libgit2 = Libgit2(self.gitdir, opened)
+        self._state = State(self.state_dir)
+        self._objects = Objects(self.commondir)
+        self._refs = Refs(self.gitdir, self.commondir, self._libgit2)
+        self._history = History(self._objects, self._refs, self._libgit2, self._state)
+        self._appender = Appender(self._objects, self._refs, self._history, self._libgit2,
+                                  self.state_dir)
+        self._purges = Purges(self._state)
+        self._purger = Purger(self._objects, self._refs, self._history, self._libgit2,
+                              self._state, self._purges)
+        self._sync = Sync(git=Git(self.workdir), refs=self._refs, history=self._history,
+                          purges=self._purges, state=self._state, libgit2=self._libgit2)
+
+    @staticmethod
+    def create(path: Path) -> None:
+        """Make ``path`` a new git repository (the personal pool), if it is not one."""
+        _discover.create(path)
+
+    @property
+    def repo(self) -> Any:
+        """The libgit2 repository, opened on first use."""
+        return self._libgit2.repo
+
+    # -- identity, settings, partition ------------------------------------------------
+
+    def identity(self) -> ops.Author:
+        """The author, resolved exactly as git resolves it for a commit."""
+        return _discover.identity(self.workdir)
+
+    def settings(self) -> dict[str, str]:
+        """Every ``gitmem.*`` git config value (all levels), names lower-cased."""
+        if self._settings is None:
+            self._settings = _discover.read_settings(self.workdir)
+        return self._settings
+
+    def revision_time(self, revision: str) -> int | None:
+        """The committer time of a revision (tag, branch, commit), or None."""
+        return _discover.revision_time(self.workdir, revision)
+
+    def remote_urls(self) -> dict[str, str]:
+        """Each remote's fetch URL, with any user name or password removed."""
+        return _discover.remote_urls(self.workdir)
+
+    def clone_id(self, create: bool = True) -> str:
+        """This clone's random id, created once, race-free ("" if absent and not ``create``)."""
+        return self._state.clone_id(create)
+
+    def set_clone_id(self, value: str) -> None:
+        """Replace this clone's id (rekey). Atomic: write a temp file, rename it."""
+        self._state.set_clone_id(value)
+
+    def partition_for(self, author: ops.Author) -> str:
+        """The partition ``author`` writes to from this clone."""
+        return ops.partition_name(author.email, self.clone_id())
+
+    @staticmethod
+    def ref_for(partition: str) -> str:
+        """The ref of a partition."""
+        return REF_PREFIX + partition
+
+    def head(self) -> str | None:
+        """HEAD's commit id, or None on an unborn branch."""
+        return self._refs.head()
+
+    # -- reading ---------------------------------------------------------------------
+
+    def partitions(self) -> dict[str, str]:
+        """Every partition ref and its tip commit id. Cheap: reads refs only."""
+        return self._refs.under(REF_PREFIX)
+
+    def own_partitions(self) -> list[str]:
+        """Partition names this clone writes (any author): they end in our clone id."""
+        cid = self.clone_id(create=False)
+        return own_partitions(self.partitions(), cid) if cid else []
+
+    def is_commit(self, oid: str) -> bool:
+        """True when ``oid`` names a commit this repository has."""
+        return self._history.is_commit(oid)
+
+    def is_ancestor(self, old: str, new: str) -> bool:
+        """True when ``old`` is ``new`` or one of its ancestors."""
+        return self._history.is_ancestor(old, new)
+
+    def iter_packs(self, tip: str, since: str | list[str] | None = None) -> Iterator[Pack]:
+        """The commits after ``since`` up to ``tip``, oldest first, with their packs."""
+        return self._history.iter_packs(tip, since)
+
+    def max_clock(self) -> int:
+        """Highest Lamport clock on any partition tip."""
+        return self._history.max_clock()
+
+    def _plain_packs(self, tip: str, since: list[str]) -> list[Pack] | None:
+        # The loose-object reader alone (tests compare it with libgit2's walk).
+        return self._history.plain_packs(tip, since)
+
+    # -- writing ---------------------------------------------------------------------
+
+    def append(
+        self,
+        partition: str,
+        author: ops.Author,
+        at: int,
+        tz: int,
+        summary: str,
+        make_lines: Callable[[int], list[bytes]],
+        *,
+        timeout: float = 60.0,
+    ) -> Appended:
+        """Append one commit holding the pack ``make_lines(first_clock)`` returns.
+
+        Op i of the pack must carry clock ``first_clock + i``. ``make_lines`` is
+        called again on every retry with a fresh clock, so the clocks along a
+        partition's chain only ever increase.
+        """
+        return self._appender.append(partition, author, at, tz, summary, make_lines,
+                                     timeout=timeout)
+
+    def purge(self, partition: str, op_ids: list[str], *, dry_run: bool = False,
+              timeout: float = 60.0) -> Rewrite:
+        """Rewrite our ``partition`` without the ops ``op_ids`` (see purge.py)."""
+        return self._purger.purge(partition, op_ids, dry_run=dry_run, timeout=timeout)
+
+    def purged_before(self, partition: str, tip: str) -> bool:
+        """True when ``tip`` is history of ``partition`` that a purge here replaced."""
+        return self._purges.replaced_before(partition, tip)
+
+    def force_ref(self, ref: str, old: str | None, new: str) -> bool:
+        """Move a local ref we own the decision for, by compare-and-swap."""
+        return self._refs.force(ref, old, new)
+
+    def delete_ref(self, ref: str, old: str) -> bool:
+        """Delete a local ref if it still points at ``old``."""
+        return self._refs.delete(ref, old)
+
+    def backup_ref(self, partition: str, tip: str) -> str:
+        """Keep a partition's old tip reachable outside refs/memory/ (never replayed)."""
+        return self._refs.backup(partition, tip)
+
+    # -- sync ------------------------------------------------------------------------
+
+    def remotes(self) -> list[str]:
+        """The names of the configured remotes, sorted."""
+        return self._sync.remotes()
+
+    def default_remote(self, *, push: bool = False) -> str:
+        """The remote git itself would use for ``git fetch`` (or ``git push``)."""
+        return self._sync.default_remote(push=push)
+
+    def namespace(self, remote: str) -> str:
+        """The private ref namespace for a remote name or URL."""
+        return self._sync.namespace(remote)
+
+    def tracking(self, namespace: str | None = None) -> dict[str, str]:
+        """Remote-tracking partitions: ref under refs/memory-remotes/ -> tip."""
+        return self._sync.tracking(namespace)
+
+    def fetch(self, remote: str) -> None:
+        """Fetch every partition of ``remote`` into the private namespace."""
+        self._sync.fetch(remote)
+
+    def integrate(self, namespace: str | None = None, *, replace: bool = False) -> Integrated:
+        """Bring fetched partitions into refs/memory/*, checking ancestry (see sync.py)."""
+        return self._sync.integrate(namespace, replace=replace)
+
+    def push(self, remote: str, partitions: list[str]) -> list[Pushed]:
+        """Push our partitions to ``remote``: fast-forward only (see sync.py)."""
+        return self._sync.push(remote, partitions)
+
+    def add_fetch_refspec(self, remote: str) -> bool:
+        """Make a plain ``git fetch <remote>`` also fetch memory. Idempotent."""
+        return self._sync.add_fetch_refspec(remote)

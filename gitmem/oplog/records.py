@@ -1,0 +1,73 @@
+"""The records the op-log returns.
+
+Callers (the api, the projection) get these plain dataclasses and never a
+libgit2 object: git stays inside this package, and a record's fields are the
+whole contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Pack:
+    """One commit of a partition: its id and pack bytes, or why it is unreadable."""
+
+    commit: str
+    data: bytes | None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Appended:
+    """The commit an append wrote, the ref it moved, and the op lines it holds."""
+
+    commit: str
+    ref: str
+    lines: list[bytes]
+
+
+@dataclass(frozen=True)
+class RemoteCopy:
+    """What one remote-tracking ref holds of a partition being purged."""
+
+    namespace: str
+    tip: str
+    has_content: bool  # its history contains a removed op
+    next_push: str  # replace (force-with-lease) | fast-forward | rejected
+
+
+@dataclass
+class Rewrite:
+    """A purge of one partition: what changed, or (dry run) what would."""
+
+    partition: str
+    ref: str
+    old_tip: str
+    new_tip: str | None  # None on a dry run
+    removed: list[str]  # op ids taken out of the log
+    rewritten: list[str]  # old commits rebuilt (lost lines, or a new parent)
+    dropped: list[str]  # old commits left out (every line removed)
+    remotes: list[RemoteCopy]
+    backups: list[str]  # refs/memory-backup/* that held a removed op (rewritten too)
+
+
+@dataclass
+class Integrated:
+    """What bringing remote-tracking partitions into refs/memory/* did."""
+
+    created: list[str]
+    fast_forwarded: list[str]
+    replaced: list[str]  # rewritten by their owner: the remote's version wins
+    conflicts: list[str]  # our own partitions with commits we do not have
+
+
+@dataclass
+class Pushed:
+    """One partition a push sent (or found already there)."""
+
+    partition: str
+    status: str  # new | fast-forward | up-to-date | forced (a purge replaced it)
+    old: str | None
+    new: str

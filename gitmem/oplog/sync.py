@@ -1,0 +1,245 @@
+"""Sync: fetch, integrate and push partitions with the real git binary.
+
+git's transports, credential helpers and config all apply, so memory syncs
+wherever ``git fetch`` and ``git push`` already work. Fetched partitions land
+in a private namespace (``refs/memory-remotes/<remote>/``) and are brought
+into ``refs/memory/*`` here, after checking ancestry: a fetch never
+overwrites unpushed local commits, and a rewritten partition replaces ours
+only when we ask for it.
+
+Everything sync needs is handed to it (the git runner, refs, history, the
+purge record, the clone's state, libgit2 for remotes and config), so the
+contract is the constructor's signature.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from ..errors import NoRemote, PushRejected, RemoteError
+from .gitcmd import Git, last_line
+from .history import History
+from .libgit2 import Libgit2, pygit2
+from .purge import Purges
+from .records import Integrated, Pushed
+from .refs import REF_PREFIX, REMOTE_PREFIX, Refs, own_partitions
+from .state import State
+
+_REMOTE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class Sync:
+    """Moves partitions between this clone and its remotes."""
+
+    def __init__(self, *, git: Git, refs: Refs, history: History, purges: Purges,
+                 state: State, libgit2: Libgit2) -> None:
+        self._git = git
+        self._refs = refs
+        self._history = history
+        self._purges = purges
+        self._state = state
+        self._libgit2 = libgit2
+
+    def remotes(self) -> list[str]:
+        """The names of the configured remotes, sorted."""
+        return sorted(self._libgit2.repo.remotes.names())
+
+    def default_remote(self, *, push: bool = False) -> str:
+        """The remote git itself would use for ``git fetch`` (or ``git push``)."""
+        repo = self._libgit2.repo
+        cfg = repo.config
+        branch = None
+        try:
+            if not repo.head_is_detached:
+                branch = repo.head.shorthand
+        except pygit2.GitError:
+            try:
+                branch = repo.references["HEAD"].target.rsplit("/", 1)[-1]  # unborn
+            except (KeyError, AttributeError):
+                branch = None
+        keys = []
+        if branch and push:
+            keys.append(f"branch.{branch}.pushRemote")
+        if push:
+            keys.append("remote.pushDefault")
+        if branch:
+            keys.append(f"branch.{branch}.remote")
+        for key in keys:
+            try:
+                value = cfg[key]
+            except KeyError:
+                continue
+            if value and value != ".":
+                return str(value)
+        names = self.remotes()
+        if "origin" in names:
+            return "origin"
+        raise NoRemote(
+            "no remote to sync memory with"
+            + (f" (remotes: {', '.join(names)})" if names else ""),
+            "add one with 'git remote add origin <url>', or name it: git mem sync <remote>"
+            if not names else f"name one: git mem sync {names[0]}",
+        )
+
+    def namespace(self, remote: str) -> str:
+        """The private ref namespace for a remote name or URL."""
+        if remote in self.remotes() and _REMOTE_NAME.match(remote):
+            return remote
+        digest = hashlib.sha256(remote.encode()).hexdigest()[:12]
+        return f"url-{digest}"
+
+    def tracking(self, namespace: str | None = None) -> dict[str, str]:
+        """Remote-tracking partitions: ref under refs/memory-remotes/ -> tip."""
+        prefix = REMOTE_PREFIX + (namespace + "/" if namespace else "")
+        return self._refs.under(prefix)
+
+    def fetch(self, remote: str) -> None:
+        """Fetch every partition of ``remote`` into the private namespace."""
+        ns = self.namespace(remote)
+        proc = self._git(
+            "fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+            "--prune", "--quiet", remote,
+            f"+{REF_PREFIX}*:{REMOTE_PREFIX}{ns}/*",
+        )
+        if proc.returncode != 0:
+            raise RemoteError(
+                f"git fetch from '{remote}' failed: {last_line(proc.stderr)}",
+                "check the remote's name or URL and your access (git fetch "
+                f"{remote} should work)",
+            )
+
+    def integrate(self, namespace: str | None = None, *, replace: bool = False) -> Integrated:
+        """Bring fetched partitions into refs/memory/*, checking ancestry.
+
+        Others' partitions: created, or fast-forwarded. A tip that is neither
+        ahead nor behind means the owner rewrote it; it replaces ours only
+        with ``replace`` (an explicit pull from that one remote), never on a
+        read, so a stale copy under another remote name cannot undo a purge.
+        Our own partitions are never moved from a remote: a remote tip we do
+        not contain is reported as a conflict, unless it is history this clone
+        replaced by a purge (the next push replaces it there). Tips that are
+        not commits are ignored (replay would only skip them).
+        """
+        result = Integrated([], [], [], [])
+        cid = self._state.clone_id(create=False)
+        local = self._refs.under(REF_PREFIX)
+        own = set(own_partitions(local, cid))
+        for tref, tip in sorted(self.tracking(namespace).items()):
+            name = tref.rsplit("/", 1)[-1]
+            ref = REF_PREFIX + name
+            have = local.get(ref)
+            if have == tip or not self._history.is_commit(tip):
+                continue
+            if name in own or (cid and name.endswith("-" + cid)):
+                if have is None or not self._history.is_ancestor(tip, have):
+                    if self._purges.replaced_before(name, tip):
+                        continue  # the history we purged: our next push replaces it
+                    if name not in result.conflicts:
+                        result.conflicts.append(name)
+                continue
+            if have is None:
+                self._refs.force(ref, None, tip)
+                result.created.append(name)
+            elif self._history.is_ancestor(have, tip):
+                self._refs.force(ref, have, tip)
+                result.fast_forwarded.append(name)
+            elif self._history.is_ancestor(tip, have) or not replace:
+                continue  # we are ahead, or a rewrite only an explicit pull may take
+            else:
+                self._refs.force(ref, have, tip)
+                result.replaced.append(name)
+            local[ref] = tip
+        return result
+
+    def push(self, remote: str, partitions: list[str]) -> list[Pushed]:
+        """Push our partitions to ``remote``: fast-forward only.
+
+        The one exception is a partition this clone purged: when the remote
+        still holds the history the purge replaced (our tracking tip is part
+        of it), that ref alone gets ``--force-with-lease=<ref>:<tracking tip>``,
+        so git replaces it only if the remote has not moved since we last saw
+        it. Deliberately without ``+`` on the refspec: a forced refspec makes
+        git skip the lease's staleness check. Any other non-fast-forward is
+        rejected as always.
+        """
+        if not partitions:
+            return []
+        local = self._refs.under(REF_PREFIX)
+        ns = self.namespace(remote)
+        before = self.tracking(ns)
+        specs: list[str] = []
+        leases: list[str] = []
+        for p in partitions:
+            ref = REF_PREFIX + p
+            theirs = before.get(f"{REMOTE_PREFIX}{ns}/{p}")
+            ours = local.get(ref)
+            if (theirs and ours and not self._history.is_ancestor(theirs, ours)
+                    and self._purges.replaced_before(p, theirs)):
+                specs.append(f"{ref}:{ref}")  # no '+': it would override the lease
+                leases.append(f"--force-with-lease={ref}:{theirs}")
+            else:
+                specs.append(f"{ref}:{ref}")
+        proc = self._git("push", "--porcelain", "--no-verify", "--no-recurse-submodules",
+                         *leases, remote, *specs)
+        results: list[Pushed] = []
+        rejected: list[tuple[str, str, str]] = []
+        for line in proc.stdout.splitlines():
+            parts = line.split("\t")
+            if len(parts) < 3 or ":" not in parts[1]:
+                continue
+            flag, refs, summary = parts[0], parts[1], parts[2]
+            dst = refs.split(":", 1)[1]
+            name = dst[len(REF_PREFIX):] if dst.startswith(REF_PREFIX) else dst
+            if flag == "!":
+                rejected.append((name, dst, summary))
+                continue
+            new = local.get(REF_PREFIX + name, "")
+            status = {"*": "new", "=": "up-to-date", "+": "forced"}.get(flag, "fast-forward")
+            old = before.get(f"{REMOTE_PREFIX}{ns}/{name}")
+            results.append(Pushed(name, status, old, new))
+            # Keep our view of the remote current, as git does for branches.
+            self._set_tracking(f"{REMOTE_PREFIX}{ns}/{name}", new)
+        if rejected:
+            name, dst, summary = rejected[0]
+            if "stale info" in summary:
+                raise RemoteError(
+                    f"'{remote}' moved your partition {name} since this clone last fetched "
+                    f"it, so the purged version was not pushed ({summary})",
+                    "run 'git mem pull', then push again; if pull reports a partition "
+                    "conflict, run 'git mem rekey'",
+                )
+            if "remote rejected" in summary:
+                raise PushRejected(
+                    f"'{remote}' rejected {dst}: {summary}",
+                    "this host refuses refs outside refs/heads and refs/tags; allow "
+                    "refs/memory/* there (ask its admin), or sync memory through another "
+                    "remote: git mem sync <remote>",
+                )
+            raise RemoteError(
+                f"'{remote}' holds commits on your partition {name} that this clone "
+                f"does not have ({summary})",
+                "run 'git mem pull' first; if it reports a partition conflict, run "
+                "'git mem rekey'",
+            )
+        if proc.returncode != 0:
+            raise RemoteError(
+                f"git push to '{remote}' failed: {last_line(proc.stderr)}",
+                f"check the remote's name or URL and your access (git push {remote})",
+            )
+        return results
+
+    def _set_tracking(self, ref: str, tip: str) -> None:
+        if tip:
+            self._refs.put(ref, tip)
+
+    def add_fetch_refspec(self, remote: str) -> bool:
+        """Make a plain ``git fetch <remote>`` also fetch memory. Idempotent."""
+        spec = f"+{REF_PREFIX}*:{REMOTE_PREFIX}{remote}/*"
+        proc = self._git("config", "--get-all", f"remote.{remote}.fetch")
+        if spec in proc.stdout.split():
+            return False
+        done = self._git("config", "--add", f"remote.{remote}.fetch", spec)
+        if done.returncode != 0:
+            raise RemoteError(f"cannot configure remote '{remote}': {last_line(done.stderr)}")
+        return True
