@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol, TypeVar
 
-from . import ops, replay
-from .model import Anchor, OpInfo, Record, RefreshReport, Skipped
-from .embed.text import embed_chunks, quantize_rows
-from .timefmt import iso
+from .. import ops, replay
+from ..model import Anchor, OpInfo, Record, RefreshReport, Skipped
+from ..embed.text import embed_chunks, quantize_rows
+from ..timefmt import iso
 
 # Bump when the tables change: a mismatch rebuilds from the log, never migrates.
 SCHEMA_VERSION = 8
