@@ -1,10 +1,13 @@
-"""From untrusted pack bytes to checked ops, and the rules that fold them.
+"""From untrusted pack bytes to checked ops, and every rule that folds them.
 
 Every op replayed here may come from a teammate's partition, so decoding never
 raises: a bad line becomes a ``Skip`` with a reason that ``git mem status``
-reports. The folding rules are written as pure functions of the *set* of ops
-touching a memory, ordered by (clock, id), so that the projection does not
-depend on the order in which partitions or commits arrive. Pure module.
+reports. The folding rules (which ops a partition may contribute, a memory's
+status, the winner of a keyed conflict) are written as pure functions of sets
+of ops ordered by (clock, id), so that the projection does not depend on the
+order in which partitions or commits arrive. The projection only reads their
+inputs from its tables and writes their results back. Pure module: no SQLite,
+no I/O.
 """
 
 from __future__ import annotations
@@ -74,6 +77,44 @@ def check_op(op: ops.Op, partition: str) -> str | None:
     return None
 
 
+# -- which ops a partition may contribute ---------------------------------------
+
+
+def clock_jump(last: int, clock: int) -> str | None:
+    """Why an op with Lamport ``clock`` is refused after its partition's last
+    accepted clock ``last``, or None: a jump above ``ops.MAX_CLOCK_JUMP`` is
+    taken as an attempt to exhaust the clock space."""
+    if clock > last + ops.MAX_CLOCK_JUMP:
+        return (f"implausible Lamport clock jump from {last} "
+                f"to {clock} (bound {ops.MAX_CLOCK_JUMP})")
+    return None
+
+
+class ClockGuard:
+    """The clock-jump rule over one partition's ops, read in commit order.
+
+    Invariant: whether an op is refused depends only on the ops before it in
+    its own partition (``last`` is the greatest clock accepted so far, 0 for a
+    new partition), never on other partitions or on when they arrived. Every
+    clone walks a partition's commits in the same order, and the projection
+    stores ``last`` with the partition's tip, so an incremental replay refuses
+    exactly what a full replay would.
+    """
+
+    def __init__(self, last: int = 0) -> None:
+        self.last = last
+
+    def admit(self, item: Decoded | Skip) -> Decoded | Skip:
+        """``item``, or a Skip if its clock jumps too far; an admitted op moves ``last``."""
+        if isinstance(item, Skip):
+            return item
+        reason = clock_jump(self.last, item.op.clock)
+        if reason:
+            return Skip(item.line, reason, item.id)
+        self.last = max(self.last, item.op.clock)
+        return item
+
+
 # -- folding ------------------------------------------------------------------
 
 RETIRING = ("supersede", "invalidate", "forget")
@@ -112,3 +153,29 @@ def fold_status(effects: Iterable[Effect]) -> Status:
         first = ordered[0]
         return Status("superseded" if first.type == "supersede" else "invalidated", first)
     return Status("active")
+
+
+@dataclass(frozen=True)
+class KeyedValue:
+    """One memory recorded under a key, as the conflict rule sees it."""
+
+    id: str
+    clock: int
+    status: str  # as folded by fold_status
+    quarantined: bool  # the write gate would refuse it
+
+
+def keyed_winner(values: Iterable[KeyedValue]) -> tuple[str | None, list[str]]:
+    """The current value of a key and the values it shadows: (winner, losers).
+
+    Only active, unquarantined values compete; among them the greatest
+    (clock, id) is current and every other is shadowed by it (retired and
+    quarantined values are neither). A function of the set of values, so
+    every clone picks the same winner whatever order the ops arrived in; a
+    later set supersedes them all and ends the conflict.
+    """
+    live = sorted(((v.clock, v.id) for v in values
+                   if v.status == "active" and not v.quarantined), reverse=True)
+    if not live:
+        return None, []
+    return live[0][1], [mid for _, mid in live[1:]]

@@ -1,0 +1,41 @@
+"""The disposable local projection: the only package that talks to SQLite and the vector index.
+
+The projection is a cache of the fold over every op in ``refs/memory/*``,
+rebuilt from the log whenever it is missing, damaged or of another schema.
+Read the modules in this order:
+
+- ``schema``   the SQLite file: tables, SCHEMA_VERSION, connecting, corruption
+- ``fold``     replaying partition moves and ops into the tables (SQL that writes;
+               the rules are ``gitmem.replay``'s)
+- ``scope``    which memories a query may see (``Scope`` and its SQL conditions)
+- ``rows``     table rows -> ``gitmem.model`` records
+- ``queries``  the read queries
+- ``vectors``  the int8 vector file: append, zero, exact scans
+- ``ann``      the HNSW index over it and its background build
+- ``store``    ``Projection``, the facade composing all of the above
+- ``usage``    the separate, local record of what recall handed out
+"""
+
+from .ann import HNSW_FRESH_MIN, HNSW_NAME, HNSW_WARM_MIN
+from .fold import LogSource
+from .schema import DB_NAME, SCHEMA_VERSION, ProjectionCorrupt
+from .scope import Scope
+from .store import Projection
+from .usage import Usage
+from .vectors import EMBED_BATCH, VEC_NAME, DocEmbedder
+
+__all__ = [
+    "DB_NAME",
+    "EMBED_BATCH",
+    "HNSW_FRESH_MIN",
+    "HNSW_NAME",
+    "HNSW_WARM_MIN",
+    "SCHEMA_VERSION",
+    "VEC_NAME",
+    "DocEmbedder",
+    "LogSource",
+    "Projection",
+    "ProjectionCorrupt",
+    "Scope",
+    "Usage",
+]

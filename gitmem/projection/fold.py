@@ -1,0 +1,329 @@
+"""Replaying the op-log into the tables: the SQL that writes.
+
+Why this exists: a refresh turns partition moves (new commits, rewritten or
+vanished partitions) into rows. The rules that decide the outcome live in
+``gitmem.replay`` (pure); this module only reads their inputs from the tables
+and writes their results back, inside the transaction the caller holds.
+
+Determinism: the state of a memory is recomputed from the *set* of ops that
+touch it (``links``), never patched by whichever op happened to arrive last,
+so any arrival order of partitions and commits gives the same rows.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from typing import Protocol
+
+from .. import ops, replay
+from ..model import RefreshReport
+from .rows import MEMORY_COLS, partition
+
+
+class LogSource(Protocol):
+    """What a refresh needs from the op-log (implemented by oplog.Oplog)."""
+
+    def partitions(self) -> dict[str, str]: ...
+
+    def is_ancestor(self, old: str, new: str) -> bool: ...
+
+    def iter_packs(self, tip: str, since: str | None = None) -> Iterator[object]: ...
+
+
+def clear(c: sqlite3.Connection) -> None:
+    """Empty every table the log fills (gate verdicts and meta survive)."""
+    for t in ("partitions", "ops", "links", "memories", "memories_fts", "skipped", "vec_rows"):
+        c.execute(f"DELETE FROM {t}")
+
+
+def gate_verdict(c: sqlite3.Connection, op_id: str, memory: ops.MemoryBody,
+                 check: Callable[[ops.MemoryBody], str | None], version: str) -> str | None:
+    """Why the gate would refuse this memory (None: it passes), cached by op id."""
+    row = c.execute(
+        "SELECT reason FROM gate_verdicts WHERE op_id = ? AND version = ?",
+        (op_id, version),
+    ).fetchone()
+    if row is not None:
+        return row[0]  # type: ignore[no-any-return]
+    reason = check(memory)
+    c.execute(
+        "INSERT OR REPLACE INTO gate_verdicts(op_id, version, reason) VALUES (?, ?, ?)",
+        (op_id, version, reason),
+    )
+    return reason
+
+
+class Fold:
+    """One refresh's replay into the tables, inside the caller's transaction.
+
+    ``verdict(op_id, memory)`` is the write gate's reason to quarantine a
+    memory (or None); ``zero_row(slot)`` blanks a vector row whose memory was
+    forgotten or dropped. After ``apply_moves``, ``scrubbed`` says content was
+    removed, so the caller compacts the full-text index.
+    """
+
+    def __init__(
+        self,
+        c: sqlite3.Connection,
+        *,
+        verdict: Callable[[str, ops.MemoryBody], str | None],
+        zero_row: Callable[[int], None],
+        progress: Callable[[str, int, int | None], None] | None = None,
+    ) -> None:
+        self._c = c
+        self._verdict = verdict
+        self._zero_row = zero_row
+        self._progress = progress
+        self.scrubbed = False  # content was removed: compact the index
+        self._dirty_keys: set[str] = set()  # keys whose conflict winner must be recomputed
+
+    def clear(self) -> None:
+        clear(self._c)
+
+    def apply_moves(
+        self,
+        source: LogSource,
+        current: dict[str, str],
+        stored: dict[str, str],
+        report: RefreshReport,
+    ) -> None:
+        """Replay what moved from the ``stored`` tips to the ``current`` ones."""
+        c = self._c
+        gone = sorted(set(stored) - set(current))
+        rewritten = [
+            ref
+            for ref, tip in sorted(current.items())
+            if ref in stored and stored[ref] != tip and not source.is_ancestor(stored[ref], tip)
+        ]
+        for ref in gone + rewritten:
+            if not self._drop_partition(ref):
+                # A dropped forget may un-forget content we already scrubbed:
+                # only a full replay can restore it correctly.
+                self.clear()
+                report.full_rebuild = True
+                stored = {}
+                break
+        else:
+            stored = {r: t for r, t in stored.items() if r not in gone and r not in rewritten}
+        report.partitions_rewritten = len(rewritten)
+        for ref, tip in sorted(current.items()):
+            since = stored.get(ref)
+            if since == tip:
+                continue
+            report.partitions_changed += 1
+            name = partition(ref)
+            last = 0
+            if since is not None:
+                row = c.execute("SELECT last_clock FROM partitions WHERE ref = ?", (ref,)).fetchone()
+                last = row[0] if row else 0
+            # The clock bound is checked against this partition's own history,
+            # whose last accepted clock is stored with its tip (see ClockGuard).
+            guard = replay.ClockGuard(last)
+            for pack in source.iter_packs(tip, since):
+                commit = getattr(pack, "commit")
+                data = getattr(pack, "data")
+                if data is None:
+                    self._skip(ref, commit, -1, None, getattr(pack, "error") or "unreadable")
+                    report.ops_skipped += 1
+                    continue
+                for item in replay.decode_pack(data, name):
+                    item = guard.admit(item)
+                    if isinstance(item, replay.Skip):
+                        self._skip(ref, commit, item.line, item.id, item.reason)
+                        report.ops_skipped += 1
+                    else:
+                        self._apply(ref, commit, item)
+                        report.ops_applied += 1
+                        if self._progress is not None and report.ops_applied % 500 == 0:
+                            self._progress("replaying ops", report.ops_applied, None)
+            c.execute(
+                "INSERT INTO partitions(ref, tip, last_clock) VALUES (?, ?, ?) "
+                "ON CONFLICT(ref) DO UPDATE SET tip = excluded.tip, last_clock = excluded.last_clock",
+                (ref, tip, guard.last),
+            )
+        for ref in gone:
+            c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
+        self._rekey_dirty()
+
+    def _skip(self, ref: str, commit: str, line: int, oid: str | None, reason: str) -> None:
+        self._c.execute(
+            "INSERT OR REPLACE INTO skipped(ref, commit_id, line, op_id, reason) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (ref, commit, line, oid, reason),
+        )
+
+    def _insert_op(self, ref: str, commit: str, d: replay.Decoded, target: str | None,
+                   reason: str | None) -> bool:
+        """Record an op; False if it was already known (set union)."""
+        op = d.op
+        cur = self._c.execute(
+            "INSERT INTO ops(id, type, ref, commit_id, clock, at, tz, author_name, "
+            "author_email, target, reason) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+            "ON CONFLICT(id) DO NOTHING",
+            (d.id, ops.op_type(op), ref, commit, op.clock, op.at, op.tz,
+             op.author.name, op.author.email, target, reason),
+        )
+        if cur.rowcount == 0:
+            # The same op reached us twice: keep the smallest commit id so the
+            # result does not depend on which copy came first.
+            self._c.execute(
+                "UPDATE ops SET commit_id = min(commit_id, ?) WHERE id = ?", (commit, d.id)
+            )
+            self._c.execute(
+                "UPDATE memories SET commit_id = min(commit_id, ?) WHERE id = ?", (commit, d.id)
+            )
+            return False
+        return True
+
+    def _apply(self, ref: str, commit: str, d: replay.Decoded) -> None:
+        op = d.op
+        c = self._c
+        if isinstance(op, ops.AddOp):
+            if not self._insert_op(ref, commit, d, None, None):
+                return
+            m = op.memory
+            # A replacement closes the old memory's validity when it starts.
+            closes = m.valid_from if m.valid_from is not None else op.at
+            for old in op.supersedes:
+                c.execute(
+                    "INSERT OR IGNORE INTO links(target, op, type, at, closes) "
+                    "VALUES (?, ?, 'supersede', ?, ?)",
+                    (old, d.id, op.at, closes),
+                )
+            c.execute(
+                f"INSERT INTO memories({MEMORY_COLS}, norm) VALUES "
+                "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',NULL,NULL,NULL,NULL,?,NULL,?)",
+                (d.id, m.kind, m.text, m.key, json.dumps(m.tags), json.dumps(m.entities),
+                 m.importance, m.valid_from, m.valid_until, m.source, m.session,
+                 m.anchors.commit, json.dumps(m.anchors.paths), json.dumps(op.supersedes),
+                 ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email,
+                 self._verdict(d.id, m), ops.text_hash(m.text)),
+            )
+            rowid = c.execute("SELECT rowid FROM memories WHERE id = ?", (d.id,)).fetchone()[0]
+            c.execute(
+                "INSERT INTO memories_fts(rowid, text, key, tags, entities) VALUES (?,?,?,?,?)",
+                (rowid, m.text, m.key or "", " ".join(m.tags), " ".join(m.entities)),
+            )
+            # Ops that retire this memory may have arrived before it.
+            if c.execute("SELECT 1 FROM links WHERE target = ? LIMIT 1", (d.id,)).fetchone():
+                self._recompute(d.id)
+            for old in op.supersedes:
+                self._recompute(old)
+            if m.key is not None:
+                self._dirty_keys.add(m.key)
+        elif isinstance(op, (ops.InvalidateOp, ops.ForgetOp)):
+            if not self._insert_op(ref, commit, d, op.target, op.reason):
+                return
+            c.execute(
+                "INSERT OR IGNORE INTO links(target, op, type, at, closes) VALUES (?, ?, ?, ?, ?)",
+                (op.target, d.id, ops.op_type(op), op.at, op.at),
+            )
+            self._recompute(op.target)
+        elif isinstance(op, ops.ConfirmOp):
+            # Reinforcement only: counted by ranking straight from the ops table.
+            self._insert_op(ref, commit, d, op.target, op.reason)
+
+    def _rekey_dirty(self) -> None:
+        """Recompute conflict winners once per key touched by this refresh (per op
+        would be quadratic in the number of values a key has)."""
+        for key in sorted(self._dirty_keys):
+            self._rekey(key)
+        self._dirty_keys.clear()
+
+    def _rekey(self, key: str) -> None:
+        """Mark the losers of a keyed conflict (rule: replay.keyed_winner)."""
+        c = self._c
+        winner, losers = replay.keyed_winner(
+            replay.KeyedValue(mid, clock, status, bool(quarantined))
+            for mid, clock, status, quarantined in c.execute(
+                "SELECT id, clock, status, quarantine IS NOT NULL FROM memories WHERE key = ?",
+                (key,)))
+        c.execute("UPDATE memories SET shadowed_by = NULL WHERE key = ? AND shadowed_by IS NOT NULL",
+                  (key,))
+        if losers:
+            c.executemany("UPDATE memories SET shadowed_by = ? WHERE id = ?",
+                          [(winner, loser) for loser in losers])
+
+    def _recompute(self, memory_id: str) -> None:
+        """Set a memory's status from every op that retires it (rule: replay.fold_status)."""
+        c = self._c
+        row = c.execute(
+            "SELECT rowid, status, key FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+        if row is None:
+            return  # not replayed yet: its add will call us when it arrives
+        rowid, old_status, key = row
+        effects = [
+            replay.Effect(op_id, typ, clock, at, tz, reason)
+            for op_id, typ, clock, at, tz, reason in c.execute(
+                "SELECT o.id, l.type, o.clock, o.at, o.tz, o.reason FROM links l "
+                "JOIN ops o ON o.id = l.op WHERE l.target = ?",
+                (memory_id,),
+            )
+        ]
+        st = replay.fold_status(effects)
+        by = st.by
+        c.execute(
+            "UPDATE memories SET status = ?, retired_by = ?, retired_at = ?, "
+            "retired_tz = ?, retired_reason = ? WHERE rowid = ?",
+            (st.status, by.op_id if by else None, by.at if by else None,
+             by.tz if by else None, by.reason if by else None, rowid),
+        )
+        if st.status == "forgotten" and old_status != "forgotten":
+            # Tombstone: scrub every content field, here and in the index.
+            c.execute(
+                "UPDATE memories SET text = NULL, key = NULL, tags = '[]', "
+                "entities = '[]', source = NULL, session = NULL, paths = '[]', norm = NULL, "
+                "shadowed_by = NULL "
+                "WHERE rowid = ?",
+                (rowid,),
+            )
+            c.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+            self.scrubbed = True
+            for (slot,) in c.execute("SELECT slot FROM vec_rows WHERE memory = ?", (rowid,)).fetchall():
+                self._zero_row(slot)
+        if key is not None:
+            self._dirty_keys.add(key)
+
+    def _drop_partition(self, ref: str) -> bool:
+        """Remove every row a partition contributed. False if a full replay is needed."""
+        c = self._c
+        if c.execute(
+            "SELECT 1 FROM ops WHERE ref = ? AND type = 'forget' LIMIT 1", (ref,)
+        ).fetchone():
+            return False
+        targets = [
+            r[0]
+            for r in c.execute(
+                "SELECT DISTINCT l.target FROM links l JOIN ops o ON o.id = l.op "
+                "WHERE o.ref = ?",
+                (ref,),
+            )
+        ]
+        c.execute(
+            "DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE ref = ?)",
+            (ref,),
+        )
+        self.scrubbed = True  # a rewritten partition may have dropped content (a purge)
+        for (slot,) in c.execute(
+            "SELECT slot FROM vec_rows WHERE memory IN (SELECT rowid FROM memories WHERE ref = ?)",
+            (ref,),
+        ).fetchall():
+            self._zero_row(slot)  # orphaned rows must not weigh on anything
+        c.execute(
+            "DELETE FROM vec_rows WHERE memory IN (SELECT rowid FROM memories WHERE ref = ?)",
+            (ref,),
+        )
+        keys = [r[0] for r in c.execute(
+            "SELECT DISTINCT key FROM memories WHERE ref = ? AND key IS NOT NULL", (ref,))]
+        c.execute("DELETE FROM memories WHERE ref = ?", (ref,))
+        c.execute("DELETE FROM links WHERE op IN (SELECT id FROM ops WHERE ref = ?)", (ref,))
+        c.execute("DELETE FROM ops WHERE ref = ?", (ref,))
+        c.execute("DELETE FROM skipped WHERE ref = ?", (ref,))
+        c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
+        for t in targets:
+            self._recompute(t)
+        self._dirty_keys.update(keys)
+        return True

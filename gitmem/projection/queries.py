@@ -1,0 +1,321 @@
+"""The read queries: functions of a connection, returning the library's records.
+
+Why this exists: reads never write, so they need nothing of the projection but
+its connection; keeping them apart from the fold shows at a glance which SQL
+can change state. ``Projection`` exposes each one as a method (guarded against
+corruption). Queries that must see the vector file too live in ``vectors``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from .. import ops
+from ..model import OpInfo, Record, Skipped
+from .rows import MEMORY_COLS, OP_COLS, opinfo, partition, record as _record
+from .scope import Scope, filters
+
+
+def by_ids(c: sqlite3.Connection, sql: str, ids: Iterable[object],
+           prefix_args: list[object] | None = None) -> Iterator[tuple[Any, ...]]:
+    """Rows of ``sql + (?, ?, ...)`` over ids, in chunks SQLite accepts."""
+    ids = list(ids)
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        yield from c.execute(f"{sql} ({','.join('?' * len(chunk))})",
+                             [*(prefix_args or []), *chunk])
+
+
+def watermarks(c: sqlite3.Connection) -> dict[str, str]:
+    """Each partition ref and the tip the projection has replayed."""
+    return dict(c.execute("SELECT ref, tip FROM partitions").fetchall())
+
+
+def meta(c: sqlite3.Connection) -> dict[str, str]:
+    return dict(c.execute("SELECT key, value FROM meta").fetchall())
+
+
+def resolve_prefix(c: sqlite3.Connection, prefix: str) -> list[str]:
+    """Memory ids starting with ``prefix`` (at most 11, enough to report)."""
+    hi = prefix + "g"  # 'g' sorts after every hex digit
+    return [
+        r[0]
+        for r in c.execute(
+            "SELECT id FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT 11",
+            (prefix, hi),
+        )
+    ]
+
+
+def record(c: sqlite3.Connection, memory_id: str) -> Record | None:
+    row = c.execute(
+        f"SELECT {MEMORY_COLS} FROM memories WHERE id = ?", (memory_id,)
+    ).fetchone()
+    return _record(row) if row else None
+
+
+def records(c: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Record]:
+    return {
+        row[0]: _record(row)
+        for row in by_ids(c, f"SELECT {MEMORY_COLS} FROM memories WHERE id IN", ids)
+    }
+
+
+def ops_touching(c: sqlite3.Connection, memory_id: str) -> list[OpInfo]:
+    """The add op of a memory and every op that targets it, in replay order."""
+    rows = c.execute(
+        f"SELECT {OP_COLS} FROM ops o LEFT JOIN memories m ON m.id = o.id "
+        "WHERE o.id = ? OR o.target = ? OR o.id IN (SELECT op FROM links WHERE target = ?) "
+        "ORDER BY o.clock, o.id",
+        (memory_id, memory_id, memory_id),
+    ).fetchall()
+    return [opinfo(r) for r in rows]
+
+
+def log(c: sqlite3.Connection, limit: int | None = None,
+        author: str | None = None) -> list[OpInfo]:
+    """Ops in replay order; with ``limit``, the last ``limit`` of them."""
+    where, args = "", []
+    if author:
+        where = "WHERE (o.author_name LIKE ? OR o.author_email LIKE ?)"
+        args = [f"%{author}%", f"%{author}%"]
+    sql = f"SELECT {OP_COLS} FROM ops o LEFT JOIN memories m ON m.id = o.id {where} "
+    if limit is not None:
+        sql += "ORDER BY o.clock DESC, o.id DESC LIMIT ?"
+        rows = c.execute(sql, [*args, limit]).fetchall()[::-1]
+    else:
+        rows = c.execute(sql + "ORDER BY o.clock, o.id", args).fetchall()
+    return [opinfo(r) for r in rows]
+
+
+def lexical(
+    c: sqlite3.Connection,
+    match: str,
+    *,
+    scope: Scope,
+    limit: int,
+) -> list[tuple[str, float]]:
+    """FTS5 bm25 candidates as (memory id, bm25); lower bm25 is better."""
+    sql = (
+        "SELECT m.id, bm25(memories_fts, 1.0, 0.6, 0.4, 0.4) AS r "
+        "FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
+        "WHERE memories_fts MATCH ?"
+    )
+    args: list[object] = [match]
+    sql, args = filters(sql, args, scope)
+    sql += " ORDER BY r, m.id LIMIT ?"
+    args.append(limit)
+    return [(r[0], float(r[1])) for r in c.execute(sql, args)]
+
+
+def best_per_memory(
+    c: sqlite3.Connection,
+    slots: list[int],
+    distance: Callable[[int], float],
+    scope: Scope,
+) -> list[tuple[float, str]]:
+    """Candidate vector rows -> (best distance, memory id) per memory passing the filters."""
+    marks = ",".join("?" * len(slots))
+    # CROSS JOIN fixes the order: look rows up by slot, then their memory (the
+    # planner would otherwise walk every active memory via the status index).
+    sql = (f"SELECT r.slot, m.id FROM vec_rows r CROSS JOIN memories m ON m.rowid = r.memory "
+           f"WHERE r.slot IN ({marks})")
+    sql, args = filters(sql, list(slots), scope)
+    best: dict[str, float] = {}
+    for slot, mid in c.execute(sql, args):
+        d = round(distance(slot), 6)
+        if d < best.get(mid, 2.0):
+            best[mid] = d
+    return sorted((d, mid) for mid, d in best.items())
+
+
+def salience_inputs(
+    c: sqlite3.Connection, ids: Iterable[str], until: int | None = None
+) -> dict[str, tuple[str, float, int, int, int | None]]:
+    """What salience needs of each memory: (kind, importance, recorded at,
+    confirmations, time of the last one), counting confirm ops up to ``until``."""
+    when = "" if until is None else " AND c.at <= ?"
+    extra = [] if until is None else [until]
+    out: dict[str, tuple[str, float, int, int, int | None]] = {}
+    ids = list(ids)
+    for i in range(0, len(ids), 400):
+        chunk = ids[i : i + 400]
+        marks = ",".join("?" * len(chunk))
+        for mid, kind, imp, at, n, last in c.execute(
+            "SELECT m.id, m.kind, m.importance, m.at, count(c.id), max(c.at) "
+            f"FROM memories m LEFT JOIN ops c ON c.target = m.id AND c.type = 'confirm'{when} "
+            f"WHERE m.id IN ({marks}) GROUP BY m.id",
+            [*extra, *chunk],
+        ):
+            out[mid] = (kind, float(imp), int(at), int(n), last)
+    return out
+
+
+def keyed(c: sqlite3.Connection, scope: Scope, key: str | None = None) -> list[Record]:
+    """Keyed memories under ``scope`` (one key, or every key), by key, newest first."""
+    sql = f"SELECT {MEMORY_COLS} FROM memories m WHERE m.key IS NOT NULL"
+    args: list[object] = []
+    if key is not None:
+        sql += " AND m.key = ?"
+        args.append(key)
+    sql, args = filters(sql, args, scope)
+    sql += " ORDER BY m.key, m.clock DESC, m.id DESC"
+    return [_record(r) for r in c.execute(sql, args)]
+
+
+def top(c: sqlite3.Connection, scope: Scope, *, keyed: bool | None = None,
+        limit: int = 200) -> list[Record]:
+    """Memories under ``scope``, most important first, then newest (candidates
+    for the context profile; the caller ranks them by salience)."""
+    if len(scope.kinds) > 1:  # one indexed walk per kind, then merged
+        rows = [r for kind in scope.kinds for r in top(
+            c, dataclasses.replace(scope, kinds=(kind,)), keyed=keyed, limit=limit)]
+        rows.sort(key=lambda r: (-r.importance, -r.clock, r.id))
+        return rows[:limit]
+    sql = f"SELECT {MEMORY_COLS} FROM memories m WHERE 1 = 1"
+    if keyed is not None:
+        sql += " AND m.key IS NOT NULL" if keyed else " AND m.key IS NULL"
+    sql, args = filters(sql, [], scope)
+    sql += " ORDER BY m.importance DESC, m.clock DESC, m.id LIMIT ?"
+    return [_record(r) for r in c.execute(sql, [*args, limit])]
+
+
+def standing(c: sqlite3.Connection, ids: Iterable[str]) -> dict[str, bool]:
+    """For each id: is it current truth (active and not a conflict's loser)?"""
+    return {mid: st == "active" and sh is None for mid, st, sh in by_ids(
+        c, "SELECT id, status, shadowed_by FROM memories WHERE id IN", ids)}
+
+
+def live_ids(c: sqlite3.Connection, ids: list[str], scope: Scope) -> list[str]:
+    """Those of ``ids`` that are current under ``scope``."""
+    sql, args = filters("SELECT m.id FROM memories m WHERE m.id IN "
+                        f"({','.join('?' * len(ids))})", list(ids), scope)
+    return [r[0] for r in c.execute(sql, args)] if ids else []
+
+
+def key_history(c: sqlite3.Connection, key: str) -> list[Record]:
+    """Every memory ever recorded under ``key`` (forgotten ones have lost it), oldest first."""
+    return [_record(r) for r in c.execute(
+        f"SELECT {MEMORY_COLS} FROM memories WHERE key = ? ORDER BY clock, id", (key,))]
+
+
+def conflicted_keys(c: sqlite3.Connection) -> list[str]:
+    """Keys that have more than one current value (a recorded conflict)."""
+    return [r[0] for r in c.execute(
+        "SELECT DISTINCT key FROM memories "
+        "WHERE shadowed_by IS NOT NULL AND key IS NOT NULL ORDER BY key")]
+
+
+def duplicate_of(c: sqlite3.Connection, text: str, kind: str, key: str | None) -> str | None:
+    """The oldest current memory with the same normalised text, kind and key."""
+    row = c.execute(
+        "SELECT id FROM memories WHERE norm = ? AND kind = ? AND key IS ? "
+        "AND status = 'active' AND quarantine IS NULL ORDER BY clock, id LIMIT 1",
+        (ops.text_hash(text), kind, key),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def unembedded(
+    c: sqlite3.Connection, kind: str, limit: int
+) -> list[tuple[str, str | None, str, list[str], list[str]]] | None:
+    """Current memories of ``kind`` without a vector yet: (id, key, text,
+    entities, tags); None when there are more than ``limit``."""
+    rows = c.execute(
+        "SELECT id, key, text, entities, tags FROM memories WHERE vec_slot IS NULL "
+        "AND text IS NOT NULL AND kind = ? AND status = 'active' AND quarantine IS NULL "
+        "ORDER BY id LIMIT ?", (kind, limit + 1)).fetchall()
+    if len(rows) > limit:
+        return None
+    return [(mid, key, text, json.loads(ents), json.loads(tags))
+            for mid, key, text, ents, tags in rows]
+
+
+def embedding_pending(c: sqlite3.Connection) -> int:
+    """How many memories with text have no vector yet."""
+    return int(c.execute(
+        "SELECT count(*) FROM memories WHERE vec_slot IS NULL AND text IS NOT NULL"
+    ).fetchone()[0])
+
+
+def forgotten(c: sqlite3.Connection) -> int:
+    """How many memories are tombstones (an HNSW index built before a new one is stale)."""
+    return int(c.execute("SELECT count(*) FROM memories WHERE status = 'forgotten'").fetchone()[0])
+
+
+def neighbours(c: sqlite3.Connection, ids: list[str], *, scope: Scope) -> dict[str, list[str]]:
+    """For each memory with a session: the previous and next memory of that
+    session in log order (clock, id) that pass the filters."""
+    out: dict[str, list[str]] = {}
+    for mid in ids:
+        row = c.execute("SELECT session, clock FROM memories WHERE id = ?", (mid,)).fetchone()
+        if row is None or row[0] is None:
+            continue
+        session, clock = row
+        found = []
+        for cmp, order in ((">", "ASC"), ("<", "DESC")):
+            sql = (
+                "SELECT m.id FROM memories m WHERE m.session = ? AND "
+                f"(m.clock {cmp} ? OR (m.clock = ? AND m.id {cmp} ?))"
+            )
+            sql, args = filters(sql, [session, clock, clock, mid], scope)
+            sql += f" ORDER BY m.clock {order}, m.id {order} LIMIT 1"
+            r = c.execute(sql, args).fetchone()
+            if r:
+                found.append(r[0])
+        out[mid] = found
+    return out
+
+
+def counts(c: sqlite3.Connection) -> dict[str, object]:
+    """Ops by type, memories by status, and ops and authors per partition."""
+    by_type = dict(c.execute("SELECT type, count(*) FROM ops GROUP BY type").fetchall())
+    by_status = dict(
+        c.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall()
+    )
+    quarantined = c.execute(
+        "SELECT count(*) FROM memories WHERE quarantine IS NOT NULL").fetchone()[0]
+    if quarantined:
+        by_status["quarantined"] = quarantined
+    per_ref: dict[str, dict[str, Any]] = {}
+    for ref, name, email, n in c.execute(
+        "SELECT ref, author_name, author_email, count(*) FROM ops "
+        "GROUP BY ref, author_name, author_email ORDER BY ref, author_name, author_email"
+    ):
+        entry = per_ref.setdefault(partition(ref), {"ops": 0, "authors": []})
+        entry["ops"] = int(entry["ops"]) + n
+        entry["authors"].append(f"{name} <{email}>")
+    return {"ops": by_type, "memories": by_status, "per_partition": per_ref}
+
+
+def skipped(c: sqlite3.Connection) -> list[Skipped]:
+    """Every op line replay refused, and why."""
+    return [
+        Skipped(partition=partition(ref), commit=commit, line=line, id=oid, reason=reason)
+        for ref, commit, line, oid, reason in c.execute(
+            "SELECT ref, commit_id, line, op_id, reason FROM skipped "
+            "ORDER BY ref, commit_id, line"
+        )
+    ]
+
+
+def dump(c: sqlite3.Connection) -> str:
+    """Every row that carries meaning, in a canonical order (for tests)."""
+    out: list[str] = []
+    queries = [
+        ("partitions", "SELECT ref, tip, last_clock FROM partitions ORDER BY ref"),
+        ("ops", "SELECT * FROM ops ORDER BY id"),
+        ("links", "SELECT target, op, type, at, closes FROM links ORDER BY target, op"),
+        ("memories", f"SELECT {MEMORY_COLS}, norm FROM memories ORDER BY id"),
+        ("fts", "SELECT m.id, f.text, f.key, f.tags, f.entities FROM memories_fts f "
+                "JOIN memories m ON m.rowid = f.rowid ORDER BY m.id"),
+        ("skipped", "SELECT * FROM skipped ORDER BY ref, commit_id, line"),
+    ]
+    for name, sql in queries:
+        for row in c.execute(sql):
+            out.append(name + " " + json.dumps(list(row), ensure_ascii=False))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,315 @@
+"""The int8 vector file: appending embedded memories, zeroing rows, exact scans.
+
+Why this exists: vectors live in a plain file beside SQLite, not in it, so a
+query maps them and scans them in C (simsimd) in a few milliseconds. What
+keeps the file and the tables consistent lives here.
+
+vectors.i8 is a row-major matrix of int8 vectors (each row scaled so its
+largest component is +-127; cosine ignores the scale), one row per embedded
+memory, memories.vec_slot naming the row. The file only grows: rows are
+appended before the transaction that assigns their slots commits, so every
+committed slot has a complete row, and readers map only the rows their
+snapshot knows. A reset (rebuild, new embedder) writes a new file and names
+it in ``meta`` in the same transaction as the cleared slots, so a reader
+holding the old mapping keeps reading the old inode and a crash leaves the
+old generation in force. simsimd and numpy are imported only where a scan
+needs them: a fresh recall never loads numpy.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import mmap
+import os
+import sqlite3
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, Protocol, cast
+
+from ..embed.text import embed_chunks, quantize_rows
+from . import queries
+from .scope import Scope, filters
+
+VEC_NAME = "vectors.i8"
+EMBED_BATCH = 1024
+
+
+class DocEmbedder(Protocol):
+    """What the projection needs to embed memories (gitmem.embed.StaticEmbedder)."""
+
+    version: str
+    dim: int
+
+    def embed(self, texts: list[str]) -> Any: ...
+
+
+def top_slot(c: sqlite3.Connection) -> int | None:
+    """The highest vector row any memory uses (None: no vectors)."""
+    return c.execute("SELECT max(slot) FROM vec_rows").fetchone()[0]  # type: ignore[no-any-return]
+
+
+def has_pending(c: sqlite3.Connection) -> bool:
+    """Some memory with text has no vector yet."""
+    return c.execute(
+        "SELECT 1 FROM memories WHERE vec_slot IS NULL AND text IS NOT NULL LIMIT 1"
+    ).fetchone() is not None
+
+
+def smallest(values: list[float], k: int) -> list[int]:
+    """Indices of the k smallest values (all ties at the cut included), in C-speed steps."""
+    if k >= len(values):
+        return list(range(len(values)))
+    cut = heapq.nsmallest(k, values)[-1]  # floats compare in C: no key function
+    return [i for i, v in enumerate(values) if v <= cut]
+
+
+def spread(dist: list[float], n: int) -> tuple[float, float, int] | None:
+    """(mean cosine, standard deviation, count) over the non-zero rows; None if none.
+
+    How unusual a similarity is for this query in this corpus: static
+    embeddings give any two texts a sizeable cosine, so relevance is judged
+    against the spread. Over every non-zero row (zeroed rows are forgotten or
+    dropped memories, at distance exactly 1): a function of the set of
+    memories, not of the order they arrived in.
+    """
+    zero = dist.count(1.0)  # every step here runs in C: ~1 ms for 100k rows
+    live = n - zero
+    if not live:
+        return None
+    mean = (sum(dist) - zero) / live
+    std = max((sum(map(float.__mul__, dist, dist)) - zero) / live - mean * mean, 0.0) ** 0.5
+    return (1.0 - mean, std, live)
+
+
+def exact_hits(c: sqlite3.Connection, dist: list[float], n: int, scope: Scope,
+               limit: int) -> list[tuple[str, float]]:
+    """(memory id, cosine) of the ``limit`` best memories under ``scope``.
+
+    Candidates are taken best-first and filtered in SQL; if filters reject too
+    many, the scan takes more candidates until ``limit`` pass or none are left.
+    """
+    want = 2 * limit + 16  # slack for filtered-out rows and several rows per memory
+    while True:
+        cand = smallest(dist, min(want, n))
+        hits = queries.best_per_memory(c, cand, dist.__getitem__, scope)
+        if len(hits) >= limit or len(cand) >= n:
+            return [(mid, 1.0 - d) for d, mid in hits[:limit] if d < 1.0]
+        want *= 8
+
+
+class VectorFile:
+    """The vector file of one projection directory (``dim`` int8 bytes a row).
+
+    Methods take the caller's connection: the file's current name is read from
+    ``meta`` in the caller's snapshot, so the rows and their slots agree.
+    """
+
+    def __init__(self, directory: Path, dim: int) -> None:
+        self.directory = directory
+        self.dim = dim
+
+    def path(self, c: sqlite3.Connection) -> Path:
+        """The vector file of the current generation (named in meta, so a reset
+        and the slots that refer to it commit or roll back together)."""
+        row = c.execute("SELECT value FROM meta WHERE key = 'vectors'").fetchone()
+        return self.directory / (row[0] if row else VEC_NAME)
+
+    def remove_stale(self, c: sqlite3.Connection) -> None:
+        """Delete the files of older generations."""
+        keep = self.path(c).name
+        for f in self.directory.glob("vectors*.i8"):
+            if f.name != keep:
+                f.unlink(missing_ok=True)  # readers that mapped it keep their inode
+
+    def rows_in_file(self, c: sqlite3.Connection) -> int:
+        try:
+            return self.path(c).stat().st_size // max(self.dim, 1)
+        except FileNotFoundError:
+            return 0
+
+    def truncated(self, c: sqlite3.Connection) -> bool:
+        """Some committed slot has no complete row: the file was cut or lost."""
+        top = top_slot(c)
+        return top is not None and top >= self.rows_in_file(c)
+
+    def reset(self, c: sqlite3.Connection, embedder_version: str | None) -> None:
+        """Start a new, empty generation: every memory will be embedded again."""
+        c.execute("UPDATE memories SET vec_slot = NULL")
+        c.execute("DELETE FROM vec_rows")
+        name = f"vectors-{os.urandom(6).hex()}.i8"
+        (self.directory / name).write_bytes(b"")
+        c.execute(
+            "INSERT INTO meta(key, value) VALUES ('vectors', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (name,),
+        )
+        c.execute(
+            "INSERT INTO meta(key, value) VALUES ('embedder', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (embedder_version,),
+        )
+
+    def embed_pending(
+        self,
+        c: sqlite3.Connection,
+        embedder: Callable[[], DocEmbedder],
+        progress: Callable[[str, int, int | None], None] | None,
+    ) -> int:
+        """Embed every memory that has text and no vector yet, in batches.
+
+        The rows are appended and fsynced before the caller commits the slots
+        that name them; a crash before the commit leaves unnamed rows only.
+        """
+        pending = [
+            (rowid, key, text, json.loads(entities), json.loads(tags))
+            for rowid, key, text, entities, tags in c.execute(
+                "SELECT rowid, key, text, entities, tags FROM memories "
+                "WHERE vec_slot IS NULL AND text IS NOT NULL ORDER BY id")
+        ]
+        if not pending:
+            return 0
+        model = embedder()
+        with open(self.path(c), "ab") as fh:
+            if fh.tell() % self.dim:
+                # A crash left half a row: pad it (never truncate under readers).
+                fh.write(b"\0" * (self.dim - fh.tell() % self.dim))
+            slot = fh.tell() // self.dim
+            for start in range(0, len(pending), EMBED_BATCH):
+                batch = pending[start : start + EMBED_BATCH]
+                texts: list[str] = []
+                owners: list[int] = []
+                firsts: list[tuple[int, int]] = []
+                for row in batch:
+                    pieces = embed_chunks(*row[1:])
+                    firsts.append((slot + len(texts), row[0]))
+                    texts.extend(pieces)
+                    owners.extend([row[0]] * len(pieces))
+                fh.write(quantize_rows(model.embed(texts)))
+                c.executemany(
+                    "INSERT INTO vec_rows(slot, memory) VALUES (?, ?)",
+                    [(slot + i, owner) for i, owner in enumerate(owners)],
+                )
+                c.executemany("UPDATE memories SET vec_slot = ? WHERE rowid = ?", firsts)
+                slot += len(texts)
+                if progress is not None:
+                    progress("embedding memories", start + len(batch), len(pending))
+            fh.flush()
+            os.fsync(fh.fileno())
+        return len(pending)
+
+    def zero_row(self, c: sqlite3.Connection, slot: int | None) -> None:
+        """Blank a forgotten memory's row (its content must not linger anywhere)."""
+        if slot is None or not self.dim:
+            return
+        try:
+            with open(self.path(c), "r+b") as fh:
+                fh.seek(slot * self.dim)
+                fh.write(b"\0" * self.dim)
+        except FileNotFoundError:
+            pass
+
+    def distances(self, c: sqlite3.Connection, simsimd: Any, query: bytes,
+                  n: int) -> list[float] | None:
+        """Cosine distance from ``query`` to each of the first ``n`` vector rows of the
+        memory-mapped file; None when the file is shorter (a rebuild replaced it)."""
+        try:
+            with open(self.path(c), "rb") as fh:
+                if os.fstat(fh.fileno()).st_size < n * self.dim:
+                    return None
+                mm = mmap.mmap(fh.fileno(), n * self.dim, access=mmap.ACCESS_READ)
+        except (FileNotFoundError, ValueError):
+            return None
+        try:
+            matrix = memoryview(mm).cast("b", shape=[n, self.dim])
+            q = memoryview(query).cast("b")
+            out = memoryview(simsimd.cdist(q, matrix, metric="cosine")).cast("B").cast("d").tolist()
+            matrix.release()
+            return cast(list[float], out)  # a "d" view lists floats (typeshed says int)
+        finally:
+            mm.close()
+
+    def nearest(
+        self, c: sqlite3.Connection, query: bytes, *, kind: str, min_cos: float,
+        exclude: Iterable[str] = (), limit: int = 5,
+    ) -> list[tuple[str, float]]:
+        """Current memories of ``kind`` whose whole-text vector has cosine >= ``min_cos``
+        with ``query`` (chunk vectors are not compared), best first."""
+        import simsimd
+
+        if not self.dim or len(query) != self.dim or not any(query):
+            return []
+        c.execute("BEGIN")
+        try:
+            top = top_slot(c)
+            if top is None:
+                return []
+            dist = self.distances(c, simsimd, query, top + 1)
+            if dist is None:
+                return []
+            close = {i: d for i, d in enumerate(dist) if 1.0 - d >= min_cos - 1e-9 and d < 1.0}
+            if not close:
+                return []
+            skip = set(exclude)
+            found: list[tuple[float, str]] = []
+            for mid, slot in queries.by_ids(
+                c,
+                "SELECT id, vec_slot FROM memories WHERE kind = ? AND status = 'active' "
+                "AND quarantine IS NULL AND key IS NULL AND vec_slot IN", list(close),
+                prefix_args=[kind]
+            ):
+                if mid not in skip:
+                    found.append((round(1.0 - close[slot], 6), mid))
+            found.sort(key=lambda x: (-x[0], x[1]))
+            return [(mid, cos) for cos, mid in found[:limit]]
+        finally:
+            c.execute("COMMIT")
+
+    def similar_pairs(
+        self, c: sqlite3.Connection, *, min_cos: float, kinds: Iterable[str] = (),
+        since: int | None = None, limit: int = 50,
+    ) -> list[tuple[str, str, float]]:
+        """Pairs of current memories of the same kind whose whole-text vectors have
+        cosine >= ``min_cos``: (older id, newer id, cosine), most similar first.
+
+        Exact: every pair is compared (with ``since``, only pairs with at least
+        one memory recorded since then), about 2 s per 10k x 10k memories.
+        """
+        import numpy as np
+        import simsimd
+
+        c.execute("BEGIN")
+        try:
+            sql = ("SELECT m.id, m.kind, m.vec_slot, m.at FROM memories m "
+                   "WHERE m.vec_slot IS NOT NULL AND m.key IS NULL")  # keyed values replace
+            sql, args = filters(sql, [], Scope(kinds=tuple(kinds)))
+            rows = c.execute(sql + " ORDER BY m.clock, m.id", args).fetchall()
+            top = top_slot(c)
+            if not rows or top is None:
+                return []
+            n = top + 1
+            raw = np.fromfile(self.path(c), dtype=np.int8, count=n * self.dim)
+            if raw.size < n * self.dim:
+                return []
+            matrix = raw.reshape(n, self.dim)
+        finally:
+            c.execute("COMMIT")
+        pairs: list[tuple[float, str, str]] = []
+        by_kind: dict[str, list[tuple[str, int, int]]] = {}
+        for mid, kind, slot, at in rows:
+            by_kind.setdefault(kind, []).append((mid, slot, at))
+        for members in by_kind.values():
+            vecs = np.ascontiguousarray(matrix[[slot for _, slot, _ in members]])
+            recent = [i for i, (_, _, at) in enumerate(members) if since is None or at >= since]
+            for lo in range(0, len(recent), 256):
+                block = recent[lo : lo + 256]
+                dist = np.asarray(simsimd.cdist(vecs[block], vecs, metric="cosine"))
+                for bi, j in zip(*np.nonzero(dist <= 1.0 - min_cos + 1e-9)):
+                    i = block[bi]
+                    if i == j:
+                        continue
+                    a, b = (i, j) if i < j else (j, i)
+                    pairs.append((round(1.0 - float(dist[bi, j]), 6), members[a][0],
+                                  members[b][0]))
+        pairs = sorted(set(pairs), key=lambda p: (-p[0], p[1], p[2]))
+        return [(a, b, cos) for cos, a, b in pairs[:limit]]
