@@ -164,7 +164,7 @@ def _is_pictographic(cp: int) -> bool:
 
 
 def _joins_script_letters(prev: str, nxt: str) -> bool:
-    def ok(ch):
+    def ok(ch: str) -> bool:
         cp = ord(ch)
         script = (0x0600 <= cp <= 0x06FF or 0x0750 <= cp <= 0x077F or 0x08A0 <= cp <= 0x08FF
                   or 0xFB50 <= cp <= 0xFDFF or 0xFE70 <= cp <= 0xFEFF  # Arabic (Persian, Urdu)
@@ -341,7 +341,9 @@ def _detect_secrets() -> dict[str, Any]:
         from detect_secrets.core.scan import scan_line
         from detect_secrets.settings import Settings, cache_bust, configure_settings_from_baseline
 
-        plugins = sorted(c.__name__ for c in get_mapping_from_secret_type_to_class().values())
+        # The mapping's value type is an unbound TypeVar in detect-secrets' hints: name it here.
+        classes: dict[str, type[Any]] = get_mapping_from_secret_type_to_class()
+        plugins = sorted(c.__name__ for c in classes.values())
         drop = {"Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector"}
         # `# pragma: allowlist secret` in a memory must not switch the gate off, and
         # is_likely_id_string drops findings on any line with "_id" before the value.

@@ -183,7 +183,7 @@ def partition_email_hash(partition: str) -> str | None:
 
 
 _encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder(Op)
+_decoder: msgspec.json.Decoder[Op] = msgspec.json.Decoder(Op)  # Op is a Union: say what decode returns
 
 
 def encode(op: Op) -> bytes:

