@@ -35,9 +35,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
-from . import __version__, api
-from .errors import GitMemError, InvalidInput
-from .ops import KINDS
+from .. import __version__, api
+from ..errors import GitMemError, InvalidInput
+from ..ops import KINDS
 
 ENVELOPE_VERSION = 1
 NAME = "git-mem"

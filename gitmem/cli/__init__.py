@@ -20,10 +20,11 @@ from typing import Any, TypeVar
 import click
 import msgspec
 
-from . import __version__, api, hooks
-from .errors import GitMemError
-from .model import Hit, OpInfo, Record
-from .ops import KINDS
+from .. import __version__, api
+from ..agents import hooks
+from ..errors import GitMemError
+from ..model import Hit, OpInfo, Record
+from ..ops import KINDS
 
 T = TypeVar("T")
 ENVELOPE_VERSION = 1
@@ -926,9 +927,9 @@ def mcp_() -> None:
     Example:
       claude mcp add git-mem -- git mem mcp
     """
-    from . import mcp_server  # the SDK is imported here only: other commands stay fast
+    from ..agents import mcp  # the SDK is imported here only: other commands stay fast
 
-    sys.exit(mcp_server.serve())
+    sys.exit(mcp.serve())
 
 
 agent_option = click.option("--agent", type=click.Choice(hooks.AGENTS), default="claude-code",

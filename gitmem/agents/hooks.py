@@ -33,9 +33,9 @@ from typing import Any
 
 import msgspec
 
-from .context import clip, fence
-from .errors import InvalidInput
-from .model import Hit
+from ..context import clip, fence
+from ..errors import InvalidInput
+from ..model import Hit
 
 AGENTS = ("claude-code",)
 SETTINGS = Path(".claude") / "settings.json"
