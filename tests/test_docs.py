@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 import pytest
 
+from gitmem import errors
 from gitmem.cli import cli
 
 ROOT = Path(__file__).parent.parent
@@ -20,6 +21,32 @@ def test_cli_reference_and_man_page_are_generated_from_help() -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_docs.py"), "--check"],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
+
+
+def _error_classes() -> list[type[errors.GitMemError]]:
+    """Every typed error: the classes of gitmem.errors and any subclass defined elsewhere."""
+    import gitmem.api  # noqa: F401  (loads whatever the library defines)
+
+    found: list[type[errors.GitMemError]] = []
+    todo = [errors.GitMemError]
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+def test_every_exit_code_is_in_the_documented_table() -> None:
+    classes = _error_classes()
+    assert len(classes) > 10
+    for cls in classes:
+        assert cls.exit_code in errors.EXIT_CODES, f"{cls.__name__} exits {cls.exit_code}"
+    # ... and the table documents no code that nothing raises (0-2 and 130 are generic).
+    used = {cls.exit_code for cls in classes} | {0, 1, 2, 130}
+    assert set(errors.EXIT_CODES) == used
+    reference = (ROOT / "docs" / "cli.md").read_text()
+    for code, meaning in errors.EXIT_CODES.items():
+        assert f"| {code} | {meaning} |\n" in reference, code
 
 
 def test_every_command_has_help_with_an_example_and_is_in_the_reference() -> None:
