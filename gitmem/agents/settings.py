@@ -1,0 +1,184 @@
+"""Installing git mem's hooks into an agent's settings file, and removing them.
+
+Pure file and JSON logic (no git, no SQLite): the CLI finds the work tree;
+this module edits ``.claude/settings.json`` and nothing else, keeping every
+other key and hook as it found them.
+
+The Claude Code settings contract (hooks reference,
+https://code.claude.com/docs/en/hooks): ``{"hooks": {"<Event>": [{"matcher":
+"...", "hooks": [{"type": "command", "command": "...", "timeout":
+<seconds>}]}]}}``; ``SessionStart`` matchers name the session's source
+(startup, resume, clear, compact); ``UserPromptSubmit`` takes no matcher.
+
+Our entries are recognised by their command (``git mem hook ...``), so
+uninstall removes exactly them and install never duplicates them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..errors import InvalidInput
+
+AGENTS = ("claude-code",)
+SETTINGS = Path(".claude") / "settings.json"
+COMMAND_PREFIX = "git mem hook "
+
+# event -> (matcher or None, command, timeout in seconds)
+CLAUDE_HOOKS: dict[str, tuple[str | None, str, int]] = {
+    # Not on resume: the resumed transcript already holds the briefing.
+    "SessionStart": ("startup|clear|compact", COMMAND_PREFIX + "session-start", 30),
+    "UserPromptSubmit": (None, COMMAND_PREFIX + "user-prompt", 10),
+}
+
+
+class HooksReport(msgspec.Struct, kw_only=True):
+    agent: str
+    path: str
+    status: str  # installed | already installed | removed | not installed
+    changed: bool
+    events: list[str] = []  # the events whose entries were added or removed
+
+
+# -- settings.json -------------------------------------------------------------------
+
+
+def _load(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        raw = path.read_text(encoding="utf-8-sig")  # a BOM is tolerated, as editors write it
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read {path} ({exc}); nothing was changed",
+                           "make it a readable UTF-8 JSON file (or move it away), then run "
+                           "the command again") from None
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise InvalidInput(
+            f"{path} is not valid JSON ({exc}); nothing was changed",
+            "fix the file (or move it away), then run the command again",
+        ) from None
+    if not isinstance(data, dict):
+        raise InvalidInput(f"{path} does not hold a JSON object; nothing was changed",
+                           "fix the file (or move it away), then run the command again")
+    hooks = data.get("hooks", {})
+    if not isinstance(hooks, dict) or not all(
+            isinstance(v, list) and all(isinstance(g, dict) and isinstance(g.get("hooks", []), list)
+                                        for g in v)
+            for v in hooks.values()):
+        raise InvalidInput(
+            f'{path}: "hooks" is not an object of lists; nothing was changed',
+            "fix the file's hooks section (see the Claude Code hooks reference), then run again",
+        )
+    return data
+
+
+def _dump(path: Path, data: dict[str, Any]) -> None:
+    """Write all or nothing: a temp file in the same directory, then a rename."""
+    import tempfile
+
+    path = Path(os.path.realpath(path))  # a symlinked settings file stays a symlink
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _ours(entry: object) -> bool:
+    return isinstance(entry, dict) and str(entry.get("command", "")).startswith(COMMAND_PREFIX)
+
+
+def _has(groups: list[Any], command: str) -> bool:
+    return any(isinstance(g, dict) and any(isinstance(h, dict) and h.get("command") == command
+                                           for h in g.get("hooks") or [])
+               for g in groups)
+
+
+def _check_agent(agent: str) -> None:
+    if agent not in AGENTS:
+        raise InvalidInput(f"unknown agent '{agent}'", f"use one of: {', '.join(AGENTS)}")
+
+
+def install(root: Path, agent: str = "claude-code") -> HooksReport:
+    """Add our hooks to ``<root>/.claude/settings.json``, keeping everything else."""
+    _check_agent(agent)
+    path = root / SETTINGS
+    data = _load(path)
+    hooks = data.setdefault("hooks", {})
+    added = []
+    for event, (matcher, command, timeout) in CLAUDE_HOOKS.items():
+        groups = hooks.setdefault(event, [])
+        if _has(groups, command):
+            continue
+        group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        groups.append(group)
+        added.append(event)
+    if added:
+        _dump(path, data)
+    return HooksReport(agent=agent, path=str(path),
+                       status="installed" if added else "already installed",
+                       changed=bool(added), events=added)
+
+
+def uninstall(root: Path, agent: str = "claude-code") -> HooksReport:
+    """Remove exactly our hook entries; leave every other key and hook alone."""
+    _check_agent(agent)
+    path = root / SETTINGS
+    if not path.exists():
+        return HooksReport(agent=agent, path=str(path), status="not installed", changed=False)
+    data = _load(path)
+    hooks = data.get("hooks")
+    removed = []
+    if isinstance(hooks, dict):
+        for event in list(hooks):
+            kept_groups = []
+            for group in hooks[event]:
+                if isinstance(group, dict) and isinstance(group.get("hooks"), list) and any(
+                        _ours(h) for h in group["hooks"]):
+                    rest = [h for h in group["hooks"] if not _ours(h)]
+                    if event not in removed:
+                        removed.append(event)
+                    if not rest:
+                        continue  # the group held only our command
+                    group = {**group, "hooks": rest}
+                kept_groups.append(group)
+            if kept_groups:
+                hooks[event] = kept_groups
+            elif event in removed:
+                del hooks[event]
+        if not hooks and removed:
+            del data["hooks"]
+    if not removed:
+        return HooksReport(agent=agent, path=str(path), status="not installed", changed=False)
+    if data:
+        _dump(path, data)
+    else:  # nothing left but what install created
+        path.unlink()
+        try:
+            path.parent.rmdir()
+        except OSError:
+            pass  # not empty: other files live there
+    order = list(CLAUDE_HOOKS)
+    removed.sort(key=lambda e: (order.index(e) if e in order else len(order), e))
+    return HooksReport(agent=agent, path=str(path), status="removed", changed=True,
+                       events=removed)
