@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 import pytest
 
-from gitmem import errors
+from gitmem import envelope, errors
 from gitmem.cli import cli
 
 ROOT = Path(__file__).parent.parent
@@ -47,6 +47,16 @@ def test_every_exit_code_is_in_the_documented_table() -> None:
     reference = (ROOT / "docs" / "cli.md").read_text()
     for code, meaning in errors.EXIT_CODES.items():
         assert f"| {code} | {meaning} |\n" in reference, code
+
+
+def test_the_envelope_is_built_in_one_shape() -> None:
+    ok = envelope.encode(envelope.ok("recall", {"query": "q"}, ["w"]))
+    assert ok == '{"ok":true,"command":"recall","version":1,"data":{"query":"q"},"warnings":["w"]}'
+    err = envelope.error("show", errors.UnknownId("x").to_dict(), [], label="tool")
+    assert list(err) == ["ok", "tool", "version", "error", "warnings"]
+    documented = (ROOT / "docs" / "cli.md").read_text().split("```json\n", 1)[1].splitlines()
+    assert documented[0].startswith('{"ok": true, "command": "recall", "version": 1, "data": ')
+    assert documented[1].startswith('{"ok": false, "command": "recall", "version": 1, "error": ')
 
 
 def test_every_command_has_help_with_an_example_and_is_in_the_reference() -> None:
