@@ -18,26 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import ops
 from ..errors import AmbiguousId, BareRepository, GitMemError, NotARepository, UnknownId
-from ..model import (
-    Added,
-    Confirmed,
-    Conflict,
-    Context,
-    FactValue,
-    Hit,
-    Imported,
-    InitReport,
-    KeyHistory,
-    OpInfo,
-    RefreshReport,
-    RekeyReport,
-    Retired,
-    Shown,
-    SimilarPair,
-    Skipped,
-    Status,
-    SyncReport,
-)
+from ..model import (Added, Confirmed, Conflict, Context, FactValue, Hit, Imported, InitReport,
+                     KeyHistory, OpInfo, RefreshReport, RekeyReport, Retired, Shown,
+                     SimilarPair, Skipped, Status, SyncReport)
 from ..oplog import Oplog
 from . import dedup, facts, importer, personal, profile, reads, settings, sync, write
 from .pool import Pool, Progress
