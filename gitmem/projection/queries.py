@@ -35,6 +35,14 @@ def watermarks(c: sqlite3.Connection) -> dict[str, str]:
     return dict(c.execute("SELECT ref, tip FROM partitions").fetchall())
 
 
+def clock_bounds(c: sqlite3.Connection, ref: str) -> tuple[int, int]:
+    """(the greatest Lamport clock replay accepted on any partition, the greatest
+    it accepted on ``ref``): all a writer may take its next clock from."""
+    top = c.execute("SELECT max(last_clock) FROM partitions").fetchone()[0]
+    own = c.execute("SELECT last_clock FROM partitions WHERE ref = ?", (ref,)).fetchone()
+    return int(top or 0), int(own[0]) if own else 0
+
+
 def meta(c: sqlite3.Connection) -> dict[str, str]:
     return dict(c.execute("SELECT key, value FROM meta").fetchall())
 

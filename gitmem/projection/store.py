@@ -319,6 +319,7 @@ class Projection:
     # -- queries (gitmem.projection.queries, on this connection) ----------------
 
     watermarks = _query(queries.watermarks)
+    clock_bounds = _query(queries.clock_bounds)
     meta = _query(queries.meta)
     resolve_prefix = _query(queries.resolve_prefix)
     record = _query(queries.record)
