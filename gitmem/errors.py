@@ -5,23 +5,34 @@ message (what went wrong), a hint (how to fix it), a stable machine-readable
 ``code`` for the JSON envelope and a documented process exit code. Only the
 front ends (CLI, MCP) turn them into output; the core just raises.
 
-Exit codes (also in docs/cli.md):
-    0  success
-    1  unexpected internal error (a bug: please report it)
-    2  invalid input (click usage errors use 2 as well)
-    3  not usable here (outside a repository, bare repository)
-    4  no git identity configured
-    5  unknown id
-    6  ambiguous id prefix
-    7  the op-log is busy (could not append after many retries)
-    8  a remote could not be used (none configured, fetch or push failed)
-    9  the remote host refused the memory refs
-   10  partition conflict: a remote holds commits on this clone's own partition
-   11  refused by the write gate (a secret, prompt injection, invisible Unicode)
-   12  near-duplicate: a very similar memory is already stored (add --force stores it)
+The exit codes are the table ``EXIT_CODES`` below: scripts/gen_docs.py
+writes docs/cli.md and the man page from it, and a test checks that every
+class's code is in it.
 """
 
 from __future__ import annotations
+
+# Process exit code -> what it means, for the docs. 0, 1 and 2 are generic (2 is
+# also click's usage error); every other code belongs to the classes below.
+# A code is a promise to scripts: never reuse one for a different meaning.
+EXIT_CODES: dict[int, str] = {
+    0: "success",
+    1: "unexpected internal error (a bug: rerun with GITMEM_DEBUG=1 and report it)",
+    2: "invalid input: empty text, bad id, bad date, out-of-range value; also click's usage "
+       "errors",
+    3: "not usable here: outside a git repository, or a bare repository",
+    4: "no git identity configured",
+    5: "unknown id (or a key with no value)",
+    6: "ambiguous id prefix (the candidates are listed)",
+    7: "the op-log stayed busy: could not append after many retries",
+    8: "a remote could not be used (none configured, fetch or push failed)",
+    9: "the remote host refused the memory refs",
+    10: "partition conflict: a remote holds commits on this clone's own partition (see rekey)",
+    11: "refused by the write gate: a secret, prompt-injection phrasing or invisible Unicode",
+    12: "near-duplicate: a memory of the same kind with a very similar meaning is stored "
+        "(add --force stores it anyway)",
+    130: "interrupted (Ctrl-C)",
+}
 
 
 class GitMemError(Exception):

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Generate docs/cli.md and man/git-mem.1 from the CLI's own --help texts.
+"""Generate docs/cli.md and man/git-mem.1 from the code: the CLI's own --help
+texts, the exit-code table (gitmem.errors.EXIT_CODES) and the envelope's version
+(gitmem.envelope.VERSION).
 
     python scripts/gen_docs.py          # rewrite both files
     python scripts/gen_docs.py --check  # exit 1 if either is out of date
 
-tests/test_docs.py runs the check, so a command without help, or help that
-changed without the docs, fails the suite.
+tests/test_docs.py runs the check, so a command without help, or help, an exit
+code or the envelope version that changed without the docs, fails the suite.
 """
 
 from __future__ import annotations
@@ -18,27 +20,12 @@ import click
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gitmem import __version__  # noqa: E402
+from gitmem import __version__, envelope  # noqa: E402
 from gitmem.cli import cli  # noqa: E402
+from gitmem.errors import EXIT_CODES  # noqa: E402
 
 CLI_MD = ROOT / "docs" / "cli.md"
 MAN = ROOT / "man" / "git-mem.1"
-
-EXIT_CODES = [
-    (0, "success"),
-    (1, "unexpected internal error (a bug: rerun with GITMEM_DEBUG=1 and report it)"),
-    (2, "invalid input: empty text, bad id, bad date, out-of-range value; also click's usage errors"),
-    (3, "not usable here: outside a git repository, or a bare repository"),
-    (4, "no git identity configured"),
-    (5, "unknown id"),
-    (6, "ambiguous id prefix (the candidates are listed)"),
-    (7, "the op-log stayed busy: could not append after many retries"),
-    (8, "a remote could not be used (none configured, fetch or push failed)"),
-    (9, "the remote host refused the memory refs"),
-    (10, "partition conflict: a remote holds commits on this clone's own partition (see rekey)"),
-    (11, "refused by the write gate: a secret, prompt-injection phrasing or invisible Unicode"),
-]
-
 
 def _help(name: str | None) -> str:
     """--help of 'git mem', of a command, or of a group's subcommand ("hooks install")."""
@@ -73,9 +60,11 @@ def render_md() -> str:
         "Every command accepts `--json` and then prints exactly one envelope on stdout:",
         "",
         "```json",
-        '{"ok": true, "command": "recall", "version": 1, "data": {...}, "warnings": []}',
-        '{"ok": false, "command": "recall", "version": 1, "error": {"code": "unknown_id", '
-        '"message": "...", "hint": "...", "exit_code": 5}, "warnings": []}',
+        f'{{"ok": true, "command": "recall", "version": {envelope.VERSION}, "data": {{...}}, '
+        '"warnings": []}',
+        f'{{"ok": false, "command": "recall", "version": {envelope.VERSION}, "error": '
+        '{"code": "unknown_id", "message": "...", "hint": "...", "exit_code": 5}, '
+        '"warnings": []}',
         "```",
         "",
         "Errors also print one line on stderr, `error: <message>; hint: <how to fix>`; "
@@ -85,7 +74,7 @@ def render_md() -> str:
         "",
         "| code | meaning |",
         "|---|---|",
-        *[f"| {c} | {m} |" for c, m in EXIT_CODES],
+        *[f"| {c} | {m} |" for c, m in sorted(EXIT_CODES.items())],
         "",
         "## git mem",
         "",
@@ -126,7 +115,7 @@ def render_man() -> str:
     for name in commands():
         out += [f".SS git mem {name}", ".nf", _roff(_help(name).rstrip()), ".fi"]
     out += [".SH EXIT STATUS"]
-    for c, m in EXIT_CODES:
+    for c, m in sorted(EXIT_CODES.items()):
         out += [".TP", f"{c}", _roff(m)]
     out += [
         ".SH FILES",

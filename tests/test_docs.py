@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 import pytest
 
+from gitmem import envelope, errors
 from gitmem.cli import cli
 
 ROOT = Path(__file__).parent.parent
@@ -20,6 +21,42 @@ def test_cli_reference_and_man_page_are_generated_from_help() -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_docs.py"), "--check"],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
+
+
+def _error_classes() -> list[type[errors.GitMemError]]:
+    """Every typed error: the classes of gitmem.errors and any subclass defined elsewhere."""
+    import gitmem.api  # noqa: F401  (loads whatever the library defines)
+
+    found: list[type[errors.GitMemError]] = []
+    todo = [errors.GitMemError]
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+def test_every_exit_code_is_in_the_documented_table() -> None:
+    classes = _error_classes()
+    assert len(classes) > 10
+    for cls in classes:
+        assert cls.exit_code in errors.EXIT_CODES, f"{cls.__name__} exits {cls.exit_code}"
+    # ... and the table documents no code that nothing raises (0-2 and 130 are generic).
+    used = {cls.exit_code for cls in classes} | {0, 1, 2, 130}
+    assert set(errors.EXIT_CODES) == used
+    reference = (ROOT / "docs" / "cli.md").read_text()
+    for code, meaning in errors.EXIT_CODES.items():
+        assert f"| {code} | {meaning} |\n" in reference, code
+
+
+def test_the_envelope_is_built_in_one_shape() -> None:
+    ok = envelope.encode(envelope.ok("recall", {"query": "q"}, ["w"]))
+    assert ok == '{"ok":true,"command":"recall","version":1,"data":{"query":"q"},"warnings":["w"]}'
+    err = envelope.error("show", errors.UnknownId("x").to_dict(), [], label="tool")
+    assert list(err) == ["ok", "tool", "version", "error", "warnings"]
+    documented = (ROOT / "docs" / "cli.md").read_text().split("```json\n", 1)[1].splitlines()
+    assert documented[0].startswith('{"ok": true, "command": "recall", "version": 1, "data": ')
+    assert documented[1].startswith('{"ok": false, "command": "recall", "version": 1, "error": ')
 
 
 def test_every_command_has_help_with_an_example_and_is_in_the_reference() -> None:

@@ -1,4 +1,10 @@
-"""One-way layers: each outside system is imported by exactly one module."""
+"""One-way layers: each outside system is imported by one layer, and no layer imports up.
+
+Read from the source with ``ast`` (nothing is imported), so a new module or a new
+import is checked the moment it is written. A layer is a top-level module
+(``ops``) or a package (``oplog``, ``projection``, ``embed``, ``api``, ``cli``,
+``agents``); inside a package, modules import each other without cycles.
+"""
 
 from __future__ import annotations
 
@@ -7,58 +13,133 @@ from pathlib import Path
 
 PKG = Path(__file__).parent.parent / "gitmem"
 
-# module -> modules of the package it may import
-ALLOWED = {
+# layer -> layers of the package it may import (its own layer always allowed)
+ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "timefmt": {"errors"},
     "ops": set(),
     "model": set(),
     "embed": set(),
     "gate": set(),
+    "envelope": {"errors"},
     "replay": {"ops"},
     "oplog": {"ops", "errors"},
     "projection": {"ops", "replay", "model", "timefmt", "embed"},
     "recall": {"model", "projection"},
+    "context": {"model"},
     "api": {"ops", "errors", "model", "oplog", "projection", "recall", "replay", "timefmt",
             "embed", "gate", "context"},
-    "context": {"model"},
-    "cli": {"api", "errors", "model", "ops", "hooks", "mcp_server"},
-    "hooks": {"errors", "model", "context"},
-    "mcp_server": {"api", "errors", "model", "ops"},
+    "agents": {"api", "errors", "model", "ops", "context", "envelope"},
+    "cli": {"api", "errors", "model", "ops", "agents", "envelope"},
     "__init__": {"api", "errors", "model"},
     "__main__": {"cli"},
 }
-OUTSIDE = {"pygit2": {"oplog"}, "sqlite3": {"projection"}, "subprocess": {"oplog"},
-           "hnswlib": {"projection"}, "simsimd": {"projection"}, "detect_secrets": {"gate"}}
+# outside library -> the layers (or single modules, dotted) allowed to import it
+OUTSIDE: dict[str, set[str]] = {
+    "pygit2": {"oplog.libgit2"},
+    "subprocess": {"oplog.gitcmd"},
+    "sqlite3": {"projection"},
+    "hnswlib": {"projection"},
+    "simsimd": {"projection"},
+    "numpy": {"embed", "projection"},
+    "tokenizers": {"embed"},
+    "detect_secrets": {"gate"},
+    "click": {"cli"},
+    "mcp": {"agents.mcp"},
+    "pydantic": {"agents.mcp"},
+}
 
 
-def _imports(path: Path) -> tuple[set[str], set[str]]:
-    inner, outer = set(), set()
+def _modules() -> dict[str, Path]:
+    """Dotted names inside gitmem ("api.store", "ops", "oplog" for oplog/__init__.py)."""
+    out = {}
+    for path in PKG.rglob("*.py"):
+        parts = list(path.relative_to(PKG).with_suffix("").parts)
+        if parts[-1] == "__init__" and len(parts) > 1:
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(name: str, path: Path) -> tuple[set[str], set[str]]:
+    """(modules of the package, outside top-level modules) that ``name`` imports."""
+    package = name.split(".")[:-1] if path.name != "__init__.py" or name == "__init__" \
+        else name.split(".")
+    if name == "__init__":
+        package = []
+    inner: set[str] = set()
+    outer: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
             if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                target = base + (node.module.split(".") if node.module else [])
                 if node.module:
-                    inner.add(node.module.split(".")[0])
-                else:
-                    inner.update(a.name for a in node.names)
+                    inner.add(".".join(target))
+                # "from . import x" / "from .mod import name": x may be a module
+                for alias in node.names:
+                    inner.add(".".join([*target, alias.name]))
+            elif node.module and node.module.split(".")[0] == "gitmem":
+                inner.add(".".join(node.module.split(".")[1:]) or "__init__")
+                for alias in node.names:
+                    inner.add(".".join([*node.module.split(".")[1:], alias.name]))
             elif node.module:
-                (inner if node.module.startswith("gitmem") else outer).add(
-                    node.module.split(".")[-1] if node.module.startswith("gitmem.") else node.module.split(".")[0])
+                outer.add(node.module.split(".")[0])
         elif isinstance(node, ast.Import):
-            outer.update(a.name.split(".")[0] for a in node.names)
-    return inner, outer
+            for alias in node.names:
+                if alias.name.split(".")[0] == "gitmem":
+                    inner.add(".".join(alias.name.split(".")[1:]) or "__init__")
+                else:
+                    outer.add(alias.name.split(".")[0])
+    known = _modules()
+    return {m for m in inner if m in known}, outer
 
 
-def test_every_module_has_a_rule() -> None:
-    assert {p.stem for p in PKG.glob("*.py")} <= set(ALLOWED)
+def _layer(name: str) -> str:
+    return name.split(".")[0]
+
+
+def test_every_layer_has_a_rule() -> None:
+    assert {_layer(m) for m in _modules()} <= set(ALLOWED)
 
 
 def test_layers_point_one_way() -> None:
-    for path in PKG.glob("*.py"):
-        inner, outer = _imports(path)
-        inner.discard("__version__")
-        extra = inner - ALLOWED[path.stem]
-        assert not extra, f"{path.stem} imports {extra}"
+    for name, path in sorted(_modules().items()):
+        inner, outer = _imports(name, path)
+        layer = _layer(name)
+        extra = {_layer(m) for m in inner} - ALLOWED[layer] - {layer}
+        assert not extra, f"{name} imports {extra}"
         for lib, owners in OUTSIDE.items():
             if lib in outer:
-                assert path.stem in owners, f"{path.stem} imports {lib}"
+                assert layer in owners or name in owners, f"{name} imports {lib}"
+
+
+def test_no_cycles_inside_a_package() -> None:
+    graph = {}
+    for name, path in _modules().items():
+        inner, _ = _imports(name, path)
+        graph[name] = {m for m in inner if _layer(m) == _layer(name) and m != name
+                       and "." in m}  # a package's own __init__ re-exports: not an edge
+
+    seen: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        if seen.get(node) == 2:
+            return
+        assert seen.get(node) != 1, "import cycle: " + " -> ".join([*trail, node])
+        seen[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            visit(nxt, [*trail, node])
+        seen[node] = 2
+
+    for name in sorted(graph):
+        visit(name, [])
+
+
+def test_the_rules_catch_a_violation(tmp_path: Path) -> None:
+    """The checker itself: an api module importing click is reported."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("import click\nfrom ..cli import main\n")
+    inner, outer = _imports("api.bad", bad)
+    assert "click" in outer and "api" not in OUTSIDE["click"]
+    assert "cli" in {_layer(m) for m in inner} and "cli" not in ALLOWED["api"]

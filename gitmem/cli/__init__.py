@@ -1,0 +1,22 @@
+"""The ``git mem`` command line: parse, make one library call, print.
+
+Every command takes ``--json`` and then prints exactly one envelope on stdout
+(gitmem/envelope.py):
+
+    {"ok": true, "command": "recall", "version": 1, "data": ..., "warnings": [...]}
+    {"ok": false, "command": "recall", "version": 1, "error": {...}, "warnings": [...]}
+
+Errors also print one line on stderr, ``error: <message>; hint: <hint>``, and
+exit with the code documented in gitmem/errors.py and docs/cli.md.
+
+``app`` holds the group, the one run-and-print path and the error map;
+``render`` every line of human output; the other modules the commands, by
+theme. Importing them registers their commands on ``cli``.
+"""
+
+from __future__ import annotations
+
+from . import agents, completion, facts, memories, recall, sync  # noqa: F401  (registration)
+from .app import COMPLETE_VAR, cli, main
+
+__all__ = ["cli", "main", "COMPLETE_VAR"]

@@ -1,0 +1,153 @@
+"""Commands for coding agents: the MCP server, lifecycle hooks, the AGENTS.md block.
+
+The work is in ``gitmem.agents``; these commands only wire it to the shell.
+``git mem mcp`` imports the MCP SDK when it runs, never before: every other
+command (and a hook, before every prompt) stays fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ..agents import hooks, settings
+from ..agents.agents_md import AGENTS_MD
+from ..errors import GitMemError
+from . import render
+from .app import Group, cli, emit, emit_json, json_option, run, stdin_bytes
+
+
+@cli.command(name="mcp")
+def mcp_() -> None:
+    """Serve this repository's memory to an agent over MCP, on stdin/stdout.
+
+    Tools: add, recall, context, set, get, invalidate and show, with the same
+    write gate, validation and errors as the commands (an error is a tool
+    error carrying code, message and hint). The server keeps the projection
+    open and sees memories other processes add. Run it from the work tree (or
+    'git -C PATH mem mcp'); see docs/agents.md.
+
+    \b
+    Example:
+      claude mcp add git-mem -- git mem mcp
+    """
+    from ..agents import mcp  # the SDK is imported here only: other commands stay fast
+
+    sys.exit(mcp.serve())
+
+
+agent_option = click.option("--agent", type=click.Choice(settings.AGENTS), default="claude-code",
+                            show_default=True, help="Which agent's settings to change.")
+
+
+@cli.group(name="hooks", cls=Group)
+def hooks_() -> None:
+    """Install or remove an agent's lifecycle hooks that call git mem.
+
+    For Claude Code, the repository's .claude/settings.json gets two hooks:
+    at session start the memory briefing ('git mem hook session-start'), on
+    each prompt the few memories that match it ('git mem hook user-prompt').
+    Other settings and hooks are kept.
+
+    \b
+    Example:
+      git mem hooks install
+    """
+
+
+@hooks_.command(name="install")
+@agent_option
+@json_option
+def hooks_install(agent: str, as_json: bool) -> None:
+    """Add git mem's hooks to the agent's settings in this work tree (idempotent).
+
+    Merges with what is there; run it again and nothing changes. An existing
+    settings file that is not valid JSON is left untouched (exit 2).
+
+    \b
+    Example:
+      git mem hooks install --agent claude-code
+    """
+    run("hooks install", as_json, lambda s: settings.install(s.log.workdir, agent), render.hooks)
+
+
+@hooks_.command(name="uninstall")
+@agent_option
+@json_option
+def hooks_uninstall(agent: str, as_json: bool) -> None:
+    """Remove exactly git mem's hooks from the agent's settings; keep the rest.
+
+    \b
+    Example:
+      git mem hooks uninstall
+    """
+    run("hooks uninstall", as_json, lambda s: settings.uninstall(s.log.workdir, agent),
+        render.hooks)
+
+
+@cli.group(name="hook", cls=Group)
+def hook_() -> None:
+    """Run one agent hook: read the agent's JSON on stdin, print what it expects.
+
+    Installed by 'git mem hooks install'; you do not run these by hand. They
+    never block the agent: on any error they print nothing on stdout, one
+    line on stderr, and exit 0.
+
+    \b
+    Example:
+      echo '{"cwd": ".", "prompt": "how do I run the tests"}' | git mem hook user-prompt
+    """
+
+
+def _hook(event: str, answer: Callable[[dict[str, Any]], str | None]) -> None:
+    """Read the payload, answer it; print the agent's JSON or nothing. Always exit 0."""
+    try:
+        payload = hooks.parse_payload(stdin_bytes())
+        context = answer(payload)
+        if context:
+            emit_json(hooks.output(event, context))
+    except Exception as exc:  # never block the user's session
+        what = exc.one_line() if isinstance(exc, GitMemError) else f"{type(exc).__name__}: {exc}"
+        click.echo(f"git mem hook: skipped ({what})", err=True)
+    sys.exit(0)
+
+
+@hook_.command(name="session-start")
+@click.option("--budget", type=click.IntRange(min=1), default=500, show_default=True,
+              help="Size of the briefing, in tokens.")
+def hook_session_start(budget: int) -> None:
+    """SessionStart: add the memory briefing ('git mem context') to the session.
+
+    \b
+    Example:
+      echo '{"cwd": ".", "source": "startup"}' | git mem hook session-start
+    """
+    _hook("SessionStart", lambda payload: hooks.answer_session_start(payload, budget))
+
+
+@hook_.command(name="user-prompt")
+@click.option("-k", "--limit", "k", type=click.IntRange(1, hooks.PROMPT_K_MAX), default=3,
+              show_default=True, help="At most this many memories.")
+def hook_user_prompt(k: int) -> None:
+    """UserPromptSubmit: add the memories that match the prompt; silent when none do.
+
+    \b
+    Example:
+      echo '{"cwd": ".", "prompt": "how do I run the tests"}' | git mem hook user-prompt
+    """
+    _hook("UserPromptSubmit", lambda payload: hooks.answer_user_prompt(payload, k))
+
+
+@cli.command(name="agents-md")
+@json_option
+def agents_md(as_json: bool) -> None:
+    """Print a short block for AGENTS.md or CLAUDE.md: how an agent uses git mem.
+
+    \b
+    Example:
+      git mem agents-md >> AGENTS.md
+    """
+    emit("agents-md", as_json, {"markdown": AGENTS_MD}, AGENTS_MD)

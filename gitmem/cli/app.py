@@ -1,0 +1,162 @@
+"""The ``git mem`` group and the one place a command's result or error is printed.
+
+Every command is ``_run(command, as_json, action, human)``: open the store,
+make one library call, print. Errors are mapped here and nowhere else: a
+``GitMemError`` prints ``error: <message>; hint: <hint>`` on stderr (and the
+error envelope with --json) and exits with its documented code
+(``errors.EXIT_CODES``); anything else is a bug, reported in one line, exit 1;
+Ctrl-C exits 130. Usage errors stay click's (exit 2).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from .. import __version__, api, envelope
+from ..errors import GitMemError
+from .progress import Progress
+
+T = TypeVar("T")
+
+# click reads the completion request from this variable ('git-mem' is the
+# console script's name, '_GIT_MEM_COMPLETE' what its scripts set).
+COMPLETE_VAR = "_GIT_MEM_COMPLETE"
+
+personal_option = click.option(
+    "--personal", is_flag=True,
+    help="Use your personal pool (outside any repository, never pushed to a team).")
+
+json_option = click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON envelope on stdout (for agents)."
+)
+
+as_of_option = click.option(
+    "--as-of", "as_of", metavar="WHEN",
+    help="What the log believed then: a date, datetime or git revision (tag, commit).")
+valid_at_option = click.option(
+    "--valid-at", "valid_at", metavar="WHEN",
+    help="What was true in the world then: a date, datetime or git revision.")
+
+
+def emit_json(payload: dict[str, Any]) -> None:
+    click.echo(envelope.encode(payload))
+
+
+def stdin_bytes() -> bytes:
+    """All of stdin, from click's binary stdin (the one CliRunner also replaces).
+
+    click.open_file('-') and not click.get_binary_stream, which click 8.5
+    deprecates: both hand back the same stream."""
+    data: bytes = click.open_file("-", "rb").read()
+    return data
+
+
+def read_stdin() -> str:
+    """The '-' argument: stdin as text, undecodable bytes kept (the gate judges them)."""
+    return stdin_bytes().decode("utf-8", errors="surrogateescape")
+
+
+def run(
+    command: str,
+    as_json: bool,
+    action: Callable[[api.Store], T],
+    human: Callable[[T], str | None],
+    personal: bool | str = False,
+) -> None:
+    """Open the store, run one action, print the result or the error.
+
+    ``personal``: True reads the personal pool; "write" also creates it and
+    records the repository the command runs in (a pointer)."""
+    store: api.Store | None = None
+    warnings: list[str] = []
+    bar = Progress() if not as_json and Progress.wanted() else None
+    try:
+        if personal == "write":
+            store = api.open_personal_from()
+        elif personal:
+            store = api.open_personal(create=False)
+        else:
+            store = api.open()
+        store.progress = bar
+        try:
+            result = action(store)
+        finally:
+            if bar is not None:
+                bar.done()
+        warnings = store.warnings
+    except GitMemError as exc:
+        warnings = store.warnings if store else []
+        _print_warnings(warnings)
+        if as_json:
+            emit_json(envelope.error(command, exc.to_dict(), warnings))
+        click.echo(exc.one_line(), err=True)
+        sys.exit(exc.exit_code)
+    finally:
+        if store is not None:
+            store.close()
+    _print_warnings(warnings)
+    if as_json:
+        emit_json(envelope.ok(command, result, warnings))
+    else:
+        text = human(result)
+        if text:
+            click.echo(text)
+
+
+def emit(command: str, as_json: bool, data: Any, human: str) -> None:
+    """Print the result of a command that needs no repository."""
+    if as_json:
+        emit_json(envelope.ok(command, data, []))
+    else:
+        click.echo(human, nl=not human.endswith("\n"))
+
+
+def _print_warnings(warnings: list[str]) -> None:
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
+
+
+class Group(click.Group):
+    """A group that never shows a user a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, click.Abort):
+            raise
+        except KeyboardInterrupt:
+            sys.exit(130)
+        except Exception as exc:  # never a traceback for users
+            if os.environ.get("GITMEM_DEBUG"):
+                traceback.print_exc()
+            click.echo(
+                f"error: internal error: {type(exc).__name__}: {exc}; hint: this is a bug; "
+                "rerun with GITMEM_DEBUG=1 and report the traceback",
+                err=True,
+            )
+            sys.exit(1)
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="git-mem")
+def cli() -> None:
+    """A memory for coding agents that lives in this git repository.
+
+    Memories are ops appended to refs/memory/* (one partition per author and
+    clone); every read replays them into a local projection under .git/mem/.
+
+    \b
+    Example:
+      git mem add "tests live in spec/, run with make spec" --kind procedure
+      git mem recall "how do I run the tests"
+    """
+
+
+def main() -> None:
+    cli(prog_name="git mem", complete_var=COMPLETE_VAR)

@@ -1,0 +1,300 @@
+"""Every line of human output the commands print (``--json`` is the envelope's).
+
+One function per result, named after what it renders; each takes what the
+library returned and gives the text for stdout (None: print nothing). Memory
+text is data written by people and agents: where it is shown whole it is an
+indented block, never mistaken for our own output; in lists it is one
+clipped line. Only ``added`` also writes to stderr, so that stdout stays the
+id a script captures.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+import click
+
+from .. import api
+from ..model import Hit, OpInfo, Record, RefreshReport
+from ..agents.settings import HooksReport
+
+
+# What commands whose library call returns a list print under --json: the list
+# wrapped in an object, so the envelope's data is always an object.
+class Recalled(TypedDict):
+    query: str
+    results: list[Hit]
+
+
+class Keys(TypedDict):
+    keys: list[api.FactValue]
+
+
+class Conflicts(TypedDict):
+    conflicts: list[api.Conflict]
+
+
+class Pairs(TypedDict):
+    pairs: list[api.SimilarPair]
+
+
+class Ops(TypedDict):
+    ops: list[OpInfo]
+
+
+def clip_line(text: str | None, n: int = 70) -> str:
+    first = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return first if len(first) <= n else first[: n - 1] + "…"
+
+
+def block(text: str) -> str:
+    """Memory text as an indented block: data, never mistaken for our output."""
+    return "\n".join("    " + line for line in (text.splitlines() or [""]))
+
+
+# -- writes ------------------------------------------------------------------------
+
+
+def added(r: api.Added) -> str:
+    """The id alone on stdout (scripts capture it); what else happened on stderr."""
+    if r.duplicate_of:
+        click.echo(f"note: duplicate of {r.id[:12]}: reinforced it, nothing new stored", err=True)
+    if r.superseded:
+        click.echo("note: supersedes " + ", ".join(x[:12] for x in r.superseded), err=True)
+    for s in r.similar:
+        click.echo(f"note: similar to {str(s['id'])[:12]} (cosine {s['cosine']:.3f}); "
+                   "review with 'git mem similar'", err=True)
+    return r.id[:12]
+
+
+def confirmed(r: api.Confirmed) -> str:
+    return (f"confirmed {r.target[:12]} ({r.confirms} confirmation"
+            f"{'s' if r.confirms != 1 else ''})")
+
+
+def imported(r: api.Imported) -> str:
+    return (f"imported {r.count} memories in {len(r.commits)} commit(s)"
+            + (f"; {len(r.duplicates)} duplicate line(s) not added (existing memories "
+               "reinforced)" if r.duplicates else ""))
+
+
+def invalidated(r: api.Retired) -> str | None:
+    return f"invalidated {r.target[:12]}" if r.changed else None
+
+
+def forgot(r: api.Retired) -> str | None:
+    p = r.purge
+    if p is None:
+        return f"forgot {r.target[:12]}" if r.changed else None
+    would = "would " if p.dry_run else ""
+    out = ["dry run: nothing written"] if p.dry_run else []
+    if p.tombstone:
+        out.append(f"{'would forget' if p.dry_run else 'forgot'} {r.target[:12]}")
+    out.append(f"{'would purge' if p.dry_run else 'purged'} {r.target[:12]} from "
+               f"refs/memory/{p.partition}: "
+               f"{len(p.ops_removed)} op(s) removed, {len(p.commits_rewritten)} commit(s) "
+               f"rewritten, {len(p.commits_dropped)} dropped")
+    out.extend(f"{would}rewrite backup {b}" for b in p.backups)
+    for c in p.remotes:
+        held = "holds it" if c.has_content else "does not hold it"
+        out.append(f"{c.remote} {held}; next 'git mem push' or 'sync': {c.next_push}")
+    return "\n".join(out)
+
+
+# -- keyed facts -------------------------------------------------------------------
+
+
+def value(v: api.FactValue) -> str:
+    out = [v.value]
+    for c in v.conflicts:
+        out.append(f"conflict: {c.key} = {clip_line(c.text)} ({c.id[:12]}, {c.author}, "
+                   f"{c.recorded_at[:10]}); set the key again to resolve it")
+    return "\n".join(out)
+
+
+def keys(r: Keys) -> str:
+    return "\n".join(f"{v.key} = {clip_line(v.value)}" + ("  [conflict]" if v.conflicts else "")
+                     for v in r["keys"])
+
+
+def history(h: api.KeyHistory) -> str:
+    out = []
+    for r in h.values:
+        if r.id == h.current:
+            state = "current"
+        elif r.id in h.conflicts:
+            state = f"conflict (loses to {(r.conflict_with or '')[:12]})"
+        elif r.status == "active":
+            state = "quarantined" if r.quarantine else "active"
+        else:
+            state = f"{r.status} {(r.retired_at or '')[:19]}"
+            state += f" ({r.retired_reason})" if r.retired_reason else ""
+        valid = f"  valid {r.valid_from[:10]}.." if r.valid_from else ""
+        out.append(f"{r.recorded_at}  {r.id[:12]}  {r.author:<16} {clip_line(r.text, 40):<40}"
+                   f"  {state}{valid}")
+    return "\n".join(out)
+
+
+def conflicts(r: Conflicts) -> str:
+    out = []
+    for c in r["conflicts"]:
+        out.append(f"{c.key}: {clip_line(c.current.text)} ({c.current.id[:12]}, "
+                   f"{c.current.author}) wins over")
+        out.extend(f"    {clip_line(o.text)} ({o.id[:12]}, {o.author}, {o.recorded_at[:10]})"
+                   for o in c.others)
+    return "\n".join(out) if out else "no conflicts"
+
+
+# -- reads -------------------------------------------------------------------------
+
+
+def hits(r: Recalled) -> str:
+    return "\n".join(hit_lines(h) for h in r["results"])
+
+
+def hit_lines(h: Hit) -> str:
+    head = f"{h.id[:12]}  {h.kind:<9} {h.score:7.3f}  {h.author}  {h.recorded_at[:10]}"
+    if h.key:
+        head += f"  key={h.key}"
+    if h.tags:
+        head += "  #" + " #".join(h.tags)
+    if h.status != "active":
+        head += f"  [{h.status} {(h.retired_at or '')[:10]}"
+        head += f": {h.retired_reason}]" if h.retired_reason else "]"
+    if h.pool != "project":
+        head += f"  [{h.pool}]"
+    if h.conflict_with:
+        head += f"  [conflict: loses to {h.conflict_with[:12]}]"
+    if h.faded:
+        head += f"  [faded: salience {h.salience:.3f}]"
+    if h.quarantine:
+        head += f"  [quarantined: {h.quarantine}]"
+    out = head + "\n" + block(h.text or "")
+    if h.explain:
+        e: dict[str, Any] = h.explain  # recall's explain: ranks, raw, rrf, factors, ...
+        ranks = ", ".join(f"{c} #{r} ({e['raw'][c]:.4g})" for c, r in e["ranks"].items())
+        factors = " x ".join(f"{k} {v:.3f}" for k, v in e["factors"].items())
+        sig = e.get("signals") or {}
+        if sig:
+            factors += (f" (age {sig['age_days']:.1f} d, {sig['confirms']} confirmation(s), "
+                        f"{sig['uses']} use(s))")
+        out += f"\n    ~ {ranks}; rrf {e['rrf']:.5f} x {factors} = {e['final']:.5f}"
+    return out
+
+
+def context(r: api.Context) -> str:
+    return r.markdown.rstrip("\n") or "(no memories yet)"
+
+
+def similar(r: Pairs) -> str:
+    out = []
+    for p in r["pairs"]:
+        mark = "  near-duplicate" if p.near_duplicate else ""
+        out.append(f"{p.cosine:.3f}  {p.older.kind}{mark}")
+        for m in (p.older, p.newer):
+            out.append(f"    {m.id[:12]}  {m.recorded_at[:10]}  {clip_line(m.text)}")
+    return "\n".join(out) if out else "no similar memories"
+
+
+def show(r: api.Shown) -> str:
+    m: Record = r.memory
+    rows = [
+        ("id", m.id), ("kind", m.kind), ("status", m.status), ("key", m.key),
+        ("tags", ", ".join(m.tags)), ("about", ", ".join(m.entities)),
+        ("importance", f"{m.importance:g}"), ("valid from", m.valid_from),
+        ("valid until", m.valid_until), ("source", m.source), ("session", m.session),
+        ("author", f"{m.author} <{m.author_email}>"), ("recorded", m.recorded_at),
+        ("partition", m.partition), ("commit", m.commit), ("clock", str(m.clock)),
+        ("head", m.anchors.commit), ("paths", ", ".join(m.anchors.paths)),
+        ("supersedes", ", ".join(x[:12] for x in m.supersedes)),
+        ("retired", f"{m.retired_at} by {(m.retired_by or '')[:12]}" if m.retired_by else None),
+        ("reason", m.retired_reason),
+        ("quarantine", m.quarantine),
+        ("conflict", f"loses to {m.conflict_with[:12]}" if m.conflict_with else None),
+    ]
+    out = [f"{k + ':':<12} {v}" for k, v in rows if v]
+    out.append("text:")
+    out.append(block(m.text) if m.text is not None else "    (forgotten)")
+    out.append("ops:")
+    out.extend("    " + op_line(o) for o in r.ops)
+    return "\n".join(out)
+
+
+def log(r: Ops) -> str:
+    return "\n".join(op_line(o) for o in r["ops"])
+
+
+def op_line(o: OpInfo) -> str:
+    if o.type == "add":
+        what = o.summary if o.summary is not None else "(forgotten)"
+    else:
+        what = (o.target or "")[:12]
+    if o.reason:
+        what += f" ({o.reason})"
+    return f"{o.id[:12]}  {o.recorded_at}  {o.type:<10} {o.author}  {what}"
+
+
+# -- the store and its sync --------------------------------------------------------
+
+
+def status(st: api.Status) -> str:
+    out = [f"repository: {st.repository}", f"your partition: {st.partition or '(no identity)'}"]
+    out.append(f"partitions: {len(st.partitions)}")
+    for p in st.partitions:
+        mark = "*" if p.mine else " "
+        out.append(f"  {mark} {p.name}  {p.ops} ops  {p.tip[:12]}  {', '.join(p.authors)}")
+    ops_txt = ", ".join(f"{k} {v}" for k, v in sorted(st.ops.items()) if k != "total")
+    mem_txt = ", ".join(f"{k} {v}" for k, v in sorted(st.memories.items()) if k != "total")
+    out.append(f"ops: {st.ops.get('total', 0)}" + (f" ({ops_txt})" if ops_txt else ""))
+    out.append(f"memories: {st.memories.get('total', 0)}" + (f" ({mem_txt})" if mem_txt else ""))
+    proj = st.projection
+    out.append(
+        f"projection: {proj['path']} (schema {proj['schema']}, {proj['size_bytes']} bytes, "
+        "up to date)"
+    )
+    if st.skipped:
+        out.append(f"skipped ops: {len(st.skipped)}")
+        for s in st.skipped:
+            out.append(f"  {s.partition} {s.commit[:12]} line {s.line}: {s.reason}")
+    return "\n".join(out)
+
+
+def rebuilt(r: RefreshReport) -> str:
+    return (f"rebuilt: {r.ops_applied} ops from {r.partitions_changed} partition(s)"
+            + (f", {r.ops_skipped} skipped" if r.ops_skipped else "")
+            + f" in {r.seconds:.2f}s")
+
+
+def sync(r: api.SyncReport) -> str:
+    out = []
+    if r.fetched:
+        parts = [f"{len(r.created)} new", f"{len(r.fast_forwarded)} updated"]
+        if r.replaced:
+            parts.append(f"{len(r.replaced)} replaced (rewritten by their owner)")
+        applied = r.refresh.ops_applied if r.refresh else 0
+        out.append(f"pulled from {r.remote}: partitions {', '.join(parts)}; "
+                   f"{applied} ops replayed")
+    for p in r.pushed:
+        out.append(f"pushed to {r.remote}: {p['partition']} ({p['status']})")
+    if not r.fetched and not r.pushed:
+        out.append(f"nothing to push to {r.remote}: this clone has written no memory yet")
+    return "\n".join(out)
+
+
+def init(r: api.InitReport) -> str:
+    out = [f"clone id: {r.clone_id}", f"partition: {r.partition or '(no identity yet)'}"]
+    for name, new in r.fetch_refspecs_added.items():
+        out.append(f"fetch refspec for {name}: {'added' if new else 'already present'}")
+    return "\n".join(out)
+
+
+def rekeyed(r: api.RekeyReport) -> str:
+    return f"new clone id {r.new_clone_id} (was {r.old_clone_id}); moved {r.moved_ops} op(s)"
+
+
+# -- agents ------------------------------------------------------------------------
+
+
+def hooks(r: HooksReport) -> str:
+    events = f" ({', '.join(r.events)})" if r.events else ""
+    return f"{r.status}: {r.path}{events}"
