@@ -273,6 +273,10 @@ def status(st: api.Status) -> str:
         out.append(f"skipped ops: {len(st.skipped)}")
         for s in st.skipped:
             out.append(f"  {s.partition} {s.commit[:12]} line {s.line}: {s.reason}")
+    if st.future_dated:
+        out.append(f"dated in the future: {st.future_dated} memories (a skewed or forged clock; "
+                   "ranked as if recorded a day from now): "
+                   + ", ".join(i[:12] for i in st.future_dated_ids))
     return "\n".join(out)
 
 

@@ -331,6 +331,7 @@ class Projection:
     keyed = _query(queries.keyed)
     top = _query(queries.top)
     standing = _query(queries.standing)
+    future_dated = _query(queries.future_dated)
     live_ids = _query(queries.live_ids)
     key_history = _query(queries.key_history)
     conflicted_keys = _query(queries.conflicted_keys)
