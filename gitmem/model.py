@@ -239,6 +239,10 @@ class Status(msgspec.Struct, kw_only=True):
     memories: dict[str, int]
     projection: dict[str, object]
     skipped: list[Skipped]
+    # Memories whose recorded time lies beyond now plus a day (a skewed or forged
+    # clock): ranked as if recorded then. How many, and the first ids.
+    future_dated: int = 0
+    future_dated_ids: list[str] = []
 
 
 class SyncReport(msgspec.Struct, kw_only=True):

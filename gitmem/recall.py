@@ -60,8 +60,13 @@ HALF_LIFE_DAYS: dict[str, float | None] = {
     "note": 90.0, "fact": 365.0, "edge": 180.0, "procedure": None, "persona": None,
 }
 SALIENCE_FLOOR = 0.05
-REINFORCEMENT_CAP = 2.0
+# Recorded times are the writer's claim. One beyond now plus this skew is not
+# believed: ranking uses the latest believable time before it in Lamport order
+# (projection's salience_inputs), so a memory dated 9999-12-31 decays like any
+# other instead of staying fresh forever; status lists such memories.
 DAY = 86400
+FUTURE_SKEW = DAY
+REINFORCEMENT_CAP = 2.0
 
 
 @dataclass
@@ -88,20 +93,23 @@ def salience(
       (what was returned once would rank higher next time, relevant or not).
     """
     imp = 0.75 + 0.5 * importance
-    last = max(at, last_confirm or at, last_use or at)
+    horizon = cfg.now + FUTURE_SKEW
+    last = min(max(at, last_confirm or at, last_use or at), horizon)
     half = cfg.half_life_days.get(kind) if cfg.decay else None
     age_days = max(cfg.now - last, 0) / DAY
     decay = 0.5 ** (age_days / half) if half else 1.0
     reinf = min(REINFORCEMENT_CAP, 1.0 + 0.2 * math.log2(1 + confirms))
     return {"importance": imp, "decay": decay, "reinforcement": reinf,
-            "salience": imp * decay * reinf, "age_days": age_days}
+            "salience": imp * decay * reinf, "age_days": age_days,
+            "future_dated": 1.0 if at > horizon else 0.0}
 
 
 def by_salience(projection: Projection, cfg: Salience,
                 records: list[Record]) -> list[tuple[Record, float]]:
     """Records best first by salience alone (no query), faded ones left out; ties
     by recorded time, then id. The context profile's order within a section."""
-    inputs = projection.salience_inputs([r.id for r in records])
+    inputs = projection.salience_inputs([r.id for r in records],
+                                        horizon=cfg.now + FUTURE_SKEW)
     scored = []
     for r in records:
         kind, imp, at, confirms, last = inputs[r.id]
@@ -224,7 +232,8 @@ def _rank_at(
             for mid in near:
                 context[mid] = context.get(mid, 0.0) + CONTEXT_SHARE * base[src]
                 fused.setdefault(mid, {"rank": {}, "raw": {}})
-    inputs = projection.salience_inputs(fused, q.as_of)
+    inputs = projection.salience_inputs(
+        fused, q.as_of, horizon=q.salience.now + FUTURE_SKEW if q.salience is not None else None)
     # Uses are recorded with their last time only: an as-of query leaves them out.
     uses = (usage(list(fused)) if usage is not None and q.salience is not None
             and q.as_of is None else {})
@@ -244,6 +253,8 @@ def _rank_at(
             sal = full["salience"]
             signals[mid] = {"age_days": round(full["age_days"], 3), "confirms": confirms,
                             "uses": n_uses}
+            if full["future_dated"]:
+                signals[mid]["future_dated"] = 1  # its recorded time was not believed
         faded = q.salience is not None and sal < q.salience.floor
         if faded and not q.include_retired:
             continue  # faded from default recall; never deleted, back with --all

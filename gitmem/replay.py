@@ -90,6 +90,21 @@ def clock_jump(last: int, clock: int) -> str | None:
     return None
 
 
+def next_clock(top: int, own: int, n: int = 1) -> int:
+    """The first Lamport clock of a pack of ``n`` ops a writer appends, given the
+    greatest clock replay accepted anywhere (``top``) and on the writer's own
+    partition (``own``).
+
+    One more than everything seen keeps causal order, but never more than the
+    jump rule lets the writer's own partition take, and never so high that the
+    pack reaches ``ops.MAX_CLOCK``: a teammate who pushed huge clocks (however
+    they got them accepted) cannot make an honest writer produce ops its own
+    replay would skip. Under such an attack, the honest op may order before the
+    attacker's; it is never lost.
+    """
+    return max(0, min(top + 1, own + ops.MAX_CLOCK_JUMP, ops.MAX_CLOCK - n))
+
+
 class ClockGuard:
     """The clock-jump rule over one partition's ops, read in commit order.
 

@@ -244,7 +244,10 @@ def test_agents_md_tells_an_agent_how_to_use_git_mem(tmp_path: Path) -> None:
 
 
 def test_install_through_a_symlinked_settings_file_keeps_the_link(repo: Path, tmp_path: Path) -> None:
-    real = tmp_path / "shared-settings.json"
+    # A link inside the repository is followed (a link out of it is refused:
+    # test_hostile_gate... in test_terminal_and_links.py).
+    (repo / "config").mkdir()
+    real = repo / "config" / "shared-settings.json"
     real.write_text('{"model": "opus"}\n')
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").symlink_to(real)

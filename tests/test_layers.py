@@ -61,7 +61,7 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _imports(name: str, path: Path) -> tuple[set[str], set[str]]:
+def _imports(name: str, path: Path, runtime_only: bool = False) -> tuple[set[str], set[str]]:
     """(modules of the package, outside top-level modules) that ``name`` imports."""
     package = name.split(".")[:-1] if path.name != "__init__.py" or name == "__init__" \
         else name.split(".")
@@ -69,7 +69,15 @@ def _imports(name: str, path: Path) -> tuple[set[str], set[str]]:
         package = []
     inner: set[str] = set()
     outer: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    # Imports under "if TYPE_CHECKING:" never run: they count for the layers
+    # (a type from a higher layer is still a dependency) but not for cycles.
+    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                   and getattr(block.test, "id", None) == "TYPE_CHECKING"
+                   for stmt in block.body for n in ast.walk(stmt)}
+    for node in ast.walk(tree):
+        if runtime_only and id(node) in typing_only:
+            continue
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package[: len(package) - (node.level - 1)]
@@ -117,7 +125,7 @@ def test_layers_point_one_way() -> None:
 def test_no_cycles_inside_a_package() -> None:
     graph = {}
     for name, path in _modules().items():
-        inner, _ = _imports(name, path)
+        inner, _ = _imports(name, path, runtime_only=True)
         graph[name] = {m for m in inner if _layer(m) == _layer(name) and m != name
                        and "." in m}  # a package's own __init__ re-exports: not an edge
 

@@ -118,10 +118,24 @@ def _check_agent(agent: str) -> None:
         raise InvalidInput(f"unknown agent '{agent}'", f"use one of: {', '.join(AGENTS)}")
 
 
+def _inside(root: Path, path: Path) -> Path:
+    """``path``, refused when it (or a folder on the way) is a symlink leading out
+    of the repository: a committed ``.claude/settings.json`` linking to the
+    user's own settings must not make an install write there."""
+    real_root = Path(os.path.realpath(root))
+    real = Path(os.path.realpath(path))
+    if real != real_root and real_root not in real.parents:
+        raise InvalidInput(
+            f"{path} is a symlink to {real}, outside this repository; nothing was changed",
+            "replace the link with a file of its own, or edit the settings it points to by hand",
+        )
+    return path
+
+
 def install(root: Path, agent: str = "claude-code") -> HooksReport:
     """Add our hooks to ``<root>/.claude/settings.json``, keeping everything else."""
     _check_agent(agent)
-    path = root / SETTINGS
+    path = _inside(root, root / SETTINGS)
     data = _load(path)
     hooks = data.setdefault("hooks", {})
     added = []
@@ -143,7 +157,7 @@ def install(root: Path, agent: str = "claude-code") -> HooksReport:
 def uninstall(root: Path, agent: str = "claude-code") -> HooksReport:
     """Remove exactly our hook entries; leave every other key and hook alone."""
     _check_agent(agent)
-    path = root / SETTINGS
+    path = _inside(root, root / SETTINGS)
     if not path.exists():
         return HooksReport(agent=agent, path=str(path), status="not installed", changed=False)
     data = _load(path)

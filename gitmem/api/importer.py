@@ -10,6 +10,7 @@ commit appended with the same compare-and-swap as a single add.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -18,7 +19,7 @@ from .. import ops
 from ..errors import GateRefused, InvalidInput
 from ..model import Imported
 from ..timefmt import now_from_env, parse_date
-from . import gating, validate
+from . import gating, heal, validate
 from .pool import Pool
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ def import_records(
             raise type(exc)(f"line {n}: {exc.message}", exc.hint) from None
         bodies.append((n, body, at))
     author = pool.log.identity()
+    heal.rescue_skipped_clocks(pool)
     now = now_from_env()
     partition = pool.log.partition_for(author)
     # Dedup on write, exact only (a near-duplicate check would embed every
@@ -156,7 +158,8 @@ def import_records(
         last_at = chunk[-1][1] or now
         adds = sum(isinstance(w, ops.MemoryBody) for w, _ in chunk)
         appended = pool.log.append(
-            partition, author, last_at[0], last_at[1], f"import {adds} memories", make
+            partition, author, last_at[0], last_at[1], f"import {adds} memories", make,
+            next_clock=partial(pool.next_clock, partition, len(chunk)),
         )
         ids.extend(ops.op_id(line) for line, (w, _) in zip(appended.lines, chunk)
                    if isinstance(w, ops.MemoryBody))

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, TypeVar
 from .. import ops
 from ..errors import AmbiguousId, InvalidInput, UnknownId
 from ..model import RefreshReport
-from ..oplog import Integrated, Oplog
-from . import embedding, gating, settings
+from ..oplog import REF_PREFIX, Integrated, Oplog
+from . import embedding, gating, heal, settings
 from ..timefmt import now_from_env
 from .validate import check_writable
 
@@ -52,6 +52,7 @@ class Pool:
         # Long operations (rebuild, import, a big pull) report (what, done, total or
         # None) here; the CLI draws a progress line on a terminal.
         self.progress: Progress | None = None
+        self.healed = False  # own ops skipped for a poisoned clock looked for (heal.py)
 
     @property
     def projection(self) -> Projection:
@@ -186,6 +187,7 @@ class Pool:
 
     def append_one(self, make: MakeOp, summary: str) -> tuple[str, ops.Op, str]:
         """Append one op to this clone's partition: (op id, op, commit id)."""
+        heal.rescue_skipped_clocks(self)  # outside the append lock: it appends too
         author = self.log.identity()
         at, tz = now_from_env()
         partition = self.log.partition_for(author)
@@ -198,8 +200,21 @@ class Pool:
             check_writable(line, partition)
             return [line]
 
-        appended = self.log.append(partition, author, at, tz, summary, lines)
+        appended = self.log.append(partition, author, at, tz, summary, lines,
+                                   next_clock=lambda: self.next_clock(partition))
         return ops.op_id(appended.lines[0]), built[0], appended.commit
+
+    def next_clock(self, partition: str, n: int = 1) -> int:
+        """The first Lamport clock for a pack of ``n`` ops on our ``partition``,
+        taken only from ops replay accepted (replay.next_clock says how)."""
+        from ..replay import clock_jump, next_clock
+
+        top, own = self.read(lambda p: p.clock_bounds(REF_PREFIX + partition), embed=False)
+        clock = next_clock(top, own, n)
+        # A write must never produce an op its own replay would skip.
+        if clock_jump(own, clock) is not None or clock + n > ops.MAX_CLOCK:
+            raise AssertionError(f"clock {clock} after {own} would be skipped on replay")
+        return clock
 
     def setting(self, name: str, parse: Callable[[str], T], default: T, hint: str) -> T:
         return settings.setting(self.log, name, parse, default, hint)

@@ -10,6 +10,8 @@ beside the project's; ``gitmem.context`` renders them within the budget.
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -24,7 +26,62 @@ from .pool import Pool
 from .settings import DAY
 
 if TYPE_CHECKING:
-    from ..projection import Projection
+    from ..projection import Projection, Scope
+
+
+# No single author fills a section others write in too: one author holds at most
+# max(AUTHOR_FLOOR, AUTHOR_SHARE * n) of a section's n items (a flood of ops from
+# one teammate must not crowd everyone else out). A section written by one
+# author alone is not capped: there is no one to make room for.
+AUTHOR_SHARE = 0.5
+AUTHOR_FLOOR = 3
+CANDIDATES = 200  # per section, before ranking by salience
+
+
+def candidates(p: Projection, scope: Scope, keyed: bool | None) -> list[Record]:
+    """A section's candidates: the most important memories, looking past any one
+    author who would otherwise fill the whole candidate list (a flood of ops
+    from one teammate must not crowd everyone else out of the profile)."""
+    rows = p.top(scope, keyed=keyed, limit=CANDIDATES)
+    crowd: list[str] = []
+    while len(rows) >= CANDIDATES and len(crowd) < 5:
+        counts = Counter(r.author_email for r in rows if r.author_email not in crowd)
+        top_author, n = counts.most_common(1)[0] if counts else ("", 0)
+        if n <= CANDIDATES * AUTHOR_SHARE:
+            break
+        crowd.append(top_author)
+        more = p.top(dataclasses.replace(scope, not_by=tuple(crowd)), keyed=keyed,
+                     limit=CANDIDATES)
+        seen = {r.id for r in rows}
+        rows += [r for r in more if r.id not in seen]
+        if len(more) < CANDIDATES:
+            break
+    return rows
+
+
+def cap_authors(pairs: list[tuple[Record, float]]) -> list[tuple[Record, float]]:
+    """``pairs`` (best first) with no author over their share of the section:
+    an item that would take its author over the share waits until others have
+    made room, and is left out if they never do."""
+    if len({r.author_email for r, _ in pairs}) < 2:
+        return pairs
+    kept: list[tuple[Record, float]] = []
+    waiting = list(pairs)
+    per: Counter[str] = Counter()
+    progress = True
+    while waiting and progress:
+        progress = False
+        later = []
+        for pair in waiting:
+            who = pair[0].author_email
+            if per[who] + 1 <= max(AUTHOR_FLOOR, AUTHOR_SHARE * (len(kept) + 1)):
+                per[who] += 1
+                kept.append(pair)
+                progress = True
+            else:
+                later.append(pair)
+        waiting = later
+    return kept
 
 
 def check_budget(budget: int) -> None:
@@ -73,13 +130,14 @@ def sections(pool: Pool, recent_days: int) -> dict[str, list[ctx.Item]]:
         facts = [(r, sal) for r, sal in by_salience(p, cfg, list(winners.values()))
                  if not (label and (r.key or "").startswith(REPO_KEY))]  # pointers
         sections: dict[str, list[ctx.Item]] = {
-            "persona": items("persona", by_salience(
-                p, cfg, p.top(Scope(kinds=("persona",), now=cfg.now)))),
-            "facts": items("facts", facts, with_key=True),
-            "procedures": items("procedures", by_salience(
-                p, cfg, p.top(Scope(kinds=("procedure",), now=cfg.now), keyed=False))),
-            "notes": items("notes", by_salience(
-                p, cfg, p.top(Scope(kinds=("fact", "note", "edge"), now=cfg.now), keyed=False))),
+            "persona": items("persona", cap_authors(by_salience(
+                p, cfg, candidates(p, Scope(kinds=("persona",), now=cfg.now), None)))),
+            "facts": items("facts", cap_authors(facts), with_key=True),
+            "procedures": items("procedures", cap_authors(by_salience(
+                p, cfg, candidates(p, Scope(kinds=("procedure",), now=cfg.now), False)))),
+            "notes": items("notes", cap_authors(by_salience(
+                p, cfg, candidates(p, Scope(kinds=("fact", "note", "edge"), now=cfg.now),
+                                   False)))),
         }
         if label:
             return sections  # the person's recent changes are not the project's news

@@ -19,6 +19,7 @@ from ..errors import InvalidInput, NoIdentity
 from ..model import Hit, OpInfo, PartitionInfo, RefreshReport, Shown, Skipped, Status
 from . import settings
 from .embedding import query_vector
+from ..recall import FUTURE_SKEW
 from .pool import Pool
 
 if TYPE_CHECKING:
@@ -143,6 +144,7 @@ def status(pool: Pool) -> Status:
             f.stat().st_size for f in p.directory.glob("*") if f.is_file()
         )
         meta = p.meta()
+        future = p.future_dated(settings.now() + FUTURE_SKEW)
         report = pool.last_refresh or RefreshReport()
         return Status(
             repository=str(pool.log.workdir),
@@ -159,6 +161,8 @@ def status(pool: Pool) -> Status:
                 "last_refresh": msgspec.to_builtins(report),
             },
             skipped=p.skipped(),
+            future_dated=future[0],
+            future_dated_ids=future[1],
         )
 
     return pool.read(run)

@@ -11,6 +11,7 @@ ops to a new id with ``rekey``, losing nothing.
 from __future__ import annotations
 
 import os
+from functools import partial
 
 import msgspec
 
@@ -142,7 +143,8 @@ def _reappend(pool: Pool, lines: list[bytes], new_cid: str, renamed: dict[str, s
             return [ops.encode(type(op)(**fields))]
 
         appended = pool.log.append(partition, op.author, op.at, op.tz,
-                                   f"rekey: {ops.op_type(op)} {item.id[:12]}", make)
+                                   f"rekey: {ops.op_type(op)} {item.id[:12]}", make,
+                                   next_clock=partial(pool.next_clock, partition))
         idmap[item.id] = ops.op_id(appended.lines[0])
         count += 1
     return count

@@ -111,7 +111,7 @@ def _hook(event: str, answer: Callable[[dict[str, Any]], str | None]) -> None:
             emit_json(hooks.output(event, context))
     except Exception as exc:  # never block the user's session
         what = exc.one_line() if isinstance(exc, GitMemError) else f"{type(exc).__name__}: {exc}"
-        click.echo(f"git mem hook: skipped ({what})", err=True)
+        click.echo(render.safe(f"git mem hook: skipped ({what})"), err=True)
     sys.exit(0)
 
 

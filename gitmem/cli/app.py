@@ -20,6 +20,7 @@ import click
 
 from .. import __version__, api, envelope
 from ..errors import GitMemError
+from . import render
 from .progress import Progress
 
 T = TypeVar("T")
@@ -95,7 +96,7 @@ def run(
         _print_warnings(warnings)
         if as_json:
             emit_json(envelope.error(command, exc.to_dict(), warnings))
-        click.echo(exc.one_line(), err=True)
+        click.echo(render.safe(exc.one_line()), err=True)
         sys.exit(exc.exit_code)
     finally:
         if store is not None:
@@ -106,7 +107,7 @@ def run(
     else:
         text = human(result)
         if text:
-            click.echo(text)
+            click.echo(render.safe(text))
 
 
 def emit(command: str, as_json: bool, data: Any, human: str) -> None:
@@ -114,12 +115,12 @@ def emit(command: str, as_json: bool, data: Any, human: str) -> None:
     if as_json:
         emit_json(envelope.ok(command, data, []))
     else:
-        click.echo(human, nl=not human.endswith("\n"))
+        click.echo(render.safe(human), nl=not human.endswith("\n"))
 
 
 def _print_warnings(warnings: list[str]) -> None:
     for w in warnings:
-        click.echo(f"warning: {w}", err=True)
+        click.echo(render.safe(f"warning: {w}"), err=True)
 
 
 class Group(click.Group):
@@ -135,9 +136,9 @@ class Group(click.Group):
         except Exception as exc:  # never a traceback for users
             if os.environ.get("GITMEM_DEBUG"):
                 traceback.print_exc()
-            click.echo(
+            click.echo(render.safe(
                 f"error: internal error: {type(exc).__name__}: {exc}; hint: this is a bug; "
-                "rerun with GITMEM_DEBUG=1 and report the traceback",
+                "rerun with GITMEM_DEBUG=1 and report the traceback"),
                 err=True,
             )
             sys.exit(1)

@@ -19,6 +19,23 @@ from ..model import Hit, OpInfo, Record, RefreshReport
 from ..agents.settings import HooksReport
 
 
+# Characters a terminal acts on instead of showing: C0 and C1 controls (ESC starts
+# CSI/OSC sequences: colours, cursor moves, OSC 52 clipboard writes, OSC 8 links)
+# and the bidi controls that reorder what is shown ("Trojan Source"). Memory
+# text, author names, sessions and paths come from teammates: every line we
+# print goes through ``safe`` first, so they show as inert escapes.
+_UNSAFE = dict.fromkeys(
+    [*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0D, 0x20), *range(0x7F, 0xA0),
+     0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+_ESCAPES = {cp: (f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}") for cp in _UNSAFE}
+
+
+def safe(text: str) -> str:
+    """``text`` with every character a terminal would act on written as an escape
+    (``\\x1b``, ``\\u202e``); newlines and tabs are kept."""
+    return text.translate(_ESCAPES)
+
+
 # What commands whose library call returns a list print under --json: the list
 # wrapped in an object, so the envelope's data is always an object.
 class Recalled(TypedDict):
@@ -256,6 +273,10 @@ def status(st: api.Status) -> str:
         out.append(f"skipped ops: {len(st.skipped)}")
         for s in st.skipped:
             out.append(f"  {s.partition} {s.commit[:12]} line {s.line}: {s.reason}")
+    if st.future_dated:
+        out.append(f"dated in the future: {st.future_dated} memories (a skewed or forged clock; "
+                   "ranked as if recorded a day from now): "
+                   + ", ".join(i[:12] for i in st.future_dated_ids))
     return "\n".join(out)
 
 

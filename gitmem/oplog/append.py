@@ -82,8 +82,8 @@ def append_lock(state_dir: Path, ref_name: str, deadline: float) -> Iterator[Non
 def _message(summary: str, lines: list[bytes], clock: int) -> str:
     """The commit message: a summary, then the trailers replay and appends read.
 
-    Op i of the pack has clock ``clock + i``; Gitmem-Clock records the last,
-    so the next append (history.max_clock) starts above it.
+    Op i of the pack has clock ``clock + i``; Gitmem-Clock records the last
+    (for people reading ``git log``: writers never trust it, see Oplog.append).
     """
     last_clock = clock + len(lines) - 1
     return (
@@ -114,6 +114,7 @@ class Appender:
         summary: str,
         make_lines: Callable[[int], list[bytes]],
         *,
+        next_clock: Callable[[], int],
         timeout: float = 60.0,
     ) -> Appended:
         """Append one commit holding the pack ``make_lines(first_clock)`` returns.
@@ -127,8 +128,10 @@ class Appender:
         deadline = time.monotonic() + timeout
         with append_lock(self._state_dir, ref_name, deadline):
             if self._objects.plain_writes_ok():
-                return self._append_plain(ref_name, sig, summary, make_lines, deadline)
-            return self._append_libgit2(ref_name, sig, summary, make_lines, deadline)
+                return self._append_plain(ref_name, sig, summary, make_lines, next_clock,
+                                          deadline)
+            return self._append_libgit2(ref_name, sig, summary, make_lines, next_clock,
+                                        deadline)
 
     def _append_plain(
         self,
@@ -136,14 +139,14 @@ class Appender:
         sig: Signature,
         summary: str,
         make_lines: Callable[[int], list[bytes]],
+        next_clock: Callable[[], int],
         deadline: float,
     ) -> Appended:
         attempt = 0
         while True:
             attempt += 1
             parent = self._refs.current(ref_name)
-            # The next Lamport clock: one more than the highest on any tip.
-            clock = self._history.max_clock() + 1
+            clock = next_clock()
             lines = make_lines(clock)
             blob = self._objects.write(b"blob", ops.encode_pack(lines))
             tree = self._objects.write(
@@ -168,6 +171,7 @@ class Appender:
         sig: Signature,
         summary: str,
         make_lines: Callable[[int], list[bytes]],
+        next_clock: Callable[[], int],
         deadline: float,
     ) -> Appended:
         repo = self._libgit2.repo
@@ -176,7 +180,7 @@ class Appender:
             attempt += 1
             ref = repo.references.get(ref_name)
             parent = ref.target if ref is not None else None
-            clock = self._history.max_clock() + 1
+            clock = next_clock()
             lines = make_lines(clock)
             blob = repo.create_blob(ops.encode_pack(lines))
             builder = repo.TreeBuilder()

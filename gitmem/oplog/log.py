@@ -127,10 +127,6 @@ class Oplog:
         """The commits after ``since`` up to ``tip``, oldest first, with their packs."""
         return self._history.iter_packs(tip, since)
 
-    def max_clock(self) -> int:
-        """Highest Lamport clock on any partition tip."""
-        return self._history.max_clock()
-
     def _plain_packs(self, tip: str, since: list[str]) -> list[Pack] | None:
         # The loose-object reader alone (tests compare it with libgit2's walk).
         return self._history.plain_packs(tip, since)
@@ -146,16 +142,19 @@ class Oplog:
         summary: str,
         make_lines: Callable[[int], list[bytes]],
         *,
+        next_clock: Callable[[], int],
         timeout: float = 60.0,
     ) -> Appended:
         """Append one commit holding the pack ``make_lines(first_clock)`` returns.
 
-        Op i of the pack must carry clock ``first_clock + i``. ``make_lines`` is
-        called again on every retry with a fresh clock, so the clocks along a
-        partition's chain only ever increase.
+        Op i of the pack must carry clock ``first_clock + i``. ``next_clock()``
+        gives ``first_clock``; both are called again on every retry (under the
+        append lock), so a retry builds on what the lost race added. The clock
+        comes from the caller because only replay knows which ops count: a tip's
+        ``Gitmem-Clock`` trailer is whatever its writer claimed (issue 13).
         """
         return self._appender.append(partition, author, at, tz, summary, make_lines,
-                                     timeout=timeout)
+                                     next_clock=next_clock, timeout=timeout)
 
     def purge(self, partition: str, op_ids: list[str], *, dry_run: bool = False,
               timeout: float = 60.0) -> Rewrite:

@@ -35,6 +35,14 @@ def watermarks(c: sqlite3.Connection) -> dict[str, str]:
     return dict(c.execute("SELECT ref, tip FROM partitions").fetchall())
 
 
+def clock_bounds(c: sqlite3.Connection, ref: str) -> tuple[int, int]:
+    """(the greatest Lamport clock replay accepted on any partition, the greatest
+    it accepted on ``ref``): all a writer may take its next clock from."""
+    top = c.execute("SELECT max(last_clock) FROM partitions").fetchone()[0]
+    own = c.execute("SELECT last_clock FROM partitions WHERE ref = ?", (ref,)).fetchone()
+    return int(top or 0), int(own[0]) if own else 0
+
+
 def meta(c: sqlite3.Connection) -> dict[str, str]:
     return dict(c.execute("SELECT key, value FROM meta").fetchall())
 
@@ -134,10 +142,17 @@ def best_per_memory(
 
 
 def salience_inputs(
-    c: sqlite3.Connection, ids: Iterable[str], until: int | None = None
+    c: sqlite3.Connection, ids: Iterable[str], until: int | None = None,
+    horizon: int | None = None,
 ) -> dict[str, tuple[str, float, int, int, int | None]]:
     """What salience needs of each memory: (kind, importance, recorded at,
-    confirmations, time of the last one), counting confirm ops up to ``until``."""
+    confirmations, time of the last one), counting confirm ops up to ``until``.
+
+    Times are the writers' claims. With ``horizon`` (now plus a small skew), a
+    memory recorded after it is given the latest believable time among the ops
+    its writer could have seen (Lamport clock not above its own, time not after
+    the horizon): a clock set to 9999 buys no freshness, and the memory decays
+    like any other. A confirmation dated after the horizon renews nothing."""
     when = "" if until is None else " AND c.at <= ?"
     extra = [] if until is None else [until]
     out: dict[str, tuple[str, float, int, int, int | None]] = {}
@@ -152,6 +167,35 @@ def salience_inputs(
             [*extra, *chunk],
         ):
             out[mid] = (kind, float(imp), int(at), int(n), last)
+    if horizon is not None:
+        late = [mid for mid, v in out.items() if v[2] > horizon]
+        bound = _believable_times(c, late, horizon) if late else {}
+        for mid, (kind, imp, at, n, last) in out.items():
+            if last is not None and last > horizon:
+                last = None
+            out[mid] = (kind, imp, bound.get(mid, at), n, last)
+    return out
+
+
+def _believable_times(c: sqlite3.Connection, ids: list[str], horizon: int) -> dict[str, int]:
+    """For each memory, the latest op time not after ``horizon`` among ops whose
+    Lamport clock is not above the memory's (0 when there is none): one walk of
+    the ops in clock order, however many memories ask (a flood stays linear)."""
+    clocks = sorted((clock, mid) for mid, clock in by_ids(
+        c, "SELECT id, clock FROM memories WHERE id IN", ids))
+    out: dict[str, int] = {}
+    if not clocks:
+        return out
+    best, i = 0, 0
+    for clock, at in c.execute("SELECT clock, at FROM ops WHERE clock <= ? ORDER BY clock",
+                               (clocks[-1][0],)):
+        while i < len(clocks) and clocks[i][0] < clock:
+            out[clocks[i][1]] = best
+            i += 1
+        if at <= horizon:
+            best = max(best, at)
+    for _, mid in clocks[i:]:
+        out[mid] = best
     return out
 
 
@@ -182,6 +226,16 @@ def top(c: sqlite3.Connection, scope: Scope, *, keyed: bool | None = None,
     sql, args = filters(sql, [], scope)
     sql += " ORDER BY m.importance DESC, m.clock DESC, m.id LIMIT ?"
     return [_record(r) for r in c.execute(sql, [*args, limit])]
+
+
+def future_dated(c: sqlite3.Connection, after: int, limit: int = 20) -> tuple[int, list[str]]:
+    """How many current memories claim to be recorded after ``after``, and the
+    first ids (a skewed or forged clock: recall ranks them as if recorded then)."""
+    where = "FROM memories WHERE at > ? AND status != 'forgotten'"
+    n = c.execute(f"SELECT count(*) {where}", (after,)).fetchone()[0]
+    ids = [r[0] for r in c.execute(f"SELECT id {where} ORDER BY at DESC, id LIMIT ?",
+                                   (after, limit))]
+    return int(n), ids
 
 
 def standing(c: sqlite3.Connection, ids: Iterable[str]) -> dict[str, bool]:

@@ -31,6 +31,8 @@ class Scope:
     shadow: bool = True  # hide losing values of keyed conflicts
     # Current truth also leaves out what expired (valid_until) before ``now``.
     now: int | None = None
+    # Authors (emails) left out: the context profile looks past one author's flood.
+    not_by: tuple[str, ...] = ()
 
 
 def live(a: str, scope: Scope) -> tuple[str, list[object]]:
@@ -89,6 +91,9 @@ def filters(sql: str, args: list[object], scope: Scope) -> tuple[str, list[objec
     if scope.kinds:
         sql += f" AND m.kind IN ({','.join('?' * len(scope.kinds))})"
         args.extend(scope.kinds)
+    if scope.not_by:
+        sql += f" AND m.author_email NOT IN ({','.join('?' * len(scope.not_by))})"
+        args.extend(scope.not_by)
     for tag in scope.tags:
         sql += " AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)"
         args.append(tag)

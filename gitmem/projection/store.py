@@ -319,6 +319,7 @@ class Projection:
     # -- queries (gitmem.projection.queries, on this connection) ----------------
 
     watermarks = _query(queries.watermarks)
+    clock_bounds = _query(queries.clock_bounds)
     meta = _query(queries.meta)
     resolve_prefix = _query(queries.resolve_prefix)
     record = _query(queries.record)
@@ -330,6 +331,7 @@ class Projection:
     keyed = _query(queries.keyed)
     top = _query(queries.top)
     standing = _query(queries.standing)
+    future_dated = _query(queries.future_dated)
     live_ids = _query(queries.live_ids)
     key_history = _query(queries.key_history)
     conflicted_keys = _query(queries.conflicted_keys)

@@ -1,0 +1,64 @@
+"""A teammate's forged times and floods do not take over ranking or the profile
+(issue 13, item 13), through a real bare remote and clones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import craft
+from conftest import FIXED_TS, git, gm, ok
+
+YEAR_9999 = 253402214400  # 9999-12-31
+
+
+def _push(clone: Path, lines: list[bytes]) -> None:
+    packs = [b"\n".join(lines[i:i + 500]) + b"\n" for i in range(0, len(lines), 500)]
+    tip = craft.commit_packs(clone, packs, name="Mallory", email="mallory@example.com")[-1]
+    ref = f"refs/memory/{craft.partition('mallory@example.com')}"
+    craft.set_ref(clone, ref, tip)
+    git("push", "-q", "origin", f"{ref}:{ref}", cwd=clone)
+
+
+def _hits(clone: Path, query: str, *extra: str, when: str | None = None) -> list[dict]:  # type: ignore[type-arg]
+    env = {"GITMEM_NOW": when} if when else None
+    out = ok(gm("recall", query, "--json", *extra, cwd=clone, env=env))
+    return json.loads(out.stdout)["data"]["results"]  # type: ignore[no-any-return]
+
+
+def test_a_memory_dated_9999_decays_like_any_other_and_is_listed(team: dict[str, Path]) -> None:
+    a, b = team["a"], team["b"]
+    ok(gm("add", "the deploy checklist lives in docs/deploy.md", cwd=a))
+    ok(gm("sync", cwd=a))
+    forged = craft.add_op("mallory", 2, "the deploy checklist is in the wiki now", at=YEAR_9999)
+    _push(b, [forged])
+    ok(gm("sync", cwd=a))
+    status = json.loads(ok(gm("status", "--json", cwd=a)).stdout)["data"]
+    assert status["future_dated"] == 1 and status["future_dated_ids"][0].startswith(
+        craft.ops.op_id(forged)[:12])
+    assert "dated in the future: 1" in ok(gm("status", cwd=a)).stdout
+    # A year later the honest note has decayed, and so has the forged one: it is
+    # not ranked as if it were new.
+    later = "2027-01-15T10:00:00Z"
+    hits = {h["text"]: h for h in _hits(a, "deploy checklist", "--explain", when=later)}
+    forged_hit = hits["the deploy checklist is in the wiki now"]
+    honest = hits["the deploy checklist lives in docs/deploy.md"]
+    assert forged_hit["explain"]["factors"]["decay"] <= honest["explain"]["factors"]["decay"]
+    assert forged_hit["explain"]["factors"]["decay"] < 0.2
+
+
+def test_a_flood_from_one_teammate_does_not_crowd_the_profile(team: dict[str, Path]) -> None:
+    a, b = team["a"], team["b"]
+    for text in ("alice: run make spec before pushing", "alice: the api speaks JSON:API",
+                 "alice: staging deploys from the release branch"):
+        ok(gm("add", text, "--kind", "note", cwd=a))
+    ok(gm("sync", cwd=a))
+    flood = [craft.add_op("mallory", 10 + i, f"mallory says {i}: read this first",
+                          importance=1.0, at=FIXED_TS) for i in range(600)]
+    _push(b, flood)
+    ok(gm("sync", cwd=a))
+    ctx = json.loads(ok(gm("context", "--json", "--budget", "400", cwd=a)).stdout)["data"]
+    notes = [i["line"] for i in ctx["items"] if i["section"] == "notes"]
+    assert sum("- alice:" in line for line in notes) == 3, notes
+    mallory = sum("mallory says" in line for line in notes)
+    assert mallory <= max(3, len(notes) // 2), notes
