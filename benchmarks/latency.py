@@ -9,6 +9,11 @@ Everything goes through the real path: memories are written as ops with
 ``git mem import`` (the bulk path), read by fresh ``git-mem`` processes exactly
 as an agent's shell would run them, and synced through a real bare remote.
 Prints one table per section; figures are wall-clock on this machine.
+
+The machine may be shared and noisy, so each section also times a bare
+``python -c pass`` (same interpreter, fresh process, same number of runs,
+median) right next to its fresh-process figures, and prints every
+fresh-process figure also as a multiple of it: ``133.0 (12.1x)``.
 """
 
 from __future__ import annotations
@@ -141,6 +146,23 @@ def ms(x: float) -> str:
     return f"{x * 1000:.1f}"
 
 
+PYTHON_PASS = [sys.executable, "-c", "pass"]
+
+
+def baseline(cwd: Path, env: dict[str, str], n: int) -> float:
+    """Median wall time of n fresh ``python -c pass`` runs (this interpreter):
+    the reference every fresh-process figure of the same section is set against."""
+    times, _ = timed(PYTHON_PASS, cwd, env, n)
+    return pct(times, 50)
+
+
+def vs(x: float, ref: float, unit: str = "ms", show_unit: bool = False) -> str:
+    """A fresh-process figure (seconds) in ms or s, and its ratio to the
+    ``python -c pass`` median: ``133.0 (12.1x)``, or ``133.0 ms (12.1x)``."""
+    shown = ms(x) if unit == "ms" else f"{x:.2f}"
+    return f"{shown}{' ' + unit if show_unit else ''} ({x / ref:.1f}x)"
+
+
 def new_repo(base: Path, name: str, env: dict[str, str]) -> Path:
     repo = base / name
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
@@ -191,6 +213,8 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
     data = "\n".join(json.dumps(r) for r in synthetic(n)).encode()
     import_s, _, _ = run([GIT_MEM, "import", "-"], repo, env, stdin=data)
     first_s, first_rss, _ = run([GIT_MEM, "recall", "warm up"], repo, env)  # builds the projection
+    # The reference, measured here, right next to the fresh-process figures.
+    ref = baseline(repo, env, reps)
     recall_t, recall_rss = timed([GIT_MEM, "recall", QUERIES[0]], repo, env, reps)
     # A new memory every time (a repeat would only be a confirmation): the text
     # varies by one word, so each add also pays for the near-duplicate check.
@@ -213,10 +237,10 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
     run([GIT_MEM, "import", "-"], repo, env, stdin=more)
     refresh_s, _, _ = run([GIT_MEM, "recall", QUERIES[1]], repo, env)
     INDEX_ROWS.append(bench_index(repo, n + 1000 + reps))
-    return [f"{n:,}", ms(pct(recall_t, 50)), ms(pct(recall_t, 95)), str(recall_rss),
-            ms(pct(warm, 50)), ms(pct(add_t, 50)), ms(pct(add_t, 95)), str(add_rss),
-            ms(pct(context_t, 50)),
-            f"{first_s:.2f}", f"{rebuild_s:.2f}", f"{refresh_s:.2f}", f"{n / import_s:,.0f}"]
+    return [f"{n:,}", ms(ref), vs(pct(recall_t, 50), ref), vs(pct(recall_t, 95), ref), str(recall_rss),
+            ms(pct(warm, 50)), vs(pct(add_t, 50), ref), vs(pct(add_t, 95), ref), str(add_rss),
+            vs(pct(context_t, 50), ref),
+            vs(first_s, ref, "s"), f"{rebuild_s:.2f}", vs(refresh_s, ref, "s"), f"{n / import_s:,.0f}"]
 
 
 def bench_sync(base: Path, authors: int = 20, per_author: int = 500, pack: int = 10) -> list[list[str]]:
@@ -236,16 +260,18 @@ def bench_sync(base: Path, authors: int = 20, per_author: int = 500, pack: int =
     run([GIT_MEM, "push"], writer, env)
     fresh = base / "fresh"
     subprocess.run(["git", "clone", "-q", str(bare), str(fresh)], check=True, env=env)
+    ref = baseline(fresh, env, 5)  # the reference, next to this section's fresh processes
     pull_s, pull_rss, out = run([GIT_MEM, "pull", "--json"], fresh, env)
     refresh = json.loads(out)["data"]["refresh"]
     noop, _ = timed([GIT_MEM, "sync"], fresh, env, 5)
     total = authors * per_author
     return [
+        ["python -c pass (p50 of 5)", "reference: bare interpreter start", f"{ms(ref)} ms", ""],
         ["pull into a fresh clone", f"{total:,} ops, {authors} authors, {total // pack:,} commits",
-         f"{pull_s:.2f} s", f"{pull_rss} MiB"],
+         vs(pull_s, ref, "s", show_unit=True), f"{pull_rss} MiB"],
         ["  of which replay (refresh)", f"{refresh['ops_applied']:,} ops applied",
          f"{refresh['seconds']:.2f} s", ""],
-        ["no-op sync (p50 of 5)", "nothing moved", f"{ms(pct(noop, 50))} ms", ""],
+        ["no-op sync (p50 of 5)", "nothing moved", vs(pct(noop, 50), ref, show_unit=True), ""],
     ]
 
 
@@ -263,8 +289,9 @@ def main() -> None:
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "gitmem")],
                            check=False, env=env_for(base))
             rows = [bench_size(base, int(n), args.reps) for n in args.sizes.split(",")]
-            table("Per-call latency (ms unless noted; fresh process = a new git-mem per call)",
-                  ["memories", "recall p50", "recall p95", "recall RSS MiB", "warm recall p50",
+            table("Per-call latency (ms unless noted; fresh process = a new git-mem per call;"
+                  " (Nx) = multiple of the section's python -c pass p50)",
+                  ["memories", "python -c pass p50", "recall p50", "recall p95", "recall RSS MiB", "warm recall p50",
                    "add p50", "add p95", "add RSS MiB", "context p50", "first read (build) s", "rebuild s",
                    "refresh +1k ops s", "import /s"], rows)
             table("Vector channel: exact int8 scan vs HNSW (in-process, ms unless noted)",
