@@ -183,6 +183,9 @@ EXTRA_PATTERNS += [
     ("curl-user-password",
      r"\b(?:curl|wget|http)\b[^\n|]*?\s(?:-u|--user)(?:\s+|=)?['\"]?(?![$<{])[^\s:'\"]+:(?![$<{'\"\s])[^\s'\"]{3,}",
      "curl -u user:password"),
+    ("default-account-password",
+     r"\b(?:admin|administrator|root|sa|postgres|guest|elastic|jenkins|ubuntu|pi)\s?[:/]\s?"
+     r"(?=\S*[A-Z])(?=\S*[a-z])(?=\S*\d)[^\s/:@]{6,}", "admin:Password1 with no keyword near it"),
     ("recovery-codes", r"(?i)\b(?:backup|recovery|2fa|mfa|one-time)\s+codes?\b[^\n]{0,80}?"
      r"\b(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9]{4,5}-[a-z0-9]{4,5}\b", "account recovery codes"),
 ]
@@ -195,7 +198,7 @@ _HUMAN_KW = r"(?:pass(?:word|wd|phrase|code)?|pwd|pw|login|creds?|credentials?)"
 # bounded repetitions: an unbounded (?:[A-Za-z0-9]+[_.-])* is quadratic on long snake_case runs
 _PRE = r"(?<![A-Za-z0-9])_?(?:[A-Za-z0-9]{1,40}[_.-]){0,6}(?:(?-i:[a-z][a-z0-9]{0,39}(?=[A-Z])))?(?:pg)?"
 _POST = r"(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])"
-_GAP = r"(?:\s+[^\s:=\"'`]+){0,4}?"                     # "password for the lab router is ..."
+_GAP = r"(?:\s+[^\s:=\"'`]+){0,6}?"                     # "password for the lab router is ..."
 _SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|[:=])\s*|\s+(?:is|was)\s+)"
         r"(?:(?:now|still|currently|also|set to|changed to)\s+)?")
 _V = r"[^\s\"'`<>{}]"                                    # one character of a value
@@ -203,6 +206,7 @@ _SWITCH = r"(?:[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z]))"  # letter
 _VALUE = (r"(?:[\w.@-]+ ?[/:] ?)?"                        # optional "user / " or "user:" before it
           r"[\"'`]?"
           r"(?![<{$*\[(%]|~/|\.{1,2}/|https?://)"         # placeholders, relative paths, URLs
+          rf"(?!{_V}*?\[[^\]\s]*-)"                          # a regex character class
           r"(?!/[\w.-]+/[\w./-]*(?![^\s\"'`]))"            # absolute paths
           r"(?!(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file):)"  # references
           rf"(?!{_V}*\.(?:pem|key|pub|crt|cer|p12|pfx|json|ya?ml|toml|env|txt|md|py|sh)\b)"  # file names
@@ -346,20 +350,30 @@ def unicode_violation_positions(text: str) -> list[tuple[int, str]]:
 # all previous instructions" is not. English rules run on the skeleton (and its leetspeak
 # and letter-spaced readings); rules for other languages on ``plain``. Every rule names its kind.
 
+def _concept(verb: str, qual: str, noun: str, gap: int = 40, b: str = r"\b") -> str:
+    """verb ... (qualifier ... noun | noun ... qualifier), or qualifier ... noun ... verb
+    (verb-final languages), each within one sentence."""
+    s = r"[^.\n。！？!?]"
+    v, q, n = (rf"{b}(?:{x})" for x in (verb, qual, noun))
+    return (rf"(?i){v}{s}{{0,{gap}}}?(?:{q}{s}{{0,25}}?{n}|{n}{s}{{0,25}}?{q})|{q}{s}{{0,25}}?{n}{s}{{0,{gap}}}?{v}")
+
+
 _AGENT = r"(?:you|the agent|agents?|assistant|ai|model|llm|claude|copilot|gpt)"
 _OVERRIDE_V = (r"(?:ignore|disregard|forget|override|discard|abandon|bypass|nullify|set aside|put aside|"
                r"throw (?:out|away)|pay no (?:attention|heed) to|stop (?:following|obeying)|no longer (?:follow|obey))")
 _OVERRIDE_N = (r"(?:instructions?|prompts?|directives?|guidelines|guidance|guardrails|"
                r"(?:what|everything|anything) (?:you(?:'ve| have)? (?:were|been) |was )?(?:told|given|instructed))")
-_YOUR = r"(?:your|the (?:user|developer|operator|system)'?s?|you were given|given to you)"
+_YOUR = (r"(?:your|the (?:user|developer|operator|system)'?s?|you (?:were|are|have been) given|given to you|"
+         r"(?:\w+ )?gives? you)")
 _RISKY = (r"(?:push(?:es|ing)? (?:\w+ )?(?:directly |straight )?to (?:main|master|prod)|force[- ]push|--force|--no-verify|"
           r"skip\w* (?:the )?(?:code )?(?:review|tests|ci|checks?|confirmation)|merge (?:every|all)|rm -rf|"
           r"delete|drop (?:the )?(?:database|table)|disable|\.env\b|secrets?|credentials|ssh|without (?:asking|telling|review))")
 INJECTION_PATTERNS: list[tuple[str, str]] = [
-    ("instruction override",
-     rf"(?i)\b{_OVERRIDE_V}\b[^.\n]{{0,50}}?\b(?:(?:previous|prior|above|earlier|preceding|original|initial|former|"
-     rf"all|any|every|{_YOUR})\b[^.\n]{{0,30}}?\b{_OVERRIDE_N}|{_YOUR}\b[^.\n]{{0,20}}?\b(?:rules|orders|restrictions|"
-     rf"constraints|polic(?:y|ies)|programming))\b"),
+    ("instruction override", _concept(
+        _OVERRIDE_V, rf"previous|prior|above|earlier|preceding|original|initial|former|all|any|every|{_YOUR}",
+        _OVERRIDE_N, gap=50)),
+    ("instruction override", rf"(?i)\b{_OVERRIDE_V}\b[^.\n]{{0,50}}?\b{_YOUR}\b[^.\n]{{0,20}}?\b(?:rules|orders|"
+     r"restrictions|constraints|polic(?:y|ies)|programming)\b"),
     ("instruction override", r"(?i)\bignore the above\b|\bforget everything\b"),
     ("instruction override",
      r"(?i)\b(?:(?:your|the system'?s?) (?:\w+ )?(?:instructions|rules|guidelines|directives|prompt|guidance|orders)|"
@@ -382,7 +396,7 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
     ("role reassignment",
      rf"(?i)\b(?:from now on,? {_AGENT}|from now on you|pretend (?:to be|you are)|"
      rf"act as (?:if you were )?(?:the|an?) (?:admin|owner|root|maintainer)|"
-     rf"(?:developer|god|jailbreak|dan) mode)\b"),
+     rf"(?:god|jailbreak|dan) mode)\b"),
     ("agent addressed", rf"(?i)\b(?:any|every|dear|attention|note to(?: any| the)?|hey)\s+(?:coding )?"
      rf"(?:ai|llm|agent|assistant|model|bot|copilot|claude|chatgpt|gpt)s?\b[^\n]{{0,80}}?\b{_RISKY}"),
     ("fake authority", rf"(?i)\b(?:the user|they) (?:has|have) (?:already )?(?:pre-?)?(?:approved|authori[sz]ed|allowed)\b"
@@ -426,14 +440,6 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
 _SQUEEZED = re.compile(
     r"(?:ignore|disregard|forget)(?:all|any|the|your)*(?:previous|prior|above|earlier)(?:instructions|prompts|"
     r"directives|guidelines)|youarenow(?:an?)?(?:unrestricted|jailbroken|dan|agentwithout|assistantwithout)")
-
-
-def _concept(verb: str, qual: str, noun: str, gap: int = 40, b: str = r"\b") -> str:
-    """verb ... (qualifier ... noun | noun ... qualifier), or qualifier ... noun ... verb
-    (verb-final languages), each within one sentence."""
-    s = r"[^.\n。！？!?]"
-    v, q, n = (rf"{b}(?:{x})" for x in (verb, qual, noun))
-    return (rf"(?i){v}{s}{{0,{gap}}}?(?:{q}{s}{{0,25}}?{n}|{n}{s}{{0,25}}?{q})|{q}{s}{{0,25}}?{n}{s}{{0,{gap}}}?{v}")
 
 
 # (verbs, qualifiers, nouns) of "ignore the previous instructions"; a role change; hiding
@@ -534,6 +540,9 @@ def _injection_rules() -> tuple[list[tuple[str, re.Pattern[str]]], list[tuple[st
             [(kind, re.compile(rx)) for rules in _LANGS.values() for kind, rx in rules])
 
 
+# "never print secrets in CI logs" warns against what the rule looks for
+_NEGATABLE = {"exfiltration", "safety bypass", "remote code"}
+_NEGATION = re.compile(r"(?i)\b(?:never|don't|do not|must not|mustn't|should not|shouldn't|avoid|not)\b[^.;\n]*$")
 _LEET_WORD = re.compile(r"[A-Za-z0-9@$|!]*(?:[A-Za-z][0-9@$|!]|[0-9@$|!][A-Za-z])[A-Za-z0-9@$|!]*")
 _LEET = (str.maketrans("0134578@$|!", "oieastbasli"), str.maketrans("0134578@$|!", "oleastbasli"))
 _ENCODED = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}|(?:[0-9a-fA-F]{2}){12,}")
@@ -614,16 +623,19 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
     readings = _readings(text)
     for reading in readings:
         for kind, rx in english:
-            if kind not in kinds and (m := rx.search(reading)):
-                found(kind, reading, m.start())
+            if kind in kinds:
+                continue
+            for m in rx.finditer(reading):
+                if kind not in _NEGATABLE or not _NEGATION.search(reading, max(0, m.start() - 40), m.start()):
+                    found(kind, reading, m.start())
+                    break
         squeezed = re.sub(r"[^a-z]", "", reading.lower())
         if "instruction override" not in kinds and _SQUEEZED.search(squeezed):
             found("instruction override", reading, 0)
-    if not text.isascii():
-        pl = plain(text)
-        for kind, rx in others:
-            if kind not in kinds and (m := rx.search(pl)):
-                found(kind, pl, m.start())
+    pl = plain(text)
+    for kind, rx in others:
+        if kind not in kinds and (m := rx.search(pl)):
+            found(kind, pl, m.start())
     if len(_FENCE_TAG.findall(readings[0])) > len(_FENCE_TAG.findall(text)):
         m = _FENCE_TAG.search(readings[0])
         found("look-alike fence", readings[0], m.start() if m else 0)
