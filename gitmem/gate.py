@@ -533,11 +533,30 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
 }
 
 
+# A sentence in a language has some of its commonest words (or its script): a language's
+# rules are compiled and run only on a text that has them (each costs ~1 ms to compile).
+_HINTS = {
+    "fr": r"les|des|est|une|et|tes|vos|tu|vous|du|ne|pas|le|la", "de": r"der|die|das|und|nicht|du|dem|den|alle|ist",
+    "es": r"las|los|el|y|tus|del|ahora|eres|no|le|la", "it": r"le|il|di|e|sei|tutte|gli|non|ora|adesso",
+    "pt": r"as|os|e|voce|do|da|nao|todas|agora", "nl": r"de|het|en|je|alle|een|nu", "pl": r"i|w|na|sie|jestes|teraz",
+    "tr": r"ve|bu|tum|onceki|bir|yok", "ru": "[а-я]", "zh": "[\u4e00-\u9fff]", "ja": "[\u3040-\u30ff]",
+    "ko": "[\uac00-\ud7af]"}
+_HINT = re.compile("|".join(rf"(?P<{k}>{v})" if v.startswith("[") else rf"(?P<{k}>\b(?:{v})\b)"
+                            for k, v in _HINTS.items()), re.IGNORECASE)
+
+
 @functools.cache
-def _injection_rules() -> tuple[list[tuple[str, re.Pattern[str]]], list[tuple[str, re.Pattern[str]]]]:
-    """(English rules, other languages' rules), compiled on first use."""
-    return ([(kind, re.compile(rx)) for kind, rx in INJECTION_PATTERNS],
-            [(kind, re.compile(rx)) for rules in _LANGS.values() for kind, rx in rules])
+def _english_rules() -> list[tuple[str, re.Pattern[str]]]:
+    return [(kind, re.compile(rx)) for kind, rx in INJECTION_PATTERNS]
+
+
+@functools.cache
+def _language_rules(lang: str) -> list[tuple[str, re.Pattern[str]]]:
+    return [(kind, re.compile(rx)) for kind, rx in _LANGS[lang]]
+
+
+def _languages(text: str) -> list[str]:
+    return sorted({m.lastgroup for m in _HINT.finditer(text) if m.lastgroup})
 
 
 # "never print secrets in CI logs" warns against what the rule looks for
@@ -553,7 +572,7 @@ def _readings(text: str) -> list[str]:
     """The English rules' views of ``text``: its skeleton, with leetspeak undone."""
     sk = skeleton(text)
     out = [sk]
-    if _LEET_WORD.search(sk):
+    if len(_LEET_WORD.findall(sk, 0, 4000)) >= 2:  # "1gn0r3 4ll": one "py3" is not leetspeak
         out += [_LEET_WORD.sub(lambda m, t=t: m.group().translate(t), sk) for t in _LEET]  # type: ignore[misc]
     return out
 
@@ -611,7 +630,7 @@ def scan_unicode(text: str) -> list[Finding]:
 def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
     """Injection findings; a finding in a folded reading of the text is placed on the
     line where that reading found it (folding keeps line breaks)."""
-    english, others = _injection_rules()
+    english = _english_rules()
     out: list[Finding] = []
     kinds: set[str] = set()
 
@@ -633,12 +652,13 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
         if "instruction override" not in kinds and _SQUEEZED.search(squeezed):
             found("instruction override", reading, 0)
     pl = plain(text)
-    for kind, rx in others:
-        if kind not in kinds and (m := rx.search(pl)):
-            found(kind, pl, m.start())
+    for lang in _languages(pl):
+        for kind, rx in _language_rules(lang):
+            if kind not in kinds and (hit := rx.search(pl)):
+                found(kind, pl, hit.start())
     if len(_FENCE_TAG.findall(readings[0])) > len(_FENCE_TAG.findall(text)):
-        m = _FENCE_TAG.search(readings[0])
-        found("look-alike fence", readings[0], m.start() if m else 0)
+        tag = _FENCE_TAG.search(readings[0])
+        found("look-alike fence", readings[0], tag.start() if tag else 0)
     if _depth == 0:
         for payload in _decoded(text):
             for f in scan_injection(payload, 1):
