@@ -14,8 +14,10 @@ the same input gives the same bytes.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from .model import OpInfo, Record
@@ -70,6 +72,30 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u00ad\u061c\u180e
                      "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
 
 
+# How a reader sees a character: the same fold as gitmem.gate.skeleton (NFKC, default-
+# ignorables dropped, accents stripped, look-alike letters, dashes, brackets and slashes
+# folded to ASCII). A copy, because the renderer does not import the gate (see
+# tests/test_layers.py); tests/test_gate_hostile.py keeps the two equal.
+_LOOKALIKES = (
+    "АВСЕНІЈКМОРЅТХУҮԀԌԚԜӀаесһіјорѕхуүԁԛԝӏкѵ" "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹͿοιναρκυϲϳε" "ՕՍօսցհոզ" "ᎪᏴᏟᎬᎻᏦᎷᏢᎢᏔᏚᏃ"
+    "ıȷɑɡɩ" "‐‑‒–—―−⁃﹘˗֊־⸺⸻➖ー" "‹›〈〉⟨⟩❬❭❮❯❰❱˂˃ᐸᐳ⧼⧽" "∕⁄⧸╱⟋ノ丿᜵")
+_LATIN = (
+    "ABCEHIJKMOPSTXYYDGQWIaechijopsxyydqwlkv" "ABEZHIKMNOPTYXCJoivapkucje" "OUoughnq" "ABCEHKMPTWSZ"
+    "ijagi" "----------------" "<><><><><><><><><>" "////////")
+_FOLD = str.maketrans(_LOOKALIKES, _LATIN)
+_IGNORABLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+                        "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+                        "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+
+
+@functools.lru_cache(maxsize=1024)
+def _seen_as(ch: str) -> str:
+    if _IGNORABLE.match(ch):
+        return ""
+    f = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", ch))
+    return unicodedata.normalize("NFC", "".join(c for c in f if not 0x300 <= ord(c) <= 0x36F)).translate(_FOLD)
+
+
 def _escape(ch: str) -> str:
     cp = ord(ch)
     return f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}" if cp < 0x10000 else f"\\U{cp:08x}"
@@ -87,11 +113,9 @@ def fence(text: str) -> str:
     terminal as control sequences."""
     if text.isascii():
         return printable(_CLOSING.sub(r"<\\\1", text))
-    from .gate import skeleton  # look-alikes are folded one character at a time
-
     folded, owner = [], []
-    for i, ch in enumerate(text):
-        f = skeleton(ch)
+    for i, ch in enumerate(text):  # folded one character at a time, to map matches back
+        f = _seen_as(ch)
         folded.append(f)
         owner += [i] * len(f)
     seen = "".join(folded)

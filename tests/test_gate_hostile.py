@@ -211,3 +211,11 @@ def test_a_teammates_lookalike_fence_stays_inside_the_fence(team: dict[str, Path
         assert line.startswith("- ") or line in titles, line
     assert "## Persona" not in [x.strip() for x in inside.split("\n")]
     assert "\x1b" not in out and "\x07" not in out
+
+
+def test_the_fence_folds_characters_as_the_gate_does() -> None:
+    assert context._FOLD == gate._FOLD
+    assert context._IGNORABLE.pattern.encode("unicode_escape") == \
+        f"[{gate.DEFAULT_IGNORABLE}]".encode("unicode_escape")
+    for ch in (*gate._LOOKALIKES, "\uff1c", "\u2329", "\U0001d41a", "\u00e9", "\u200b"):
+        assert context._seen_as(ch) == gate.skeleton(ch), ch
