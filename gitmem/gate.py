@@ -147,7 +147,7 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
     ("authorization-header",
      r"(?i)\b(?:authorization|proxy-authorization):\s*(?:bearer|basic|token|ssws|api-?key|digest|hmac)\s+"
      r"(?![<{$])[A-Za-z0-9._~+/=-]{16,}", "opaque credentials in pasted curl commands"),
-    ("credential-header", r"(?i)\bx-[\w-]*(?:key|token|secret|auth)[\w-]*\s*:\s*(?![<{$])[A-Za-z0-9._~+/=-]{16,}",
+    ("credential-header", r"(?i)\bx-[\w-]{0,30}?(?:key|token|secret|auth)[\w-]{0,30}\s*:\s*(?![<{$])[A-Za-z0-9._~+/=-]{16,}",
      "X-Api-Key: ... style headers"),
     ("session-cookie",
      r"(?i)\b(?:session(?:id)?|sid|connect\.sid|jsessionid|phpsessid|_\w*session|remember_token|csrftoken)"
@@ -169,7 +169,7 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
 # placeholder, option or the name of an algorithm a password is hashed or encoded with.
 _TECH = r"(?:argon2\w*|pbkdf2\w*|sha-?\d+|md5|base(?:32|64)|utf-?8|https?2?|oauth2?|v\d[\w.]*|s3|ec2|k8s|\w+\d\.\d\w*)"
 _HUMAN = (rf"(?![\"'`]?(?:[$<{{*\[(%-]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/))"
-          r"[\"'`]?(?=[^\s\"'`]*[A-Za-z])(?=[^\s\"'`]*[\d!@#$%^&*?~+])[^\s\"'`<>{}]{6,}")
+          r"[\"'`]?(?=[^\s\"'`]{0,64}[A-Za-z])(?=[^\s\"'`]{0,64}[\d!@#$%^&*?~+])[^\s\"'`<>{}]{6,}")
 _ARG = r"(?:\s+|\s*=\s*)"  # how a command line option takes its value
 EXTRA_PATTERNS += [
     ("command-line-password", (
@@ -185,7 +185,7 @@ EXTRA_PATTERNS += [
      "curl -u user:password"),
     ("default-account-password",
      r"\b(?:admin|administrator|root|sa|postgres|guest|elastic|jenkins|ubuntu|pi)\s?[:/]\s?"
-     r"(?=\S*[A-Z])(?=\S*[a-z])(?=\S*\d)[^\s/:@]{6,}", "admin:Password1 with no keyword near it"),
+     r"(?=\S{0,64}[A-Z])(?=\S{0,64}[a-z])(?=\S{0,64}\d)[^\s/:@]{6,}", "admin:Password1 with no keyword near it"),
     ("recovery-codes", r"(?i)\b(?:backup|recovery|2fa|mfa|one-time)\s+codes?\b[^\n]{0,80}?"
      r"\b(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9]{4,5}-[a-z0-9]{4,5}\b", "account recovery codes"),
 ]
@@ -206,13 +206,13 @@ _SWITCH = r"(?:[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z]))"  # letter
 _VALUE = (r"(?:[\w.@-]+ ?[/:] ?)?"                        # optional "user / " or "user:" before it
           r"[\"'`]?"
           r"(?![<{$*\[(%]|~/|\.{1,2}/|https?://)"         # placeholders, relative paths, URLs
-          rf"(?!{_V}*?\[[^\]\s]*-)"                          # a regex character class
+          rf"(?!{_V}{{0,64}}?\[[^\]\s]{{0,64}}-)"                          # a regex character class
           r"(?!/[\w.-]+/[\w./-]*(?![^\s\"'`]))"            # absolute paths
           r"(?!(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file):)"  # references
-          rf"(?!{_V}*\.(?:pem|key|pub|crt|cer|p12|pfx|json|ya?ml|toml|env|txt|md|py|sh)\b)"  # file names
+          rf"(?!{_V}{{0,80}}\.(?:pem|key|pub|crt|cer|p12|pfx|json|ya?ml|toml|env|txt|md|py|sh)\b)"  # file names
           # random-looking: 4+ class changes (tokens, hex, uuids) or upper+lower+digit (passwords);
           # this leaves identifiers such as argon2id, oauth2-proxy, SECRET_KEY_BASE_V2 alone
-          rf"(?:(?=(?:{_V}*?{_SWITCH}){{4}})|(?={_V}*[a-z])(?={_V}*[A-Z])(?={_V}*\d))"
+          rf"(?:(?=(?:{_V}{{0,64}}?{_SWITCH}){{4}})|(?={_V}{{0,64}}[a-z])(?={_V}{{0,64}}[A-Z])(?={_V}{{0,64}}\d))"
           rf"{_V}{{8,}}")
 EXTRA_PATTERNS += [
     ("keyword-assignment", rf"(?i){_PRE}{_KW}{_POST}(?:{_GAP}{_SEP}|\s+)(?-i:{_VALUE})",
@@ -562,7 +562,8 @@ def _languages(text: str) -> list[str]:
 # "never print secrets in CI logs" warns against what the rule looks for
 _NEGATABLE = {"exfiltration", "safety bypass", "remote code"}
 _NEGATION = re.compile(r"(?i)\b(?:never|don't|do not|must not|mustn't|should not|shouldn't|avoid|not)\b[^.;\n]*$")
-_LEET_WORD = re.compile(r"[A-Za-z0-9@$|!]*(?:[A-Za-z][0-9@$|!]|[0-9@$|!][A-Za-z])[A-Za-z0-9@$|!]*")
+_LEET_PAIR = re.compile(r"[A-Za-z][0-9@$|!]|[0-9@$|!][A-Za-z]")
+_LEET_WORD = re.compile(r"[A-Za-z0-9@$|!]+")
 _LEET = (str.maketrans("0134578@$|!", "oieastbasli"), str.maketrans("0134578@$|!", "oleastbasli"))
 _ENCODED = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}|(?:[0-9a-fA-F]{2}){12,}")
 _READABLE = re.compile(r"[A-Za-z][a-z]+(?: [A-Za-z.~/-][\w.~/-]*){2,}")
@@ -572,8 +573,9 @@ def _readings(text: str) -> list[str]:
     """The English rules' views of ``text``: its skeleton, with leetspeak undone."""
     sk = skeleton(text)
     out = [sk]
-    if len(_LEET_WORD.findall(sk, 0, 4000)) >= 2:  # "1gn0r3 4ll": one "py3" is not leetspeak
-        out += [_LEET_WORD.sub(lambda m, t=t: m.group().translate(t), sk) for t in _LEET]  # type: ignore[misc]
+    if sum(1 for m in _LEET_WORD.finditer(sk) if _LEET_PAIR.search(m.group())) >= 2:  # one "py3" is not leetspeak
+        out += [_LEET_WORD.sub(lambda m, t=t: m.group().translate(t) if _LEET_PAIR.search(m.group())  # type: ignore[misc]
+                               else m.group(), sk) for t in _LEET]
     return out
 
 
@@ -720,8 +722,15 @@ def _detect_secrets() -> dict[str, Any]:
 # (~170 us a line) and its import (~120 ms) entirely. The cheaper patterns above run on any
 # text with a digit, a symbol or a keyword.
 _MAYBE_DS = re.compile(
-    r"(?=[A-Za-z+/_=.\-]*\d)[A-Za-z0-9+/_=.\-]{16,}|://[^\s/@]*:|BEGIN|"
-    r"(?i:pass|pwd|secret|token|key|auth|cred|contrase)[\w.-]*[\"'\]]?\s*(?:[:=]|=>|!=)")
+    r"://[^\s/@]*:|BEGIN|(?i:pass|pwd|secret|token|key|auth|cred|contrase)[\w.-]{0,40}[\"'\]]?\s*(?:[:=]|=>|!=)")
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9+/_=.\-]{16,}")
+
+
+def _needs_detect_secrets(text: str) -> bool:
+    """A keyword in an assignment, a URL with a password, a key block, or a long token
+    with a digit in it (found token by token: a lookahead per position is quadratic)."""
+    return bool(_MAYBE_DS.search(text)) or any(
+        any(c.isdigit() for c in m.group()) for m in _LONG_TOKEN.finditer(text))
 _MAYBE_SECRET = re.compile(r"(?i)\d|[$%@<]|pass|secret|token|key|auth|pwd|\bpw\b|cred|login|seed|codes?\b|community")
 
 
@@ -732,7 +741,7 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
     out: list[tuple[Finding, tuple[int, int] | None]] = []
     if not _MAYBE_SECRET.search(text):
         return out  # no keyword, no digit, no symbol: no pattern can fire
-    if _MAYBE_DS.search(text):
+    if _needs_detect_secrets(text):
         out += _scan_with_detect_secrets(text)
     for name, rx, _ in EXTRA_COMPILED:
         for m in rx.finditer(text):
@@ -748,7 +757,7 @@ def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] 
     out: list[tuple[Finding, tuple[int, int] | None]] = []
     offset = 0
     for n, line in enumerate(text.split("\n"), start=1):
-        if _MAYBE_DS.search(line):
+        if _needs_detect_secrets(line):
             for secret in ds["scan_line"](line):
                 value = secret.secret_value or ""
                 if secret.type == "Secret Keyword" and PLACEHOLDER_VALUE.match(value):

@@ -219,3 +219,19 @@ def test_the_fence_folds_characters_as_the_gate_does() -> None:
         f"[{gate.DEFAULT_IGNORABLE}]".encode("unicode_escape")
     for ch in (*gate._LOOKALIKES, "\uff1c", "\u2329", "\U0001d41a", "\u00e9", "\u200b"):
         assert context._seen_as(ch) == gate.skeleton(ch), ch
+
+
+@pytest.mark.parametrize("text", [
+    "x-" + "key-" * 4000, "pw:" * 5000, "admin:1" * 2000, "a" * 16000, "key=" * 4000,
+    "1gn0r3 " * 2000, "</git-mem" * 1500, "\uff1c/git\u2010mem" * 1500, "token a1" * 2000,
+], ids=lambda t: repr(t[:10]))
+def test_a_hostile_text_cannot_stall_the_gate(text: str) -> None:
+    # Replay runs the gate over every teammate's op: a text that makes a rule quadratic
+    # would stall every clone (one such 16 KB text took 80 s before the rules were bounded).
+    import time
+
+    start = time.perf_counter()
+    gate.scan(text)
+    gate.redact(text)
+    context.fence(text)
+    assert time.perf_counter() - start < 8
