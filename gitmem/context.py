@@ -3,14 +3,21 @@
 ``build`` takes candidate memories (already ranked by the caller) and lays
 them out under a token budget, section by section, as Markdown an agent can
 paste into its prompt. Memory text is data: it sits between
-``<git-mem-context>`` delimiters that the text itself cannot close. Pure
-module: the same input gives the same bytes.
+``<git-mem-context>`` delimiters that the text itself cannot close, however it
+spells the closing tag (fullwidth brackets, look-alike hyphens or letters,
+invisible characters inside), and every character that could drive a terminal
+(ESC, CSI and OSC introducers, C0/C1 controls, bidi overrides) is printed as an
+escape. Both hold for anything rendered here, whether or not the text passed
+the write gate: a teammate's op may have been written around it. Pure module:
+the same input gives the same bytes.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from .model import OpInfo, Record
@@ -55,16 +62,73 @@ class Built:
 
 
 _CLOSING = re.compile(r"<(\s*/\s*git-mem)", re.IGNORECASE)
+_FOLDED_CLOSING = re.compile(r"<\s*/\s*git\s*-\s*mem", re.IGNORECASE)
+# What a terminal or a reader could take for something other than text: C0 and C1
+# controls (ESC starts CSI/OSC sequences; U+009B and U+009D are CSI and OSC on their
+# own), DEL, line and paragraph separators, and the format characters (bidi overrides,
+# zero-width and tag characters) bar the joiners emoji and Persian need.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u00ad\u061c\u180e\u200b\u200e\u200f"
+                     "\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\U0001bca0-\U0001bca3"
+                     "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+
+
+# How a reader sees a character: the same fold as gitmem.gate.skeleton (NFKC, default-
+# ignorables dropped, accents stripped, look-alike letters, dashes, brackets and slashes
+# folded to ASCII). A copy, because the renderer does not import the gate (see
+# tests/test_layers.py); tests/test_gate_hostile.py keeps the two equal.
+_LOOKALIKES = (
+    "АВСЕНІЈКМОРЅТХУҮԀԌԚԜӀаесһіјорѕхуүԁԛԝӏкѵ" "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹͿοιναρκυϲϳε" "ՕՍօսցհոզ" "ᎪᏴᏟᎬᎻᏦᎷᏢᎢᏔᏚᏃ"
+    "ıȷɑɡɩ" "‐‑‒–—―−⁃﹘˗֊־⸺⸻➖ー" "‹›〈〉⟨⟩❬❭❮❯❰❱˂˃ᐸᐳ⧼⧽" "∕⁄⧸╱⟋ノ丿᜵")
+_LATIN = (
+    "ABCEHIJKMOPSTXYYDGQWIaechijopsxyydqwlkv" "ABEZHIKMNOPTYXCJoivapkucje" "OUoughnq" "ABCEHKMPTWSZ"
+    "ijagi" "----------------" "<><><><><><><><><>" "////////")
+_FOLD = str.maketrans(_LOOKALIKES, _LATIN)
+_IGNORABLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+                        "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+                        "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+
+
+@functools.lru_cache(maxsize=1024)
+def _seen_as(ch: str) -> str:
+    if _IGNORABLE.match(ch):
+        return ""
+    f = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", ch))
+    return unicodedata.normalize("NFC", "".join(c for c in f if not 0x300 <= ord(c) <= 0x36F)).translate(_FOLD)
+
+
+def _escape(ch: str) -> str:
+    cp = ord(ch)
+    return f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}" if cp < 0x10000 else f"\\U{cp:08x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every character in _UNSAFE written as a visible escape
+    (``\\x1b``, ``\\u202e``); tab and newline stay."""
+    return _UNSAFE.sub(lambda m: _escape(m.group()), text)
 
 
 def fence(text: str) -> str:
     """Text from the log (memory text, keys, author names, reasons) may not close
-    our delimiters and speak as us, however it spells the closing tag."""
-    return _CLOSING.sub(r"<\\\1", text)
+    our delimiters and speak as us, however it spells the closing tag, nor reach the
+    terminal as control sequences."""
+    if text.isascii():
+        return printable(_CLOSING.sub(r"<\\\1", text))
+    folded, owner = [], []
+    for i, ch in enumerate(text):  # folded one character at a time, to map matches back
+        f = _seen_as(ch)
+        folded.append(f)
+        owner += [i] * len(f)
+    seen = "".join(folded)
+    out, last = [], 0
+    for m in _FOLDED_CLOSING.finditer(seen):
+        start, end = owner[m.start()], owner[m.end() - 1] + 1
+        out += [text[last:start], "<\\/git-mem"]
+        last = end
+    return printable("".join(out) + text[last:])
 
 
 def clip(text: str, n: int = ITEM_CHARS) -> str:
-    text = " ".join(text.split())
+    text = printable(" ".join(text.split()))
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
@@ -72,7 +136,7 @@ def memory_line(r: Record, *, with_key: bool = False, conflict: bool = False,
                 label: str | None = None) -> str:
     body = clip(r.text or "")
     if with_key and r.key:
-        body = f"{r.key} = {body}"
+        body = f"{clip(r.key, 80)} = {body}"
     tail = f"({clip(r.author, 60)}, {r.recorded_at[:10]}" + (
         ", in conflict: see git mem conflicts" if conflict else "")
     mark = f"[{label}] " if label else ""
@@ -83,7 +147,7 @@ def recent_line(op: OpInfo, rec: Record | None) -> str:
     day = op.recorded_at[:10]
     if op.type == "add":
         if rec is not None and rec.key:
-            what = f"set {rec.key} = {clip(rec.text or '', 80)}"
+            what = f"set {clip(rec.key, 80)} = {clip(rec.text or '', 80)}"
         else:
             what = f"added: {clip(op.summary or '(forgotten)', 100)}"
     elif op.type == "invalidate":

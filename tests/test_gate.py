@@ -76,3 +76,34 @@ def test_redact_masks_secrets_and_leaves_the_rest() -> None:
 def test_the_pragma_allowlist_comment_does_not_switch_the_gate_off() -> None:
     text = 'password = "hX9#kq2LmP4vZ7"  # pragma: allowlist secret'
     assert any(f.category == "secret" for f in gate.scan(text))
+
+
+# -- the figures (benchmarks/gate.py prints them, with the hold-out) --------------------
+
+TARGETS = {"secrets": (0.98, True), "injection": (0.90, True), "invisible": (1.0, True),
+           "notes": (0.01, False)}
+
+
+def load_figures(corpus: str, part: str) -> list[dict]:  # type: ignore[type-arg]
+    return load(f"figures/{corpus}.{part}.jsonl")
+
+
+def test_the_corpora_are_as_large_as_promised() -> None:
+    sizes = {c: sum(len(load_figures(c, p)) for p in ("dev", "holdout")) for c in TARGETS}
+    assert sizes["secrets"] >= 80 and sizes["notes"] >= 300 and sizes["injection"] >= 60
+    kinds = {r["kind"] for p in ("dev", "holdout") for r in load_figures("secrets", p)}
+    assert len(kinds) == sizes["secrets"]  # one secret per kind
+    every = {r["kind"] for p in ("dev", "holdout") for r in load_figures("invisible", p)}
+    assert {f"U+{cp:04X}" for cp in range(0x10FFFF) if gate._IGNORABLE.match(chr(cp))} <= every
+    for p in ("dev", "holdout"):  # the hold-out is a third, never in the dev part
+        assert not {r["text"] for r in load_figures("notes", p)} & {
+            r["text"] for r in load_figures("notes", "holdout" if p == "dev" else "dev")}
+
+
+@pytest.mark.parametrize("corpus", sorted(TARGETS))
+def test_the_dev_figures_meet_their_targets(corpus: str) -> None:
+    target, wanted = TARGETS[corpus]
+    rows = load_figures(corpus, "dev")
+    hit = sum(bool(gate.scan(r["text"])) for r in rows)
+    print(f"\n{corpus} (dev): {hit}/{len(rows)}")
+    assert hit >= target * len(rows) if wanted else hit <= target * len(rows)
