@@ -16,7 +16,7 @@ import pytest
 import gitmem
 from conftest import dump, git, gm, ok, texts
 
-SECRET = "the staging vpn password is hunter2-zebra"
+SECRET = "the staging vpn password is hunter-zebra"
 
 
 
@@ -68,7 +68,7 @@ def seeded(team: dict[str, Path]) -> tuple[str, str, str]:
     for clone in (a, b, c, a, b, c):
         ok(gm("sync", cwd=clone))
     for clone in (a, b, c):
-        assert "hunter2-zebra" in log_p(clone)
+        assert "hunter-zebra" in log_p(clone)
     return before, secret, after
 
 
@@ -98,8 +98,8 @@ def test_purge_removes_the_text_from_the_log_and_from_every_clone_after_sync(
                                  "next_push": "replace (force-with-lease)"}]
     assert refs(a)[ref] == purge["new_tip"] != purge["old_tip"]
     # Gone from the partition at once; the remote-tracking ref still holds it until the push.
-    assert "hunter2-zebra" not in log_p(a, ref)
-    assert "hunter2-zebra" in log_p(a)
+    assert "hunter-zebra" not in log_p(a, ref)
+    assert "hunter-zebra" in log_p(a)
 
     # Pull before push: the remote's pre-purge history is not a partition conflict.
     pulled = ok(gm("pull", "--json", cwd=a))
@@ -109,19 +109,19 @@ def test_purge_removes_the_text_from_the_log_and_from_every_clone_after_sync(
     pushed = json.loads(ok(gm("push", "--json", cwd=a)).stdout)["data"]["pushed"]
     assert pushed == [{"partition": mine, "status": "forced", "old": remote_before,
                        "new": purge["new_tip"]}]
-    assert "hunter2-zebra" not in log_p(a)
-    assert "hunter2-zebra" not in log_p(remote)
+    assert "hunter-zebra" not in log_p(a)
+    assert "hunter-zebra" not in log_p(remote)
     assert refs(remote)[ref] == purge["new_tip"]
     # Only that one ref moved on the remote.
     assert {r: t for r, t in refs(remote).items()
             if r.startswith("refs/memory/") and r != ref} == others
 
     # Clones that already fetched it keep it until they sync (git history, honestly).
-    assert "hunter2-zebra" in log_p(c)
+    assert "hunter-zebra" in log_p(c)
     for clone in (b, c):
         out = json.loads(ok(gm("sync", "--json", cwd=clone)).stdout)["data"]
         assert out["replaced"] == [mine] and out["conflicts"] == []
-        assert "hunter2-zebra" not in log_p(clone)
+        assert "hunter-zebra" not in log_p(clone)
         assert refs(clone)[ref] == purge["new_tip"]
     assert refs(b)[f"refs/memory/{partition_of(b)}"] == b_own  # never touched
 
@@ -130,10 +130,10 @@ def test_purge_removes_the_text_from_the_log_and_from_every_clone_after_sync(
         forgets = [o for o in json.loads(ok(gm("log", "--json", cwd=clone)).stdout)["data"]["ops"]
                    if o["type"] == "forget"]
         assert [o["target"] for o in forgets] == [secret]
-        assert "hunter2" not in gm("recall", "staging vpn password zebra", "--all",
+        assert "hunter-zebra" not in gm("recall", "staging vpn password zebra", "--all",
                                    "--json", cwd=clone).stdout
-        assert "hunter2" not in gm("show", secret, "--json", cwd=clone).stdout
-        assert "hunter2" not in gm("log", cwd=clone).stdout
+        assert "hunter-zebra" not in gm("show", secret, "--json", cwd=clone).stdout
+        assert "hunter-zebra" not in gm("log", cwd=clone).stdout
         assert texts(clone, "lives", "--mode", "lexical") == ["the cache lives in redis",
                                             "the queue lives in rabbitmq"]
         fsck_clean(clone)
@@ -157,11 +157,11 @@ def test_rewritten_commits_keep_authors_times_and_messages(team: dict[str, Path]
     after = [e.strip() for e in git("log", fmt, ref, cwd=a).stdout.split("\0") if e.strip()]
     assert len(after) == len(before) == 3
     # newest first: the tombstone (new), then the two kept adds, verbatim
-    assert after[1:] == [e for e in before if "hunter2" not in e]
+    assert after[1:] == [e for e in before if "hunter-zebra" not in e]
     assert after[0].split("|", 6)[6].startswith(f"forget {secret[:12]}\n\nGitmem-Format: 1\nGitmem-Ops: 1\n")
     # Every kept pack is byte-identical: ids are hashes of the line bytes.
     shown = git("show", f"{ref}~1:ops.jsonl", cwd=a).stdout
-    assert "rabbitmq" in shown and "hunter2" not in shown
+    assert "rabbitmq" in shown and "hunter-zebra" not in shown
 
 
 def test_a_commit_that_loses_some_lines_gets_a_neutral_message(team: dict[str, Path]) -> None:
@@ -181,7 +181,7 @@ def test_a_commit_that_loses_some_lines_gets_a_neutral_message(team: dict[str, P
     assert [gitmem.ops.op_id(line.encode()) for line in pack] == [imported["ids"][0],
                                                                   imported["ids"][2]]
     assert texts(a, "imported note", "--mode", "lexical") == ["first imported note", "third imported note"]
-    assert "hunter2" not in log_p(a)
+    assert "hunter-zebra" not in log_p(a)
     fsck_clean(a)
 
 
@@ -282,7 +282,7 @@ def test_purge_before_the_first_push_needs_no_lease(team: dict[str, Path]) -> No
     pushed = json.loads(ok(gm("sync", "--json", cwd=a)).stdout)["data"]["pushed"]
     assert pushed[0]["status"] == "new"
     ok(gm("sync", cwd=b))
-    assert "hunter2" not in log_p(a) and "hunter2" not in log_p(b)
+    assert "hunter-zebra" not in log_p(a) and "hunter-zebra" not in log_p(b)
     assert texts(b, "kept note", "--mode", "lexical") == ["kept note"]
 
 
@@ -305,7 +305,7 @@ def test_purge_on_another_own_partition_keeps_one_empty_commit(team: dict[str, P
     ok(gm("sync", cwd=a))
     ok(gm("sync", cwd=b))
     for clone in (a, b):
-        assert "hunter2" not in log_p(clone)
+        assert "hunter-zebra" not in log_p(clone)
         assert texts(clone, "home address", "--mode", "lexical") == ["a note from the home address"]
         fsck_clean(clone)
 
@@ -324,19 +324,19 @@ def test_rekey_backups_holding_the_memory_are_rewritten(
     assert gm("sync", cwd=copy).returncode == 10
     backups = json.loads(ok(gm("rekey", "--json", cwd=copy)).stdout)["data"]["backups"]
     ok(gm("sync", cwd=copy))
-    assert "hunter2" in log_p(copy, backups[0])
+    assert "hunter-zebra" in log_p(copy, backups[0])
     hits = json.loads(ok(gm("recall", "vpn password", "--json", "--mode", "lexical",
                             cwd=copy)).stdout)["data"]["results"]
     assert [h["text"] for h in hits] == [SECRET]
     secret = hits[0]["id"]
     dry = forget(copy, secret, "--purge", "--dry-run")["purge"]
     assert dry["backups"] == backups
-    assert "hunter2" in log_p(copy, backups[0])
+    assert "hunter-zebra" in log_p(copy, backups[0])
     done = forget(copy, secret, "--purge")["purge"]
     assert done["backups"] == backups
     assert "shared before the copy" in log_p(copy, backups[0])  # the rest is kept
     ok(gm("sync", cwd=copy))
-    assert "hunter2" not in log_p(copy)
+    assert "hunter-zebra" not in log_p(copy)
     fsck_clean(copy)
 
 
@@ -356,4 +356,4 @@ def test_library_purge_keeps_the_projection_consistent(team: dict[str, Path]) ->
         incremental = s.projection.dump()
         s.rebuild()
         assert s.projection.dump() == incremental
-        assert "hunter2" not in incremental
+        assert "hunter-zebra" not in incremental

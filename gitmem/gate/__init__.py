@@ -1,0 +1,75 @@
+"""The write gate: what may enter the log.
+
+A memory is pushed to every clone and pasted into every teammate's agent, so
+before any op is written its text and fields are checked for
+- secrets: detect-secrets (its plugins minus the two entropy detectors, which
+  fire on every commit id and checksum) plus patterns for formats it has no
+  plugin for and generic rules for shapes its plugins miss in free text:
+  passwords in prose, command lines, config files, crypt hashes, key blocks;
+- prompt-injection phrasing: instructions aimed at an agent, in English and
+  twelve other languages, fake role or system markers, look-alike
+  ``</git-mem-context>`` fences, exfiltration requests; matched on a folded
+  form of the text (NFKC, look-alike letters, leetspeak, letter-spacing,
+  base64 or hex payloads decoded);
+- invisible or direction-changing Unicode: every default-ignorable code point
+  and control character, bar the joiners and selectors that writing needs.
+
+``scan(text)`` returns findings that name the kind and where it is, never the
+secret itself; ``redact(text)`` masks what the secret detectors found, whole
+key blocks included. The figures: ``python benchmarks/gate.py``. detect-secrets
+costs ~120 ms to import, so it is imported only here, only for a text with a
+keyword or a long token in it: never on the read path.
+
+The package, one module per job: ``fold`` (the folded text rules match on),
+``secrets``, ``injection``, ``unicode`` (the three scanners), ``finding``.
+"""
+
+from __future__ import annotations
+
+
+from .finding import Finding
+from .fold import _FOLD, _IGNORABLE, _LOOKALIKES, DEFAULT_IGNORABLE, plain, skeleton
+from .injection import scan_injection
+from .secrets import (
+    DOCUMENTED_EXAMPLES,
+    EXTRA_COMPILED,
+    PLACEHOLDER_VALUE,
+    key_block_spans,
+    redact,
+    redaction_leftovers,
+    scan_secrets,
+)
+from .unicode import scan_unicode, unicode_violation_positions, unicode_violations
+
+
+# Bump when any rule here changes: cached verdicts of older versions are redone.
+GATE_VERSION = 2
+
+
+def version() -> str:
+    """This gate's rules and the scanner's version, without importing the scanner."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        ds = dist_version("detect-secrets")
+    except PackageNotFoundError:
+        ds = "none"
+    return f"gate-{GATE_VERSION}/detect-secrets-{ds}"
+
+
+
+def scan(text: str) -> list[Finding]:
+    """Every reason ``text`` may not enter the log (empty: it may)."""
+    findings = scan_unicode(text) + scan_injection(text)
+    findings += [f for f, _ in scan_secrets(text)]
+    return findings
+
+
+__all__ = [
+    "GATE_VERSION", "version", "scan", "Finding", "redact", "redaction_leftovers",
+    "scan_secrets", "scan_injection", "scan_unicode", "unicode_violations",
+    "unicode_violation_positions", "plain", "skeleton", "key_block_spans",
+    "DEFAULT_IGNORABLE", "DOCUMENTED_EXAMPLES", "EXTRA_COMPILED", "PLACEHOLDER_VALUE",
+    "_FOLD", "_IGNORABLE", "_LOOKALIKES",
+]

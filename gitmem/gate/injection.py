@@ -1,0 +1,313 @@
+"""Prompt injection: text that speaks to the agent instead of informing it.
+
+Instructions aimed at an agent (in English and twelve other languages), fake
+role or system markers, look-alike ``</git-mem-context>`` fences and
+exfiltration requests, matched on folded readings of the text (look-alikes,
+leetspeak, letter-spacing) and on base64 or hex payloads decoded.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import re
+
+from .finding import Finding, _line_col
+from .fold import plain, skeleton
+
+
+# -- injection: instructions aimed at an agent, fake roles, exfiltration ------------------
+#
+# Phrases, not words: "ignore the previous build's cache warnings" is a fine note, "ignore
+# all previous instructions" is not. English rules run on the skeleton (and its leetspeak
+# and letter-spaced readings); rules for other languages on ``plain``. Every rule names its kind.
+
+def _concept(verb: str, qual: str, noun: str, gap: int = 40, b: str = r"\b") -> str:
+    """verb ... (qualifier ... noun | noun ... qualifier), or qualifier ... noun ... verb
+    (verb-final languages), each within one sentence."""
+    s = r"[^.\n。！？!?]"
+    v, q, n = (rf"{b}(?:{x})" for x in (verb, qual, noun))
+    return (rf"(?i){v}{s}{{0,{gap}}}?(?:{q}{s}{{0,25}}?{n}|{n}{s}{{0,25}}?{q})|{q}{s}{{0,25}}?{n}{s}{{0,{gap}}}?{v}")
+
+
+_AGENT = r"(?:you|the agent|agents?|assistant|ai|model|llm|claude|copilot|gpt)"
+_OVERRIDE_V = (r"(?:ignore|disregard|forget|override|discard|abandon|bypass|nullify|set aside|put aside|"
+               r"throw (?:out|away)|pay no (?:attention|heed) to|stop (?:following|obeying)|no longer (?:follow|obey))")
+_OVERRIDE_N = (r"(?:instructions?|prompts?|directives?|guidelines|guidance|guardrails|"
+               r"(?:what|everything|anything) (?:you(?:'ve| have)? (?:were|been) |was )?(?:told|given|instructed))")
+_YOUR = (r"(?:your|the (?:user|developer|operator|system)'?s?|you (?:were|are|have been) given|given to you|"
+         r"(?:\w+ )?gives? you)")
+_RISKY = (r"(?:push(?:es|ing)? (?:\w+ )?(?:directly |straight )?to (?:main|master|prod)|force[- ]push|--force|--no-verify|"
+          r"skip\w* (?:the )?(?:code )?(?:review|tests|ci|checks?|confirmation)|merge (?:every|all)|rm -rf|"
+          r"delete|drop (?:the )?(?:database|table)|disable|\.env\b|secrets?|credentials|ssh|without (?:asking|telling|review))")
+INJECTION_PATTERNS: list[tuple[str, str]] = [
+    ("instruction override", _concept(
+        _OVERRIDE_V, rf"previous|prior|above|earlier|preceding|original|initial|former|all|any|every|{_YOUR}",
+        _OVERRIDE_N, gap=50)),
+    ("instruction override", rf"(?i)\b{_OVERRIDE_V}\b[^.\n]{{0,50}}?\b{_YOUR}\b[^.\n]{{0,20}}?\b(?:rules|orders|"
+     r"restrictions|constraints|polic(?:y|ies)|programming)\b"),
+    ("instruction override", r"(?i)\bignore the above\b|\bforget everything\b"),
+    ("instruction override",
+     r"(?i)\b(?:(?:your|the system'?s?) (?:\w+ )?(?:instructions|rules|guidelines|directives|prompt|guidance|orders)|"
+     r"(?:instructions|rules|guidelines|directives|orders) (?:that )?you (?:were|have been) given|"
+     r"what(?:ever)? you (?:were|have been|'ve been) (?:told|given|instructed))\b[^.\n]{0,60}?"
+     r"\b(?:no longer appl|(?:is|are|were|was) (?:now )?(?:void|cancel+ed|revoked|obsolete|superseded|overridden|"
+     r"null|invalid|suspended|lifted|a test|fake))"),
+    ("instruction override",
+     r"(?i)\bnew instructions?\s*:|\byour (?:new|real|actual|true) (?:task|instructions?|goal|orders|job|mission)\b|"
+     r"\bthe (?:real|actual|true) (?:task|job|instructions?|goal)\s*(?::|is\b|are\b)|"
+     r"\bdecode\b[^.\n]{0,20}\b(?:and|then)\s+(?:follow|run|execute|obey|do)\b"),
+    ("instruction override",
+     r"(?i)\b(?:highest|top|first|overriding)[- ]priority (?:directive|instruction|rule|order|task)\b|"
+     r"\btreat (?:this|these) (?:note|memory|memories|message|text)s? as (?:an? |your )?(?:instruction|directive|"
+     r"order|command|system|highest|top)|\b(?:this|these) (?:note|memory|memories|message|text)s?\b[^.\n]{0,20}?"
+     r"\b(?:supersedes?|overrides?|replaces?|takes? precedence over|outranks?)\b"),
+    ("role reassignment",
+     r"(?i)\byou are now\b[^.\n]{0,40}?\b(?:agent|assistant|mode|\w*gpt|bot|ai|without|"
+     r"unrestricted|no longer|free to|allowed)\b|\byou (?:are|will be) no longer (?:bound|restricted|limited)"),
+    ("role reassignment",
+     rf"(?i)\b(?:from now on,? {_AGENT}|from now on you|pretend (?:to be|you are)|"
+     rf"act as (?:if you were )?(?:the|an?) (?:admin|owner|root|maintainer)|"
+     rf"(?:god|jailbreak|dan) mode)\b"),
+    ("agent addressed", rf"(?i)\b(?:any|every|dear|attention|note to(?: any| the)?|hey)\s+(?:coding )?"
+     rf"(?:ai|llm|agent|assistant|model|bot|copilot|claude|chatgpt|gpt)s?\b[^\n]{{0,80}}?\b{_RISKY}"),
+    ("fake authority", rf"(?i)\b(?:the user|they) (?:has|have) (?:already )?(?:pre-?)?(?:approved|authori[sz]ed|allowed)\b"
+     rf"[^.\n]{{0,30}}?(?:{_RISKY}|force|merge|deploy)"),
+    ("fake role or system marker",
+     r"<\|(?:im_start|im_end|endoftext|system|user|assistant|eot_id|start_header_id)\|>|"
+     r"\[INST\][^\[\n]{10,}\[/INST\]|<</?SYS>>|</?system>|"
+     r"</(?:memory|context|instructions?)>\s*</?[a-z]"),
+    ("fake role or system marker", r"(?im)^\s*#{1,6}\s*system\s*:"),
+    ("fake role or system marker", r"(?m)^\s*(?:SYSTEM|System)\s*:"),
+    ("fake role or system marker",
+     r"(?ms)^\s*(?:Human|User|Assistant)\s*:\s*\S.*?^\s*(?:Human|User|Assistant)\s*:"),
+    ("fence escape", r"(?i)<\s*/\s*git-mem[\w-]*\s*>\s*\n\s*(?:#|\*\*|<|[\w ]{0,20}:)"),
+    ("hidden instruction", r"(?is)<!--.{0,200}?\b(?:agent|assistant|system|override|instruction)\b.{0,200}?-->"),
+    ("exfiltration",
+     r"(?i)\b(?:cat|print|post|send|upload|include|paste|share|leak|reveal|exfiltrate|show|dump|display|email|"
+     r"transmit|forward)\b[^.\n]{0,60}?(?:\.env\b|~/\.ssh|id_(?:rsa|ed25519|ecdsa)|\.aws/credentials|\.netrc|printenv|"
+     r"environment variables|env vars|system prompt|\bsecrets\b|\bcredentials\b|\bpasswords\b|"
+     r"\b(?:api|access|auth|secret|private|ssh|deploy|signing|bearer|session|refresh|github|gitlab|npm|oauth)"
+     r"[ _-](?:keys?|tokens?)\b(?! (?:count|per|limit|budget|usage|length|window|endpoint|cache|rotation|format)))"),
+    ("exfiltration",
+     r"(?i)(?:\.env\b|~/\.ssh|id_(?:rsa|ed25519)|\.aws/credentials|\.netrc)[^.\n]{0,40}?"
+     r"\b(?:post|send|upload|paste|share|include|comment|email)\b"),
+    ("exfiltration",
+     r"(?i)\$\(\s*(?:printenv|env\b|cat\s+[^)]*(?:\.env|\.netrc|\.ssh|credentials|\.aws|id_\w+))|"
+     r"\benv\s*\|\s*base64\b"),
+    ("remote code", r"(?i)\bcurl\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z)?sh\b|\bwget\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z)?sh\b"),
+    ("exfiltration", r"(?i)!\[[^\]]*\]\(https?://[^)]*\{[^)]*\}"),
+    ("safety bypass",
+     r"(?i)\b(?:disable|skip|bypass|turn off)\b[^.\n]{0,40}?\b(?:safety|security|branch protection|"
+     r"review|confirmation|the gate|hooks?)\b[^.\n]{0,60}?\b(?:agent|you|always|every|without)\b"),
+    ("safety bypass", r"(?i)\b(?:safety|security) (?:checks? |review )?(?:are|is) (?:disabled|off|not needed)"),
+    ("safety bypass", r"(?i)GIT_MEM_GATE\s*=\s*off|--no-verify on every"),
+    ("concealment",
+     r"(?i)\b(?:do not|don't|never) (?:tell|mention|show|inform|alert|notify)\b[^.\n]{0,30}?\b(?:the )?user\b|"
+     r"\bwithout (?:telling|informing|asking|notifying|alerting) (?:the )?user\b"),
+    ("concealment", r"(?i)\bquietly\b[^.\n]{0,40}?\b(?:replace|delete|remove|change|add)\b"),
+    ("self-propagation", r"(?i)\bcopy this (?:exact )?(?:note|memory|text)\b[^.\n]{0,40}?\b(?:every|all|each)\b"),
+]
+# Written without spaces: "i g n o r e  a l l ...", "i.g.n.o.r.e", after leetspeak is undone.
+_SQUEEZED = re.compile(
+    r"(?:ignore|disregard|forget)(?:all|any|the|your)*(?:previous|prior|above|earlier)(?:instructions|prompts|"
+    r"directives|guidelines)|youarenow(?:an?)?(?:unrestricted|jailbroken|dan|agentwithout|assistantwithout)")
+
+
+# (verbs, qualifiers, nouns) of "ignore the previous instructions"; a role change; hiding
+# from the user; asking for secrets. Accents are stripped before matching (plain()).
+_LANGS: dict[str, list[tuple[str, str]]] = {
+    "fr": [("instruction override", _concept(
+        r"ignor\w*|oubli\w*|ne (?:tiens?|tenez) (?:plus |pas )?compte|fai\w* abstraction",
+        r"precedent\w*|anterieur\w*|ci-dessus|tes|vos|toutes? les|tous les|du systeme|initia\w*|d'origine",
+        r"instructions?|consignes?|directives?|regles?|prompts?|ordres?")),
+        ("role reassignment", r"(?i)\b(?:tu es|vous etes) (?:maintenant|desormais|a present)\b[^.\n]{0,20}?"
+         r"\b(?:agent|assistant|ia|bot|modele|sans|libre)"),
+        ("concealment", r"(?i)\bne (?:dis|dites|mentionne\w*|montre\w*|previen\w*) (?:rien|pas)\b[^.\n]{0,30}?utilisateur"),
+        ("exfiltration", r"(?i)\b(?:affich|montr|revel|envo[iy]|donn|imprim|publi|transmet|partag|coll)\w*\b"
+         r"[^.\n]{0,40}?(?:prompt (?:du )?systeme|\.env\b|identifiants|mots? de passe|cles? (?:api|ssh|privee)|secrets)")],
+    "de": [("instruction override", _concept(
+        r"ignorier\w*|vergiss\w*|vergesst|missacht\w*|uberschreib\w*|verwirf\w*",
+        r"vorherig\w*|bisherig\w*|fruher\w*|obig\w*|alle\w*|dein\w*|ihre\w*|ursprung\w*|des systems",
+        r"anweisung\w*|instruktion\w*|regeln|vorgaben|befehle|richtlinien|prompts?|systemprompt")),
+        ("role reassignment", r"(?i)\b(?:du bist|sie sind) (?:jetzt|nun|ab sofort|ab jetzt)\b[^.\n]{0,20}?"
+         r"\b(?:agent|assistent|ki|bot|modell|ohne|frei)"),
+        ("concealment", r"(?i)\b(?:sag|erzahl|verrat)\w* (?:dem|der|den) (?:benutzer|nutzer|anwender)\w* nichts|"
+         r"\bohne (?:den |die )?(?:benutzer|nutzer)\w* zu (?:fragen|informieren)"),
+        ("exfiltration", r"(?i)\b(?:zeig|send|schick|gib|verrat|poste|lade)\w*\b[^.\n]{0,40}?"
+         r"(?:system-?prompt|\.env\b|zugangsdaten|passworter|schlussel|secrets|api-?keys)")],
+    "es": [("instruction override", _concept(
+        r"ignor\w*|olvid\w*|omit\w*|descart\w*|haz caso omiso|no hagas caso",
+        r"anterior\w*|previ\w*|tus|sus|todas? las|todos los|del sistema|original\w*",
+        r"instrucciones|instruccion|indicaciones|reglas|directrices|ordenes|prompts?")),
+        ("role reassignment", r"(?i)\b(?:ahora|a partir de ahora|desde ahora) (?:eres|es)\b[^.\n]{0,20}?"
+         r"\b(?:agente|asistente|ia|bot|modelo|sin|libre)"),
+        ("concealment", r"(?i)\bno (?:le )?(?:digas|cuentes|menciones|informes|avises)\b[^.\n]{0,30}?usuario|"
+         r"\bsin (?:decirle|avisar|preguntar)\w*[^.\n]{0,10}?usuario"),
+        ("exfiltration", r"(?i)\b(?:muestr|envi|mand|revel|imprim|sub|compart|public)\w*\b[^.\n]{0,40}?"
+         r"(?:prompt del sistema|\.env\b|credenciales|contrasenas?|claves|secretos|tokens)")],
+    "it": [("instruction override", _concept(
+        r"ignor\w*|dimentic\w*|trascur\w*|non tenere conto",
+        r"precedent\w*|tutte le|tutti i|tue|tuoi|del sistema|original\w*",
+        r"istruzion\w*|regole|direttive|indicazioni|prompts?")),
+        ("role reassignment", r"(?i)\b(?:ora|adesso|d'ora in poi) sei\b[^.\n]{0,20}?\b(?:agente|assistente|ia|bot|"
+         r"modello|senza|libero)"),
+        ("concealment", r"(?i)\bnon dire (?:niente|nulla)\b[^.\n]{0,20}?utente|\bsenza dirlo all'utente"),
+        ("exfiltration", r"(?i)\b(?:mostr|invi|rivel|caric|stamp|condivid)\w*\b[^.\n]{0,40}?"
+         r"(?:prompt di sistema|\.env\b|credenziali|password|chiavi|segreti)")],
+    "pt": [("instruction override", _concept(
+        r"ignor\w*|esquec\w*|esquec\w*|desconsider\w*|descart\w*",
+        r"anterior\w*|previ\w*|todas as|todos os|suas|seus|tuas|do sistema|original\w*",
+        r"instrucoes|instrucao|regras|diretrizes|ordens|prompts?")),
+        ("role reassignment", r"(?i)\b(?:voce|tu) (?:agora )?(?:e|es)(?: agora)?\b[^.\n]{0,20}?\b(?:agente|assistente|"
+         r"ia|bot|modelo|sem|livre)"),
+        ("concealment", r"(?i)\bnao (?:diga|conte|mencione|informe|avise)\b[^.\n]{0,30}?usuario"),
+        ("exfiltration", r"(?i)\b(?:mostr|envi|revel|carreg|publi|compartilh|imprim)\w*\b[^.\n]{0,40}?"
+         r"(?:prompt do sistema|\.env\b|credenciais|senhas?|chaves|segredos)")],
+    "nl": [("instruction override", _concept(
+        r"negeer\w*|vergeet\w*|ignoreer\w*", r"vorige|eerdere|voorgaande|alle|je|jouw|uw|oorspronkelijke",
+        r"instructies|regels|opdrachten|aanwijzingen|prompts?")),
+        ("role reassignment", r"(?i)\b(?:je bent nu|vanaf nu ben je)\b[^.\n]{0,20}?\b(?:agent|assistent|ai|bot|model|zonder)")],
+    "pl": [("instruction override", _concept(
+        r"zignoruj\w*|ignoruj\w*|zapomnij\w*|pomin\w*", r"poprzedni\w*|wczesniejsz\w*|wszystki\w*|swoje|twoje",
+        r"instrukcj\w*|polecen\w*|zasad\w*|regul\w*|wytyczn\w*|prompt\w*")),
+        ("role reassignment", r"(?i)\b(?:jestes teraz|od teraz jestes|teraz jestes)\b")],
+    "tr": [("instruction override", _concept(
+        r"yok say\w*|gormezden gel\w*|unut\w*|dikkate alma\w*", r"onceki|tum|butun|sistem\w*",
+        r"talimat\w*|kural\w*|yonerge\w*|komut\w*|istem\w*"))],
+    "ru": [("instruction override", _concept(
+        r"игнорир\w*|проигнорир\w*|забуд\w*|забыть|не обращаи внимания|отбрось\w*|пренебрег\w*|не учитываи\w*",
+        r"предыдущ\w*|прежн\w*|все\w*|свои\w*|твои\w*|ваши\w*|ранее|систем\w*|исходн\w*",
+        r"инструкци\w*|указани\w*|правил\w*|команд\w*|директив\w*|промпт\w*|ограничени\w*")),
+        ("role reassignment", r"(?i)\b(?:теперь ты|ты теперь|с этого момента ты)\b[^.\n]{0,20}?"
+         r"(?:ассистент|агент|бот|модел|помощник|без ограничени|свободн)"),
+        ("concealment", r"(?i)\bне (?:говори|сообщаи|рассказываи|упоминаи)\w*\b[^.\n]{0,20}?пользовател"),
+        ("exfiltration", r"(?i)\b(?:покажи|отправ\w*|выведи|загрузи|опубликуи|перешли|раскрои)\b[^.\n]{0,40}?"
+         r"(?:системн\w* (?:промпт|подсказк|инструкци)|\.env\b|парол|ключ|секрет|токен|учетн\w* данн|~/\.ssh)")],
+    "zh": [("instruction override", _concept(
+        r"忽略|无视|忽视|忘记|忘掉|不要理会|不要遵守|别管|抛开|放弃", r"之前|以前|先前|上面|上述|此前|所有|全部|你的|原来|原有|系统",
+        r"指令|指示|规则|说明|提示|命令|要求|设定|约束|限制", gap=12, b="")),
+        ("role reassignment", r"你现在是|从现在(?:开始|起)[，,]?你(?:是|要|将)|你已经不再是"),
+        ("concealment", r"(?:不要|别|不准|不得)(?:告诉|通知|提醒|让)(?:用户|使用者)"),
+        ("exfiltration", r"(?:显示|输出|打印|发送|发到|泄露|上传|透露|展示)[^。\n]{0,15}?(?:系统提示|\.env|密钥|密码|凭据|凭证|令牌|秘钥|私钥)|"
+         r"(?:\.env|密钥|密码|凭据|凭证|令牌|私钥|系统提示)[^。\n]{0,15}?(?:发送|发到|上传|泄露|贴到|发给)")],
+    "ja": [("instruction override", _concept(
+        r"無視|忘れ", r"これまで|以前|前の|上記|今まで|すべて|全て|あなたの", r"指示|命令|ルール|指令|プロンプト|制約",
+        gap=12, b="")),
+        ("role reassignment", r"(?:あなたは|君は)(?:今から|これから|今や)|今からあなたは"),
+        ("concealment", r"ユーザー(?:に|には)(?:言わない|伝えない|知らせない|教えない|黙って|内緒)"),
+        ("exfiltration", r"(?:システムプロンプト|\.env|パスワード|認証情報|秘密鍵|APIキー|トークン)[^。\n]{0,20}?(?:送信|送って|表示|アップロード|公開|教えて)")],
+    "ko": [("instruction override", _concept(
+        r"무시|잊어", r"이전|앞의|위의|모든|기존", r"지시|명령|규칙|지침|프롬프트", gap=12, b="")),
+        ("role reassignment", r"(?:너는|당신은) 이제|이제 (?:너는|당신은)"),
+        ("concealment", r"사용자(?:에게|한테)[^.\n]{0,8}?(?:말하지|알리지) 마"),
+        ("exfiltration", r"(?:시스템 프롬프트|\.env|비밀번호|자격 증명|API 키|비밀 키|개인 키|토큰)[^.\n]{0,20}?(?:보내|전송|업로드|공개|출력)")],
+}
+
+
+# A sentence in a language has some of its commonest words (or its script): a language's
+# rules are compiled and run only on a text that has them (each costs ~1 ms to compile).
+_HINTS = {
+    "fr": r"les|des|est|une|et|tes|vos|tu|vous|du|ne|pas|le|la", "de": r"der|die|das|und|nicht|du|dem|den|alle|ist",
+    "es": r"las|los|el|y|tus|del|ahora|eres|no|le|la", "it": r"le|il|di|e|sei|tutte|gli|non|ora|adesso",
+    "pt": r"as|os|e|voce|do|da|nao|todas|agora", "nl": r"de|het|en|je|alle|een|nu", "pl": r"i|w|na|sie|jestes|teraz",
+    "tr": r"ve|bu|tum|onceki|bir|yok", "ru": "[а-я]", "zh": "[\u4e00-\u9fff]", "ja": "[\u3040-\u30ff]",
+    "ko": "[\uac00-\ud7af]"}
+_HINT = re.compile("|".join(rf"(?P<{k}>{v})" if v.startswith("[") else rf"(?P<{k}>\b(?:{v})\b)"
+                            for k, v in _HINTS.items()), re.IGNORECASE)
+
+
+@functools.cache
+def _english_rules() -> list[tuple[str, re.Pattern[str]]]:
+    return [(kind, re.compile(rx)) for kind, rx in INJECTION_PATTERNS]
+
+
+@functools.cache
+def _language_rules(lang: str) -> list[tuple[str, re.Pattern[str]]]:
+    return [(kind, re.compile(rx)) for kind, rx in _LANGS[lang]]
+
+
+def _languages(text: str) -> list[str]:
+    return sorted({m.lastgroup for m in _HINT.finditer(text) if m.lastgroup})
+
+
+# "never print secrets in CI logs" warns against what the rule looks for
+_NEGATABLE = {"exfiltration", "safety bypass", "remote code"}
+_NEGATION = re.compile(r"(?i)\b(?:never|don't|do not|must not|mustn't|should not|shouldn't|avoid|not)\b[^.;\n]*$")
+_LEET_PAIR = re.compile(r"[A-Za-z][0-9@$|!]|[0-9@$|!][A-Za-z]")
+_LEET_WORD = re.compile(r"[A-Za-z0-9@$|!]+")
+_LEET = (str.maketrans("0134578@$|!", "oieastbasli"), str.maketrans("0134578@$|!", "oleastbasli"))
+_ENCODED = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}|(?:[0-9a-fA-F]{2}){12,}")
+_READABLE = re.compile(r"[A-Za-z][a-z]+(?: [A-Za-z.~/-][\w.~/-]*){2,}")
+
+
+def _readings(text: str) -> list[str]:
+    """The English rules' views of ``text``: its skeleton, with leetspeak undone."""
+    sk = skeleton(text)
+    out = [sk]
+    if sum(1 for m in _LEET_WORD.finditer(sk) if _LEET_PAIR.search(m.group())) >= 2:  # one "py3" is not leetspeak
+        out += [_LEET_WORD.sub(lambda m, t=t: m.group().translate(t) if _LEET_PAIR.search(m.group())  # type: ignore[misc]
+                               else m.group(), sk) for t in _LEET]
+    return out
+
+
+def _decoded(text: str) -> list[str]:
+    """Base64 and hex payloads of ``text`` that decode to readable text."""
+    out = []
+    for m in _ENCODED.finditer(text):
+        token = m.group()
+        try:
+            if len(token) % 2 == 0 and all(c in "0123456789abcdefABCDEF" for c in token):
+                raw = bytes.fromhex(token)
+            else:
+                raw = base64.b64decode(token.replace("-", "+").replace("_", "/") + "=" * (-len(token) % 4))
+            s = raw.decode("utf-8")
+        except (binascii.Error, ValueError):
+            continue
+        if _READABLE.search(s) and sum(c.isprintable() or c in "\n\t" for c in s) >= 0.95 * len(s):
+            out.append(s)
+    return out
+
+
+_FENCE_TAG = re.compile(r"(?i)<\s*/?\s*git\s*-\s*mem")
+
+
+
+def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
+    """Injection findings; a finding in a folded reading of the text is placed on the
+    line where that reading found it (folding keeps line breaks)."""
+    english = _english_rules()
+    out: list[Finding] = []
+    kinds: set[str] = set()
+
+    def found(kind: str, where: str, offset: int) -> None:
+        if kind not in kinds:
+            kinds.add(kind)
+            out.append(Finding("injection", kind, *_line_col(where, offset)))
+
+    readings = _readings(text)
+    for reading in readings:
+        for kind, rx in english:
+            if kind in kinds:
+                continue
+            for m in rx.finditer(reading):
+                if kind not in _NEGATABLE or not _NEGATION.search(reading, max(0, m.start() - 40), m.start()):
+                    found(kind, reading, m.start())
+                    break
+        squeezed = re.sub(r"[^a-z]", "", reading.lower())
+        if "instruction override" not in kinds and _SQUEEZED.search(squeezed):
+            found("instruction override", reading, 0)
+    pl = plain(text)
+    for lang in _languages(pl):
+        for kind, rx in _language_rules(lang):
+            if kind not in kinds and (hit := rx.search(pl)):
+                found(kind, pl, hit.start())
+    if len(_FENCE_TAG.findall(readings[0])) > len(_FENCE_TAG.findall(text)):
+        tag = _FENCE_TAG.search(readings[0])
+        found("look-alike fence", readings[0], tag.start() if tag else 0)
+    if _depth == 0:
+        for payload in _decoded(text):
+            for f in scan_injection(payload, 1):
+                found(f"{f.kind}, encoded", text, 0)
+    return out

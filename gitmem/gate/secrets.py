@@ -1,0 +1,353 @@
+"""Secrets: detect-secrets plus the shapes its plugins miss in free text.
+
+Formats it has no plugin for, passwords in prose, command lines and config
+files, crypt hashes and whole private-key blocks; ``redact`` masks what is
+found (key blocks from BEGIN to END). detect-secrets costs ~120 ms to import,
+so it is imported only here and only for a text with a keyword or a long token.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .finding import Finding, _line_col
+
+
+# -- secrets: formats and shapes detect-secrets misses --------------------------------------
+
+_END = r"(?![A-Za-z0-9_-])"  # \b does not work after a token that may end in '-'
+EXTRA_PATTERNS: list[tuple[str, str, str]] = [
+    # (name, regex, one-line reason)
+    ("aws-secret-access-key-unquoted",
+     r"(?i)aws.{0,20}?(?:secret|key).{0,20}?[=:]\s*[\"']?[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+     "AWSKeyDetector's secret-key regex requires quotes (~/.aws/credentials has none)"),
+    ("github-fine-grained-pat", r"\bgithub_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}" + _END,
+     "GitHubTokenDetector only knows ghp_/gho_/ghu_/ghs_/ghr_"),
+    ("slack-app-token", r"\bxapp-\d-[A-Z0-9]{8,}-\d{8,}-[a-f0-9]{32,}\b",
+     "SlackDetector only knows xox?- tokens and webhooks"),
+    ("stripe-test-or-webhook-secret", r"\b(?:[rs]k_test_[A-Za-z0-9]{24,}|whsec_[A-Za-z0-9+/]{32,})",
+     "StripeDetector only knows *_live_ keys"),
+    ("mailgun-api-key", r"\bkey-[0-9a-f]{32}\b", "no Mailgun plugin"),
+    ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", "NpmDetector needs the .npmrc '//host/:_authToken=' form"),
+    ("artifactory-reference-token", r"\bcmVmdGtu[A-Za-z0-9]{50,}",
+     "ArtifactoryDetector only knows AKC/AP keys; reference tokens are base64('reftkn...')"),
+    ("dockerhub-pat", r"\bdckr_pat_[A-Za-z0-9_-]{27,}", "no Docker Hub plugin"),
+    ("openai-new-style-key", r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}",
+     "OpenAIDetector needs 20 alphanumerics right before T3BlbkFJ; new keys also use - and _"),
+    ("anthropic-api-key", r"\bsk-ant-(?:api|admin|oat|ort)\d{2}-[A-Za-z0-9_-]{80,}", "no Anthropic plugin"),
+    ("huggingface-token", r"\bhf_[A-Za-z0-9]{34,}\b", "no Hugging Face plugin"),
+    ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}" + _END, "no Google API key plugin"),
+    ("google-oauth-client-secret", r"\bGOCSPX-[A-Za-z0-9_-]{28}" + _END, "no Google OAuth plugin"),
+    ("firebase-fcm-server-key", r"\bAAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}", "no FCM plugin"),
+    ("azure-sas-signature", r"[?&]sig=[A-Za-z0-9%+/=]{20,}",
+     "AzureStorageKeyDetector only knows AccountKey=; SAS URLs carry sig="),
+    ("azure-ad-client-secret",
+     r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
+     "no Entra ID (Azure AD) client secret plugin"),
+    ("heroku-api-key", r"\bHRKU-[A-Za-z0-9_-]{58,}", "no Heroku plugin"),
+    ("digitalocean-token", r"\bdo[opr]_v1_[a-f0-9]{64}\b", "no DigitalOcean plugin"),
+    ("vault-token", r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}", "no HashiCorp Vault plugin"),
+    ("terraform-cloud-token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}", "no Terraform Cloud plugin"),
+    ("doppler-token", r"\bdp\.(?:st|ct|pt|sa|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?[A-Za-z0-9]{40,44}\b",
+     "no Doppler plugin"),
+    ("alibaba-access-key-id", r"\bLTAI[A-Za-z0-9]{12,20}\b", "no Alibaba Cloud plugin"),
+    ("databricks-token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b", "no Databricks plugin"),
+    ("discord-webhook-url",
+     r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{60,}",
+     "DiscordBotTokenDetector only knows bot tokens"),
+    ("meta-or-square-access-token", r"\bEAA[A-Z][A-Za-z0-9_-]{56,}",
+     "no Facebook plugin; SquareOAuthDetector only knows sq0csp- secrets"),
+    ("twitter-bearer-token", r"\bA{20,}[A-Za-z0-9%]{50,}", "no X/Twitter plugin"),
+    ("shopify-token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", "no Shopify plugin"),
+    ("linear-api-key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{40}\b", "no Linear plugin"),
+    ("notion-token", r"\b(?:ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43})\b", "no Notion plugin"),
+    ("atlassian-api-token", r"\bATATT3[A-Za-z0-9_=-]{100,}", "no Atlassian plugin"),
+    ("postman-api-key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", "no Postman plugin"),
+    ("grafana-token", r"\b(?:glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}\b|glc_[A-Za-z0-9+/]{32,})",
+     "no Grafana plugin"),
+    ("sentry-dsn", r"\bhttps?://[a-f0-9]{32}(?::[a-f0-9]{32})?@[A-Za-z0-9.-]+/\d+",
+     "no Sentry plugin (BasicAuthDetector needs user:pass@)"),
+    ("sentry-auth-token", r"\bsntry[us]_[A-Za-z0-9_=+/-]{40,}", "no Sentry plugin"),
+    ("new-relic-key", r"\b(?:NRAK-[A-Z0-9]{27}|[a-f0-9]{36}NRAL)\b", "no New Relic plugin"),
+    ("mapbox-secret-token", r"\bsk\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{20,}",
+     "no Mapbox plugin; JwtTokenDetector rejects it (2nd part is not JSON)"),
+    ("private-key-block",
+     r"-{4,5} ?BEGIN [A-Za-z0-9 ]*(?:PRIVATE|SECRET)[A-Za-z0-9 ]*-{4,5}|-----BEGIN OpenVPN Static key",
+     "PrivateKeyDetector misses 'ENCRYPTED PRIVATE KEY', SSH2 (SECSH) and OpenVPN static keys"),
+    ("putty-private-key", r"\bPuTTY-User-Key-File-\d+:", "PrivateKeyDetector only knows version 2"),
+    ("age-secret-key", r"\bAGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}\b", "no age plugin"),
+    ("wireguard-private-key", r"(?im)^\s*PrivateKey\s*=\s*[A-Za-z0-9+/]{42,43}=", "no WireGuard plugin"),
+    # --- generic rules ---
+    ("hex-near-key",
+     r"(?i)\b(?:key|hmac|salt)\b[^\n]{0,24}?(?-i:(?<![0-9A-Za-z])[0-9a-f]{32,}(?![0-9A-Za-z]))",
+     "32+ lowercase hex right after 'key'/'hmac'/'salt': the hex entropy plugin would catch it, at the cost of every commit id"),
+    ("url-userinfo-password",
+     r"(?i)\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@]*:(?![<{$*]|%\()[^\s/@]+@[^\s/@]+",
+     "BasicAuthDetector misses an empty user (redis://:pw@) and passwords with !&*+=?#@"),
+    ("query-or-dsn-password", r"(?i)[?&;]\s*(?:password|passwd|pwd|pass)=(?![<{$*]|%\()[^&;\s]+",
+     "JDBC/ADO.NET/ODBC put the password in a key=value parameter, no plugin sees it"),
+    ("authorization-header",
+     r"(?i)\b(?:authorization|proxy-authorization):\s*(?:bearer|basic|token|ssws|api-?key|digest|hmac)\s+"
+     r"(?![<{$])[A-Za-z0-9._~+/=-]{16,}", "opaque credentials in pasted curl commands"),
+    ("credential-header", r"(?i)\bx-[\w-]{0,30}?(?:key|token|secret|auth)[\w-]{0,30}\s*:\s*(?![<{$])[A-Za-z0-9._~+/=-]{16,}",
+     "X-Api-Key: ... style headers"),
+    ("session-cookie",
+     r"(?i)\b(?:session(?:id)?|sid|connect\.sid|jsessionid|phpsessid|_\w*session|remember_token|csrftoken)"
+     r"\s*=\s*(?![<{$])[A-Za-z0-9%._~+/=-]{20,}", "a session cookie is a login"),
+    ("crypt-hash",
+     r"\$(?:apr1|1|5|6|y|gy|7|2[abxy]?|argon2(?:id|i|d)|scrypt|sha1|md5)(?:\$[^\s$]+){1,3}\$[./A-Za-z0-9+=]{16,}"
+     r"|\bpbkdf2_\w+\$\d+\$[^\s$]+\$[A-Za-z0-9+/=]{20,}|\{SHA\}[A-Za-z0-9+/]{27}=",
+     "htpasswd, /etc/shadow, bcrypt, argon2 and Django hashes crack offline"),
+    ("pgpass-line", r"(?<![\w.:-])[\w.-]+:(?:\d{1,5}|\*):[\w*.-]+:[\w*.-]+:(?![*$<{])[^\s:]{4,}",
+     "a ~/.pgpass line: host:port:db:user:password"),
+    ("xml-password-element",
+     r"(?i)<((?:\w+)?(?:password|passwd|secret|token|api_?key|access_?key|client_?secret))>(?![$<{])[^<\s]{4,}</\1>",
+     "Maven settings.xml, .NET config"),
+    ("mysql-inline-password", r"\bmysql\w*\b[^\n]*?(?<!\S)-p(?:'[^'\s]{4,}'|\"[^\"\s]{4,}\"|[^\s'\"]{4,})",
+     "mysql -pSECRET on a command line"),
+]
+
+# A value that looks chosen by a person: a letter and a digit or symbol, not a reference,
+# placeholder, option or the name of an algorithm a password is hashed or encoded with.
+_TECH = r"(?:argon2\w*|pbkdf2\w*|sha-?\d+|md5|base(?:32|64)|utf-?8|https?2?|oauth2?|v\d[\w.]*|s3|ec2|k8s|\w+\d\.\d\w*)"
+_HUMAN = (rf"(?![\"'`]?(?:[$<{{*\[(%-]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/))"
+          r"[\"'`]?(?=[^\s\"'`]{0,64}[A-Za-z])(?=[^\s\"'`]{0,64}[\d!@#$%^&*?~+])[^\s\"'`<>{}]{6,}")
+_ARG = r"(?:\s+|\s*=\s*)"  # how a command line option takes its value
+EXTRA_PATTERNS += [
+    ("command-line-password", (
+        rf"\bsshpass\s+-p\s*{_HUMAN}|\bredis-cli\b[^\n]*?\s-a\s+{_HUMAN}|\bldap\w+\b[^\n]*?\s-w\s+{_HUMAN}"
+        rf"|\b(?:mongo\w*|docker\s+login|podman\s+login)\b[^\n]*?\s(?:-p|--password){_ARG}{_HUMAN}"
+        rf"|\b(?:zip|7za?|unzip|rar|unrar)\b[^\n]*?\s-[pP]\s*{_HUMAN}|-pass(?:in|out)?\s+pass:{_HUMAN}"
+        rf"|\bhtpasswd\b[^\n]*?\s-\w*b\w*\s+\S+\s+\S+\s+{_HUMAN}|\bsmbclient\b[^\n]*?\s-U\s*\S+%{_HUMAN}"
+        rf"|\bnet\s+use\b[^\n]*?/user:\S+\s+{_HUMAN}"
+        rf"|(?<!\S)--(?:[\w-]*-)?(?:password|passwd|pass|api-?key|apikey|token|secret){_ARG}{_HUMAN}"),
+     "passwords given to sshpass, redis-cli, ldapsearch, mongo, docker login, zip, openssl, ..."),
+    ("curl-user-password",
+     r"\b(?:curl|wget|http)\b[^\n|]*?\s(?:-u|--user)(?:\s+|=)?['\"]?(?![$<{])[^\s:'\"]+:(?![$<{'\"\s])[^\s'\"]{3,}",
+     "curl -u user:password"),
+    ("default-account-password",
+     r"\b(?:admin|administrator|root|sa|postgres|guest|elastic|jenkins|ubuntu|pi)\s?[:/]\s?"
+     r"(?=\S{0,64}[A-Z])(?=\S{0,64}[a-z])(?=\S{0,64}\d)[^\s/:@]{6,}", "admin:Password1 with no keyword near it"),
+    ("recovery-codes", r"(?i)\b(?:backup|recovery|2fa|mfa|one-time)\s+codes?\b[^\n]{0,80}?"
+     r"\b(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9]{4,5}-[a-z0-9]{4,5}\b", "account recovery codes"),
+]
+
+_KW = (r"(?:pass(?:word|wd|phrase|code)?|pwd|pw|secret|token|creds?|credentials?|api[_ -]?key|apikey"
+       r"|access[_ -]?key|secret[_ -]?key|private[_ -]?key|signing[_ -]?key|encryption[_ -]?key"
+       r"|master[_ -]?key|license[_ -]?key|app(?:lication)?[_ -]key|client[_ -]?secret|auth|pat|login"
+       r"|seed|community[_ -]string)")
+_HUMAN_KW = r"(?:pass(?:word|wd|phrase|code)?|pwd|pw|login|creds?|credentials?)"  # values chosen by people
+# bounded repetitions: an unbounded (?:[A-Za-z0-9]+[_.-])* is quadratic on long snake_case runs
+_PRE = r"(?<![A-Za-z0-9])_?(?:[A-Za-z0-9]{1,40}[_.-]){0,6}(?:(?-i:[a-z][a-z0-9]{0,39}(?=[A-Z])))?(?:pg)?"
+_POST = r"(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])"
+_GAP = r"(?:\s+[^\s:=\"'`]+){0,6}?"                     # "password for the lab router is ..."
+_SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|[:=])\s*|\s+(?:is|was)\s+)"
+        r"(?:(?:now|still|currently|also|set to|changed to)\s+)?")
+_V = r"[^\s\"'`<>{}]"                                    # one character of a value
+_SWITCH = r"(?:[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z]))"  # letter/digit/case change
+_VALUE = (r"(?:[\w.@-]+ ?[/:] ?)?"                        # optional "user / " or "user:" before it
+          r"[\"'`]?"
+          r"(?![<{$*\[(%]|~/|\.{1,2}/|https?://)"         # placeholders, relative paths, URLs
+          rf"(?!{_V}{{0,64}}?\[[^\]\s]{{0,64}}-)"                          # a regex character class
+          r"(?!/[\w.-]+/[\w./-]*(?![^\s\"'`]))"            # absolute paths
+          r"(?!(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file):)"  # references
+          rf"(?!{_V}{{0,80}}\.(?:pem|key|pub|crt|cer|p12|pfx|json|ya?ml|toml|env|txt|md|py|sh)\b)"  # file names
+          # random-looking: 4+ class changes (tokens, hex, uuids) or upper+lower+digit (passwords);
+          # this leaves identifiers such as argon2id, oauth2-proxy, SECRET_KEY_BASE_V2 alone
+          rf"(?:(?=(?:{_V}{{0,64}}?{_SWITCH}){{4}})|(?={_V}{{0,64}}[a-z])(?={_V}{{0,64}}[A-Z])(?={_V}{{0,64}}\d))"
+          rf"{_V}{{8,}}")
+EXTRA_PATTERNS += [
+    ("keyword-assignment", rf"(?i){_PRE}{_KW}{_POST}(?:{_GAP}{_SEP}|\s+)(?-i:{_VALUE})",
+     "KeywordDetector needs quotes in ad-hoc mode (DB_PASSWORD=x, password: x, 'password is x' are missed)"),
+    ("password-in-prose", rf"(?i)(?<![A-Za-z0-9]){_HUMAN_KW}{_POST}(?:{_GAP}{_SEP}|\s+)(?:[\w.@-]+ ?/ ?)?{_HUMAN}",
+     "a password a person chose, after the word for it: 'the password is hunter2', 'pw for the nas: ...'"),
+]
+
+
+class _Compiled(list):  # type: ignore[type-arg]
+    """EXTRA_PATTERNS compiled on first use: compiling them costs ~10 ms, and a
+    text with no keyword and no long token never needs them."""
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        if not len(self):
+            self.extend((name, re.compile(rx), why) for name, rx, why in EXTRA_PATTERNS)
+        return super().__iter__()
+
+
+EXTRA_COMPILED = _Compiled()
+
+# Exact public values published as examples by their vendors: replaced before scanning, so a
+# note quoting the docs passes while anything else of the same shape is still refused.
+DOCUMENTED_EXAMPLES = (
+    "AKIAIOSFODNN7EXAMPLE",                                    # AWS docs access key id
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",                # AWS docs secret access key
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwi"
+    "aWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",  # jwt.io sample
+    "sk_test_4eC39HqLyjWDarjtT1zdp7dc",                        # Stripe docs test key
+)
+
+# KeywordDetector (quoted form) also fires on obvious placeholders.
+PLACEHOLDER_VALUE = re.compile(
+    r"(?i)^(?:your[_-]?\w*|\w*[_-]here|replace[_-]?me|change[_-]?me|x{3,}|\*+|todo|tbd|"
+    r"example|dummy|redacted|none|null)$")
+
+# A key block is masked whole, from its BEGIN line to its END line (to the end of the text
+# when the END line is missing): the body is the secret, not the header.
+_KEY_BEGIN = re.compile(
+    r"(-{4,5}) ?BEGIN ([A-Za-z0-9 ]*(?:PRIVATE|SECRET)[A-Za-z0-9 ]*|OpenVPN Static key V\d+) ?-{4,5}"
+    r"|\bPuTTY-User-Key-File-\d+:")
+_PUTTY_END = re.compile(r"\bPrivate-(?:MAC|Hash): *[0-9a-fA-F]*")
+
+
+def key_block_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every private key block, END line (or the PuTTY MAC) included."""
+    spans, pos = [], 0
+    while m := _KEY_BEGIN.search(text, pos):
+        if m.group(2):
+            end_rx = re.compile(rf"-{{4,5}} ?END {re.escape(m.group(2))} ?-{{4,5}}")
+        else:
+            end_rx = _PUTTY_END
+        end = end_rx.search(text, m.end())
+        stop = end.end() if end else len(text)
+        spans.append((m.start(), stop))
+        pos = stop
+    return spans
+
+
+
+_DS: dict[str, Any] = {}
+
+
+def _detect_secrets() -> dict[str, Any]:
+    """detect-secrets, configured once per process (imported lazily: ~120 ms)."""
+    if not _DS:
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+        from detect_secrets.core.scan import scan_line
+        from detect_secrets.settings import Settings, cache_bust, configure_settings_from_baseline
+
+        # The mapping's value type is an unbound TypeVar in detect-secrets' hints: name it here.
+        classes: dict[str, type[Any]] = get_mapping_from_secret_type_to_class()
+        plugins = sorted(c.__name__ for c in classes.values())
+        drop = {"Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector"}
+        # `# pragma: allowlist secret` in a memory must not switch the gate off;
+        # is_likely_id_string drops findings on any line with "_id" before the value, and
+        # is_potential_uuid drops legacy npm tokens and every other UUID-shaped key.
+        filters = [
+            f for f in sorted(set(Settings().filters) - Settings.DEFAULT_FILTERS)
+            if f not in ("detect_secrets.filters.allowlist.is_line_allowlisted",
+                         "detect_secrets.filters.heuristic.is_likely_id_string",
+                         "detect_secrets.filters.heuristic.is_potential_uuid")
+        ]
+        config = {"plugins_used": [{"name": n} for n in plugins if n not in drop],
+                  "filters_used": [{"path": p} for p in filters]}
+        # Configured once for the process (git mem owns detect-secrets' global
+        # settings here; re-entering transient settings per text costs ~0.3 ms).
+        cache_bust()
+        configure_settings_from_baseline(config)
+        _DS.update(scan_line=scan_line, config=config)
+    return _DS
+
+
+# Every detect-secrets plugin in use looks for a keyword in an assignment or a long
+# token-like run; a line with neither cannot produce a finding, so it skips the scanner
+# (~170 us a line) and its import (~120 ms) entirely. The cheaper patterns above run on any
+# text with a digit, a symbol or a keyword.
+_MAYBE_DS = re.compile(
+    r"://[^\s/@]*:|BEGIN|(?i:pass|pwd|secret|token|key|auth|cred|contrase)[\w.-]{0,40}[\"'\]]?\s*(?:[:=]|=>|!=)")
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9+/_=.\-]{16,}")
+
+
+def _needs_detect_secrets(text: str) -> bool:
+    """A keyword in an assignment, a URL with a password, a key block, or a long token
+    with a digit in it (found token by token: a lookahead per position is quadratic)."""
+    return bool(_MAYBE_DS.search(text)) or any(
+        any(c.isdigit() for c in m.group()) for m in _LONG_TOKEN.finditer(text))
+_MAYBE_SECRET = re.compile(r"(?i)\d|[$%@<]|pass|secret|token|key|auth|pwd|\bpw\b|cred|login|seed|codes?\b|community")
+
+
+def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
+    """Secret findings, each with the (start, end) span of the value when known."""
+    for value in DOCUMENTED_EXAMPLES:  # blanked with spaces: offsets stay true
+        text = text.replace(value, " " * len(value))
+    out: list[tuple[Finding, tuple[int, int] | None]] = []
+    if not _MAYBE_SECRET.search(text):
+        return out  # no keyword, no digit, no symbol: no pattern can fire
+    if _needs_detect_secrets(text):
+        out += _scan_with_detect_secrets(text)
+    for name, rx, _ in EXTRA_COMPILED:
+        for m in rx.finditer(text):
+            line, col = _line_col(text, m.start())
+            out.append((Finding("secret", name, line, col), (m.start(), m.end())))
+    for start, end in key_block_spans(text):  # the whole block is the secret
+        out.append((Finding("secret", "private-key-block", *_line_col(text, start)), (start, end)))
+    return out
+
+
+def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
+    ds = _detect_secrets()
+    out: list[tuple[Finding, tuple[int, int] | None]] = []
+    offset = 0
+    for n, line in enumerate(text.split("\n"), start=1):
+        if _needs_detect_secrets(line):
+            for secret in ds["scan_line"](line):
+                value = secret.secret_value or ""
+                if secret.type == "Secret Keyword" and PLACEHOLDER_VALUE.match(value):
+                    continue
+                col = line.find(value) + 1 if value and value in line else 0
+                span = None
+                if col:
+                    # Plugins with capture groups report only a prefix ("ghp"): mask the
+                    # whole token the value starts, up to white space or a quote.
+                    start, end = col - 1, col - 1 + len(value)
+                    while end < len(line) and not line[end].isspace() and line[end] not in "\"'`":
+                        end += 1
+                    span = (offset + start, offset + end)
+                out.append((Finding("secret", secret.type, n, col), span))
+        offset += len(line) + 1
+    return out
+
+
+
+def _mask_once(text: str) -> tuple[str, int]:
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    spans: list[tuple[int, int]] = []
+    for finding, span in scan_secrets(text):
+        if span is None:
+            start = starts[finding.line - 1]
+            span = (start, start + len(lines[finding.line - 1]))
+        spans.append(span)
+    merged: list[list[int]] = []  # overlapping spans (a key block and its BEGIN line) merge
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    for start, end in reversed(merged):
+        text = text[:start] + "[REDACTED]" + text[end:]
+    return text, len(merged)
+
+
+def redact(text: str) -> tuple[str, int]:
+    """``text`` with every detected secret masked, and how many were masked.
+
+    A private key block is masked from BEGIN to END inclusive (to the end of the text
+    when its END line is missing); a secret whose exact span is unknown masks its
+    whole line. Masking repeats while the scan still finds something (a mask can
+    reveal a neighbour's shape); ``redaction_leftovers`` says what is left, if anything.
+    """
+    total = 0
+    for _ in range(3):
+        text, n = _mask_once(text)
+        total += n
+        if not n:
+            break
+    return text, total
+
+
+def redaction_leftovers(text: str) -> list[Finding]:
+    """What the secret scan still finds in a redacted text: a write must refuse if any."""
+    return [f for f, _ in scan_secrets(text)]
