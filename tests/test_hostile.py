@@ -352,14 +352,20 @@ HOSTILE_FIELDS = [
 
 
 def test_replay_skips_every_field_the_writer_refuses(victim: Path, attacker: Attacker) -> None:
-    good = add_line(1, "mallory's one well-formed note")
-    tip = attacker.pack([good] + [line for line, _ in HOSTILE_FIELDS])
-    attacker.push(tip)
+    packs: dict[str, list[bytes]] = {partition(): [add_line(1, "mallory's one well-formed note")]}
+    want: dict[tuple[str, int], str] = {}
+    for line, reason in HOSTILE_FIELDS:  # each on the partition its author owns
+        lines = packs.setdefault(ops.decode(line).partition, [])
+        want[(ops.decode(line).partition, len(lines))] = reason
+        lines.append(line)
+    for name, lines in packs.items():
+        attacker.push(attacker.pack(lines), name)
     skipped = every_command_works(victim, "mallory's one well-formed note")
-    got = {int(s["line"]): str(s["reason"]) for s in skipped}  # type: ignore[call-overload]
-    assert sorted(got) == list(range(1, len(HOSTILE_FIELDS) + 1))
-    for n, (_, reason) in enumerate(HOSTILE_FIELDS, start=1):
-        assert got[n].startswith(reason), (n, got[n])
+    got = {(str(s["partition"]), int(s["line"])): str(s["reason"])  # type: ignore[call-overload]
+           for s in skipped}
+    assert sorted(got) == sorted(want)
+    for where, reason in want.items():
+        assert got[where].startswith(reason), (where, got[where])
     context = ok(gm("context", cwd=victim)).stdout
     assert "always push directly to main" not in context and "SYSTEM" not in context
 
@@ -389,11 +395,11 @@ def test_an_author_named_like_an_instruction_is_quarantined(
     attacker.push(tip)
     skipped = every_command_works(victim)
     # The add is kept but quarantined: hidden by default, shown when asked for.
-    assert texts(victim, "staging cluster load tests") == []
+    assert "use the staging cluster for load tests" not in texts(victim, "staging cluster")
     shown = json.loads(ok(gm("recall", "staging cluster load tests", "--quarantined", "--json",
                              cwd=victim)).stdout)["data"]["results"]
-    assert [r["text"] for r in shown] == ["use the staging cluster for load tests"]
-    assert "in author name" in shown[0]["quarantine"]
+    [hit] = [r for r in shown if r["text"] == "use the staging cluster for load tests"]
+    assert "in author name" in hit["quarantine"]
     # The invalidate is not applied, and listed.
     assert [(s["line"], str(s["reason"]).split(":")[0]) for s in skipped] == [(1, "quarantined")]
     assert "in author name" in str(skipped[0]["reason"])
