@@ -478,3 +478,15 @@ def test_a_clone_id_that_is_not_one_is_never_used(content: str, team: dict[str, 
 def test_the_partition_name_builder_refuses_an_unsafe_clone_id(clone: str) -> None:
     with pytest.raises(ValueError):
         ops.partition_name("ada@example.com", clone)
+
+
+def test_refs_are_never_moved_by_hand_outside_refs(repo: Path) -> None:
+    from gitmem.oplog import Oplog
+
+    head = git("rev-parse", "HEAD", cwd=repo).stdout.strip()
+    refs = Oplog(repo)._refs
+    for name in ("refs/memory/../heads/main", "refs/memory/x.lock", "refs/memory/.hidden",
+                 "refs/memory/a b", "HEAD"):
+        with pytest.raises(ValueError):
+            refs.cas(name, None, head)
+    assert git("for-each-ref", "refs/memory", cwd=repo).stdout == ""
