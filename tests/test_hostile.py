@@ -281,7 +281,7 @@ def test_a_local_partition_tip_that_is_not_a_commit_is_listed(name: str, repo: P
     assert GOOD in texts(repo, GOOD)
     skipped = json.loads(ok(gm("status", "--json", cwd=repo)).stdout)["data"]["skipped"]
     assert [(s["partition"], s["commit"], s["reason"]) for s in skipped] == [
-        (partition(), oid, f"partition tip is a {kind}, not a commit")]
+        (partition(), oid, f"partition tip is not a commit: it is a {kind}")]
     assert ok(gm("add", "written after the odd tip", cwd=repo))
 
 
@@ -292,7 +292,7 @@ def test_a_local_partition_tip_that_is_missing_is_listed(repo: Path) -> None:
     assert GOOD in texts(repo, GOOD)
     skipped = json.loads(ok(gm("status", "--json", cwd=repo)).stdout)["data"]["skipped"]
     assert [(s["commit"], s["reason"]) for s in skipped] == [
-        (ghost, "partition tip object is missing")]
+        (ghost, "partition tip is not a commit: the object is missing")]
 
 
 @pytest.mark.xfail(strict=True, reason=(
@@ -305,7 +305,7 @@ def test_a_pushed_partition_tip_that_is_not_a_commit_is_listed(
     attacker.push(oid)
     skipped = every_command_works(victim)
     assert [(s["partition"], s["commit"], s["reason"]) for s in skipped] == [
-        (partition(), oid, f"partition tip is a {kind}, not a commit")]
+        (partition(), oid, f"partition tip is not a commit: it is a {kind}")]
 
 
 # -- item 9: one validation for every field, on write and on replay ----------------------
