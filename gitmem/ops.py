@@ -278,6 +278,8 @@ def op_type(op: Op) -> str:
 
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
 _NOT_IN_A_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# In a field that may span lines: the same, less tab and newline.
+_NOT_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")  # str.splitlines' set
 _COMMIT_ID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
@@ -291,6 +293,17 @@ def line_problem(value: str, what: str) -> str | None:
         return None
     if m.group() in _LINE_BREAKS:
         return f"{what} contains a line break"
+    return f"{what} contains a control character (U+{ord(m.group()):04X})"
+
+
+def lines_problem(value: str, what: str) -> str | None:
+    """Why ``value`` cannot be the field ``what``, which may span lines (a
+    reason: renderers for agents fold it onto one line), or None."""
+    if len(value) > MAX_FIELD_CHARS:
+        return f"{what} is {len(value)} characters; the limit is {MAX_FIELD_CHARS}"
+    m = _NOT_IN_TEXT.search(value)
+    if m is None:
+        return None
     return f"{what} contains a control character (U+{ord(m.group()):04X})"
 
 
@@ -346,5 +359,5 @@ def field_problem(op: Op) -> str | None:
             return "anchor commit is not a commit id"
         return None
     if op.reason is not None:
-        return line_problem(op.reason, "reason")
+        return lines_problem(op.reason, "reason")
     return None

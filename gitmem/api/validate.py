@@ -139,17 +139,23 @@ def _refuse(problem: str | None, what: str) -> None:
                            "characters or angle brackets, e.g. db.engine")
     if what == "path":
         raise InvalidInput(problem, "give a path inside the work tree")
+    if what == "reason":
+        raise InvalidInput(problem, "write the reason without control characters")
     raise InvalidInput(problem, f"write the {what} on one line, without control characters")
 
 
 def field(value: str | None, what: str) -> str | None:
-    """A single-line field: stripped, None when empty, refused if replay would skip it."""
+    """A single-line field (a reason may span lines): stripped, None when
+    empty, refused if replay would skip it."""
     if value is None:
         return None
     value = value.strip()
     if not value:
         return None
-    _refuse(ops.line_problem(value, what), what)
+    if what == "reason":
+        _refuse(ops.lines_problem(value, what), what)
+    else:
+        _refuse(ops.line_problem(value, what), what)
     return value
 
 

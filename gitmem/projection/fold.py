@@ -206,9 +206,13 @@ class Fold:
             if not self._insert_op(ref, commit, d, None, None):
                 return
             m = op.memory
+            quarantine = self._verdict(d.id, op)
+            # What the gate refuses retires nothing, as a refused invalidate
+            # is not applied: a quarantined add supersedes no memory.
+            replaces = [] if quarantine else op.supersedes
             # A replacement closes the old memory's validity when it starts.
             closes = m.valid_from if m.valid_from is not None else op.at
-            for old in op.supersedes:
+            for old in replaces:
                 c.execute(
                     "INSERT OR IGNORE INTO links(target, op, type, at, closes) "
                     "VALUES (?, ?, 'supersede', ?, ?)",
@@ -221,7 +225,7 @@ class Fold:
                  m.importance, m.valid_from, m.valid_until, m.source, m.session,
                  m.anchors.commit, json.dumps(m.anchors.paths), json.dumps(op.supersedes),
                  ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email,
-                 self._verdict(d.id, op), ops.text_hash(m.text)),
+                 quarantine, ops.text_hash(m.text)),
             )
             rowid = c.execute("SELECT rowid FROM memories WHERE id = ?", (d.id,)).fetchone()[0]
             c.execute(
@@ -231,7 +235,7 @@ class Fold:
             # Ops that retire this memory may have arrived before it.
             if c.execute("SELECT 1 FROM links WHERE target = ? LIMIT 1", (d.id,)).fetchone():
                 self._recompute(d.id)
-            for old in op.supersedes:
+            for old in replaces:
                 self._recompute(old)
             if m.key is not None:
                 self._dirty_keys.add(m.key)
