@@ -107,7 +107,6 @@ def every_command_works(clone: Path, *also: str) -> list[dict[str, object]]:
     again = json.loads(ok(gm("status", "--json", cwd=clone)).stdout)["data"]["skipped"]
     assert sorted(json.dumps(s, sort_keys=True) for s in again) == \
         sorted(json.dumps(s, sort_keys=True) for s in skipped)
-    assert ok(gm("sync", cwd=clone))
     return skipped  # type: ignore[no-any-return]
 
 
@@ -219,7 +218,7 @@ def test_a_hostile_pack_tree_is_skipped_and_listed(
     assert [(s["commit"], s["line"]) for s in skipped] == [(bad, -1)]
     assert str(skipped[0]["reason"]).startswith(reason)
     for hidden in ("hidden in a subtree", "behind a symlink", "of two packs"):
-        assert texts(victim, hidden) == [] or hidden not in " ".join(texts(victim, hidden))
+        assert not any(hidden in t for t in texts(victim, hidden))
 
 
 @pytest.mark.parametrize("reader", ["loose", "packed"])
