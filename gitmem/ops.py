@@ -41,6 +41,10 @@ MAX_FIELD_CHARS = 512
 MAX_LIST_ITEMS = 64
 MAX_OP_BYTES = 64 * 1024
 MAX_PACK_BYTES = 64 * 1024 * 1024
+# Arrays and objects nest at most this deep in an op line (ours nest 4 deep).
+# Checked before decoding, without recursion, so that a line is accepted or
+# refused the same way in every process, whatever its call stack.
+MAX_JSON_DEPTH = 32
 ID_HEX_LEN = 64
 MIN_PREFIX = 7
 
@@ -142,6 +146,9 @@ OP_TYPES: tuple[str, ...] = ("add", "invalidate", "forget", "confirm")
 
 _SLUG = re.compile(r"[^a-z0-9]+")
 _SPACE = re.compile(r"\s+")
+# A clone id as it appears in a partition name: one safe ref component, no '-'
+# (the email hash is found by splitting on the last two).
+_CLONE_PART = re.compile(r"^[0-9a-z]{1,64}$")
 
 
 def normalize_text(text: str) -> str:
@@ -172,6 +179,10 @@ def partition_name(email: str, clone_id: str) -> str:
     so two writers can never create a file/directory ref conflict. The email
     hash lets replay check that an op's author owns the partition it is on.
     """
+    if not _CLONE_PART.match(clone_id):
+        # Never build a ref name from something that could climb out of
+        # refs/memory/ (``../../heads/main``) or name a partition replay skips.
+        raise ValueError(f"unsafe clone id {clone_id!r} in a partition name")
     local = email.split("@", 1)[0].lower()
     slug = _SLUG.sub("-", local).strip("-")[:24] or "author"
     return f"{slug}-{email_hash(email)}-{clone_id}"
@@ -197,8 +208,49 @@ def op_id(data: bytes) -> str:
 
 
 def decode(data: bytes) -> Op:
-    """Decode one op line. Raises msgspec.DecodeError / ValidationError."""
+    """Decode one op line. Raises msgspec.DecodeError / ValidationError.
+
+    Nesting deeper than MAX_JSON_DEPTH is refused before msgspec sees the
+    line: its decoder recurses, and a RecursionError would depend on how deep
+    the caller's stack already is.
+    """
+    if nested_deeper_than(data, MAX_JSON_DEPTH):
+        raise msgspec.DecodeError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     return _decoder.decode(data)
+
+
+_JSON_SPECIAL = re.compile(rb'[\\"\[\]{}]')
+
+
+def nested_deeper_than(data: bytes, limit: int) -> bool:
+    """True when arrays and objects in ``data`` nest deeper than ``limit``.
+
+    Brackets inside strings do not count. Linear in the length of ``data``,
+    iterative, and exact for valid JSON (for anything else it may say either,
+    and the decoder refuses the line anyway).
+    """
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False  # the common case: too few brackets to nest that deep
+    depth, in_string, escaped_at = 0, False, -1
+    for m in _JSON_SPECIAL.finditer(data):
+        i = m.start()
+        if i == escaped_at:
+            continue  # the character after a backslash, inside a string
+        c = data[i]
+        if in_string:
+            if c == 0x5C:  # backslash
+                escaped_at = i + 1
+            elif c == 0x22:  # closing quote
+                in_string = False
+        elif c == 0x22:
+            in_string = True
+        elif c in (0x5B, 0x7B):  # [ {
+            depth += 1
+            if depth > limit:
+                return True
+        elif c in (0x5D, 0x7D):
+            depth -= 1
+    return False
 
 
 def encode_pack(encoded_ops: list[bytes]) -> bytes:
@@ -213,3 +265,99 @@ def split_pack(data: bytes) -> list[bytes]:
 
 def op_type(op: Op) -> str:
     return op.__struct_config__.tag  # type: ignore[return-value]
+
+
+# -- field rules: one validation, shared by the writer and replay ------------------
+#
+# msgspec checks types, lengths and ranges while decoding; these are the rules
+# a type cannot say. ``api.validate`` refuses a value that breaks one on write
+# (with a hint), ``replay.check_op`` skips an op that carries one. Every
+# single-line field reaches terminals and agents' context on one line, so it
+# must not carry a line break (which could start free-standing Markdown inside
+# the context fence) or a control character (terminal escapes).
+
+# C0 and C1 controls, DEL, and the Unicode line and paragraph separators.
+_NOT_IN_A_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# In a field that may span lines: the same, less tab and newline.
+_NOT_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")  # str.splitlines' set
+_COMMIT_ID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+
+
+def line_problem(value: str, what: str) -> str | None:
+    """Why ``value`` cannot be the single-line field ``what``, or None."""
+    if len(value) > MAX_FIELD_CHARS:
+        return f"{what} is {len(value)} characters; the limit is {MAX_FIELD_CHARS}"
+    m = _NOT_IN_A_LINE.search(value)
+    if m is None:
+        return None
+    if m.group() in _LINE_BREAKS:
+        return f"{what} contains a line break"
+    return f"{what} contains a control character (U+{ord(m.group()):04X})"
+
+
+def lines_problem(value: str, what: str) -> str | None:
+    """Why ``value`` cannot be the field ``what``, which may span lines (a
+    reason: renderers for agents fold it onto one line), or None."""
+    if len(value) > MAX_FIELD_CHARS:
+        return f"{what} is {len(value)} characters; the limit is {MAX_FIELD_CHARS}"
+    m = _NOT_IN_TEXT.search(value)
+    if m is None:
+        return None
+    return f"{what} contains a control character (U+{ord(m.group()):04X})"
+
+
+def key_problem(key: str) -> str | None:
+    """A key names an attribute and is printed inside delimited context, where
+    it must not look like markup: one line, no controls, no angle brackets."""
+    problem = line_problem(key, "key")
+    if problem is None and ("<" in key or ">" in key):
+        return "key contains '<' or '>'"
+    return problem
+
+
+def ident_problem(value: str, what: str) -> str | None:
+    """An author's name or email: what a git ident line can hold."""
+    problem = line_problem(value, what)
+    if problem is None and ("<" in value or ">" in value):
+        return f"{what} contains '<' or '>'"
+    return problem
+
+
+def path_problem(path: str) -> str | None:
+    """Paths are stored relative to the work tree, with '/' separators."""
+    problem = line_problem(path, "path")
+    if problem is None and (path.startswith("/") or ".." in path.split("/")):
+        return f"path '{path}' is not inside the work tree"
+    return problem
+
+
+def author_problem(author: Author) -> str | None:
+    return ident_problem(author.name, "author name") or ident_problem(author.email, "author email")
+
+
+def field_problem(op: Op) -> str | None:
+    """Why a decoded op carries a field the writer would refuse, or None."""
+    problem = author_problem(op.author)
+    if problem is not None:
+        return problem
+    if isinstance(op, AddOp):
+        m = op.memory
+        if m.key is not None and (problem := key_problem(m.key)):
+            return problem
+        for values, what in ((m.tags, "tag"), (m.entities, "entity")):
+            for v in values:
+                if problem := line_problem(v, what):
+                    return problem
+        for value, what in ((m.source, "source"), (m.session, "session")):
+            if value is not None and (problem := line_problem(value, what)):
+                return problem
+        for p in m.anchors.paths:
+            if problem := path_problem(p):
+                return problem
+        if m.anchors.commit is not None and not _COMMIT_ID.match(m.anchors.commit):
+            return "anchor commit is not a commit id"
+        return None
+    if op.reason is not None:
+        return lines_problem(op.reason, "reason")
+    return None

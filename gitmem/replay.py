@@ -39,7 +39,8 @@ class Skip:
 
 
 def decode_pack(data: bytes, partition: str) -> Iterator[Decoded | Skip]:
-    """Decode a pack found on ``refs/memory/<partition>``; never raises."""
+    """Decode a pack found on ``refs/memory/<partition>``; never raises (a line
+    nested too deep for the decoder included: see ``ops.decode``)."""
     for n, raw in enumerate(ops.split_pack(data)):
         yield check_line(raw, partition, n)
 
@@ -56,6 +57,8 @@ def check_line(raw: bytes, partition: str, n: int = 0) -> Decoded | Skip:
         op = ops.decode(raw)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         return Skip(n, f"malformed op: {exc}", oid)
+    except Exception as exc:  # noqa: BLE001 - whatever a hostile line makes the decoder raise
+        return Skip(n, f"undecodable op ({type(exc).__name__})", oid)
     reason = check_op(op, partition)
     if reason:
         return Skip(n, reason, oid)
@@ -63,7 +66,11 @@ def check_line(raw: bytes, partition: str, n: int = 0) -> Decoded | Skip:
 
 
 def check_op(op: ops.Op, partition: str) -> str | None:
-    """Why a well-formed op must still be refused, or None."""
+    """Why a well-formed op must still be refused, or None.
+
+    The writer runs this too (``api.validate.check_writable``), so nothing is
+    written that a reader would skip; the field rules are ``ops.field_problem``.
+    """
     if op.v < 1 or op.v > ops.FORMAT_VERSION:
         return f"unknown format version {op.v} (this git-mem reads up to {ops.FORMAT_VERSION})"
     if op.partition != partition:
@@ -74,7 +81,7 @@ def check_op(op: ops.Op, partition: str) -> str | None:
         size = len(op.memory.text.encode("utf-8"))
         if size > ops.MAX_TEXT_BYTES:
             return f"text of {size} bytes exceeds {ops.MAX_TEXT_BYTES}"
-    return None
+    return ops.field_problem(op)
 
 
 # -- which ops a partition may contribute ---------------------------------------

@@ -1,30 +1,61 @@
-"""The write gate as the library applies it: to every free-text field of a memory.
+"""The write gate as the library applies it: to every free field that reaches an agent.
 
 Why this exists: ``gitmem.gate`` scans one string; this module decides which
-fields of an op are scanned, how a refusal is reported (one error listing every
-finding, the secret never echoed), what ``--redact`` may mask, and how replay
-asks "would the gate refuse this today?" to quarantine what came from others.
+fields of an op are scanned (the text, key, tags, entities, source, session,
+paths, the author's name, reasons), how a refusal is reported (one error
+listing every finding, the secret never echoed), what ``--redact`` may mask,
+and how replay asks "would the gate refuse this today?" to quarantine what
+came from others. Write and replay scan the same fields the same way, one at
+a time, so what the writer accepted replays unquarantined (with the same gate).
 ``gitmem.gate`` (and detect-secrets) is imported only when text is scanned.
 """
 
 from __future__ import annotations
+
+import functools
 
 import msgspec
 
 from .. import ops
 from ..errors import GateRefused
 
+# Bumped when the set of fields scanned changes: cached verdicts (the
+# projection keys them by op id and this version) are then asked again.
+FIELDS_VERSION = 2
+
+AUTHOR_HINT = ('use your own plain name: git config user.name "Your Name" '
+               "(or GIT_AUTHOR_NAME)")
+
 
 def gate_version() -> str:
     from .. import gate
 
-    return gate.version()
+    return f"{gate.version()}/fields-{FIELDS_VERSION}"
 
 
-def quarantine_reason(body: ops.MemoryBody) -> str | None:
-    """Why a replayed memory would not pass the write gate today, or None."""
-    fields = [body.text, body.key or "", *body.tags, *body.entities, body.source or ""]
-    found = findings("\n".join(v for v in fields if v))
+def _fields(body: ops.MemoryBody) -> list[tuple[str, str]]:
+    """(name, value) of every free field of a memory, as findings name them."""
+    return [("text", body.text), ("key", body.key or ""), ("tags", "\n".join(body.tags)),
+            ("about", "\n".join(body.entities)), ("source", body.source or ""),
+            ("session", body.session or ""), ("paths", "\n".join(body.anchors.paths))]
+
+
+def quarantine_reason(item: ops.Op | ops.MemoryBody) -> str | None:
+    """Why a replayed op (or a memory alone) would not pass the write gate today, or None.
+
+    For an add: its memory's fields and its author's name; for an invalidate,
+    forget or confirm: its author's name and its reason.
+    """
+    if isinstance(item, ops.MemoryBody):
+        fields = _fields(item)
+    else:
+        fields = [("author name", item.author.name)]
+        if isinstance(item, ops.AddOp):
+            fields = _fields(item.memory) + fields
+        else:
+            fields.append(("reason", item.reason or ""))
+    found = [f + ("" if name == "text" else f" in {name}")
+             for name, value in fields if value for f in _scan(value)]
     return "; ".join(found[:3]) if found else None
 
 
@@ -32,12 +63,9 @@ def screen(body: ops.MemoryBody, *, redact: bool) -> ops.MemoryBody:
     """Run the write gate over every free-text field of a memory."""
     from .. import gate
 
-    fields = {"text": body.text, "key": body.key or "", "tags": "\n".join(body.tags),
-              "about": "\n".join(body.entities), "source": body.source or "",
-              "session": body.session or "", "paths": "\n".join(body.anchors.paths)}
     found_all: list[str] = []
     text = body.text
-    for name, value in fields.items():
+    for name, value in _fields(body):
         if not value:
             continue
         found = gate.scan(value)
@@ -55,10 +83,31 @@ def screen(body: ops.MemoryBody, *, redact: bool) -> ops.MemoryBody:
     return msgspec.structs.replace(body, text=text) if text != body.text else body
 
 
+def screen_author(name: str) -> None:
+    """The author's name is printed beside every memory in an agent's context:
+    refuse one the gate would refuse (replay would quarantine the op)."""
+    found = _scan(name)
+    if found:
+        raise GateRefused([f"{f} in author name" for f in found], AUTHOR_HINT)
+
+
 def findings(text: str) -> list[str]:
     from .. import gate
 
     return [f.describe() for f in gate.scan(text)]
+
+
+def _scan(text: str) -> tuple[str, ...]:
+    """``findings``, remembered for short values: a replay asks about the same
+    author names and reasons over and over."""
+    if len(text) > ops.MAX_FIELD_CHARS:
+        return tuple(findings(text))
+    return _scan_short(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _scan_short(text: str) -> tuple[str, ...]:
+    return tuple(findings(text))
 
 
 def screen_reason(reason: str | None) -> str | None:

@@ -3,7 +3,8 @@
 Why this exists: every front end (CLI, MCP, hooks, import, the library) funnels
 user input through these functions, so a bad value is refused the same way
 everywhere with a one-line error and a hint, and nothing reaches the log that
-replay would skip (``check_writable`` runs the very checks every reader runs).
+replay would skip or quarantine: the field rules are ``ops``' (the ones replay
+applies), and ``check_writable`` runs the very checks every reader runs.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def memory_body(
         text=text,
         key=key_name(key),
         tags=names(tags, "tag"),
-        entities=names(about, "about"),
+        entities=names(about, "entity"),
         importance=float(importance),
         valid_from=vfrom,
         valid_until=vuntil,
@@ -91,13 +92,20 @@ def repo_paths(paths: Iterable[str], cwd: Path, root: Path) -> list[str]:
                 f"path '{p}' is outside the repository", "give a path inside the work tree"
             ) from None
         out.append(rel or ".")
-    return names(out, "path")
+    checked = names(out, "path")
+    for p in checked:
+        _refuse(ops.path_problem(p), "path")
+    return checked
 
 
 def check_writable(line: bytes, partition: str) -> None:
-    """Refuse to write what replay would skip (limits, ranges, types): the
-    writer and every reader apply the very same checks."""
+    """Refuse to write what replay would skip (limits, ranges, types, fields):
+    the writer and every reader apply the very same checks. The author's name
+    comes from git, not from the caller, so it meets the gate here (the other
+    free fields met it in ``gating.screen`` and ``gating.screen_reason``):
+    replay quarantines an op whose author name the gate refuses."""
     from ..replay import Skip, check_line
+    from .gating import screen_author
 
     item = check_line(line, partition)
     if isinstance(item, Skip):
@@ -105,6 +113,7 @@ def check_writable(line: bytes, partition: str) -> None:
             f"this memory cannot be stored: {item.reason}",
             "shorten or correct the offending field (see docs/data-model.md, Limits)",
         )
+    screen_author(item.op.author.name)
 
 
 def when(value: str | int | None, flag: str) -> int | None:
@@ -118,29 +127,44 @@ def when(value: str | int | None, flag: str) -> int | None:
         raise type(exc)(f"{flag}: {exc.message}") from None
 
 
+def _refuse(problem: str | None, what: str) -> None:
+    """Raise the one-line error for a field rule of ``ops`` (the value itself is
+    never echoed: it may hold the very characters that were refused)."""
+    if problem is None:
+        return
+    if "the limit is" in problem:
+        raise InvalidInput(problem, f"shorten the {what}")
+    if what == "key":
+        raise InvalidInput(problem, "use a short name without line breaks, control "
+                           "characters or angle brackets, e.g. db.engine")
+    if what == "path":
+        raise InvalidInput(problem, "give a path inside the work tree")
+    if what == "reason":
+        raise InvalidInput(problem, "write the reason without control characters")
+    raise InvalidInput(problem, f"write the {what} on one line, without control characters")
+
+
 def field(value: str | None, what: str) -> str | None:
+    """A single-line field (a reason may span lines): stripped, None when
+    empty, refused if replay would skip it."""
     if value is None:
         return None
     value = value.strip()
     if not value:
         return None
-    if len(value) > ops.MAX_FIELD_CHARS:
-        raise InvalidInput(
-            f"{what} is {len(value)} characters; the limit is {ops.MAX_FIELD_CHARS}",
-            f"shorten the {what}",
-        )
+    if what == "reason":
+        _refuse(ops.lines_problem(value, what), what)
+    else:
+        _refuse(ops.line_problem(value, what), what)
     return value
 
 
 def key_name(key: str | None) -> str | None:
-    """A key names an attribute: no line breaks, control characters or angle brackets
-    (it is printed inside delimited context, where it must not look like markup)."""
-    k = field(key, "key")
-    if k is not None and (any(c in k for c in "<>")
-                          or any(ord(c) < 32 or ord(c) == 127 for c in k)):
-        raise InvalidInput(f"'{key}' is not a usable key",
-                           "use a short name without line breaks or angle brackets, "
-                           "e.g. db.engine")
+    """A key names an attribute (rule: ``ops.key_problem``)."""
+    k = key.strip() if key is not None else None
+    if not k:
+        return None
+    _refuse(ops.key_problem(k), "key")
     return k
 
 

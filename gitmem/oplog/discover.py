@@ -130,7 +130,7 @@ def identity(workdir: Path) -> ops.Author:
     env_name = os.environ.get("GIT_AUTHOR_NAME", "").strip()
     env_email = os.environ.get("GIT_AUTHOR_EMAIL", "").strip()
     if env_name and env_email and not any(c in env_name + env_email for c in "<>\n"):
-        return ops.Author(name=env_name, email=env_email)
+        return _usable(ops.Author(name=env_name, email=env_email))
     try:
         proc = run_git("-c", "user.useConfigOnly=true", "var", "GIT_AUTHOR_IDENT", cwd=workdir)
     except OSError as exc:
@@ -138,7 +138,20 @@ def identity(workdir: Path) -> ops.Author:
     m = _IDENT.match(proc.stdout.strip())
     if proc.returncode != 0 or not m or not m.group(1).strip() or not m.group(2):
         raise NoIdentity("no git identity configured (user.name and user.email)")
-    return ops.Author(name=m.group(1).strip(), email=m.group(2).strip())
+    return _usable(ops.Author(name=m.group(1).strip(), email=m.group(2).strip()))
+
+
+def _usable(author: ops.Author) -> ops.Author:
+    """The identity, if replay would accept it on an op (ops.author_problem):
+    it is printed on terminals and beside every memory in agents' context."""
+    problem = ops.author_problem(author)
+    if problem is not None:
+        raise NoIdentity(
+            f"the git identity cannot be used: {problem}",
+            'set a plain one: git config user.name "Your Name" && git config user.email '
+            "you@example.com (or GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL)",
+        )
+    return author
 
 
 def read_settings(workdir: Path) -> dict[str, str]:

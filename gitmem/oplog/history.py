@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from .. import ops
 from .libgit2 import Libgit2, pygit2
@@ -77,29 +78,36 @@ class History:
             tree = self._objects.loose(commit[0]) if commit else None
             if tree is None or tree[0] != b"tree":
                 return None
-            entry = None
+            entries: list[tuple[bytes, str]] = []
             body, i = tree[1], 0
             while i < len(body):
                 sp = body.find(b" ", i)
                 nul = body.find(b"\0", sp)
-                if sp < 0 or nul < 0:
+                if sp < 0 or nul < 0 or nul + 1 + width > len(body):
                     return None
                 if body[sp + 1 : nul] == PACK_FILE.encode():
-                    entry = (body[i:sp], body[nul + 1 : nul + 1 + width].hex())
+                    entries.append((body[i:sp], body[nul + 1 : nul + 1 + width].hex()))
                 i = nul + 1 + width
-            if entry is None:
-                packs.append(Pack(cid, None, f"commit has no {PACK_FILE}"))
+            # Decide only what is certain from the raw mode; anything unusual
+            # (a legacy mode libgit2 normalises, a blob that is not loose)
+            # goes to libgit2, so both readers always give the same verdict.
+            kinds = [_MODES.get(mode) for mode, _ in entries]
+            if None in kinds:
+                return None
+            problem = _entries_problem(kinds)
+            if problem is not None:
+                packs.append(Pack(cid, None, problem))
                 continue
-            if entry[0].startswith(b"4"):  # 40000: a directory
-                packs.append(Pack(cid, None, f"{PACK_FILE} is not a file"))
+            blob_id = entries[0][1]
+            head = self._objects.header(blob_id)
+            if head is None or head[0] != b"blob":
+                return None
+            if head[1] > ops.MAX_PACK_BYTES:
+                packs.append(Pack(cid, None, _oversized(head[1])))
                 continue
-            blob = self._objects.loose(entry[1])
+            blob = self._objects.loose(blob_id)
             if blob is None or blob[0] != b"blob":
                 return None
-            if len(blob[1]) > ops.MAX_PACK_BYTES:
-                packs.append(Pack(cid, None, f"pack of {len(blob[1])} bytes exceeds "
-                                  f"{ops.MAX_PACK_BYTES}"))
-                continue
             packs.append(Pack(cid, blob[1]))
         return packs
 
@@ -153,9 +161,14 @@ class History:
     # -- reading packs and clocks ------------------------------------------------------
 
     def iter_packs(self, tip: str, since: str | list[str] | None = None) -> Iterator[Pack]:
-        """The commits after ``since`` up to ``tip``, oldest first, with their packs."""
+        """The commits after ``since`` up to ``tip``, oldest first, with their packs.
+
+        Never raises for what a remote sent: a tip that is not a commit, a
+        history that cannot be walked, or a commit whose tree is not one
+        regular blob named ops.jsonl gives a Pack with the reason instead.
+        """
         if not self.is_commit(tip):
-            yield Pack(tip, None, "partition tip is not a commit")
+            yield Pack(tip, None, self._tip_problem(tip))
             return
         hidden = [since] if isinstance(since, str) else list(since or [])
         plain = self.plain_packs(tip, hidden) if len(hidden) <= 1 else None
@@ -163,24 +176,32 @@ class History:
             yield from plain
             return
         repo = self._libgit2.repo
-        walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
-        for h in hidden:
-            walker.hide(h)
-        for commit in walker:
-            cid = str(commit.id)
+        try:
+            walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL
+                               | pygit2.enums.SortMode.REVERSE)
+            for h in hidden:
+                walker.hide(h)
+            # A reverse walk reads the whole history before its first answer.
+            commits = list(walker)
+        except (pygit2.GitError, KeyError, ValueError) as exc:
+            yield Pack(tip, None, f"history cannot be read: {_one_line(exc)}")
+            return
+        for commit in commits:
+            yield _libgit2_pack(repo, commit)
+
+    def _tip_problem(self, oid: str) -> str:
+        """Why a partition tip is not a commit, naming what it is."""
+        head = self._objects.header(oid)
+        kind: str | None = head[0].decode("ascii", "replace") if head else None
+        if kind is None:
             try:
-                entry = commit.tree[PACK_FILE]
-            except KeyError:
-                yield Pack(cid, None, f"commit has no {PACK_FILE}")
-                continue
-            obj = repo[entry.id]
-            if not isinstance(obj, pygit2.Blob):
-                yield Pack(cid, None, f"{PACK_FILE} is not a file")
-                continue
-            if obj.size > ops.MAX_PACK_BYTES:
-                yield Pack(cid, None, f"pack of {obj.size} bytes exceeds {ops.MAX_PACK_BYTES}")
-                continue
-            yield Pack(cid, obj.data)
+                obj = self._libgit2.repo.get(oid)
+                kind = obj.type_str if obj is not None else None
+            except (pygit2.GitError, KeyError, ValueError):
+                kind = None
+        if kind is None:
+            return "partition tip is not a commit: the object is missing"
+        return f"partition tip is not a commit: it is a {kind}"
 
     def max_clock(self) -> int:
         """Highest Lamport clock on any partition tip (each chain is monotonic).
@@ -213,3 +234,58 @@ class History:
         if changed or len(seen) != len(memo):
             self._state.write_memo(TIP_CLOCKS_FILE, seen)
         return best
+
+
+# -- what a pack commit's tree may hold ---------------------------------------------
+
+# Raw tree-entry modes the loose reader decides on (others go to libgit2).
+_MODES = {b"100644": "file", b"100755": "file", b"40000": "directory",
+          b"160000": "submodule (gitlink)", b"120000": "symbolic link"}
+
+
+def _entries_problem(kinds: Sequence[str | None]) -> str | None:
+    """Why the ops.jsonl entries of a tree (their kinds) are not one regular file."""
+    if not kinds:
+        return f"commit has no {PACK_FILE}"
+    if len(kinds) > 1:
+        return f"the tree has {len(kinds)} entries named {PACK_FILE}"
+    if kinds[0] != "file":
+        return f"{PACK_FILE} is a {kinds[0]}, not a file"
+    return None
+
+
+def _oversized(size: int) -> str:
+    return f"pack of {size} bytes exceeds {ops.MAX_PACK_BYTES}"
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
+
+
+def _libgit2_pack(repo: Any, commit: Any) -> Pack:
+    """One commit's pack read through libgit2, with the loose reader's verdicts."""
+    cid = str(commit.id)
+    try:
+        entries = [e for e in commit.tree if e.name == PACK_FILE]
+    except (pygit2.GitError, KeyError, ValueError):
+        return Pack(cid, None, f"tree {commit.tree_id} is missing")
+    kinds = [_FILEMODES.get(int(e.filemode), f"entry of mode {int(e.filemode):o}")
+             for e in entries]
+    problem = _entries_problem(kinds)
+    if problem is not None:
+        return Pack(cid, None, problem)
+    oid = entries[0].id
+    try:
+        obj = repo[oid]
+    except (KeyError, ValueError, pygit2.GitError):
+        return Pack(cid, None, f"{PACK_FILE} blob {oid} is missing")
+    if not isinstance(obj, pygit2.Blob):
+        return Pack(cid, None, f"{PACK_FILE} names a {obj.type_str}, not a blob")
+    if obj.size > ops.MAX_PACK_BYTES:
+        return Pack(cid, None, _oversized(obj.size))
+    return Pack(cid, obj.data)
+
+
+# The same, as libgit2 reports them (git's format constants, normalised).
+_FILEMODES = {0o100644: "file", 0o100755: "file", 0o40000: "directory",
+              0o160000: "submodule (gitlink)", 0o120000: "symbolic link"}

@@ -18,6 +18,9 @@ from pathlib import Path
 
 PACK_FILE = "ops.jsonl"
 HEX_OID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+# Loose objects larger than this are left to libgit2: a small file may inflate
+# to gigabytes, and nothing we write comes near (packs stop at 64 MiB).
+MAX_LOOSE_BYTES = 80 * 1024 * 1024
 
 
 class Objects:
@@ -64,14 +67,34 @@ class Objects:
         os.replace(tmp, path)
         return oid
 
-    def loose(self, oid: str) -> tuple[bytes, bytes] | None:
-        """(type, body) of a loose object, or None."""
+    def header(self, oid: str) -> tuple[bytes, int] | None:
+        """(type, size) of a loose object, inflating only its header; or None."""
         if not HEX_OID.match(oid):
             return None
         try:
-            raw = zlib.decompress((self._commondir / "objects" / oid[:2] / oid[2:]).read_bytes())
+            with open(self._commondir / "objects" / oid[:2] / oid[2:], "rb") as fh:
+                start = fh.read(4096)
+            head = zlib.decompressobj().decompress(start, 64)
         except (OSError, zlib.error):
             return None
+        header, nul, _ = head.partition(b"\0")
+        kind, _, size = header.partition(b" ")
+        if not nul or not size.isdigit() or len(size) > 20:
+            return None
+        return kind, int(size)
+
+    def loose(self, oid: str) -> tuple[bytes, bytes] | None:
+        """(type, body) of a loose object, or None (also for one over MAX_LOOSE_BYTES)."""
+        if not HEX_OID.match(oid):
+            return None
+        try:
+            inflate = zlib.decompressobj()
+            data = (self._commondir / "objects" / oid[:2] / oid[2:]).read_bytes()
+            raw = inflate.decompress(data, MAX_LOOSE_BYTES + 64)
+        except (OSError, zlib.error):
+            return None
+        if inflate.unconsumed_tail:
+            return None  # inflates beyond the bound: let libgit2 answer
         header, _, body = raw.partition(b"\0")
         kind, _, size = header.partition(b" ")
         if not size.isdigit() or int(size) != len(body):

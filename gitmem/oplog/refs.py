@@ -12,6 +12,7 @@ lost a race learns it instead of overwriting.
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +28,17 @@ REF_PREFIX = "refs/memory/"
 REMOTE_PREFIX = "refs/memory-remotes/"
 BACKUP_PREFIX = "refs/memory-backup/"
 STALE_LOCK_SECONDS = 10.0
+# The ref names we move by hand: components of letters, digits and . _ - that
+# do not start with '.' or end in '.lock' (a subset of git's own rules).
+_COMPONENT = re.compile(r"^(?!\.)[A-Za-z0-9._-]+(?<!\.lock)$")
+
+
+def safe_ref_name(ref_name: str) -> bool:
+    """True for ``refs/<component>/...`` made of safe components only: such a
+    name cannot climb out of the refs folder or collide with a lock file."""
+    parts = ref_name.split("/")
+    return (len(parts) >= 3 and parts[0] == "refs"
+            and all(_COMPONENT.match(p) and ".." not in p for p in parts[1:]))
 
 
 def read_ref_files(commondir: Path, prefix: str) -> dict[str, str] | None:
@@ -153,6 +165,8 @@ class Refs:
         the new value atomically, so a crash leaves the old value (and at
         worst a stale lock, cleared by a later append).
         """
+        if not safe_ref_name(ref_name):
+            raise ValueError(f"refusing to move an unsafe ref name {ref_name!r}")
         path = self._commondir / ref_name
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = Path(str(path) + ".lock")

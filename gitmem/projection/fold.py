@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from typing import Protocol, cast
 
 from .. import ops, replay
 from ..model import RefreshReport
@@ -38,9 +38,14 @@ def clear(c: sqlite3.Connection) -> None:
         c.execute(f"DELETE FROM {t}")
 
 
-def gate_verdict(c: sqlite3.Connection, op_id: str, memory: ops.MemoryBody,
-                 check: Callable[[ops.MemoryBody], str | None], version: str) -> str | None:
-    """Why the gate would refuse this memory (None: it passes), cached by op id."""
+# What the write gate is asked about on replay: a whole op (its author's name
+# and every free field it carries); a bare memory body is still understood.
+Screened = ops.Op | ops.MemoryBody
+
+
+def gate_verdict(c: sqlite3.Connection, op_id: str, memory: Screened,
+                 check: Callable[[Screened], str | None], version: str) -> str | None:
+    """Why the gate would refuse this op (None: it passes), cached by op id."""
     row = c.execute(
         "SELECT reason FROM gate_verdicts WHERE op_id = ? AND version = ?",
         (op_id, version),
@@ -58,10 +63,14 @@ def gate_verdict(c: sqlite3.Connection, op_id: str, memory: ops.MemoryBody,
 class Fold:
     """One refresh's replay into the tables, inside the caller's transaction.
 
-    ``verdict(op_id, memory)`` is the write gate's reason to quarantine a
-    memory (or None); ``zero_row(slot)`` blanks a vector row whose memory was
-    forgotten or dropped. After ``apply_moves``, ``scrubbed`` says content was
-    removed, so the caller compacts the full-text index.
+    ``verdict(op_id, op)`` is the write gate's reason to quarantine an op (or
+    None), asked about every free field that reaches an agent, the author's
+    name included: an add that fails is kept with its memory quarantined
+    (hidden unless asked for); an invalidate, forget or confirm that fails
+    (its author's name or reason) is not applied and is listed as skipped.
+    ``zero_row(slot)`` blanks a vector row whose memory was forgotten or
+    dropped. After ``apply_moves``, ``scrubbed`` says content was removed, so
+    the caller compacts the full-text index.
     """
 
     def __init__(
@@ -73,7 +82,9 @@ class Fold:
         progress: Callable[[str, int, int | None], None] | None = None,
     ) -> None:
         self._c = c
-        self._verdict = verdict
+        # The injected check takes a whole op (gating.quarantine_reason does);
+        # the parameter keeps its older annotation so callers need not change.
+        self._verdict = cast(Callable[[str, Screened], "str | None"], verdict)
         self._zero_row = zero_row
         self._progress = progress
         self.scrubbed = False  # content was removed: compact the index
@@ -130,6 +141,8 @@ class Fold:
                     continue
                 for item in replay.decode_pack(data, name):
                     item = guard.admit(item)
+                    if not isinstance(item, replay.Skip):
+                        item = self._screen(item)
                     if isinstance(item, replay.Skip):
                         self._skip(ref, commit, item.line, item.id, item.reason)
                         report.ops_skipped += 1
@@ -146,6 +159,15 @@ class Fold:
         for ref in gone:
             c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
         self._rekey_dirty()
+
+    def _screen(self, d: replay.Decoded) -> replay.Decoded | replay.Skip:
+        """An op that retires or confirms is not applied if the gate refuses
+        its author's name or reason (an add is quarantined where it is stored).
+        A function of the op alone, so arrival order does not matter."""
+        if isinstance(d.op, ops.AddOp):
+            return d
+        reason = self._verdict(d.id, d.op)
+        return replay.Skip(d.line, f"quarantined: {reason}", d.id) if reason else d
 
     def _skip(self, ref: str, commit: str, line: int, oid: str | None, reason: str) -> None:
         self._c.execute(
@@ -184,9 +206,13 @@ class Fold:
             if not self._insert_op(ref, commit, d, None, None):
                 return
             m = op.memory
+            quarantine = self._verdict(d.id, op)
+            # What the gate refuses retires nothing, as a refused invalidate
+            # is not applied: a quarantined add supersedes no memory.
+            replaces = [] if quarantine else op.supersedes
             # A replacement closes the old memory's validity when it starts.
             closes = m.valid_from if m.valid_from is not None else op.at
-            for old in op.supersedes:
+            for old in replaces:
                 c.execute(
                     "INSERT OR IGNORE INTO links(target, op, type, at, closes) "
                     "VALUES (?, ?, 'supersede', ?, ?)",
@@ -199,7 +225,7 @@ class Fold:
                  m.importance, m.valid_from, m.valid_until, m.source, m.session,
                  m.anchors.commit, json.dumps(m.anchors.paths), json.dumps(op.supersedes),
                  ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email,
-                 self._verdict(d.id, m), ops.text_hash(m.text)),
+                 quarantine, ops.text_hash(m.text)),
             )
             rowid = c.execute("SELECT rowid FROM memories WHERE id = ?", (d.id,)).fetchone()[0]
             c.execute(
@@ -209,7 +235,7 @@ class Fold:
             # Ops that retire this memory may have arrived before it.
             if c.execute("SELECT 1 FROM links WHERE target = ? LIMIT 1", (d.id,)).fetchone():
                 self._recompute(d.id)
-            for old in op.supersedes:
+            for old in replaces:
                 self._recompute(old)
             if m.key is not None:
                 self._dirty_keys.add(m.key)
