@@ -294,9 +294,6 @@ def test_a_local_partition_tip_that_is_missing_is_listed(repo: Path) -> None:
         (ghost, "partition tip is not a commit: the object is missing")]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "needs gitmem/oplog/sync.py (not this branch's file): integrate() drops others' "
-    "tips that are not commits, so they never reach refs/memory/* and replay"))
 @pytest.mark.parametrize("name", sorted(HOSTILE_TIPS))
 def test_a_pushed_partition_tip_that_is_not_a_commit_is_listed(
         name: str, victim: Path, attacker: Attacker) -> None:

@@ -118,8 +118,10 @@ class Sync:
         read, so a stale copy under another remote name cannot undo a purge.
         Our own partitions are never moved from a remote: a remote tip we do
         not contain is reported as a conflict, unless it is history this clone
-        replaced by a purge (the next push replaces it there). Tips that are
-        not commits are ignored (replay would only skip them).
+        replaced by a purge (the next push replaces it there). Another's tip
+        that is not a commit is taken only where we hold no commit for that
+        partition (replay then lists it in status); a commit is never
+        replaced by one.
         """
         result = Integrated([], [], [], [])
         cid = self._state.clone_id(create=False)
@@ -129,9 +131,21 @@ class Sync:
             name = tref.rsplit("/", 1)[-1]
             ref = REF_PREFIX + name
             have = local.get(ref)
-            if have == tip or not self._history.is_commit(tip):
+            if have == tip:
                 continue
-            if name in own or (cid and name.endswith("-" + cid)):
+            mine = name in own or bool(cid and name.endswith("-" + cid))
+            if not self._history.is_commit(tip):
+                if not mine and (have is None or not self._history.is_commit(have)):
+                    self._refs.force(ref, have, tip)
+                    (result.created if have is None else result.replaced).append(name)
+                    local[ref] = tip
+                continue
+            if have is not None and not self._history.is_commit(have) and not mine:
+                self._refs.force(ref, have, tip)  # a tip that held nothing: take the commit
+                result.replaced.append(name)
+                local[ref] = tip
+                continue
+            if mine:
                 if have is None or not self._history.is_ancestor(tip, have):
                     if self._purges.replaced_before(name, tip):
                         continue  # the history we purged: our next push replaces it

@@ -179,8 +179,10 @@ def salience_inputs(
 
 def _believable_times(c: sqlite3.Connection, ids: list[str], horizon: int) -> dict[str, int]:
     """For each memory, the latest op time not after ``horizon`` among ops whose
-    Lamport clock is not above the memory's (0 when there is none): one walk of
-    the ops in clock order, however many memories ask (a flood stays linear)."""
+    Lamport clock is not above the memory's: one walk of the ops in clock order,
+    however many memories ask (a flood stays linear). When none comes before it,
+    the oldest believable time in the log (it claims a place before everything
+    we can date), or ``horizon`` when nothing in the log can be dated."""
     clocks = sorted((clock, mid) for mid, clock in by_ids(
         c, "SELECT id, clock FROM memories WHERE id IN", ids))
     out: dict[str, int] = {}
@@ -196,6 +198,10 @@ def _believable_times(c: sqlite3.Connection, ids: list[str], horizon: int) -> di
             best = max(best, at)
     for _, mid in clocks[i:]:
         out[mid] = best
+    if any(v == 0 for v in out.values()):
+        oldest = c.execute("SELECT min(at) FROM ops WHERE at <= ?", (horizon,)).fetchone()[0]
+        fallback = horizon if oldest is None else int(oldest)
+        out = {mid: v or fallback for mid, v in out.items()}
     return out
 
 
