@@ -381,3 +381,94 @@ def test_a_full_disk_is_a_typed_error_and_nothing_is_corrupted(
     assert "the queue worker retries three times" in got
     [(code, _, err)] = out["fsck"]
     assert code == 0, err
+
+
+# -- item 8: an import streams in bounded memory --------------------------------------------
+
+
+def _limited(seconds: int, megabytes: int) -> Callable[[], None]:
+    def limit() -> None:  # before the fix, /dev/zero grew to ~1.9 GB in 20 s
+        resource.setrlimit(resource.RLIMIT_AS, (megabytes << 20, megabytes << 20))
+        resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
+    return limit
+
+
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_importing_dev_zero_fails_fast_on_line_one(team: dict[str, Path], source: str) -> None:
+    b = team["b"]
+    start = time.monotonic()
+    with open("/dev/zero", "rb") as zero:
+        proc = subprocess.run([GIT_MEM, "import", "/dev/zero" if source == "file" else "-"],
+                              cwd=b, stdin=zero if source == "stdin" else subprocess.DEVNULL,
+                              capture_output=True, check=False, timeout=60,
+                              preexec_fn=_limited(30, 1024))
+    assert time.monotonic() - start < 30
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err
+    assert err.startswith("error: line 1: longer than 65536 bytes"), err
+    assert len(err.splitlines()) == 1
+    assert git("for-each-ref", "refs/memory/", cwd=b).stdout == ""
+
+
+def test_a_huge_line_after_good_ones_is_refused_by_number_and_nothing_is_written(
+        team: dict[str, Path]) -> None:
+    b = team["b"]
+    good = "".join(json.dumps({"text": f"fact {i} about the build"}) + "\n" for i in range(30))
+    huge = '{"text": "' + "a" * (20 << 20) + '"}\n'
+    proc = subprocess.Popen([GIT_MEM, "import", "-", "--pack-size", "10"], cwd=b,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_limited(60, 1024))
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write((good + huge + good).encode())
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # it stopped reading at the limit, as it should
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2, err
+    assert err.decode().startswith("error: line 31: longer than 65536 bytes"), err
+    assert git("for-each-ref", "refs/memory/", cwd=b).stdout == ""
+
+
+def _peak_rss_mb(cwd: Path, path: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Peak RSS of ``git mem import path``, measured in a wrapper process so that no
+    other child of this test process counts."""
+    wrapper = textwrap.dedent("""
+        import json, resource, subprocess, sys
+        p = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        print(json.dumps([peak, p.returncode, p.stdout, p.stderr]))
+    """)
+    out = subprocess.run([sys.executable, "-c", wrapper, GIT_MEM, "import", str(path), "--json"],
+                         cwd=cwd, capture_output=True, text=True, check=True, timeout=900)
+    peak, code, stdout, stderr = json.loads(out.stdout)
+    return peak, subprocess.CompletedProcess([], code, stdout, stderr)
+
+
+def _synthetic(path: Path, megabytes: float, offset: int) -> int:
+    words = ("cache queue billing deploy staging module service worker timeout retry "
+             "index shard replica backup schema migration tenant region").split()
+    n = 0
+    with path.open("w") as fh:
+        while fh.tell() < megabytes * (1 << 20):
+            body = " ".join(words[(n * 7 + i * 3) % len(words)] for i in range(500))
+            fh.write(json.dumps({"text": f"record {offset + n}: {body}", "tags": ["bulk"]}) + "\n")
+            n += 1
+    return n
+
+
+def test_import_memory_stays_bounded_whatever_the_input_size(
+        team: dict[str, Path], tmp_path: Path) -> None:
+    a = team["a"]
+    small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+    _synthetic(small, 1, 0)
+    n_large = _synthetic(large, 12, 10**6)
+    peak_small, out_small = _peak_rss_mb(a, small)
+    peak_large, out_large = _peak_rss_mb(a, large)
+    assert out_small.returncode == 0 and out_large.returncode == 0, out_large.stderr
+    data = json.loads(out_large.stdout)["data"]
+    assert data["count"] == n_large
+    # Packs are capped in bytes too: a replayable size whatever --pack-size says.
+    assert len(data["commits"]) >= 3
+    # Before streaming, memory grew with the input (300 MB of input took 620 MB).
+    assert peak_large - peak_small < 25, (peak_small, peak_large)
