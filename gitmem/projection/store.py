@@ -264,8 +264,8 @@ class Projection:
     def _vectors_current(self) -> bool:
         if self.embedder_version is None:
             return True
-        if self._vectors.truncated(self._c):
-            self.vectors_damaged = True  # truncated or lost: re-embed on this refresh
+        if self._vectors.damaged(self._c):
+            self.vectors_damaged = True  # cut, lost or garbled: re-embed on this refresh
             return False
         return self.meta().get("embedder") == self.embedder_version and not has_pending(self._c)
 
@@ -277,9 +277,11 @@ class Projection:
         """Embed every memory that has text and no vector yet, in batches."""
         if self.embedder_version is None or self._make_embedder is None:
             return 0
-        if (reset or self.meta().get("embedder") != self.embedder_version
-                or self._vectors.truncated(self._c)):
-            self._reset_vectors()  # new model, rebuild, or a damaged file: re-embed all
+        damaged = not reset and self._vectors.damaged(self._c)
+        if damaged:
+            self.vectors_damaged = True
+        if reset or damaged or self.meta().get("embedder") != self.embedder_version:
+            self._reset_vectors()  # rebuild, a damaged file, or a new model: re-embed all
         return self._vectors.embed_pending(self._c, self._doc_embedder, self.progress)
 
     def _doc_embedder(self) -> DocEmbedder:

@@ -143,6 +143,28 @@ class VectorFile:
         top = top_slot(c)
         return top is not None and top >= self.rows_in_file(c)
 
+    def damaged(self, c: sqlite3.Connection) -> bool:
+        """Cut, lost, or overwritten with something that is not our rows.
+
+        Every row this module writes is all zeros (a forgotten memory, a
+        crash's padding) or has its largest component at exactly +-127 and
+        never -128 (quantize_rows); three rows are sampled (first, middle,
+        last: a few microseconds), which catches a file of random bytes."""
+        if self.truncated(c):
+            return True
+        top = top_slot(c)
+        if top is None or not self.dim:
+            return False
+        try:
+            with open(self.path(c), "rb") as fh:
+                for slot in sorted({0, top // 2, top}):
+                    row = os.pread(fh.fileno(), self.dim, slot * self.dim)
+                    if any(row) and (b"\x80" in row or (b"\x7f" not in row and b"\x81" not in row)):
+                        return True
+        except OSError:
+            return True
+        return False
+
     def reset(self, c: sqlite3.Connection, embedder_version: str | None) -> None:
         """Start a new, empty generation: every memory will be embedded again."""
         c.execute("UPDATE memories SET vec_slot = NULL")
