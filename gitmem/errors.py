@@ -12,6 +12,9 @@ class's code is in it.
 
 from __future__ import annotations
 
+import errno
+import os
+
 # Process exit code -> what it means, for the docs. 0, 1 and 2 are generic (2 is
 # also click's usage error); every other code belongs to the classes below.
 # A code is a promise to scripts: never reuse one for a different meaning.
@@ -31,6 +34,10 @@ EXIT_CODES: dict[int, str] = {
     11: "refused by the write gate: a secret, prompt-injection phrasing or invisible Unicode",
     12: "near-duplicate: a memory of the same kind with a very similar meaning is stored "
         "(add --force stores it anyway)",
+    13: "the disk is full or failing: no space left, quota exceeded or an I/O error "
+        "(nothing was written half-way; free space and retry)",
+    14: "read-only: the repository's .git cannot be written (writes are refused; reads "
+        "still answer, from a temporary projection)",
     130: "interrupted (Ctrl-C)",
 }
 
@@ -203,3 +210,55 @@ class NearDuplicate(GitMemError):
         )
         self.existing = existing
         self.cosine = cosine
+
+
+class DiskError(GitMemError):
+    """The device holding the repository failed a write (an I/O error)."""
+
+    code = "disk_error"
+    exit_code = 13
+    default_hint = ("check the device (dmesg, df -h) and retry; nothing was written "
+                    "half-way: the op-log is only ever updated whole and the "
+                    "projection is rebuilt from it")
+
+
+class DiskFull(DiskError):
+    """No space left (or the quota is used up) where a write had to go."""
+
+    code = "disk_full"
+    default_hint = ("free some space there (or raise your quota) and retry; nothing was "
+                    "written half-way: the op-log is only ever updated whole and the "
+                    "projection is rebuilt from it")
+
+
+class ReadOnly(GitMemError):
+    """The repository's .git cannot be written (a read-only mount or checkout)."""
+
+    code = "read_only"
+    exit_code = 14
+    default_hint = ("memory is written to .git (refs/memory/*, .git/mem): run this in a "
+                    "clone you can write to; reads still work here")
+
+
+_NO_SPACE = {errno.ENOSPC: "no space left", errno.EDQUOT: "disk quota exceeded"}
+_READ_ONLY = {errno.EROFS: "read-only file system", errno.EACCES: "permission denied",
+              errno.EPERM: "permission denied"}
+
+
+def from_os_error(exc: OSError, where: str | os.PathLike[str] | None = None, *,
+                  writing: bool = True) -> GitMemError | None:
+    """The typed error for a write the file system refused (a full disk, a
+    read-only mount), or None when ``exc`` is something else. ``where``: the
+    directory to name (the repository's .git), else the file that failed.
+    ``writing``: ``exc`` surely came from a write, so a permission error means
+    the place is read-only to us (otherwise only EROFS does)."""
+    place = os.fspath(where) if where is not None else (
+        os.fsdecode(exc.filename) if isinstance(exc.filename, (str, bytes)) else None)
+    if exc.errno in _NO_SPACE:
+        on = f" on the device holding {place}" if place else ""
+        return DiskFull(f"{_NO_SPACE[exc.errno]}{on}")
+    if exc.errno == errno.EROFS or (writing and exc.errno in _READ_ONLY):
+        return ReadOnly(f"cannot write {place or 'the repository'}: {_READ_ONLY[exc.errno]}")
+    if exc.errno == errno.EIO:
+        return DiskError(f"disk I/O error writing {place or 'the repository'}")
+    return None

@@ -1,22 +1,37 @@
-"""Bulk import: many memories from JSON lines, many ops per commit.
+"""Bulk import: many memories from JSON lines, many ops per commit, in bounded memory.
 
 Why this exists: seeding a repository's memory (from notes, another tool, a
-migration) must be fast and all-or-nothing per line set: every line is
-validated and gated before anything is written, exact duplicates confirm the
-existing memory instead of copying it, and each pack of ops is one atomic
-commit appended with the same compare-and-swap as a single add.
+migration) must be fast, safe on any input and all-or-nothing: nothing is
+written if any line is bad, exact duplicates confirm the existing memory
+instead of copying it, and each pack of ops is one atomic commit appended
+with the same compare-and-swap as a single add.
+
+Memory stays bounded whatever the input (``/dev/zero``, a 300 MB file, a pipe):
+1. the input is read line by line with a bounded ``readline``; a line longer
+   than an op may be (``ops.MAX_OP_BYTES``) is refused by its number at once;
+2. each line is decoded, validated, gated and trial-encoded as it streams, and
+   the checked memory is spooled to an anonymous temporary file: a bad line
+   anywhere stops the import before anything is written, for a seekable file
+   and for stdin alike (the spool costs disk, about the input's size, not
+   memory);
+3. the spool is read back in packs of at most ``pack_size`` memories and
+   ``PACK_BYTES`` bytes, each deduplicated against the projection (refreshed
+   before each pack, so it holds the earlier packs of this import) and
+   appended as one commit. A failure while writing (a full disk, a kill)
+   leaves the packs already written, each complete.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import msgspec
 
 from .. import ops
-from ..errors import GateRefused, InvalidInput
+from ..errors import DiskFull, GateRefused, GitMemError, InvalidInput, from_os_error
 from ..model import Imported
 from ..timefmt import now_from_env, parse_date
 from . import gating, heal, validate
@@ -24,6 +39,10 @@ from .pool import Pool
 
 if TYPE_CHECKING:
     from ..projection import Projection
+
+# A pack (one commit) holds at most this many bytes of ops, whatever --pack-size
+# says: a commit stays quick to write and replay, far below ops.MAX_PACK_BYTES.
+PACK_BYTES = 2 << 20
 
 
 class ImportRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -43,29 +62,99 @@ class ImportRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     recorded_at: str | None = None  # when the log learned it (default: now)
 
 
+class _Checked(msgspec.Struct, array_like=True):
+    """A line that passed every check, as spooled: its number, memory, time."""
+
+    line: int
+    memory: ops.MemoryBody
+    at: tuple[int, int] | None
+
+
 IMPORT_DECODER = msgspec.json.Decoder(ImportRecord)
+_SPOOL_ENCODER = msgspec.json.Encoder()
+_SPOOL_DECODER = msgspec.json.Decoder(_Checked)
 IMPORT_HINT = (
     'each line must be a JSON object like {"text": "...", "kind": "fact", "tags": ["x"]}; '
     "fields: text, kind, key, tags, about, paths, importance, valid_from, valid_until, "
     "source, session, recorded_at"
 )
+LONG_HINT = (f"one memory per line, each line a JSON object of at most {ops.MAX_OP_BYTES} bytes "
+             f"(a memory's text is at most {ops.MAX_TEXT_BYTES}); is the file JSON lines?")
+
+
+def numbered_lines(source: Iterable[str | bytes] | IO[bytes]) -> Iterator[tuple[int, str | bytes]]:
+    """(line number, line) of ``source``, never holding more than one op's worth.
+
+    A file object is read with a bounded ``readline``, so an input without
+    newlines (``/dev/zero``) is refused after ``ops.MAX_OP_BYTES`` bytes, not
+    after it has filled the memory."""
+    limit = ops.MAX_OP_BYTES + 1  # the line and its newline
+    readline = getattr(source, "readline", None)
+    if callable(readline):
+        n = 0
+        while chunk := readline(limit):
+            n += 1
+            if len(chunk) >= limit and chunk[-1:] not in (b"\n", "\n"):
+                raise InvalidInput(f"line {n}: longer than {ops.MAX_OP_BYTES} bytes", LONG_HINT)
+            yield n, chunk
+        return
+    for n, line in enumerate(source, start=1):
+        size = len(line) if isinstance(line, bytes) else len(line.encode("utf-8", "replace"))
+        if size > limit:
+            raise InvalidInput(f"line {n}: longer than {ops.MAX_OP_BYTES} bytes", LONG_HINT)
+        yield n, line
 
 
 def import_records(
-    pool: Pool, lines: Iterable[str | bytes], *, pack_size: int = 5000, redact: bool = False
+    pool: Pool, lines: Iterable[str | bytes] | IO[bytes], *, pack_size: int = 5000,
+    redact: bool = False,
 ) -> Imported:
     """Bulk-add memories from JSON lines, many ops per commit.
 
-    Every line is validated before anything is written, so a bad line at
-    the end does not leave half an import behind. Each pack (one commit)
-    is atomic; the report lists the commits written.
+    Every line is checked (and spooled to a temporary file) before anything
+    is written, so a bad line anywhere, even at the end of a pipe, leaves
+    nothing behind. Each pack (one commit, at most ``pack_size`` memories and
+    ``PACK_BYTES`` bytes) is atomic; the report lists the commits written.
     """
     if pack_size < 1:
         raise InvalidInput(f"pack size must be at least 1 (got {pack_size})", "use 5000")
+    with pool.writing():
+        author = pool.log.identity()
+        partition = pool.log.partition_for(author)
+        with _spool() as spool:
+            total = _check(pool, numbered_lines(lines), spool, author, partition, redact)
+            spool.seek(0)
+            heal.rescue_skipped_clocks(pool)
+            return _write(pool, spool, total, author, partition, pack_size)
+
+
+def _spool() -> IO[bytes]:
+    try:
+        return tempfile.TemporaryFile(prefix="git-mem-import-")
+    except OSError as exc:
+        raise _spool_error(exc) from None
+
+
+def _spool_error(exc: OSError) -> GitMemError:
+    where = tempfile.gettempdir()
+    typed = from_os_error(exc, where)
+    if isinstance(typed, DiskFull):
+        typed.message += " (the import's temporary file)"
+        typed.args = (typed.message,)
+        typed.hint = "free some space there, or point TMPDIR elsewhere; nothing was written"
+        return typed
+    return typed or InvalidInput(f"cannot write the import's temporary file in {where}: {exc}",
+                                 "point TMPDIR to a writable directory")
+
+
+def _check(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes],
+           author: ops.Author, partition: str, redact: bool) -> int:
+    """Decode, validate, gate and trial-encode every line into ``spool``; how many."""
     head = pool.log.head()
-    bodies: list[tuple[int, ops.MemoryBody, tuple[int, int] | None]] = []
-    for n, line in enumerate(lines, start=1):
-        if not (line.strip() if isinstance(line, str) else line.strip()):
+    now = now_from_env()
+    count = 0
+    for n, line in lines:
+        if not line.strip():
             continue
         try:
             rec = IMPORT_DECODER.decode(line)
@@ -81,62 +170,110 @@ def import_records(
             )
             at = parse_date(rec.recorded_at) if rec.recorded_at else None
             body = gating.screen(body, redact=redact)
+            # The op this line becomes must be one replay accepts: found now, not
+            # halfway through writing the packs.
+            trial = ops.AddOp(v=ops.FORMAT_VERSION, author=author, partition=partition,
+                              clock=1, at=(at or now)[0], tz=(at or now)[1], memory=body)
+            try:
+                encoded = ops.encode(trial)
+            except (msgspec.EncodeError, UnicodeError, ValueError) as exc:
+                raise InvalidInput(f"this memory cannot be stored: {exc}",
+                                   "correct the offending field") from None
+            validate.check_writable(encoded, partition)
         except GateRefused as exc:
             raise GateRefused([f"line {n}: {f}" for f in exc.findings], exc.hint) from None
         except InvalidInput as exc:
             raise type(exc)(f"line {n}: {exc.message}", exc.hint) from None
-        bodies.append((n, body, at))
-    author = pool.log.identity()
-    heal.rescue_skipped_clocks(pool)
+        try:
+            spool.write(_SPOOL_ENCODER.encode(_Checked(n, body, at)) + b"\n")
+        except OSError as exc:
+            raise _spool_error(exc) from None
+        count += 1
+        if pool.progress is not None and count % 1000 == 0:
+            pool.progress("checking", count, None)
+    return count
+
+
+def _write(pool: Pool, spool: IO[bytes], total: int, author: ops.Author, partition: str,
+           pack_size: int) -> Imported:
+    """Append the spooled memories in packs; dedup each pack against the projection."""
     now = now_from_env()
-    partition = pool.log.partition_for(author)
-    # Dedup on write, exact only (a near-duplicate check would embed every
-    # line): a line that repeats a current memory confirms it instead, a
-    # line that repeats an earlier line is dropped.
-    items: list[tuple[ops.MemoryBody | str, tuple[int, int] | None]] = []
-    duplicates: list[dict[str, object]] = []
-    # A keyed line replaces the key's values, like set: the current ones for
-    # the first line of a key, then the previous line of the same key.
-    keys = sorted({b.key for _, b, _ in bodies if b.key is not None})
-    latest: dict[str, list[str]] = {}
-    if keys:
-        from ..projection import Scope
+    out = _Writer(pool, author, partition, now)
+    batch: list[_Checked] = []
+    size = done = 0
+    for raw in spool:
+        checked = _SPOOL_DECODER.decode(raw)
+        if batch and (len(batch) >= pack_size or size + len(raw) > PACK_BYTES):
+            out.pack(batch)
+            done += len(batch)
+            if pool.progress is not None:
+                pool.progress("importing", done, total)
+            batch, size = [], 0
+        batch.append(checked)
+        size += len(raw) + 256  # an op's envelope around its memory
+    if batch:
+        out.pack(batch)
+        if pool.progress is not None:
+            pool.progress("importing", done + len(batch), total)
+    return Imported(count=len(out.written), ids=list(out.written), commits=out.commits,
+                    partition=partition, duplicates=out.duplicates)
 
-        def current(p: Projection) -> dict[str, list[str]]:
-            out: dict[str, list[str]] = {}
-            for r in p.keyed(Scope(shadow=False)):
-                if r.key in keys:
-                    out.setdefault(r.key or "", []).append(r.id)
-            return out
 
-        latest = pool.read(current, embed=False)
-    if bodies:
-        existing = pool.read(lambda p: [p.duplicate_of(b.text, b.kind, b.key)
-                                         for _, b, _ in bodies], embed=False)
-        first_line: dict[tuple[str, str | None, str], int] = {}
-        for (n, body, at), dup in zip(bodies, existing):
-            sig = (body.kind, body.key, ops.text_hash(body.text))
-            if dup is not None:
-                duplicates.append({"line": n, "id": dup})
-                if sig not in first_line:
-                    items.append((dup, at))
-                    first_line[sig] = n
-            elif sig in first_line:
-                duplicates.append({"line": n, "line_of_first": first_line[sig]})
+class _Writer:
+    """What the packs of one import share: the ids written (with their line),
+    the existing memories confirmed, the duplicates reported, the commits."""
+
+    def __init__(self, pool: Pool, author: ops.Author, partition: str,
+                 now: tuple[int, int]) -> None:
+        self.pool, self.author, self.partition, self.now = pool, author, partition, now
+        self.written: dict[str, int] = {}  # memory id -> its line, in order
+        self.confirmed: set[str] = set()  # existing memories a line reinforced
+        self.duplicates: list[dict[str, object]] = []
+        self.commits: list[str] = []
+
+    def pack(self, batch: list[_Checked]) -> None:
+        """Dedup ``batch`` (exact only: a near-duplicate check would embed every
+        line) and append what is left as one commit."""
+        keys = sorted({c.memory.key for c in batch if c.memory.key is not None})
+
+        def look(p: Projection) -> tuple[list[str | None], dict[str, list[str]]]:
+            from ..projection import Scope
+
+            found = [p.duplicate_of(c.memory.text, c.memory.kind, c.memory.key) for c in batch]
+            # A keyed line replaces the key's values, like set: the current ones
+            # (earlier packs of this import included), then the previous line's.
+            current = {k: [r.id for r in p.keyed(Scope(shadow=False), k)] for k in keys}
+            return found, current
+
+        existing, latest = self.pool.read(look, embed=False)
+        items: list[tuple[ops.MemoryBody | str, tuple[int, int] | None, int]] = []
+        first: dict[tuple[str, str | None, str], int] = {}  # this pack's texts -> line
+        for c, dup in zip(batch, existing):
+            sig = (c.memory.kind, c.memory.key, ops.text_hash(c.memory.text))
+            if dup is not None and dup in self.written:  # a line of an earlier pack
+                self.duplicates.append({"line": c.line, "line_of_first": self.written[dup]})
+            elif dup is not None:  # a current memory: the first such line confirms it
+                self.duplicates.append({"line": c.line, "id": dup})
+                if dup not in self.confirmed and sig not in first:
+                    self.confirmed.add(dup)
+                    items.append((dup, c.at, c.line))
+                    first[sig] = c.line
+            elif sig in first:
+                self.duplicates.append({"line": c.line, "line_of_first": first[sig]})
             else:
-                first_line[sig] = n
-                items.append((body, at))
-    ids: list[str] = []
-    commits: list[str] = []
-    for start in range(0, len(items), pack_size):
-        chunk = items[start : start + pack_size]
+                first[sig] = c.line
+                items.append((c.memory, c.at, c.line))
+        if items:
+            self._append(items, latest)
 
-        after: dict[str, list[str]] = {}
+    def _append(self, items: list[tuple[ops.MemoryBody | str, tuple[int, int] | None, int]],
+                latest: dict[str, list[str]]) -> None:
+        author, partition, now = self.author, self.partition, self.now
 
-        def make(clock: int, chunk: list = chunk) -> list[bytes]:  # type: ignore[type-arg]
+        def make(clock: int) -> list[bytes]:
             out = []
             state = {k: list(v) for k, v in latest.items()}  # rebuilt on every retry
-            for i, (what, at) in enumerate(chunk):
+            for i, (what, at, _) in enumerate(items):
                 common = dict(v=ops.FORMAT_VERSION, author=author, partition=partition,
                               clock=clock + i, at=(at or now)[0], tz=(at or now)[1])
                 if isinstance(what, ops.MemoryBody):
@@ -151,21 +288,15 @@ def import_records(
                     state[what.key] = [ops.op_id(out[-1])]
             for line in out:
                 validate.check_writable(line, partition)
-            after.clear()
-            after.update(state)
             return out
 
-        last_at = chunk[-1][1] or now
-        adds = sum(isinstance(w, ops.MemoryBody) for w, _ in chunk)
-        appended = pool.log.append(
+        last_at = items[-1][1] or now
+        adds = sum(isinstance(w, ops.MemoryBody) for w, _, _ in items)
+        appended = self.pool.log.append(
             partition, author, last_at[0], last_at[1], f"import {adds} memories", make,
-            next_clock=partial(pool.next_clock, partition, len(chunk)),
+            next_clock=partial(self.pool.next_clock, partition, len(items)),
         )
-        ids.extend(ops.op_id(line) for line, (w, _) in zip(appended.lines, chunk)
-                   if isinstance(w, ops.MemoryBody))
-        commits.append(appended.commit)
-        latest = dict(after)
-        if pool.progress is not None:
-            pool.progress("importing", start + len(chunk), len(items))
-    return Imported(count=len(ids), ids=ids, commits=commits, partition=partition,
-                    duplicates=duplicates)
+        for line, (what, _, n) in zip(appended.lines, items):
+            if isinstance(what, ops.MemoryBody):
+                self.written[ops.op_id(line)] = n
+        self.commits.append(appended.commit)

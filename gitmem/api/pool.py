@@ -2,22 +2,42 @@
 
 Why this exists: every action, read or write, needs the same few things from a
 pool: the log to append to, a projection that is never stale (refreshed from
-the log before each read, rebuilt with a warning when corrupt or missing), the
-clone's settings and clock, and one place to collect warnings. A ``Pool`` is
-that and nothing more; the actions live in their own modules and take a pool,
-and ``Store`` combines a project pool with the person's own pool above them.
+the log before each read), the clone's settings and clock, and one place to
+collect warnings. A ``Pool`` is that and nothing more; the actions live in
+their own modules and take a pool, and ``Store`` combines a project pool with
+the person's own pool above them.
+
+It is also the one place where the projection's failures are answered (the
+projection package says what a failure means, ``schema.damage``): a corrupt
+or missing projection is deleted and replayed from the log with a one-line
+warning; a ``.git`` that cannot be written (a read-only mount or checkout)
+moves reads to a temporary copy, brought up to date from the log, with a
+one-line warning, while writes fail with ``ReadOnly``; a full disk is
+``DiskFull``. ``rebuild`` starts from a fresh file and never depends on
+reading the old one.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from .. import ops
-from ..errors import AmbiguousId, InvalidInput, UnknownId
+from ..errors import (
+    AmbiguousId,
+    DiskError,
+    DiskFull,
+    GitMemError,
+    InvalidInput,
+    ReadOnly,
+    UnknownId,
+    from_os_error,
+)
 from ..model import RefreshReport
 from ..oplog import REF_PREFIX, Integrated, Oplog
 from . import embedding, gating, heal, settings
@@ -26,14 +46,23 @@ from .validate import check_writable
 
 if TYPE_CHECKING:
     from ..projection import Projection, Usage
+    from ..projection.schema import ProjectionUnwritable
 
 T = TypeVar("T")
 _HEX = re.compile(r"^[0-9a-f]+$")
 CACHE_DIR = "cache"
 BUILT_MARKER = "projection-built"
 USAGE_NAME = "usage.sqlite3"  # local use counts (a salience signal), never pushed
+CORRUPT = "projection was corrupt; rebuilt it from the op-log"
 Progress = Callable[[str, int, int | None], None]
 MakeOp = Callable[[ops.Author, str, int, int, int], ops.Op]
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 class Pool:
@@ -53,29 +82,36 @@ class Pool:
         # None) here; the CLI draws a progress line on a terminal.
         self.progress: Progress | None = None
         self.healed = False  # own ops skipped for a poisoned clock looked for (heal.py)
+        # Where the projection lives while .git cannot be written (None: in .git).
+        self._temporary: Path | None = None
+        self._temporary_warning: str | None = None
 
     @property
     def projection(self) -> Projection:
         """The local projection (created on first use: writes never need it)."""
         if self._projection is None:
-            from ..projection import Projection
-
-            version, dim = embedding.identity()
-            self._projection = Projection(
-                self.log.state_dir / CACHE_DIR,
-                embedder_version=version,
-                embedder_dim=dim,
-                make_embedder=embedding.doc_embedder,
-            )
-            self._projection.quarantine_check = gating.quarantine_reason
-            self._projection.quarantine_version = gating.gate_version
+            self._projection = self._new_projection(self.log.state_dir / CACHE_DIR)
         return self._projection
+
+    def _new_projection(self, directory: Path) -> Projection:
+        from ..projection import Projection
+
+        version, dim = embedding.identity()
+        proj = Projection(directory, embedder_version=version, embedder_dim=dim,
+                          make_embedder=embedding.doc_embedder)
+        proj.quarantine_check = gating.quarantine_reason
+        proj.quarantine_version = gating.gate_version
+        return proj
 
     def close(self) -> None:
         if self._projection is not None:
             self._projection.close()
         if self._usage_log is not None:
             self._usage_log.close()
+            self._usage_log = None
+        if self._temporary is not None:
+            shutil.rmtree(self._temporary, ignore_errors=True)
+            self._temporary = self._projection = None
         self._open = False
 
     def warn(self, message: str) -> None:
@@ -84,48 +120,152 @@ class Pool:
 
     # -- projection lifecycle -------------------------------------------------
 
-    def _ensure_open(self) -> Projection:
-        from ..projection import ProjectionCorrupt
+    def _ensure_open(self, *, rebuilding: bool = False) -> Projection:
+        from ..projection.schema import ProjectionUnwritable
 
         if self._open:
             return self.projection
-        marker = self.log.state_dir / BUILT_MARKER
-        # The marker is read first: a concurrent first reader creates the file and
-        # then the marker, so "no marker yet" can never look like a lost projection.
-        had_marker = marker.exists()
-        missing = not self.projection.path.exists()
         try:
-            self.projection.open()
-        except ProjectionCorrupt:
-            self.projection.destroy()
-            self.warnings.append("projection was corrupt; rebuilt it from the op-log")
-            self.projection.open()
-        else:
-            if missing and had_marker:
-                self.warnings.append("projection was missing; rebuilt it from the op-log")
-        if self.projection.reset_reason:
-            self.warnings.append(f"{self.projection.reset_reason}; rebuilt it from the op-log")
-        if not marker.exists():
-            marker.write_text("a projection has been built in this clone\n")
+            self._open_projection(rebuilding=rebuilding)
+        except ProjectionUnwritable as exc:
+            if rebuilding or not self._use_temporary(exc):
+                raise
+            self._open_projection()
         self._open = True
         return self.projection
 
-    def read(self, fn: Callable[[Projection], T], *, embed: bool = True) -> T:
-        """Refresh, then run a query; a corrupt file is rebuilt once, with a warning."""
+    def _open_projection(self, *, rebuilding: bool = False) -> None:
         from ..projection import ProjectionCorrupt
 
-        for attempt in (1, 2):
+        proj = self.projection
+        marker = self.log.state_dir / BUILT_MARKER
+        # The marker is read first: a concurrent first reader creates the file and
+        # then the marker, so "no marker yet" can never look like a lost projection.
+        had_marker = _exists(marker)
+        missing = not _exists(proj.path)
+        try:
+            proj.open()
+        except ProjectionCorrupt:
+            self._discard()
+            proj.open()
+        else:
+            if (missing and had_marker and not rebuilding and self._temporary is None
+                    and CORRUPT not in self.warnings):
+                self.warn("projection was missing; rebuilt it from the op-log")
+        if proj.reset_reason:
+            self.warn(f"{proj.reset_reason}; rebuilt it from the op-log")
+            proj.reset_reason = None
+        if not had_marker and self._temporary is None:
             try:
-                proj = self._ensure_open()
-                self.refresh_from_log(proj, embed=embed)
-                return fn(proj)
-            except ProjectionCorrupt:
-                if attempt == 2:
-                    raise
-                self.projection.destroy()
-                self._open = False
-                self.warnings.append("projection was corrupt; rebuilt it from the op-log")
-        raise AssertionError("unreachable")
+                marker.write_text("a projection has been built in this clone\n")
+            except OSError:
+                pass  # only makes a later loss visible
+
+    def _discard(self) -> None:
+        """Delete a corrupt projection (the next open starts empty) and say so."""
+        self._open = False
+        self.projection.destroy()
+        self.warn(CORRUPT)
+
+    def _use_temporary(self, exc: ProjectionUnwritable) -> bool:
+        """Move the projection to a temporary directory when .git cannot be
+        written: a copy of the current files, brought up to date from the log
+        by the next refresh. False when that does not apply (a full disk)."""
+        import tempfile
+
+        if exc.why != "read-only" or self._temporary is not None:
+            return False
+        real = self.projection
+        real.close()
+        try:
+            tmp = Path(tempfile.mkdtemp(prefix="git-mem-projection-"))
+        except OSError as err:
+            raise ReadOnly(f"cannot write the projection in {real.directory} ({exc}) nor a "
+                           f"temporary one ({err.strerror})",
+                           "set TMPDIR to a writable directory to read from here") from None
+        real.copy_into(tmp)
+        proj = self._new_projection(tmp)
+        proj.long_lived, proj.progress = real.long_lived, real.progress
+        proj.hnsw_warm_min, proj.hnsw_fresh_min = real.hnsw_warm_min, real.hnsw_fresh_min
+        self._projection, self._temporary, self._open = proj, tmp, False
+        self._temporary_warning = (
+            f"cannot write the projection in {real.directory} ({str(exc).lower()}); "
+            "answered from a temporary copy brought up to date from the op-log")
+        self.warn(self._temporary_warning)
+        if self._usage_log is not None:
+            self._usage_log.close()
+            self._usage_log = None  # reopened read-only
+        return True
+
+    def _typed(self, exc: ProjectionUnwritable) -> GitMemError:
+        """The error a user sees when the projection's directory refused a write."""
+        where = exc.directory if self._temporary is not None else self.log.state_dir.parent
+        if exc.why == "full":
+            what = "disk quota exceeded" if "quota" in str(exc).lower() else "no space left"
+            return DiskFull(f"{what} on the device holding {where}")
+        if exc.why == "io":
+            return DiskError(f"disk I/O error writing {where}")
+        return ReadOnly(f"cannot write the projection in {exc.directory}: {str(exc).lower()}")
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Around anything that writes: a write the file system refuses is a
+        typed error (DiskFull, ReadOnly, DiskError), never a traceback."""
+        from ..projection.schema import ProjectionUnwritable
+
+        try:
+            yield
+        except ProjectionUnwritable as exc:
+            raise self._typed(exc) from None
+        except ReadOnly:
+            self._drop_temporary_warning()
+            raise
+        except OSError as exc:
+            typed = from_os_error(exc, self.log.state_dir.parent)
+            if typed is None:
+                raise
+            if isinstance(typed, ReadOnly):
+                self._drop_temporary_warning()
+            raise typed from None
+
+    def _drop_temporary_warning(self) -> None:
+        # A write that fails on a read-only .git says so itself: the warning about
+        # where its preliminary read was answered from would only repeat it.
+        if self._temporary_warning in self.warnings:
+            self.warnings.remove(self._temporary_warning)
+
+    def read(self, fn: Callable[[Projection], T], *, embed: bool = True) -> T:
+        """Refresh, then run a query. A corrupt projection is rebuilt once, with a
+        warning; a read-only .git moves it to a temporary copy, with a warning."""
+        from ..projection import ProjectionCorrupt
+        from ..projection.schema import ProjectionUnwritable
+
+        try:
+            for attempt in (1, 2):
+                corrupt = False
+                try:
+                    proj = self._ensure_open()
+                    self.refresh_from_log(proj, embed=embed)
+                    out = fn(proj)
+                except ProjectionCorrupt:
+                    if attempt == 2:
+                        raise
+                    corrupt = True  # discarded below, once the failed query is freed
+                except ProjectionUnwritable as exc:
+                    # The file opened (nothing to write then) but a refresh must write.
+                    if attempt == 2 or not self._use_temporary(exc):
+                        raise
+                else:
+                    if proj.index_damaged:
+                        proj.index_damaged = False
+                        self.warn("vector index was damaged; answered by an exact scan "
+                                  "(deleted; it is built again)")
+                    return out
+                if corrupt:
+                    self._discard()
+            raise AssertionError("unreachable")
+        except ProjectionUnwritable as exc:
+            raise self._typed(exc) from None
 
     def refresh_from_log(self, proj: Projection, *, full: bool = False,
                          embed: bool = True) -> RefreshReport:
@@ -157,16 +297,36 @@ class Pool:
         return self.last_refresh or RefreshReport()
 
     def rebuild(self) -> RefreshReport:
-        """Drop the projection's content and replay every partition."""
-        from ..projection import ProjectionCorrupt
+        """Replay every partition into a fresh projection file.
 
-        proj = self._ensure_open()
-        try:
-            return self.refresh_from_log(proj, full=True)
-        except ProjectionCorrupt:
-            self.projection.destroy()
+        Never reads the old file, whatever state it is in; only the write
+        gate's cached verdicts are carried over, when it opens cleanly."""
+        with self.writing():
+            if self._temporary is not None:
+                raise ReadOnly(f"cannot write the projection in {self.log.state_dir / CACHE_DIR}"
+                               ": read-only file system")
+            proj = self.projection
+            verdicts = self._salvage_verdicts(proj)
             self._open = False
-            return self.refresh_from_log(self._ensure_open(), full=True)
+            proj.destroy()
+            proj = self._ensure_open(rebuilding=True)
+            if verdicts:
+                proj.keep_verdicts(verdicts)
+            return self.refresh_from_log(proj, full=True)
+
+    @staticmethod
+    def _salvage_verdicts(proj: Projection) -> list[tuple[str, str, str | None]]:
+        """The gate's verdicts from the old file (re-gating every memory is the
+        slowest part of a replay), or none when it does not open cleanly."""
+        if not _exists(proj.path):
+            return []
+        try:
+            proj.open()
+            return proj.gate_verdicts()
+        except Exception:  # noqa: BLE001 - whatever the old file holds, the rebuild goes on
+            return []
+        finally:
+            proj.close()
 
     # -- ids, appends, settings ---------------------------------------------------
 
@@ -187,6 +347,10 @@ class Pool:
 
     def append_one(self, make: MakeOp, summary: str) -> tuple[str, ops.Op, str]:
         """Append one op to this clone's partition: (op id, op, commit id)."""
+        with self.writing():
+            return self._append_one(make, summary)
+
+    def _append_one(self, make: MakeOp, summary: str) -> tuple[str, ops.Op, str]:
         heal.rescue_skipped_clocks(self)  # outside the append lock: it appends too
         author = self.log.identity()
         at, tz = now_from_env()
@@ -226,5 +390,6 @@ class Pool:
         if self._usage_log is None:
             from ..projection import Usage
 
-            self._usage_log = Usage(self.log.state_dir / USAGE_NAME)
+            self._usage_log = Usage(self.log.state_dir / USAGE_NAME,
+                                    read_only=self._temporary is not None)
         return self._usage_log

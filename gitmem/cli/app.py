@@ -4,8 +4,10 @@ Every command is ``_run(command, as_json, action, human)``: open the store,
 make one library call, print. Errors are mapped here and nowhere else: a
 ``GitMemError`` prints ``error: <message>; hint: <hint>`` on stderr (and the
 error envelope with --json) and exits with its documented code
-(``errors.EXIT_CODES``); anything else is a bug, reported in one line, exit 1;
-Ctrl-C exits 130. Usage errors stay click's (exit 2).
+(``errors.EXIT_CODES``); a write the file system refused that reached here
+untyped (a full disk, a read-only mount) gets its typed error the same way;
+anything else is a bug, reported in one line, exit 1; Ctrl-C exits 130.
+Usage errors stay click's (exit 2).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any, TypeVar
 import click
 
 from .. import __version__, api, envelope
-from ..errors import GitMemError
+from ..errors import GitMemError, from_os_error
 from . import render
 from .progress import Progress
 
@@ -91,7 +93,10 @@ def run(
             if bar is not None:
                 bar.done()
         warnings = store.warnings
-    except GitMemError as exc:
+    except (GitMemError, OSError) as caught:
+        exc = caught if isinstance(caught, GitMemError) else from_os_error(caught, writing=False)
+        if exc is None:
+            raise
         warnings = store.warnings if store else []
         _print_warnings(warnings)
         if as_json:

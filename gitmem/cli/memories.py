@@ -71,7 +71,7 @@ def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tup
 @cli.command(name="import")
 @click.argument("file", type=click.File("rb"))
 @click.option("--pack-size", type=int, default=5000, show_default=True,
-              help="Memories per commit.")
+              help="Memories per commit, at most.")
 @click.option("--redact", is_flag=True,
               help="Mask detected secrets instead of refusing the whole import.")
 @json_option
@@ -82,7 +82,13 @@ def import_(file: IO[bytes], pack_size: int, redact: bool, as_json: bool) -> Non
     "fact", "key": ..., "tags": [...], "about": [...], "paths": [...],
     "importance": 0.5, "valid_from": ..., "valid_until": ..., "source": ...,
     "session": ..., "recorded_at": ...}. All lines are checked before anything
-    is written.
+    is written: one bad line, even the last of a pipe, and nothing is.
+
+    Memory stays small whatever the input: lines are read one at a time (a
+    line over 65536 bytes is refused by its number), checked lines wait in a
+    temporary file (in TMPDIR, about the input's size), then memories are
+    written in packs of at most --pack-size and 4 MiB, each one commit. An
+    interruption while writing keeps the packs already written, each whole.
 
     \b
     Example:

@@ -11,15 +11,20 @@ vectors.hnsw holds the graph, labels = vector slots; vectors.hnsw.json says
 what it covers: the embedder, the number of slots (slots only grow, so new
 rows are simply added), the vector file's name and the number of forgotten
 memories when it was built (a new forget rebuilds it from the file, where the
-row is zeroed). Both are written to temp files and renamed, so readers see an
-old index or a new one, never half of one. hnswlib and numpy are imported
-only here, and only when an index is loaded, built or searched.
+row is zeroed), and a CRC-32 of the index file. Both are written to temp files
+and renamed, so readers see an old index or a new one, never half of one. An
+index whose bytes do not match its tag, or that hnswlib cannot load, is
+deleted and the question answered by the exact scan (``damaged`` says so): a
+damaged graph must never be searched, where a bad neighbour id could crash
+the process. hnswlib and numpy are imported only here, and only when an
+index is loaded, built or searched.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,6 +46,14 @@ def wanted_tag(embedder: str | None, slots: int, forgotten: int,
     return {"embedder": embedder, "slots": slots, "forgotten": forgotten, "vectors": vectors}
 
 
+def _crc32(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
 class HnswIndex:
     """The persisted index beside the vector file, and the one loaded in memory.
 
@@ -55,6 +68,7 @@ class HnswIndex:
         self.loaded: Any = None  # an hnswlib.Index covering ``tag``, or None
         self.tag: dict[str, object] | None = None
         self._thread: Any = None
+        self.damaged = False  # a persisted index was unusable and deleted
 
     @property
     def _tag_path(self) -> Path:
@@ -65,11 +79,29 @@ class HnswIndex:
         self.path.unlink(missing_ok=True)
         self._tag_path.unlink(missing_ok=True)
 
+    def forget(self) -> None:
+        """Let go of the index loaded in this process (its files are being deleted)."""
+        self.loaded, self.tag = None, None
+
     def read_tag(self) -> dict[str, object] | None:
+        """What the persisted index covers, its checksum under "crc32"; None if unreadable."""
         try:
-            return json.loads(self._tag_path.read_text())  # type: ignore[no-any-return]
+            tag = json.loads(self._tag_path.read_text())
         except (OSError, ValueError):
             return None
+        return tag if isinstance(tag, dict) else None
+
+    def _intact(self, tag: dict[str, object]) -> bool:
+        """The index file has the bytes its tag was written for."""
+        try:
+            return tag.get("crc32") == _crc32(self.path)
+        except OSError:
+            return False
+
+    @staticmethod
+    def _covers(tag: dict[str, object] | None) -> dict[str, object] | None:
+        """The coverage part of a tag (what ``wanted_tag`` returns)."""
+        return None if tag is None else {k: v for k, v in tag.items() if k != "crc32"}
 
     def get(self, want: dict[str, object], *, build: bool) -> Any:
         """A loaded index covering exactly ``want``, or None (then, with ``build``,
@@ -77,13 +109,26 @@ class HnswIndex:
         if self.loaded is not None and self.tag == want:
             return self.loaded
         tag = self.read_tag()
-        if tag == want:
+        if tag is not None and self._covers(tag) == want:
             import hnswlib
 
-            index = hnswlib.Index(space="cosine", dim=self.dim)
-            index.load_index(str(self.path))
-            self.loaded, self.tag = index, tag
-            return index
+            try:
+                if not self._intact(tag):
+                    raise ValueError("index file does not match its tag")
+                index = hnswlib.Index(space="cosine", dim=self.dim)
+                index.load_index(str(self.path))
+                if index.get_current_count() != want["slots"]:
+                    raise ValueError("index does not hold the rows its tag names")
+            except (RuntimeError, ValueError, MemoryError, OSError):
+                self.damaged = True
+                try:
+                    self.drop()
+                except OSError:
+                    pass
+                tag = None
+            else:
+                self.loaded, self.tag = index, want
+                return index
         if build:
             self._start_build(want, tag)
         return None
@@ -104,19 +149,24 @@ class HnswIndex:
         import numpy as np
 
         n = int(want["slots"])  # type: ignore[call-overload]
-        index = hnswlib.Index(space="cosine", dim=self.dim)
-        start = 0
         incremental = (
             have is not None
             and have.get("embedder") == want["embedder"]
             and have.get("vectors") == want["vectors"]
             and have.get("forgotten") == want["forgotten"]
             and int(have.get("slots", 0)) <= n  # type: ignore[call-overload]
+            and self._intact(have)  # never extend a damaged graph
         )
+        index = hnswlib.Index(space="cosine", dim=self.dim)
+        start = 0
         if incremental:
-            index.load_index(str(self.path), max_elements=n)
-            start = index.get_current_count()
-        else:
+            try:
+                index.load_index(str(self.path), max_elements=n)
+                start = index.get_current_count()
+            except (RuntimeError, ValueError, MemoryError, OSError):
+                incremental = False
+                index = hnswlib.Index(space="cosine", dim=self.dim)
+        if not incremental:
             index.init_index(max_elements=max(n, 1), ef_construction=100, M=16, random_seed=100)
         index.set_num_threads(1)  # same rows in the same order, same graph
         # The file named in the tag, read in this thread (never the SQLite
@@ -129,9 +179,10 @@ class HnswIndex:
         token = os.urandom(16).hex()
         tmp = self.directory / f".{HNSW_NAME}.{token}"
         index.save_index(str(tmp))
+        crc = _crc32(tmp)
         os.replace(tmp, self.path)
         tmp_tag = self.directory / f".{HNSW_NAME}.json.{token}"
-        tmp_tag.write_text(json.dumps(want, sort_keys=True))
+        tmp_tag.write_text(json.dumps({**want, "crc32": crc}, sort_keys=True))
         os.replace(tmp_tag, self._tag_path)
         self.loaded, self.tag = index, want
 

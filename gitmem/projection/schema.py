@@ -1,56 +1,191 @@
-"""The projection's SQLite file: its tables, how it is opened, and how damage is reported.
+"""The projection's SQLite file: its tables, how it is opened, and what a failure means.
 
 Why this exists: every other module of the package takes a connection that
 this one made, so the pragmas that matter for correctness (WAL, busy timeout,
 secure_delete) are set in one place. The projection is disposable: the file
 carries a schema version and the op format it was replayed with, and on a
 mismatch every table is dropped and recreated empty (the next refresh replays
-the log), never migrated. A damaged file surfaces as ``ProjectionCorrupt``,
-which the api answers by deleting the file and rebuilding.
+the log), never migrated.
+
+What a failure to use the projection means is decided here, once
+(``damage``), for every method of the package: anything that says the files
+cannot be read as they are (any SQLite error about the database, text that is
+not UTF-8, a missing table or column, a cache path that is not a directory) is
+``ProjectionCorrupt``, which the api answers by deleting the files and
+replaying the log; a directory that cannot be written (read-only file system,
+permissions) or a full disk is ``ProjectionUnwritable``, which rebuilding
+would not fix. ``check`` compares the file's schema with the one this version
+creates and queries every table, so damage is found on open rather than in
+the middle of a command.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
+import json
+import os
+import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import Concatenate, Literal, ParamSpec, Protocol, TypeVar
 
 from .. import ops
 
 # Bump when the tables change: a mismatch rebuilds from the log, never migrates.
-SCHEMA_VERSION = 8
+# 9: memories_norm covers (norm, kind, key), the exact-duplicate lookup.
+SCHEMA_VERSION = 9
 DB_NAME = "projection.sqlite3"
-_CORRUPT_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+# SQLite primary result codes (https://sqlite.org/rescode.html).
+_PERM, _BUSY, _LOCKED, _NOMEM, _READONLY, _INTERRUPT, _IOERR = 3, 5, 6, 7, 8, 9, 10
+_FULL, _CANTOPEN, _AUTH = 13, 14, 23
+# Not about the file at all: waited too long for a lock, out of memory, interrupted.
+_NOT_DAMAGE = {_BUSY, _LOCKED, _NOMEM, _INTERRUPT}
+# The file or a companion (-wal, -shm) could not be opened or written: the directory
+# is read-only, the disk is full, or one of our files is in the way (damage).
+_UNWRITABLE = {_PERM, _READONLY, _IOERR, _CANTOPEN, _AUTH}
+_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
+_READ_ONLY_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM}
 
 P = ParamSpec("P")
 R = TypeVar("R")
+Why = Literal["full", "read-only", "io"]
 
 
 class ProjectionCorrupt(Exception):
-    """The SQLite file is damaged; the caller resets and rebuilds it."""
+    """The projection cannot be used as it is; the caller deletes it and rebuilds."""
 
 
-def is_corrupt(exc: sqlite3.DatabaseError) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None and (code & 0xFF) in _CORRUPT_CODES:
-        return True
-    text = str(exc).lower()
-    return "malformed" in text or "not a database" in text
+class ProjectionUnwritable(Exception):
+    """The projection's directory cannot be written: rebuilding would not help.
+
+    ``why``: "full" (no space left or quota exceeded), "read-only" (a read-only
+    file system or no permission) or "io" (the device reported an I/O error).
+    """
+
+    def __init__(self, message: str, why: Why, directory: Path) -> None:
+        super().__init__(message)
+        self.why: Why = why
+        self.directory = directory
 
 
-def guarded(fn: Callable[P, R]) -> Callable[P, R]:
-    """Turn SQLite's corruption errors into ProjectionCorrupt for the caller."""
+def _inside(name: object, directory: Path) -> bool:
+    """``name`` (an OSError's filename) is the projection directory or in it."""
+    if not isinstance(name, (str, bytes, os.PathLike)):
+        return False
+    try:
+        path = Path(os.fsdecode(name)).absolute()
+    except (TypeError, ValueError):
+        return False
+    d = directory.absolute()
+    return path == d or d in path.parents
 
-    @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+
+def probe(directory: Path) -> ProjectionUnwritable | None:
+    """Why ``directory`` cannot take a new file of a few kilobytes, or None."""
+    try:
+        free = shutil.disk_usage(directory).free
+    except OSError:
+        free = None
+    if free is not None and free < 1 << 20:
+        return ProjectionUnwritable("no space left on device", "full", directory)
+    test = directory / f".probe-{os.getpid()}-{os.urandom(4).hex()}"
+    try:
+        with open(test, "xb") as fh:
+            fh.write(b"\0" * 8192)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        if exc.errno in _FULL_ERRNOS:
+            return ProjectionUnwritable(os.strerror(exc.errno), "full", directory)
+        if exc.errno in _READ_ONLY_ERRNOS:
+            return ProjectionUnwritable(os.strerror(exc.errno), "read-only", directory)
+        return None  # not a directory, or something else in the way: damage
+    finally:
         try:
-            return fn(*args, **kwargs)
-        except sqlite3.DatabaseError as exc:
-            if is_corrupt(exc):
-                raise ProjectionCorrupt(str(exc)) from exc
-            raise
+            test.unlink()
+        except OSError:
+            pass
+    return None
+
+
+def damage(exc: BaseException, directory: Path, *, reading: bool = False) -> Exception | None:
+    """What ``exc``, raised while using the projection in ``directory``, means:
+    ProjectionCorrupt, ProjectionUnwritable, or None (not about our files: a
+    bug, a lock held too long, an error of the op-log; raise it as it is).
+
+    ``reading``: the failure came from reading rows back (a query), where any
+    value of an unexpected type or shape is damage too."""
+    if isinstance(exc, (ProjectionCorrupt, ProjectionUnwritable)):
+        return exc
+    if isinstance(exc, (sqlite3.ProgrammingError, sqlite3.InterfaceError)):
+        return None  # our own misuse of the API: a bug, not the file
+    if isinstance(exc, sqlite3.DatabaseError):
+        code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+        if code in _NOT_DAMAGE:
+            return None
+        if code == _FULL:
+            return ProjectionUnwritable(str(exc), "full", directory)
+        if code in _UNWRITABLE:
+            found = probe(directory) if directory.is_dir() else None
+            if found is not None:
+                return found
+            if code == _IOERR:
+                return ProjectionUnwritable(str(exc), "io", directory)
+        return ProjectionCorrupt(str(exc))  # anything else the file says is damage
+    if isinstance(exc, OSError):
+        if exc.errno in _FULL_ERRNOS:
+            return ProjectionUnwritable(os.strerror(exc.errno or 0), "full", directory)
+        if exc.errno == errno.EROFS:
+            return ProjectionUnwritable(os.strerror(exc.errno), "read-only", directory)
+        if exc.errno == errno.EIO:
+            return ProjectionUnwritable(os.strerror(exc.errno), "io", directory)
+        if not (_inside(exc.filename, directory) or _inside(exc.filename2, directory)):
+            return None  # not one of our files (the op-log's, say)
+        if exc.errno in _READ_ONLY_ERRNOS:
+            return probe(directory) or ProjectionCorrupt(str(exc))
+        return ProjectionCorrupt(str(exc))  # not a directory, a directory, gone, ...
+    if isinstance(exc, (UnicodeError, json.JSONDecodeError)):
+        return ProjectionCorrupt(f"{type(exc).__name__}: {exc}")
+    if reading and isinstance(exc, (ValueError, TypeError, KeyError, IndexError,
+                                    AttributeError, OverflowError)):
+        return ProjectionCorrupt(f"{type(exc).__name__}: {exc}")
+    return None
+
+
+class HasDirectory(Protocol):
+    directory: Path
+
+
+H = TypeVar("H", bound=HasDirectory)
+
+
+def guarded(fn: Callable[Concatenate[H, P], R]) -> Callable[Concatenate[H, P], R]:
+    """A method of an object with a ``directory``: its failures mapped by ``damage``."""
+    return _guard(fn, reading=False)
+
+
+def guarded_read(fn: Callable[Concatenate[H, P], R]) -> Callable[Concatenate[H, P], R]:
+    """A query method: as ``guarded``, and a row of an unexpected shape is damage."""
+    return _guard(fn, reading=True)
+
+
+def _guard(fn: Callable[Concatenate[H, P], R], *, reading: bool) -> Callable[Concatenate[H, P], R]:
+    @functools.wraps(fn)
+    def wrapper(self: H, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(self, *args, **kwargs)
+        except Exception as exc:
+            found = damage(exc, self.directory, reading=reading)
+            if found is None or found is exc:
+                raise
+            try:
+                raise found from exc
+            finally:
+                del found  # no cycle through this frame: the failed query's
+                # cursors are freed with the exception, before the caller closes
 
     return wrapper
 
@@ -65,17 +200,76 @@ def rollback(c: sqlite3.Connection) -> None:
 def connect(path: Path) -> sqlite3.Connection:
     """A connection in autocommit mode: every transaction is an explicit BEGIN."""
     conn = sqlite3.connect(path, timeout=60.0, isolation_level=None)
-    conn.execute("PRAGMA busy_timeout = 60000")
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    # Forgotten text must not linger in free pages of the file.
-    conn.execute("PRAGMA secure_delete = ON")
+    try:
+        conn.execute("PRAGMA busy_timeout = 60000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        # Forgotten text must not linger in free pages of the file.
+        conn.execute("PRAGMA secure_delete = ON")
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
 def wanted_meta() -> dict[str, str]:
     """What ``meta`` must say for the file to be used as it is."""
     return {"schema": str(SCHEMA_VERSION), "format": str(ops.FORMAT_VERSION)}
+
+
+def read_meta(c: sqlite3.Connection) -> dict[str, str]:
+    """The ``meta`` table; {} for a new, empty file. ProjectionCorrupt when the
+    file holds tables but no usable meta."""
+    try:
+        rows = c.execute("SELECT key, value FROM meta").fetchall()
+    except sqlite3.OperationalError as exc:
+        if "no such table" not in str(exc):
+            raise
+        if c.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None:
+            raise ProjectionCorrupt("the meta table is missing") from exc
+        return {}
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in rows):
+        raise ProjectionCorrupt("the meta table holds values of the wrong type")
+    return dict(rows)
+
+
+_EXPECTED: set[tuple[str, str, str, str | None]] | None = None
+
+
+def _expected() -> set[tuple[str, str, str, str | None]]:
+    """Every row ``sqlite_master`` holds in a file this version created."""
+    global _EXPECTED
+    if _EXPECTED is None:
+        mem = sqlite3.connect(":memory:")
+        try:
+            _create(mem)
+            _EXPECTED = set(mem.execute(_MASTER).fetchall())
+        finally:
+            mem.close()
+    return _EXPECTED
+
+
+_MASTER = ("SELECT type, name, tbl_name, sql FROM sqlite_master "
+           "WHERE name NOT LIKE 'sqlite_stat%'")
+
+
+def check(c: sqlite3.Connection) -> None:
+    """ProjectionCorrupt unless the file has exactly this version's tables,
+    columns and indexes, and every table answers a query (about a millisecond)."""
+    have = set(c.execute(_MASTER).fetchall())
+    want = _expected()
+    if have != want:
+        names = sorted({r[1] for r in have ^ want})
+        raise ProjectionCorrupt(f"the schema differs from this version's ({', '.join(names[:5])})")
+    for typ, name, _, _ in sorted(want):
+        if typ == "table":
+            c.execute(f'SELECT * FROM "{name}" LIMIT 1').fetchall()
+
+
+def _create(c: sqlite3.Connection) -> None:
+    for stmt in SCHEMA.split(";\n"):  # statements end a line, comments never do
+        if stmt.strip():
+            c.execute(stmt)
 
 
 def reset(c: sqlite3.Connection, meta: dict[str, str]) -> bool:
@@ -86,10 +280,11 @@ def reset(c: sqlite3.Connection, meta: dict[str, str]) -> bool:
     c.execute("BEGIN IMMEDIATE")
     try:
         try:
-            have = dict(c.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.OperationalError:
+            have = read_meta(c)
+        except (sqlite3.OperationalError, ProjectionCorrupt):
             have = {}
         if {k: have.get(k) for k in meta} == meta:
+            check(c)  # whatever is there must be whole, or the caller rebuilds the file
             c.execute("COMMIT")  # another process set it up while we waited
             return False
         tables = [
@@ -101,14 +296,12 @@ def reset(c: sqlite3.Connection, meta: dict[str, str]) -> bool:
         ]
         for t in tables:
             c.execute(f'DROP TABLE IF EXISTS "{t}"')
-        for stmt in SCHEMA.split(";\n"):  # statements end a line, comments never do
-            if stmt.strip():
-                c.execute(stmt)
+        _create(c)
         c.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
         c.execute("COMMIT")
         return True
     except BaseException:
-        c.execute("ROLLBACK")
+        rollback(c)
         raise
 
 
@@ -158,7 +351,9 @@ CREATE TABLE memories(
 CREATE INDEX memories_key ON memories(key) WHERE key IS NOT NULL;
 CREATE INDEX memories_top ON memories(kind, importance DESC, clock DESC, id);
 CREATE INDEX memories_shadowed ON memories(shadowed_by) WHERE shadowed_by IS NOT NULL;
-CREATE INDEX memories_norm ON memories(norm);
+-- All three columns of the exact-duplicate lookup: on norm alone the planner
+-- preferred memories_status and scanned every current memory of the kind.
+CREATE INDEX memories_norm ON memories(norm, kind, key);
 CREATE UNIQUE INDEX memories_vec ON memories(vec_slot);
 -- Every vector row and the memory it belongs to: a long memory has a row for
 -- the whole and one per chunk, its similarity is the best of them.

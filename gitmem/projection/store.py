@@ -16,7 +16,8 @@ file) and ``ann`` (the HNSW index). The rules themselves live in
 
 from __future__ import annotations
 
-import os
+import gc
+import shutil
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
@@ -28,7 +29,7 @@ from ..model import RefreshReport
 from . import fold, queries, schema
 from .ann import HNSW_FRESH_MIN, HNSW_WARM_MIN, HnswIndex, wanted_tag
 from .fold import Fold, LogSource
-from .schema import DB_NAME, ProjectionCorrupt, guarded
+from .schema import DB_NAME, ProjectionCorrupt, guarded, guarded_read
 from .scope import Scope
 from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, spread, top_slot
 
@@ -38,8 +39,9 @@ R = TypeVar("R")
 
 def _query(fn: Callable[Concatenate[sqlite3.Connection, P], R]) -> Callable[Concatenate[Projection, P], R]:
     """``fn`` of ``gitmem.projection.queries`` as a method: run on the open
-    connection, with corruption raised as ProjectionCorrupt. (Type checkers see
-    ``fn``'s parameters; ``help()`` shows its docstring.)"""
+    connection, any failure to read raised as ProjectionCorrupt (see
+    ``schema.damage``). (Type checkers see ``fn``'s parameters; ``help()``
+    shows its docstring.)"""
 
     def method(self: Projection, /, *args: P.args, **kwargs: P.kwargs) -> R:
         return fn(self._c, *args, **kwargs)
@@ -47,7 +49,7 @@ def _query(fn: Callable[Concatenate[sqlite3.Connection, P], R]) -> Callable[Conc
     method.__name__ = fn.__name__
     method.__qualname__ = f"Projection.{fn.__name__}"
     method.__doc__ = fn.__doc__
-    return guarded(method)
+    return guarded_read(method)
 
 
 class Projection:
@@ -80,6 +82,7 @@ class Projection:
         self.conn: sqlite3.Connection | None = None
         self.created = False  # True when open() had to make a new file
         self.vectors_damaged = False
+        self.index_damaged = False  # the HNSW index was unusable: deleted, scanned exactly
         self.reset_reason: str | None = None
         # Long refreshes report (what, done, total or None) here; front ends draw it.
         self.progress: Callable[[str, int, int | None], None] | None = None
@@ -104,36 +107,82 @@ class Projection:
 
     # -- lifecycle ----------------------------------------------------------------
 
+    @guarded
     def open(self) -> None:
-        """Open (creating or resetting as needed). Raises ProjectionCorrupt."""
-        self.directory.mkdir(parents=True, exist_ok=True)
+        """Open (creating or resetting as needed).
+
+        Raises ProjectionCorrupt when the files cannot be used as they are
+        (the caller deletes them with ``destroy`` and opens again), and
+        ProjectionUnwritable when the directory cannot be written."""
+        self.close()
+        self.directory.mkdir(parents=True, exist_ok=True)  # a file there: damage
         self.created = not self.path.exists()
-        try:
-            self.conn = schema.connect(self.path)
-            have = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
-        except sqlite3.OperationalError as exc:
-            if "no such table" not in str(exc):
-                raise
-            have = {}
-        except sqlite3.DatabaseError as exc:
-            if schema.is_corrupt(exc):
-                raise ProjectionCorrupt(str(exc)) from exc
-            raise
+        self.conn = schema.connect(self.path)
+        have = schema.read_meta(self.conn)
         want = schema.wanted_meta()
         if {k: have.get(k) for k in want} != want:
             if have:
                 self.reset_reason = "projection schema changed"
             if not schema.reset(self._c, want):
                 self.reset_reason = None  # another process rebuilt it while we waited
+        else:
+            schema.check(self._c)
 
+    @guarded
     def destroy(self) -> None:
-        """Delete the projection files (used when the file is corrupt)."""
+        """Delete every file of the projection, whatever state they are in (a
+        cache path that is a file, a database that is a directory, ...)."""
+        gc.collect()  # finalise the failed query's cursors while the connection is open
         self.close()
-        for suffix in ("", "-wal", "-shm", "-journal"):
+        self._ann.forget()
+        d = self.directory
+        if d.is_symlink() or (d.exists() and not d.is_dir()):
+            d.unlink()
+            return
+        if not d.exists():
+            return
+        for f in d.iterdir():
+            if f.is_dir() and not f.is_symlink():
+                shutil.rmtree(f)
+            else:
+                f.unlink(missing_ok=True)
+
+    def copy_into(self, target: Path) -> bool:
+        """Copy the projection's files (database, write-ahead log, vector file)
+        into the empty directory ``target``, as a starting point a reader can
+        bring up to date when this one cannot be written. False when there was
+        nothing readable to copy (the copy is checked when opened)."""
+        copied = False
+        names = [DB_NAME, DB_NAME + "-wal"]
+        try:
+            names += sorted(f.name for f in self.directory.glob("vectors*.i8"))
+        except OSError:
+            pass
+        for name in names:
             try:
-                os.unlink(str(self.path) + suffix)
-            except FileNotFoundError:
-                pass
+                shutil.copyfile(self.directory / name, target / name)
+                copied = copied or name == DB_NAME
+            except OSError:
+                continue
+        return copied
+
+    @guarded_read
+    def gate_verdicts(self) -> list[tuple[str, str, str | None]]:
+        """Every cached verdict of the write gate (a rebuild carries them over)."""
+        rows = self._c.execute("SELECT op_id, version, reason FROM gate_verdicts").fetchall()
+        return [(str(o), str(v), None if r is None else str(r)) for o, v, r in rows]
+
+    @guarded
+    def keep_verdicts(self, rows: list[tuple[str, str, str | None]]) -> None:
+        c = self._c
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            c.executemany("INSERT OR REPLACE INTO gate_verdicts(op_id, version, reason) "
+                          "VALUES (?, ?, ?)", rows)
+            c.execute("COMMIT")
+        except BaseException:
+            schema.rollback(c)
+            raise
 
     def close(self) -> None:
         if self.conn is not None:
@@ -215,8 +264,8 @@ class Projection:
     def _vectors_current(self) -> bool:
         if self.embedder_version is None:
             return True
-        if self._vectors.truncated(self._c):
-            self.vectors_damaged = True  # truncated or lost: re-embed on this refresh
+        if self._vectors.damaged(self._c):
+            self.vectors_damaged = True  # cut, lost or garbled: re-embed on this refresh
             return False
         return self.meta().get("embedder") == self.embedder_version and not has_pending(self._c)
 
@@ -228,9 +277,11 @@ class Projection:
         """Embed every memory that has text and no vector yet, in batches."""
         if self.embedder_version is None or self._make_embedder is None:
             return 0
-        if (reset or self.meta().get("embedder") != self.embedder_version
-                or self._vectors.truncated(self._c)):
-            self._reset_vectors()  # new model, rebuild, or a damaged file: re-embed all
+        damaged = not reset and self._vectors.damaged(self._c)
+        if damaged:
+            self.vectors_damaged = True
+        if reset or damaged or self.meta().get("embedder") != self.embedder_version:
+            self._reset_vectors()  # rebuild, a damaged file, or a new model: re-embed all
         return self._vectors.embed_pending(self._c, self._doc_embedder, self.progress)
 
     def _doc_embedder(self) -> DocEmbedder:
@@ -243,13 +294,16 @@ class Projection:
         """A loaded index covering exactly the current ``n`` slots, or None (a
         long-lived process then brings one up to date in the background)."""
         want = wanted_tag(self.embedder_version, n, queries.forgotten(self._c), self.vec_path.name)
-        return self._ann.get(want, build=self.long_lived)
+        index = self._ann.get(want, build=self.long_lived)
+        if self._ann.damaged:
+            self._ann.damaged, self.index_damaged = False, True
+        return index
 
     def wait_for_index(self, timeout: float | None = None) -> None:
         """Block until a background index build finishes (tests, benchmarks)."""
         self._ann.wait(timeout)
 
-    @guarded
+    @guarded_read
     def vector(
         self,
         query: bytes,
@@ -292,7 +346,7 @@ class Projection:
         finally:
             c.execute("COMMIT")
 
-    @guarded
+    @guarded_read
     def nearest(
         self, query: bytes, *, kind: str, min_cos: float, exclude: Iterable[str] = (),
         limit: int = 5,
@@ -302,7 +356,7 @@ class Projection:
         return self._vectors.nearest(self._c, query, kind=kind, min_cos=min_cos,
                                      exclude=exclude, limit=limit)
 
-    @guarded
+    @guarded_read
     def similar_pairs(
         self, *, min_cos: float, kinds: Iterable[str] = (), since: int | None = None,
         limit: int = 50,

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from .schema import rollback
+from .schema import ProjectionUnwritable, damage, rollback
 
 
 class Usage:
@@ -22,25 +22,54 @@ class Usage:
     business), and kept beside the projection rather than in it, so deleting
     the projection and replaying still gives identical answers. Failures
     never break a read: they leave ``error`` set and the signal out.
+    ``read_only`` (a read-only ``.git``): the record is read as it is on disk
+    and nothing is recorded.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only
         self.error: str | None = None
         self._conn: sqlite3.Connection | None = None
 
-    def _db(self) -> sqlite3.Connection:
+    def _read_only_now(self, exc: BaseException) -> bool:
+        """``exc`` says the directory cannot be written: from now on the record
+        is only read (a read-only .git), and that is not an error."""
+        found = damage(exc, self.path.parent)
+        if isinstance(found, ProjectionUnwritable) and found.why == "read-only":
+            self.read_only = True
+            self.close()
+            return True
+        return False
+
+    def _reader(self) -> sqlite3.Connection:
+        if self._conn is None and not self.read_only:
+            try:
+                self._conn = self._open()
+            except (sqlite3.Error, OSError) as exc:
+                if not self._read_only_now(exc):
+                    raise
         if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=0.5, isolation_level=None)
+            # immutable: no lock, no -shm to create (uses still in the write-ahead
+            # log are missed: a weak signal, read as it stands)
+            uri = self.path.absolute().as_uri() + "?immutable=1"
+            self._conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+        return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=0.5, isolation_level=None)
+        try:
             conn.execute("PRAGMA journal_mode = WAL")
             # A weak, local signal: losing the last uses to a power cut is fine,
             # paying an fsync on every recall is not.
             conn.execute("PRAGMA synchronous = OFF")
             conn.execute("CREATE TABLE IF NOT EXISTS uses(memory TEXT PRIMARY KEY, "
                          "count INTEGER NOT NULL, last INTEGER NOT NULL) WITHOUT ROWID")
-            self._conn = conn
-        return self._conn
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     def read(self, ids: Iterable[str]) -> dict[str, tuple[int, int]]:
         """memory id -> (times returned, last time)."""
@@ -48,25 +77,28 @@ class Usage:
             return {}
         out: dict[str, tuple[int, int]] = {}
         try:
+            db = self._reader()
             ids = list(ids)
             for i in range(0, len(ids), 400):
                 chunk = ids[i : i + 400]
-                for mid, n, last in self._db().execute(
+                for mid, n, last in db.execute(
                     f"SELECT memory, count, last FROM uses WHERE memory IN "
                     f"({','.join('?' * len(chunk))})", chunk,
                 ):
                     out[mid] = (int(n), int(last))
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError, TypeError, ValueError) as exc:
             self.error = f"usage record unreadable ({exc}); ranked without it"
             return {}
         return out
 
     def record(self, ids: Iterable[str], at: int) -> None:
         rows = [(mid, at) for mid in dict.fromkeys(ids)]
-        if not rows:
+        if not rows or self.read_only:
             return
         try:
-            db = self._db()
+            if self._conn is None:
+                self._conn = self._open()
+            db = self._conn
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.executemany(
@@ -76,8 +108,9 @@ class Usage:
             except BaseException:
                 rollback(db)
                 raise
-        except sqlite3.Error as exc:
-            self.error = f"could not record use ({exc})"
+        except (sqlite3.Error, OSError) as exc:
+            if not self._read_only_now(exc):
+                self.error = f"could not record use ({exc})"
 
     def close(self) -> None:
         if self._conn is not None:

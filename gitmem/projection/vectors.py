@@ -22,6 +22,7 @@ import heapq
 import json
 import mmap
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -29,9 +30,11 @@ from typing import Any, Protocol, cast
 
 from ..embed.text import embed_chunks, quantize_rows
 from . import queries
+from .schema import ProjectionCorrupt
 from .scope import Scope, filters
 
 VEC_NAME = "vectors.i8"
+_GENERATION = re.compile(r"vectors(-[0-9a-f]{12})?\.i8")
 EMBED_BATCH = 1024
 
 
@@ -111,16 +114,23 @@ class VectorFile:
 
     def path(self, c: sqlite3.Connection) -> Path:
         """The vector file of the current generation (named in meta, so a reset
-        and the slots that refer to it commit or roll back together)."""
+        and the slots that refer to it commit or roll back together). A name
+        this module never writes (another directory, say) is damage."""
         row = c.execute("SELECT value FROM meta WHERE key = 'vectors'").fetchone()
-        return self.directory / (row[0] if row else VEC_NAME)
+        name = row[0] if row else VEC_NAME
+        if not isinstance(name, str) or not _GENERATION.fullmatch(name):
+            raise ProjectionCorrupt(f"meta names an unexpected vector file {name!r}")
+        return self.directory / name
 
     def remove_stale(self, c: sqlite3.Connection) -> None:
         """Delete the files of older generations."""
         keep = self.path(c).name
         for f in self.directory.glob("vectors*.i8"):
             if f.name != keep:
-                f.unlink(missing_ok=True)  # readers that mapped it keep their inode
+                try:
+                    f.unlink(missing_ok=True)  # readers that mapped it keep their inode
+                except OSError:
+                    pass  # tidying only: a file in the way goes with the next rebuild
 
     def rows_in_file(self, c: sqlite3.Connection) -> int:
         try:
@@ -132,6 +142,28 @@ class VectorFile:
         """Some committed slot has no complete row: the file was cut or lost."""
         top = top_slot(c)
         return top is not None and top >= self.rows_in_file(c)
+
+    def damaged(self, c: sqlite3.Connection) -> bool:
+        """Cut, lost, or overwritten with something that is not our rows.
+
+        Every row this module writes is all zeros (a forgotten memory, a
+        crash's padding) or has its largest component at exactly +-127 and
+        never -128 (quantize_rows); three rows are sampled (first, middle,
+        last: a few microseconds), which catches a file of random bytes."""
+        if self.truncated(c):
+            return True
+        top = top_slot(c)
+        if top is None or not self.dim:
+            return False
+        try:
+            with open(self.path(c), "rb") as fh:
+                for slot in sorted({0, top // 2, top}):
+                    row = os.pread(fh.fileno(), self.dim, slot * self.dim)
+                    if any(row) and (b"\x80" in row or (b"\x7f" not in row and b"\x81" not in row)):
+                        return True
+        except OSError:
+            return True
+        return False
 
     def reset(self, c: sqlite3.Connection, embedder_version: str | None) -> None:
         """Start a new, empty generation: every memory will be embedded again."""
