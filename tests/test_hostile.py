@@ -472,6 +472,20 @@ def test_a_clone_id_that_is_not_one_is_never_used(content: str, team: dict[str, 
     assert texts(b, "alice's note") == ["alice's first note", "alice's second note"]
 
 
+def test_rekey_replaces_a_clone_id_that_is_not_one(team: dict[str, Path]) -> None:
+    """The other fix the hint gives: rekey, which must not trip on the same file."""
+    a, b = team["a"], team["b"]
+    ok(gm("add", "alice's first note", cwd=a))
+    ok(gm("sync", cwd=a))
+    (a / ".git" / "mem" / "clone-id").write_text("../../../heads/main\n")
+    assert "git mem rekey" in gm("add", "x", cwd=a).stderr
+    ok(gm("rekey", cwd=a))
+    ok(gm("add", "alice's second note", cwd=a))
+    ok(gm("sync", cwd=a))
+    ok(gm("sync", cwd=b))
+    assert texts(b, "alice's note") == ["alice's first note", "alice's second note"]
+
+
 @pytest.mark.parametrize("clone", ["", "../x", "a/b", "x y", "a-b", "main.lock", "é"])
 def test_the_partition_name_builder_refuses_an_unsafe_clone_id(clone: str) -> None:
     with pytest.raises(ValueError):

@@ -85,8 +85,13 @@ def rekey(pool: Pool) -> RekeyReport:
     remote has it (all its ops moved). The new id is saved last, so an
     interrupted rekey leaves this clone on its old id and can run again.
     """
-    old_cid = pool.log.clone_id()
-    own = pool.log.own_partitions()
+    try:
+        old_cid = pool.log.clone_id()
+        own = pool.log.own_partitions()
+    except InvalidInput:
+        # A clone-id file that holds no clone id names no partition of ours:
+        # nothing to move, and the new id below replaces the file.
+        old_cid, own = "", []
     new_cid = os.urandom(6).hex()
     tracking: dict[str, list[str]] = {}
     for tref, tip in pool.log.tracking().items():

@@ -83,8 +83,8 @@ class State:
         shown = repr(value[:40]) if value else "nothing"
         raise InvalidInput(
             f"{path} holds {shown}, not a clone id (12 lowercase hex digits)",
-            f"delete {path}: this clone gets a new id, and so a new partition, on its "
-            "next write",
+            f"run 'git mem rekey', or delete {path}: this clone gets a new id, and so a "
+            "new partition, on its next write",
         )
 
     def set_clone_id(self, value: str) -> None:
