@@ -287,8 +287,6 @@ def test_reads_work_on_a_read_only_git_and_writes_fail_clearly(
     assert gm("recall", "cache", cwd=b).stderr == ""
 
 
-@pytest.mark.xfail(strict=True, reason="api/reads.py status() asks for this clone's partition "
-                   "with partition_for(), which creates .git/mem/clone-id (not this change's files)")
 def test_status_on_a_read_only_clone_that_never_wrote(team: dict[str, Path],
                                                       read_only: None) -> None:
     _, b = _team_with_memories(team)

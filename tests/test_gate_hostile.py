@@ -201,7 +201,11 @@ def test_a_teammates_lookalike_fence_stays_inside_the_fence(team: dict[str, Path
                   "the staging cluster is eu-west-1")
     ok(gm("sync", cwd=b))
     out = ok(gm("context", "--budget", "2000", cwd=b)).stdout
-    assert "bazel" in out and "eu-west-1" in out  # the teammates' ordinary notes arrive
+    # Mallory's note arrives (inert, inside the fence); Eve's op is skipped on replay,
+    # since an author name may not hold a line break or a control character.
+    assert "bazel" in out and "eu-west-1" not in out
+    skipped = json.loads(ok(gm("status", "--json", cwd=b)).stdout)["data"]["skipped"]
+    assert any("author name" in s["reason"] for s in skipped), skipped
     folded = _fold(out)
     closers = [m.start() for m in re.finditer(r"<\s*/\s*git-mem-context", folded, re.IGNORECASE)]
     assert len(closers) == 1 and folded.rstrip().endswith("</git-mem-context>"), out

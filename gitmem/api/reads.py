@@ -117,10 +117,17 @@ def skipped(pool: Pool) -> list[Skipped]:
 
 def status(pool: Pool) -> Status:
     """Partitions, op and memory counts, and the projection's state."""
+    mine: str | None
     try:
-        mine = pool.log.partition_for(pool.log.identity())
+        cid = pool.log.clone_id(create=False)
+        who = pool.log.identity()
+        # A clone that never wrote has no id yet: status names the partition it
+        # would write without creating one (its .git may be read-only).
+        mine = ops.partition_name(who.email, cid) if cid else pool.log.partition_for(who)
     except NoIdentity:
         mine = None
+    except OSError:
+        mine = None  # no clone id yet, and none can be created here
 
     def run(p: Projection) -> Status:
         counts = p.counts()
