@@ -120,9 +120,31 @@ def _vectors_named_outside(clone: Path) -> None:
         c.execute("UPDATE meta SET value = '../../../outside.i8' WHERE key = 'vectors'")
 
 
+def _id_flipped_in_an_index(clone: Path) -> None:
+    """One memory's id changed inside an index entry only (found by a fuzzer):
+    every page is sound and SQLite reads it without complaint, but a query
+    answered from that index names a memory no other table knows."""
+    with _checkpoint(clone) as c:
+        mid = c.execute("SELECT id FROM memories ORDER BY id LIMIT 1").fetchone()[0]
+        pages = [p for (p,) in c.execute(
+            "SELECT pageno FROM dbstat WHERE name = 'memories_top'")]
+        size = c.execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(_db(clone).read_bytes())
+    flipped = 0
+    for page in pages:
+        start = (page - 1) * size
+        at = data.find(mid.encode(), start, start + size)
+        if at >= 0:
+            data[at + 62] = ord("{")
+            flipped += 1
+    assert flipped == 1
+    _db(clone).write_bytes(bytes(data))
+
+
 CORRUPTIONS: dict[str, Callable[[Path], None]] = {
     "flipped text bytes": _flip_text_bytes,
     "undecodable tags": _undecodable_tags,
+    "an id flipped inside an index": _id_flipped_in_an_index,
     "memories table dropped": _drop_memories,
     "meta with other columns": _meta_other_columns,
     "cache is a regular file": _cache_is_a_file,
