@@ -212,6 +212,18 @@ def test_a_write_on_a_corrupt_projection_heals_it(repo: Path) -> None:
     assert texts(repo, "runs on") == ["the build runs on buildkite", "the deploy runs on argo"]
 
 
+def test_a_damaged_usage_record_is_started_again_once(repo: Path) -> None:
+    ok(gm("add", "the build runs on buildkite", cwd=repo))
+    ok(gm("recall", "build", cwd=repo))
+    usage = repo / ".git" / "mem" / "usage.sqlite3"
+    for suffix in ("-wal", "-shm"):
+        Path(str(usage) + suffix).unlink(missing_ok=True)
+    usage.write_bytes(b"not a database" * 700)
+    first = ok(gm("recall", "build", cwd=repo))
+    assert first.stderr == "warning: usage record was damaged; started a new one\n"
+    assert ok(gm("recall", "build", cwd=repo)).stderr == ""  # not a warning forever
+
+
 def test_a_corrupt_hnsw_index_whose_tag_matches_is_dropped(repo: Path) -> None:
     import gitmem
 
