@@ -266,14 +266,22 @@ def _can_mount_read_only(tmp: Path) -> bool:
     return proc.returncode == 0
 
 
-def gm_ro(clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """git-mem with the clone's .git mounted read-only in a private namespace.
+def gm_ro(clone: Path, *args: str, how: str = "mount",
+          input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """git-mem on a clone whose .git cannot be written.
 
-    The suite runs as root, which ``chmod a-w`` does not stop: a read-only bind
-    mount stops root too (EROFS), like a read-only volume or checkout."""
-    script = 'mount --bind -o ro "$0/.git" "$0/.git" && cd "$0" && exec "$@"'
-    return subprocess.run(["unshare", "-rm", "sh", "-c", script, str(clone), GIT_MEM, *args],
-                          capture_output=True, text=True, check=False, timeout=300)
+    The suite runs as root, which ``chmod a-w`` does not stop, so each way is
+    made real in a private namespace: "mount" bind-mounts .git read-only
+    (EROFS, a read-only volume or checkout; it stops root too); "chmod" runs
+    as an unprivileged user who owns the files of a ``chmod -R a-w .git``
+    (EACCES, what a user sees)."""
+    if how == "mount":
+        script = 'mount --bind -o ro "$0/.git" "$0/.git" && cd "$0" && exec "$@"'
+        cmd = ["unshare", "-rm", "sh", "-c", script, str(clone), GIT_MEM, *args]
+    else:
+        cmd = ["unshare", "-U", "--map-user=1000", "--map-group=1000", GIT_MEM, *args]
+    return subprocess.run(cmd, cwd=clone, capture_output=True, text=True, check=False,
+                          timeout=300, input=input)
 
 
 @pytest.fixture
@@ -282,13 +290,14 @@ def read_only(tmp_path: Path) -> None:
         pytest.skip("needs unshare -rm and bind mounts (user namespaces)")
 
 
-READ_ONLY_WARNING = ("warning: cannot write the projection in {} (read-only file system); "
+READ_ONLY_WARNING = ("warning: cannot write the projection in {} ({}); "
                      "answered from a temporary copy brought up to date from the op-log\n")
 
 
-@pytest.mark.parametrize("had_projection", [True, False])
+@pytest.mark.parametrize(("how", "had_projection"),
+                         [("mount", True), ("mount", False), ("chmod", True)])
 def test_reads_work_on_a_read_only_git_and_writes_fail_clearly(
-        team: dict[str, Path], read_only: None, had_projection: bool) -> None:
+        team: dict[str, Path], read_only: None, how: str, had_projection: bool) -> None:
     a, b = _team_with_memories(team)
     ok(gm("add", "the deploy script lives in ops/deploy.sh", cwd=b))  # a clone in use
     ok(gm("add", "the queue worker retries three times", cwd=a))
@@ -298,23 +307,31 @@ def test_reads_work_on_a_read_only_git_and_writes_fail_clearly(
     if not had_projection:
         shutil.rmtree(b / CACHE)
     listing = sorted(str(p.relative_to(b)) for p in (b / ".git").rglob("*"))
-    for args in (["recall", "cache redis", "-k", "50"], ["status"], ["log"], ["context"],
-                 ["recall", "queue worker", "--json"]):
-        out = gm_ro(b, *args)
-        _quiet(out)
-        assert out.returncode == 0, (args, out.stderr)
-        assert out.stderr == READ_ONLY_WARNING.format(b / CACHE), (args, out.stderr)
-    rec = gm_ro(b, "recall", "cache redis queue worker deploy script", "-k", "50", "--json")
-    got = sorted(r["text"] for r in json.loads(rec.stdout)["data"]["results"])
-    assert len(got) == 6 and "the queue worker retries three times" in got
-    assert "ops: 6" in gm_ro(b, "status").stdout
-    for args in (["add", "a note"], ["set", "db.engine", "postgres"], ["rebuild"]):
-        out = gm_ro(b, *args)
-        _quiet(out)
-        assert out.returncode == 14, (args, out.stdout, out.stderr)
-        assert out.stderr.startswith("error: cannot write "), out.stderr
-        assert "read-only" in out.stderr and "; hint: " in out.stderr
-        assert len(out.stderr.splitlines()) == 1, out.stderr
+    if how == "chmod":
+        subprocess.run(["chmod", "-R", "a-w", str(b / ".git")], check=True)
+    why = "read-only file system" if how == "mount" else "permission denied"
+    try:
+        for args in (["recall", "cache redis", "-k", "50"], ["status"], ["log"], ["context"],
+                     ["recall", "queue worker", "--json"]):
+            out = gm_ro(b, *args, how=how)
+            _quiet(out)
+            assert out.returncode == 0, (args, out.stderr)
+            assert out.stderr == READ_ONLY_WARNING.format(b / CACHE, why), (args, out.stderr)
+        rec = gm_ro(b, "recall", "cache redis queue worker deploy script", "-k", "50", "--json",
+                    how=how)
+        got = sorted(r["text"] for r in json.loads(rec.stdout)["data"]["results"])
+        assert len(got) == 6 and "the queue worker retries three times" in got
+        assert "ops: 6" in gm_ro(b, "status", how=how).stdout
+        for args in (["add", "a note"], ["set", "db.engine", "postgres"], ["rebuild"],
+                     ["import", "-"]):
+            out = gm_ro(b, *args, how=how, input='{"text": "an imported note"}\n')
+            _quiet(out)
+            assert out.returncode == 14, (args, out.stdout, out.stderr)
+            assert out.stderr.startswith("error: cannot write "), out.stderr
+            assert why in out.stderr and "; hint: " in out.stderr
+            assert len(out.stderr.splitlines()) == 1, out.stderr
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(b / ".git")], check=True)
     assert sorted(str(p.relative_to(b)) for p in (b / ".git").rglob("*")) == listing
     # Writable again: nothing was left behind that gets in the way.
     ok(gm("add", "a note", cwd=b))
