@@ -120,9 +120,31 @@ def _vectors_named_outside(clone: Path) -> None:
         c.execute("UPDATE meta SET value = '../../../outside.i8' WHERE key = 'vectors'")
 
 
+def _id_flipped_in_an_index(clone: Path) -> None:
+    """One memory's id changed inside an index entry only (found by a fuzzer):
+    every page is sound and SQLite reads it without complaint, but a query
+    answered from that index names a memory no other table knows."""
+    with _checkpoint(clone) as c:
+        mid = c.execute("SELECT id FROM memories ORDER BY id LIMIT 1").fetchone()[0]
+        pages = [p for (p,) in c.execute(
+            "SELECT pageno FROM dbstat WHERE name = 'memories_top'")]
+        size = c.execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(_db(clone).read_bytes())
+    flipped = 0
+    for page in pages:
+        start = (page - 1) * size
+        at = data.find(mid.encode(), start, start + size)
+        if at >= 0:
+            data[at + 62] = ord("{")
+            flipped += 1
+    assert flipped == 1
+    _db(clone).write_bytes(bytes(data))
+
+
 CORRUPTIONS: dict[str, Callable[[Path], None]] = {
     "flipped text bytes": _flip_text_bytes,
     "undecodable tags": _undecodable_tags,
+    "an id flipped inside an index": _id_flipped_in_an_index,
     "memories table dropped": _drop_memories,
     "meta with other columns": _meta_other_columns,
     "cache is a regular file": _cache_is_a_file,
@@ -190,6 +212,18 @@ def test_a_write_on_a_corrupt_projection_heals_it(repo: Path) -> None:
     assert texts(repo, "runs on") == ["the build runs on buildkite", "the deploy runs on argo"]
 
 
+def test_a_damaged_usage_record_is_started_again_once(repo: Path) -> None:
+    ok(gm("add", "the build runs on buildkite", cwd=repo))
+    ok(gm("recall", "build", cwd=repo))
+    usage = repo / ".git" / "mem" / "usage.sqlite3"
+    for suffix in ("-wal", "-shm"):
+        Path(str(usage) + suffix).unlink(missing_ok=True)
+    usage.write_bytes(b"not a database" * 700)
+    first = ok(gm("recall", "build", cwd=repo))
+    assert first.stderr == "warning: usage record was damaged; started a new one\n"
+    assert ok(gm("recall", "build", cwd=repo)).stderr == ""  # not a warning forever
+
+
 def test_a_corrupt_hnsw_index_whose_tag_matches_is_dropped(repo: Path) -> None:
     import gitmem
 
@@ -232,14 +266,22 @@ def _can_mount_read_only(tmp: Path) -> bool:
     return proc.returncode == 0
 
 
-def gm_ro(clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """git-mem with the clone's .git mounted read-only in a private namespace.
+def gm_ro(clone: Path, *args: str, how: str = "mount",
+          input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """git-mem on a clone whose .git cannot be written.
 
-    The suite runs as root, which ``chmod a-w`` does not stop: a read-only bind
-    mount stops root too (EROFS), like a read-only volume or checkout."""
-    script = 'mount --bind -o ro "$0/.git" "$0/.git" && cd "$0" && exec "$@"'
-    return subprocess.run(["unshare", "-rm", "sh", "-c", script, str(clone), GIT_MEM, *args],
-                          capture_output=True, text=True, check=False, timeout=300)
+    The suite runs as root, which ``chmod a-w`` does not stop, so each way is
+    made real in a private namespace: "mount" bind-mounts .git read-only
+    (EROFS, a read-only volume or checkout; it stops root too); "chmod" runs
+    as an unprivileged user who owns the files of a ``chmod -R a-w .git``
+    (EACCES, what a user sees)."""
+    if how == "mount":
+        script = 'mount --bind -o ro "$0/.git" "$0/.git" && cd "$0" && exec "$@"'
+        cmd = ["unshare", "-rm", "sh", "-c", script, str(clone), GIT_MEM, *args]
+    else:
+        cmd = ["unshare", "-U", "--map-user=1000", "--map-group=1000", GIT_MEM, *args]
+    return subprocess.run(cmd, cwd=clone, capture_output=True, text=True, check=False,
+                          timeout=300, input=input)
 
 
 @pytest.fixture
@@ -248,13 +290,14 @@ def read_only(tmp_path: Path) -> None:
         pytest.skip("needs unshare -rm and bind mounts (user namespaces)")
 
 
-READ_ONLY_WARNING = ("warning: cannot write the projection in {} (read-only file system); "
+READ_ONLY_WARNING = ("warning: cannot write the projection in {} ({}); "
                      "answered from a temporary copy brought up to date from the op-log\n")
 
 
-@pytest.mark.parametrize("had_projection", [True, False])
+@pytest.mark.parametrize(("how", "had_projection"),
+                         [("mount", True), ("mount", False), ("chmod", True)])
 def test_reads_work_on_a_read_only_git_and_writes_fail_clearly(
-        team: dict[str, Path], read_only: None, had_projection: bool) -> None:
+        team: dict[str, Path], read_only: None, how: str, had_projection: bool) -> None:
     a, b = _team_with_memories(team)
     ok(gm("add", "the deploy script lives in ops/deploy.sh", cwd=b))  # a clone in use
     ok(gm("add", "the queue worker retries three times", cwd=a))
@@ -264,23 +307,31 @@ def test_reads_work_on_a_read_only_git_and_writes_fail_clearly(
     if not had_projection:
         shutil.rmtree(b / CACHE)
     listing = sorted(str(p.relative_to(b)) for p in (b / ".git").rglob("*"))
-    for args in (["recall", "cache redis", "-k", "50"], ["status"], ["log"], ["context"],
-                 ["recall", "queue worker", "--json"]):
-        out = gm_ro(b, *args)
-        _quiet(out)
-        assert out.returncode == 0, (args, out.stderr)
-        assert out.stderr == READ_ONLY_WARNING.format(b / CACHE), (args, out.stderr)
-    rec = gm_ro(b, "recall", "cache redis queue worker deploy script", "-k", "50", "--json")
-    got = sorted(r["text"] for r in json.loads(rec.stdout)["data"]["results"])
-    assert len(got) == 6 and "the queue worker retries three times" in got
-    assert "ops: 6" in gm_ro(b, "status").stdout
-    for args in (["add", "a note"], ["set", "db.engine", "postgres"], ["rebuild"]):
-        out = gm_ro(b, *args)
-        _quiet(out)
-        assert out.returncode == 14, (args, out.stdout, out.stderr)
-        assert out.stderr.startswith("error: cannot write "), out.stderr
-        assert "read-only" in out.stderr and "; hint: " in out.stderr
-        assert len(out.stderr.splitlines()) == 1, out.stderr
+    if how == "chmod":
+        subprocess.run(["chmod", "-R", "a-w", str(b / ".git")], check=True)
+    why = "read-only file system" if how == "mount" else "permission denied"
+    try:
+        for args in (["recall", "cache redis", "-k", "50"], ["status"], ["log"], ["context"],
+                     ["recall", "queue worker", "--json"]):
+            out = gm_ro(b, *args, how=how)
+            _quiet(out)
+            assert out.returncode == 0, (args, out.stderr)
+            assert out.stderr == READ_ONLY_WARNING.format(b / CACHE, why), (args, out.stderr)
+        rec = gm_ro(b, "recall", "cache redis queue worker deploy script", "-k", "50", "--json",
+                    how=how)
+        got = sorted(r["text"] for r in json.loads(rec.stdout)["data"]["results"])
+        assert len(got) == 6 and "the queue worker retries three times" in got
+        assert "ops: 6" in gm_ro(b, "status", how=how).stdout
+        for args in (["add", "a note"], ["set", "db.engine", "postgres"], ["rebuild"],
+                     ["import", "-"]):
+            out = gm_ro(b, *args, how=how, input='{"text": "an imported note"}\n')
+            _quiet(out)
+            assert out.returncode == 14, (args, out.stdout, out.stderr)
+            assert out.stderr.startswith("error: cannot write "), out.stderr
+            assert why in out.stderr and "; hint: " in out.stderr
+            assert len(out.stderr.splitlines()) == 1, out.stderr
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(b / ".git")], check=True)
     assert sorted(str(p.relative_to(b)) for p in (b / ".git").rglob("*")) == listing
     # Writable again: nothing was left behind that gets in the way.
     ok(gm("add", "a note", cwd=b))

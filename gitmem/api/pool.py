@@ -54,6 +54,8 @@ CACHE_DIR = "cache"
 BUILT_MARKER = "projection-built"
 USAGE_NAME = "usage.sqlite3"  # local use counts (a salience signal), never pushed
 CORRUPT = "projection was corrupt; rebuilt it from the op-log"
+# What code reading rows raises when the rows are not what the schema promises.
+_ODD_ROWS = (LookupError, TypeError, ValueError, AttributeError, ArithmeticError)
 Progress = Callable[[str, int, int | None], None]
 MakeOp = Callable[[ops.Author, str, int, int, int], ops.Op]
 
@@ -255,6 +257,14 @@ class Pool:
                     # The file opened (nothing to write then) but a refresh must write.
                     if attempt == 2 or not self._use_temporary(exc):
                         raise
+                except _ODD_ROWS:
+                    # Rows that contradict each other (a byte flipped inside a row,
+                    # which SQLite does not checksum) surface above the projection:
+                    # if SQLite's full check finds the file damaged, it is rebuilt;
+                    # if not, this is a bug and is raised as one.
+                    if attempt == 2 or not self._open or self.projection.intact():
+                        raise
+                    corrupt = True
                 else:
                     if proj.index_damaged:
                         proj.index_damaged = False

@@ -87,7 +87,7 @@ def import_(file: IO[bytes], pack_size: int, redact: bool, as_json: bool) -> Non
     Memory stays small whatever the input: lines are read one at a time (a
     line over 65536 bytes is refused by its number), checked lines wait in a
     temporary file (in TMPDIR, about the input's size), then memories are
-    written in packs of at most --pack-size and 4 MiB, each one commit. An
+    written in packs of at most --pack-size and 2 MiB, each one commit. An
     interruption while writing keeps the packs already written, each whole.
 
     \b

@@ -147,6 +147,16 @@ class Projection:
             else:
                 f.unlink(missing_ok=True)
 
+    def intact(self) -> bool:
+        """SQLite's full check of the file: every page, and every index against
+        its table (a byte flipped inside a row shows as a row missing from an
+        index). Slow (a scan of everything): asked only after a failure that
+        nothing else explains."""
+        try:
+            return self._c.execute("PRAGMA integrity_check(1)").fetchall() == [("ok",)]
+        except (sqlite3.DatabaseError, UnicodeError, RuntimeError):
+            return False
+
     def copy_into(self, target: Path) -> bool:
         """Copy the projection's files (database, write-ahead log, vector file)
         into the empty directory ``target``, as a starting point a reader can

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from .schema import ProjectionUnwritable, damage, rollback
+from .schema import ProjectionCorrupt, ProjectionUnwritable, damage, rollback
 
 
 class Usage:
@@ -31,6 +31,20 @@ class Usage:
         self.read_only = read_only
         self.error: str | None = None
         self._conn: sqlite3.Connection | None = None
+
+    def _start_over(self, exc: BaseException) -> bool:
+        """``exc`` says the file is damaged: delete it, so the next use starts a
+        new record (a weak signal is cheaper to lose than to warn about forever)."""
+        if not isinstance(damage(exc, self.path.parent), ProjectionCorrupt):
+            return False
+        self.close()
+        try:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(str(self.path) + suffix).unlink(missing_ok=True)
+        except OSError:
+            return False
+        self.error = "usage record was damaged; started a new one"
+        return True
 
     def _read_only_now(self, exc: BaseException) -> bool:
         """``exc`` says the directory cannot be written: from now on the record
@@ -87,14 +101,17 @@ class Usage:
                 ):
                     out[mid] = (int(n), int(last))
         except (sqlite3.Error, OSError, TypeError, ValueError) as exc:
-            self.error = f"usage record unreadable ({exc}); ranked without it"
+            if not self._start_over(exc):
+                self.error = f"usage record unreadable ({exc}); ranked without it"
             return {}
         return out
 
     def record(self, ids: Iterable[str], at: int) -> None:
         rows = [(mid, at) for mid in dict.fromkeys(ids)]
-        if not rows or self.read_only:
-            return
+        if rows and not self.read_only:
+            self._record(rows, again=True)
+
+    def _record(self, rows: list[tuple[str, int]], *, again: bool) -> None:
         try:
             if self._conn is None:
                 self._conn = self._open()
@@ -109,8 +126,12 @@ class Usage:
                 rollback(db)
                 raise
         except (sqlite3.Error, OSError) as exc:
-            if not self._read_only_now(exc):
-                self.error = f"could not record use ({exc})"
+            if self._read_only_now(exc):
+                return
+            if again and self._start_over(exc):
+                self._record(rows, again=False)
+                return
+            self.error = f"could not record use ({exc})"
 
     def close(self) -> None:
         if self._conn is not None:
