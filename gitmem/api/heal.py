@@ -65,7 +65,8 @@ def rescue_skipped_clocks(pool: Pool) -> int:
                     op = ops.decode(raw)
                 except (msgspec.DecodeError, msgspec.ValidationError):
                     continue
-                idmap[oid] = _append_again(pool, name, op, idmap)
+                idmap[oid] = append_again(pool, name, op, idmap,
+                                           f"rescue: {ops.op_type(op)} with a valid clock")
                 done.add(oid)
                 count += 1
     _save(path, sorted(done))
@@ -75,18 +76,20 @@ def rescue_skipped_clocks(pool: Pool) -> int:
     return count
 
 
-def _append_again(pool: Pool, partition: str, op: ops.Op, idmap: dict[str, str]) -> str:
+def append_again(pool: Pool, partition: str, op: ops.Op, idmap: dict[str, str],
+                 summary: str) -> str:
+    """Append ``op`` once more on ``partition`` with a fresh clock, ids it refers to
+    remapped through ``idmap`` (rekey and the rescue above); the new op's id."""
     def make(clock: int) -> list[bytes]:
         fields = {f: getattr(op, f) for f in op.__struct_fields__}
-        fields["clock"] = clock
+        fields.update(partition=partition, clock=clock)
         if isinstance(op, ops.AddOp):
             fields["supersedes"] = [idmap.get(x, x) for x in op.supersedes]
         else:
             fields["target"] = idmap.get(op.target, op.target)
         return [ops.encode(type(op)(**fields))]
 
-    appended = pool.log.append(partition, op.author, op.at, op.tz,
-                               f"rescue: {ops.op_type(op)} with a valid clock", make,
+    appended = pool.log.append(partition, op.author, op.at, op.tz, summary, make,
                                next_clock=lambda: pool.next_clock(partition))
     return ops.op_id(appended.lines[0])
 

@@ -11,7 +11,6 @@ ops to a new id with ``rekey``, losing nothing.
 from __future__ import annotations
 
 import os
-from functools import partial
 
 import msgspec
 
@@ -19,6 +18,7 @@ from .. import ops
 from ..errors import InvalidInput, NoIdentity, PartitionConflict
 from ..model import InitReport, RekeyReport, SyncReport
 from ..oplog import REF_PREFIX
+from . import heal
 from .pool import Pool
 
 
@@ -138,18 +138,7 @@ def _reappend(pool: Pool, lines: list[bytes], new_cid: str, renamed: dict[str, s
         partition = ops.partition_name(op.author.email, new_cid)
         renamed[op.partition] = partition
 
-        def make(clock: int, op: ops.Op = op, partition: str = partition) -> list[bytes]:
-            fields = {f: getattr(op, f) for f in op.__struct_fields__}
-            fields.update(partition=partition, clock=clock)
-            if isinstance(op, ops.AddOp):
-                fields["supersedes"] = [idmap.get(x, x) for x in op.supersedes]
-            else:
-                fields["target"] = idmap.get(op.target, op.target)
-            return [ops.encode(type(op)(**fields))]
-
-        appended = pool.log.append(partition, op.author, op.at, op.tz,
-                                   f"rekey: {ops.op_type(op)} {item.id[:12]}", make,
-                                   next_clock=partial(pool.next_clock, partition))
-        idmap[item.id] = ops.op_id(appended.lines[0])
+        idmap[item.id] = heal.append_again(pool, partition, op, idmap,
+                                           f"rekey: {ops.op_type(op)} {item.id[:12]}")
         count += 1
     return count
