@@ -25,7 +25,6 @@ from pathlib import Path
 
 from .. import ops
 from ..errors import LogBusy
-from .history import History
 from .libgit2 import Libgit2, pygit2
 from .objects import PACK_FILE, Objects
 from .records import Appended
@@ -97,11 +96,9 @@ def _message(summary: str, lines: list[bytes], clock: int) -> str:
 class Appender:
     """Writes pack commits onto partition refs."""
 
-    def __init__(self, objects: Objects, refs: Refs, history: History, libgit2: Libgit2,
-                 state_dir: Path) -> None:
+    def __init__(self, objects: Objects, refs: Refs, libgit2: Libgit2, state_dir: Path) -> None:
         self._objects = objects
         self._refs = refs
-        self._history = history
         self._libgit2 = libgit2
         self._state_dir = state_dir
 

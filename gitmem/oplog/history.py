@@ -13,7 +13,6 @@ remembered in the state dir so later commands need not ask again.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -26,8 +25,6 @@ from .state import State
 
 # An append writes the last clock of its pack as a trailer of the commit
 # message, so the next clock is known from tips alone, without replaying.
-_TRAILER_CLOCK = re.compile(rb"^Gitmem-Clock: (\d{1,18})$", re.MULTILINE)
-TIP_CLOCKS_FILE = "tip-clocks"
 FACTS_FILE = "facts"
 
 
@@ -202,39 +199,6 @@ class History:
         if kind is None:
             return "partition tip is not a commit: the object is missing"
         return f"partition tip is not a commit: it is a {kind}"
-
-    def max_clock(self) -> int:
-        """Highest Lamport clock on any partition tip (each chain is monotonic).
-
-        A tip's clock is read from its commit's trailer: from the loose object
-        when there is one, else through libgit2 (packed, e.g. after a fetch),
-        and remembered in .git/mem/tip-clocks so later appends skip libgit2.
-        """
-        memo_path = self._state.path / TIP_CLOCKS_FILE
-        try:
-            memo: dict[str, int] = json.loads(memo_path.read_text())
-        except (OSError, ValueError):
-            memo = {}
-        best, changed = 0, False
-        seen: dict[str, int] = {}
-        for tip in self._refs.under(REF_PREFIX).values():
-            clock = memo.get(tip)
-            if clock is None:
-                changed = True
-                message = self._objects.commit_message(tip)
-                if message is None:
-                    try:
-                        message = self._libgit2.repo[tip].raw_message
-                    except (KeyError, ValueError, AttributeError):
-                        message = b""
-                clock = max((int(m.group(1)) for m in _TRAILER_CLOCK.finditer(message)),
-                            default=0)
-            seen[tip] = clock
-            best = max(best, clock)
-        if changed or len(seen) != len(memo):
-            self._state.write_memo(TIP_CLOCKS_FILE, seen)
-        return best
-
 
 # -- what a pack commit's tree may hold ---------------------------------------------
 

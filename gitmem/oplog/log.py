@@ -45,7 +45,7 @@ class Oplog:
         self._objects = Objects(self.commondir)
         self._refs = Refs(self.gitdir, self.commondir, self._libgit2)
         self._history = History(self._objects, self._refs, self._libgit2, self._state)
-        self._appender = Appender(self._objects, self._refs, self._history, self._libgit2,
+        self._appender = Appender(self._objects, self._refs, self._libgit2,
                                   self.state_dir)
         self._purges = Purges(self._state)
         self._purger = Purger(self._objects, self._refs, self._history, self._libgit2,
