@@ -213,6 +213,8 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
     data = "\n".join(json.dumps(r) for r in synthetic(n)).encode()
     import_s, _, _ = run([GIT_MEM, "import", "-"], repo, env, stdin=data)
     first_s, first_rss, _ = run([GIT_MEM, "recall", "warm up"], repo, env)  # builds the projection
+    cache_mb = dir_mb(repo / ".git" / "mem" / "cache")
+    log_mb = packed_log_mb(repo, env)
     # The reference, measured here, right next to the fresh-process figures.
     ref = baseline(repo, env, reps)
     recall_t, recall_rss = timed([GIT_MEM, "recall", QUERIES[0]], repo, env, reps)
@@ -240,7 +242,22 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
     return [f"{n:,}", ms(ref), vs(pct(recall_t, 50), ref), vs(pct(recall_t, 95), ref), str(recall_rss),
             ms(pct(warm, 50)), vs(pct(add_t, 50), ref), vs(pct(add_t, 95), ref), str(add_rss),
             vs(pct(context_t, 50), ref),
-            vs(first_s, ref, "s"), f"{rebuild_s:.2f}", vs(refresh_s, ref, "s"), f"{n / import_s:,.0f}"]
+            vs(first_s, ref, "s"), f"{rebuild_s:.2f}", vs(refresh_s, ref, "s"), f"{n / import_s:,.0f}",
+            f"{n / (import_s + first_s):,.0f}", f"{cache_mb:.1f} ({cache_mb / max(log_mb, 0.01):.0f}x log)"]
+
+
+def dir_mb(path: Path) -> float:
+    """Bytes on disk under a directory, in MiB (what a user's disk pays)."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
+
+
+def packed_log_mb(repo: Path, env: dict[str, str]) -> float:
+    """The op-log's size once git has packed it: what the projection is set against."""
+    subprocess.run(["git", "gc", "-q"], cwd=repo, env=env, check=False)
+    out = subprocess.run(["git", "count-objects", "-v"], cwd=repo, env=env, capture_output=True,
+                         text=True, check=False).stdout
+    kib = sum(int(line.split()[1]) for line in out.splitlines() if line.startswith(("size:", "size-pack:")))
+    return kib / 1024
 
 
 def bench_sync(base: Path, authors: int = 20, per_author: int = 500, pack: int = 10) -> list[list[str]]:
@@ -278,6 +295,8 @@ def bench_sync(base: Path, authors: int = 20, per_author: int = 500, pack: int =
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1000,10000,100000", help="corpus sizes, comma separated")
+    ap.add_argument("--million", action="store_true",
+                    help="also measure 1,000,000 generated memories (slow: tens of minutes, ~2 GB disk)")
     ap.add_argument("--reps", type=int, default=20, help="fresh-process runs per figure")
     ap.add_argument("--skip-sync", action="store_true")
     ap.add_argument("--skip-sizes", action="store_true")
@@ -288,12 +307,14 @@ def main() -> None:
         if not args.skip_sizes:
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "gitmem")],
                            check=False, env=env_for(base))
-            rows = [bench_size(base, int(n), args.reps) for n in args.sizes.split(",")]
+            sizes = [int(n) for n in args.sizes.split(",")] + ([1_000_000] if args.million else [])
+            rows = [bench_size(base, n, args.reps) for n in sizes]
             table("Per-call latency (ms unless noted; fresh process = a new git-mem per call;"
                   " (Nx) = multiple of the section's python -c pass p50)",
                   ["memories", "python -c pass p50", "recall p50", "recall p95", "recall RSS MiB", "warm recall p50",
                    "add p50", "add p95", "add RSS MiB", "context p50", "first read (build) s", "rebuild s",
-                   "refresh +1k ops s", "import /s"], rows)
+                   "refresh +1k ops s", "import /s",
+                   "import + first read /s", "cache MiB"], rows)
             table("Vector channel: exact int8 scan vs HNSW (in-process, ms unless noted)",
                   ["memories", "exact p50", "HNSW build s", "HNSW load", "HNSW p50",
                    "top-10 overlap"], INDEX_ROWS)
