@@ -224,32 +224,6 @@ def test_a_damaged_usage_record_is_started_again_once(repo: Path) -> None:
     assert ok(gm("recall", "build", cwd=repo)).stderr == ""  # not a warning forever
 
 
-def test_a_corrupt_hnsw_index_whose_tag_matches_is_dropped(repo: Path) -> None:
-    import gitmem
-
-    lines = "\n".join(json.dumps({"text": f"module {i} owns the {w} queue"})
-                      for i, w in enumerate(["billing", "search", "mail", "audit"] * 8))
-    ok(gm("import", "-", cwd=repo, input=lines + "\n"))
-    with gitmem.open(repo) as s:
-        s.projection.long_lived = True
-        s.projection.hnsw_warm_min = 1
-        s.recall("billing queue")
-        s.projection.wait_for_index(60)
-        assert s.projection.hnsw_path.exists()
-        size = s.projection.hnsw_path.stat().st_size
-    with gitmem.open(repo) as s:
-        s.projection.long_lived = True
-        s.projection.hnsw_warm_min = 1
-        assert s.recall("billing queue")  # the index loads and answers
-    s.projection.hnsw_path.write_bytes(os.urandom(size))  # the tag still matches
-    with gitmem.open(repo) as s:
-        s.projection.long_lived = True
-        s.projection.hnsw_warm_min = 1
-        hits = s.recall("billing queue", mode="vector")
-        assert any("billing" in (h.text or "") for h in hits)
-        assert "vector index was damaged; answered by an exact scan" in " ".join(s.warnings)
-
-
 # -- item 6: a read-only .git -------------------------------------------------------------
 
 

@@ -39,7 +39,6 @@ OUTSIDE: dict[str, set[str]] = {
     "pygit2": {"oplog.libgit2"},
     "subprocess": {"oplog.gitcmd"},
     "sqlite3": {"projection"},
-    "hnswlib": {"projection"},
     "simsimd": {"projection"},
     "numpy": {"embed", "projection"},
     "tokenizers": {"embed"},

@@ -1,7 +1,7 @@
 """``git mem mcp``: the memory as MCP tools, over stdio, on the official SDK.
 
 One long-lived ``Store`` per server, so the projection stays open and warm
-(and ``long_lived`` lets recall use the HNSW index); every tool call still
+(numpy stays loaded, so the vector scan picks its candidates with it); every tool call still
 goes through the Store, whose reads refresh from ``refs/memory/*`` first, so a
 memory added by another process (``git mem add``, a ``git mem sync``) is seen
 by the next call. The tools are the CLI's commands with the same gate,

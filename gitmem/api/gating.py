@@ -68,11 +68,15 @@ def screen(body: ops.MemoryBody, *, redact: bool) -> ops.MemoryBody:
     for name, value in _fields(body):
         if not value:
             continue
-        found = gate.scan(value)
-        if name == "text" and redact and found and all(f.category == "secret" for f in found):
-            text, _ = gate.redact(value)
-            found = gate.scan(text)
-        found_all += [f"{f.describe()}" + ("" if name == "text" else f" in {name}") for f in found]
+        if name == "text" and redact:
+            found = gate.scan(value)
+            if found and all(f.category == "secret" for f in found):
+                text, _ = gate.redact(value)
+                found = gate.scan(text)
+            described: tuple[str, ...] = tuple(f.describe() for f in found)
+        else:
+            described = _scan(value)  # remembered: replaying this op asks again
+        found_all += [f + ("" if name == "text" else f" in {name}") for f in described]
     if found_all:
         secret_only = all(f.startswith("secret") for f in found_all)
         hint = ("remove it, or use --redact to store the text with secrets masked"
@@ -98,15 +102,19 @@ def findings(text: str) -> list[str]:
 
 
 def _scan(text: str) -> tuple[str, ...]:
-    """``findings``, remembered for short values: a replay asks about the same
-    author names and reasons over and over."""
-    if len(text) > ops.MAX_FIELD_CHARS:
+    """``findings``, remembered: a replay asks about the same author names and
+    reasons over and over, and an import's own ops are replayed right after
+    being checked (the same gate, the same text, the same answer)."""
+    if len(text) > _MEMO_CHARS:
         return tuple(findings(text))
-    return _scan_short(text)
+    return _scan_memo(text)
 
 
-@functools.lru_cache(maxsize=4096)
-def _scan_short(text: str) -> tuple[str, ...]:
+_MEMO_CHARS = 4096  # bounded: at most 32k entries of at most this many characters
+
+
+@functools.lru_cache(maxsize=32768)
+def _scan_memo(text: str) -> tuple[str, ...]:
     return tuple(findings(text))
 
 

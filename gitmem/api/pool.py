@@ -188,7 +188,6 @@ class Pool:
         real.copy_into(tmp)
         proj = self._new_projection(tmp)
         proj.long_lived, proj.progress = real.long_lived, real.progress
-        proj.hnsw_warm_min, proj.hnsw_fresh_min = real.hnsw_warm_min, real.hnsw_fresh_min
         self._projection, self._temporary, self._open = proj, tmp, False
         self._temporary_warning = (
             f"cannot write the projection in {real.directory} ({str(exc).lower()}); "
@@ -266,10 +265,6 @@ class Pool:
                         raise
                     corrupt = True
                 else:
-                    if proj.index_damaged:
-                        proj.index_damaged = False
-                        self.warn("vector index was damaged; answered by an exact scan "
-                                  "(deleted; it is built again)")
                     return out
                 if corrupt:
                     self._discard()

@@ -13,6 +13,7 @@ import binascii
 import functools
 import re
 
+from . import prefilter
 from .finding import Finding, _line_col
 from .fold import plain, skeleton
 
@@ -224,11 +225,23 @@ def _english_rules() -> list[tuple[str, re.Pattern[str]]]:
 
 
 @functools.cache
+def _english_factors() -> prefilter.Present:
+    return prefilter.Present([prefilter.required(rx) for _, rx in INJECTION_PATTERNS])
+
+
+@functools.cache
 def _language_rules(lang: str) -> list[tuple[str, re.Pattern[str]]]:
     return [(kind, re.compile(rx)) for kind, rx in _LANGS[lang]]
 
 
+_HINT_WORDS = {k: frozenset(v.split("|")) for k, v in _HINTS.items() if not v.startswith("[")}
+_WORD = re.compile(r"\w+")
+
+
 def _languages(text: str) -> list[str]:
+    if text.isascii():  # the same answer as the regex, by set lookups: ~10x faster
+        words = set(_WORD.findall(text.lower()))
+        return sorted(k for k, hints in _HINT_WORDS.items() if not hints.isdisjoint(words))
     return sorted({m.lastgroup for m in _HINT.finditer(text) if m.lastgroup})
 
 
@@ -246,7 +259,10 @@ def _readings(text: str) -> list[str]:
     """The English rules' views of ``text``: its skeleton, with leetspeak undone."""
     sk = skeleton(text)
     out = [sk]
-    if sum(1 for m in _LEET_WORD.finditer(sk) if _LEET_PAIR.search(m.group())) >= 2:  # one "py3" is not leetspeak
+    # A pair lies inside one word (both of its characters are word characters), so
+    # a text with no pair anywhere has no leet word: one search instead of one a word.
+    if (_LEET_PAIR.search(sk)
+            and sum(1 for m in _LEET_WORD.finditer(sk) if _LEET_PAIR.search(m.group())) >= 2):  # one "py3" is not leetspeak
         out += [_LEET_WORD.sub(lambda m, t=t: m.group().translate(t) if _LEET_PAIR.search(m.group())  # type: ignore[misc]
                                else m.group(), sk) for t in _LEET]
     return out
@@ -286,10 +302,12 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
             kinds.add(kind)
             out.append(Finding("injection", kind, *_line_col(where, offset)))
 
+    factors = _english_factors() if prefilter.bulk() else None
     readings = _readings(text)
     for reading in readings:
-        for kind, rx in english:
-            if kind in kinds:
+        runnable = factors.runnable(reading) if factors else [True] * len(english)
+        for (kind, rx), may in zip(english, runnable):
+            if kind in kinds or not may:
                 continue
             for m in rx.finditer(reading):
                 if kind not in _NEGATABLE or not _NEGATION.search(reading, max(0, m.start() - 40), m.start()):

@@ -8,9 +8,11 @@ so it is imported only here and only for a text with a keyword or a long token.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
+from . import prefilter
 from .finding import Finding, _line_col
 
 
@@ -266,6 +268,11 @@ def _needs_detect_secrets(text: str) -> bool:
 _MAYBE_SECRET = re.compile(r"(?i)\d|[$%@<]|pass|secret|token|key|auth|pwd|\bpw\b|cred|login|seed|codes?\b|community")
 
 
+@functools.cache
+def _extra_factors() -> prefilter.Present:
+    return prefilter.Present([prefilter.required(rx) for _, rx, _ in EXTRA_PATTERNS])
+
+
 def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
     """Secret findings, each with the (start, end) span of the value when known."""
     for value in DOCUMENTED_EXAMPLES:  # blanked with spaces: offsets stay true
@@ -275,7 +282,11 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
         return out  # no keyword, no digit, no symbol: no pattern can fire
     if _needs_detect_secrets(text):
         out += _scan_with_detect_secrets(text)
-    for name, rx, _ in EXTRA_COMPILED:
+    runnable = (_extra_factors().runnable(text) if prefilter.bulk()
+                else [True] * len(EXTRA_PATTERNS))
+    for (name, rx, _), may in zip(EXTRA_COMPILED, runnable):
+        if not may:
+            continue  # the rule's literal is not in the text: it cannot match
         for m in rx.finditer(text):
             line, col = _line_col(text, m.start())
             out.append((Finding("secret", name, line, col), (m.start(), m.end())))

@@ -11,12 +11,10 @@ Read the modules in this order:
 - ``rows``     table rows -> ``gitmem.model`` records
 - ``queries``  the read queries
 - ``vectors``  the int8 vector file: append, zero, exact scans
-- ``ann``      the HNSW index over it and its background build
 - ``store``    ``Projection``, the facade composing all of the above
 - ``usage``    the separate, local record of what recall handed out
 """
 
-from .ann import HNSW_FRESH_MIN, HNSW_NAME, HNSW_WARM_MIN
 from .fold import LogSource
 from .schema import DB_NAME, SCHEMA_VERSION, ProjectionCorrupt
 from .scope import Scope
@@ -27,9 +25,6 @@ from .vectors import EMBED_BATCH, VEC_NAME, DocEmbedder
 __all__ = [
     "DB_NAME",
     "EMBED_BATCH",
-    "HNSW_FRESH_MIN",
-    "HNSW_NAME",
-    "HNSW_WARM_MIN",
     "SCHEMA_VERSION",
     "VEC_NAME",
     "DocEmbedder",

@@ -9,8 +9,8 @@ commits when something did.
 Why this module: front ends and recall need one object with one lifecycle
 (open, refresh, query, close). It owns the connection and the transactions;
 the work is done by its collaborators: ``schema`` (the file), ``fold`` (the
-SQL that writes), ``queries`` (the SQL that reads), ``vectors`` (the int8
-file) and ``ann`` (the HNSW index). The rules themselves live in
+SQL that writes), ``queries`` (the SQL that reads) and ``vectors`` (the
+int8 file and its exact scan). The rules themselves live in
 ``gitmem.replay``. ``dump()`` prints the state canonically for tests.
 """
 
@@ -27,7 +27,6 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from .. import ops
 from ..model import RefreshReport
 from . import fold, queries, schema
-from .ann import HNSW_FRESH_MIN, HNSW_WARM_MIN, HnswIndex, wanted_tag
 from .fold import Fold, LogSource
 from .schema import DB_NAME, ProjectionCorrupt, guarded, guarded_read
 from .scope import Scope
@@ -70,19 +69,15 @@ class Projection:
         self._make_embedder = make_embedder
         self._embedder: DocEmbedder | None = None
         self._vectors = VectorFile(directory, embedder_dim)
-        self._ann = HnswIndex(directory, embedder_dim)
         # The write gate, applied to replayed memories too (injected by the api so
         # the projection does not depend on it): a reason, or None when it passes.
         self.quarantine_check: Callable[[Any], str | None] | None = None
         self.quarantine_version: Callable[[], str] = lambda: ""  # asked only when replaying
         self._qv: str | None = None
-        self.long_lived = False  # set by long-lived front ends: prefer the HNSW index
-        self.hnsw_warm_min = HNSW_WARM_MIN
-        self.hnsw_fresh_min = HNSW_FRESH_MIN
+        self.long_lived = False  # set by long-lived front ends (the MCP server)
         self.conn: sqlite3.Connection | None = None
         self.created = False  # True when open() had to make a new file
         self.vectors_damaged = False
-        self.index_damaged = False  # the HNSW index was unusable: deleted, scanned exactly
         self.reset_reason: str | None = None
         # Long refreshes report (what, done, total or None) here; front ends draw it.
         self.progress: Callable[[str, int, int | None], None] | None = None
@@ -94,16 +89,7 @@ class Projection:
 
     @dim.setter
     def dim(self, value: int) -> None:
-        self._vectors.dim = self._ann.dim = value
-
-    @property
-    def hnsw_path(self) -> Path:
-        return self._ann.path
-
-    @property
-    def _hnsw(self) -> Any:
-        """The HNSW index loaded in this process, or None (tests look at it)."""
-        return self._ann.loaded
+        self._vectors.dim = value
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -134,7 +120,6 @@ class Projection:
         cache path that is a file, a database that is a directory, ...)."""
         gc.collect()  # finalise the failed query's cursors while the connection is open
         self.close()
-        self._ann.forget()
         d = self.directory
         if d.is_symlink() or (d.exists() and not d.is_dir()):
             d.unlink()
@@ -280,7 +265,6 @@ class Projection:
         return self.meta().get("embedder") == self.embedder_version and not has_pending(self._c)
 
     def _reset_vectors(self) -> None:
-        self._ann.drop()
         self._vectors.reset(self._c, self.embedder_version)
 
     def _embed_pending(self, *, reset: bool = False) -> int:
@@ -299,19 +283,6 @@ class Projection:
             assert self._make_embedder is not None
             self._embedder = self._make_embedder()
         return self._embedder
-
-    def _hnsw_for(self, n: int) -> Any:
-        """A loaded index covering exactly the current ``n`` slots, or None (a
-        long-lived process then brings one up to date in the background)."""
-        want = wanted_tag(self.embedder_version, n, queries.forgotten(self._c), self.vec_path.name)
-        index = self._ann.get(want, build=self.long_lived)
-        if self._ann.damaged:
-            self._ann.damaged, self.index_damaged = False, True
-        return index
-
-    def wait_for_index(self, timeout: float | None = None) -> None:
-        """Block until a background index build finishes (tests, benchmarks)."""
-        self._ann.wait(timeout)
 
     @guarded_read
     def vector(
@@ -343,15 +314,9 @@ class Projection:
             dist = self._vectors.distances(c, simsimd, query, n)
             if dist is None:
                 return none  # replaced under us by a rebuild: lexical only this time
-            use_hnsw = n >= (self.hnsw_warm_min if self.long_lived else self.hnsw_fresh_min)
-            index = self._hnsw_for(n) if use_hnsw else None
-            stats = spread(dist, n)  # the whole corpus, whichever path finds the hits
+            stats = spread(dist, n)  # over the whole corpus, not just the hits
             if stats is None:
                 return none
-            if index is not None:
-                return HnswIndex.search(
-                    index, query, n, limit,
-                    lambda cand, d: queries.best_per_memory(c, cand, d, scope)), stats
             return exact_hits(c, dist, n, scope, limit), stats
         finally:
             c.execute("COMMIT")

@@ -1,0 +1,121 @@
+"""Literal prefilters: skip a regex on a text that cannot contain a match of it.
+
+Why this exists: the gate runs ~100 regexes on every memory, on every write and
+on every op a first build replays (100k ops at ~0.3 ms each is 30 s). Most
+rules need a literal the text does not have ("aws", "sshpass", "-----BEGIN"):
+from a pattern's parse tree we derive a set of strings one of which every match
+must contain (the "required factors", as code-search engines do with trigrams),
+and a rule whose factors are all absent from the text is not run at all.
+
+Exact, not a heuristic: a factor set is derived only from parts every match
+must pass through (a literal run, a repeat of at least one, every branch of an
+alternation); anything else (classes, optional parts, lookarounds) yields no
+factor, and a pattern with none is always run. Factors are compared in lower
+case against an ASCII text in lower case; a non-ASCII text runs every rule,
+since Unicode case folding can match a literal letter with another code point
+(the Kelvin sign matches "k").
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Any
+
+# Python 3.11+ keeps the regex parser in re._parser (importing sre_parse warns).
+sre_parse: Any = importlib.import_module("re._parser")
+
+_LITERAL = sre_parse.LITERAL
+_SUBPATTERN = sre_parse.SUBPATTERN
+_BRANCH = sre_parse.BRANCH
+_REPEATS = {sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT,
+            getattr(sre_parse, "POSSESSIVE_REPEAT", sre_parse.MAX_REPEAT)}
+_ATOMIC = getattr(sre_parse, "ATOMIC_GROUP", None)
+
+Factors = frozenset[str] | None  # None: no literal is required
+
+
+def _better(a: Factors, b: Factors) -> Factors:
+    """The more selective of two required-factor sets (both are valid)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if min(map(len, a)) >= min(map(len, b)) else b
+
+
+def _sequence(items: Any) -> Factors:
+    best: Factors = None
+    run: list[str] = []
+    for op, arg in items:
+        if op is _LITERAL:
+            run.append(chr(arg))
+            continue
+        if run:
+            best = _better(best, frozenset({"".join(run)}))
+            run = []
+        best = _better(best, _node(op, arg))
+    if run:
+        best = _better(best, frozenset({"".join(run)}))
+    return best
+
+
+def _node(op: Any, arg: Any) -> Factors:
+    if op is _SUBPATTERN:
+        return _sequence(arg[-1])
+    if _ATOMIC is not None and op is _ATOMIC:
+        return _sequence(arg)
+    if op is _BRANCH:
+        found: set[str] = set()
+        for branch in arg[1]:
+            sub = _sequence(branch)
+            if sub is None:
+                return None  # one branch needs nothing: the alternation needs nothing
+            found |= sub
+        return frozenset(found)
+    if op in _REPEATS:
+        low, _high, item = arg
+        return _sequence(item) if low >= 1 else None
+    return None  # a class, any character, an anchor, a lookaround: no literal
+
+
+def required(pattern: str) -> Factors:
+    """Strings (lower case) one of which every match of ``pattern`` contains; None
+    when the pattern requires no literal (it must always run)."""
+    try:
+        factors = _sequence(sre_parse.parse(pattern))
+    except (re.error, RecursionError, TypeError, ValueError):
+        return None
+    if factors is None or not all(factors):
+        return None
+    return frozenset(f.lower() for f in factors)
+
+
+class Present:
+    """Which factors of a set of rules a text contains, each looked up once."""
+
+    def __init__(self, rules: list[Factors]) -> None:
+        self.rules = rules
+        self.every = sorted({f for fs in rules if fs is not None for f in fs})
+
+    def runnable(self, text: str) -> list[bool]:
+        """Per rule: may it match ``text``? (False only when it cannot.)"""
+        if not text.isascii():
+            return [True] * len(self.rules)  # Unicode case folding: run everything
+        low = text.lower()
+        have = {f for f in self.every if f in low}
+        return [fs is None or not fs.isdisjoint(have) for fs in self.rules]
+
+
+# Deriving the factors parses every rule again (~20 ms): worth it when a process
+# scans many texts (an import, a first build), not for one ``git mem add``.
+BULK_AFTER = 64
+_scans = 0
+
+
+def bulk() -> bool:
+    """Count one scan; True once this process has scanned enough texts for the
+    prefilter to pay for itself (the answer is the same either way)."""
+    global _scans
+    _scans += 1
+    return _scans > BULK_AFTER

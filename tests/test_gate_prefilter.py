@@ -1,0 +1,61 @@
+"""The gate's literal prefilter skips a rule only when the rule cannot match."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gitmem.gate import prefilter
+from gitmem.gate.injection import INJECTION_PATTERNS
+from gitmem.gate.secrets import EXTRA_PATTERNS
+
+FIGURES = Path(__file__).resolve().parent.parent / "fixtures" / "gate" / "figures"
+RULES = [rx for _, rx, _ in EXTRA_PATTERNS] + [rx for _, rx in INJECTION_PATTERNS]
+COMPILED = [re.compile(rx) for rx in RULES]
+PRESENT = prefilter.Present([prefilter.required(rx) for rx in RULES])
+
+
+def _corpus() -> list[str]:
+    texts = []
+    for path in sorted(FIGURES.glob("*.jsonl")):
+        if path.name.startswith("invisible"):
+            continue
+        texts += [json.loads(line)["text"] for line in path.read_text("utf-8").splitlines() if line]
+    return texts
+
+
+def _skips_only_what_cannot_match(text: str) -> None:
+    for rx, may in zip(COMPILED, PRESENT.runnable(text)):
+        if not may:
+            assert rx.search(text) is None, (rx.pattern, text)
+
+
+def test_skipped_rules_never_match_any_corpus_text() -> None:
+    texts = _corpus()
+    assert len(texts) > 400
+    skipped = 0
+    for text in texts:
+        _skips_only_what_cannot_match(text)
+        skipped += PRESENT.runnable(text).count(False)
+    assert skipped > len(texts) * len(RULES) // 2  # and it does skip most of them
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aAkKsS:=/-_. pwdtokenPASSWORDghp_xoxb0123456789\n'\"")),
+               max_size=80))
+def test_skipped_rules_never_match_generated_text(text: str) -> None:
+    _skips_only_what_cannot_match(text)
+
+
+def test_factors_of_hand_made_patterns() -> None:
+    assert prefilter.required(r"(?i)\bsshpass\s+-p") == frozenset({"sshpass"})
+    assert prefilter.required(r"ghp_[A-Za-z0-9]{36}|xoxb-[0-9]+") == {"ghp_", "xoxb-"}
+    assert prefilter.required(r"(?:token)?[0-9a-f]{40}") is None  # optional: nothing required
+    assert prefilter.required(r"a|[bc]") is None  # one branch needs no literal
+    assert prefilter.required(r"(?:xoxb-){1,3}\d+") == {"xoxb-"}
+    runnable = prefilter.Present([prefilter.required("K")]).runnable
+    assert runnable("\u212a") == [True]  # the Kelvin sign matches K under IGNORECASE
