@@ -243,6 +243,12 @@ class Status(msgspec.Struct, kw_only=True):
     # clock): ranked as if recorded then. How many, and the first ids.
     future_dated: int = 0
     future_dated_ids: list[str] = []
+    # This clone's commits and ops the push remote has not got (as of the last fetch
+    # or push): {"remote", "commits", "ops", "fetched_before"}; None without a remote.
+    unpushed: dict[str, object] | None = None
+    # Memory on the remote this clone has never fetched: {"remote", "partitions",
+    # "checked_at"} (one git ls-remote at most once a day), else None.
+    remote_memory: dict[str, object] | None = None
 
 
 class SyncReport(msgspec.Struct, kw_only=True):
@@ -262,6 +268,8 @@ class InitReport(msgspec.Struct, kw_only=True):
     clone_id: str
     partition: str | None
     fetch_refspecs_added: dict[str, bool] = {}
+    # The opt-in pre-push hook: installed | chained | already | removed | absent.
+    pre_push: str = "absent"
 
 
 class RekeyReport(msgspec.Struct, kw_only=True):

@@ -17,7 +17,7 @@ import msgspec
 from .. import ops
 from ..errors import InvalidInput, NoIdentity
 from ..model import Hit, OpInfo, PartitionInfo, RefreshReport, Shown, Skipped, Status
-from . import settings
+from . import settings, sharing
 from .embedding import query_vector
 from ..recall import FUTURE_SKEW
 from .pool import Pool
@@ -73,6 +73,8 @@ def recall(
               salience=settings.salience_config(pool.log, t_as_of))
     usage = pool.usage()
     hits = pool.read(lambda p: rank(p, q, query_vector, usage.read if usage else None))
+    if not hits:
+        sharing.note_remote_memory(pool)
     for h in hits:
         h.pool = pool.name
     if merge is not None:
@@ -172,4 +174,9 @@ def status(pool: Pool) -> Status:
             future_dated_ids=future[1],
         )
 
-    return pool.read(run)
+    out = pool.read(run)
+    out.unpushed = sharing.unpushed(pool)
+    out.remote_memory = sharing.remote_memory(pool)
+    if out.remote_memory is not None:
+        pool.warn(sharing.hint(out.remote_memory))
+    return out

@@ -22,7 +22,7 @@ from ..model import (Added, Confirmed, Conflict, Context, FactValue, Hit, Import
                      KeyHistory, OpInfo, RefreshReport, RekeyReport, Retired, Shown,
                      SimilarPair, Skipped, Status, SyncReport)
 from ..oplog import Oplog
-from . import dedup, facts, importer, personal, profile, reads, settings, sync, write
+from . import dedup, facts, importer, personal, profile, reads, settings, sharing, sync, write
 from .pool import Pool, Progress
 
 if TYPE_CHECKING:
@@ -293,9 +293,13 @@ class Store:
         """Pull, then push: after it, the remote and this clone hold the same memory."""
         return sync.sync(self._pool, remote)
 
-    def init(self, *, fetch_refspec: bool = False, remote: str | None = None) -> InitReport:
-        """One-time set-up: this clone's id, and optionally a memory fetch refspec."""
-        return sync.init(self._pool, fetch_refspec=fetch_refspec, remote=remote)
+    def init(self, *, fetch_refspec: bool = False, remote: str | None = None,
+             pre_push: bool | None = None) -> InitReport:
+        """One-time set-up: this clone's id; optionally a memory fetch refspec, and the
+        opt-in pre-push hook that makes ``git push`` push memory too (``pre_push=True``
+        installs it, ``False`` removes it, ``None`` leaves it as it is)."""
+        return sync.init(self._pool, fetch_refspec=fetch_refspec, remote=remote,
+                         pre_push=pre_push)
 
     def rekey(self) -> RekeyReport:
         """Give this clone a new partition id, moving every op no remote has."""
@@ -398,6 +402,7 @@ class Store:
         """
         profile.check_budget(budget)
         sections = profile.sections(self._pool, recent_days)
+        sharing.note_remote_memory(self._pool)
         mine = self._mine()
         if mine is not None:
             try:

@@ -58,8 +58,10 @@ def sync(pool: Pool, remote: str | None = None) -> SyncReport:
     report.pushed = push(pool, remote).pushed
     return report
 
-def init(pool: Pool, *, fetch_refspec: bool = False, remote: str | None = None) -> InitReport:
-    """One-time set-up: this clone's id, and optionally a memory fetch refspec."""
+def init(pool: Pool, *, fetch_refspec: bool = False, remote: str | None = None,
+         pre_push: bool | None = None) -> InitReport:
+    """One-time set-up: this clone's id, and optionally a memory fetch refspec and
+    the pre-push hook that pushes memory with the code (``pre_push=False`` removes it)."""
     cid = pool.log.clone_id()
     try:
         mine: str | None = pool.log.partition_for(pool.log.identity())
@@ -73,7 +75,12 @@ def init(pool: Pool, *, fetch_refspec: bool = False, remote: str | None = None) 
                 raise InvalidInput(f"'{r}' is not a configured remote",
                                    "list remotes with 'git remote -v'")
             added[r] = pool.log.add_fetch_refspec(r)
-    return InitReport(clone_id=cid, partition=mine, fetch_refspecs_added=added)
+    try:
+        hook = pool.log.pre_push_hook(pre_push)
+    except OSError as exc:
+        raise InvalidInput(f"cannot change the pre-push hook: {exc}",
+                           "check the hooks directory ('git rev-parse --git-path hooks')") from None
+    return InitReport(clone_id=cid, partition=mine, fetch_refspecs_added=added, pre_push=hook)
 
 def rekey(pool: Pool) -> RekeyReport:
     """Give this clone a new partition id, moving every op no remote has.

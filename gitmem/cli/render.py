@@ -277,6 +277,14 @@ def status(st: api.Status) -> str:
         out.append(f"dated in the future: {st.future_dated} memories (a skewed or forged clock; "
                    "ranked as if recorded a day from now): "
                    + ", ".join(i[:12] for i in st.future_dated_ids))
+    u = st.unpushed
+    if u is not None:
+        if u["commits"]:
+            never = "" if u["fetched_before"] else " (memory never pushed to or fetched from it)"
+            out.append(f"not pushed to {u['remote']}: {u['ops']} op(s) in {u['commits']} "
+                       f"commit(s){never}; run 'git mem push'")
+        else:
+            out.append(f"not pushed to {u['remote']}: nothing")
     return "\n".join(out)
 
 
@@ -306,6 +314,13 @@ def init(r: api.InitReport) -> str:
     out = [f"clone id: {r.clone_id}", f"partition: {r.partition or '(no identity yet)'}"]
     for name, new in r.fetch_refspecs_added.items():
         out.append(f"fetch refspec for {name}: {'added' if new else 'already present'}")
+    hook = {"installed": "installed: 'git push' also pushes memory",
+            "chained": "installed (your earlier pre-push hook runs first): 'git push' also "
+                       "pushes memory",
+            "already": "already installed",
+            "removed": "removed",
+            "absent": "not installed (sharing is opt-in: git mem init --pre-push)"}
+    out.append(f"pre-push hook: {hook.get(r.pre_push, r.pre_push)}")
     return "\n".join(out)
 
 

@@ -96,20 +96,26 @@ def sync(remote: str | None, personal: bool, as_json: bool) -> None:
 @click.option("--fetch-refspec", is_flag=True,
               help="Also make a plain 'git fetch' bring memory (into refs/memory-remotes/).")
 @click.option("--remote", help="The remote for --fetch-refspec (default: as git fetch).")
+@click.option("--pre-push/--no-pre-push", "pre_push", default=None,
+              help="Install (or remove) a pre-push hook: a plain 'git push' then also pushes "
+                   "this clone's memory to the same remote. Opt-in; an existing pre-push "
+                   "hook is kept and runs first.")
 @json_option
-def init(fetch_refspec: bool, remote: str | None, as_json: bool) -> None:
+def init(fetch_refspec: bool, remote: str | None, pre_push: bool | None, as_json: bool) -> None:
     """Optional one-time set-up of this clone; safe to run again.
 
-    Creates this clone's partition id. With --fetch-refspec, adds
-    '+refs/memory/*:refs/memory-remotes/<remote>/*' to the remote's fetch
-    refspecs, so a plain 'git fetch' also brings memory; what 'git push' and
-    'git pull' do to code is unchanged.
+    Creates this clone's partition id. Sharing is opt-in: with --fetch-refspec,
+    adds '+refs/memory/*:refs/memory-remotes/<remote>/*' to the remote's fetch
+    refspecs, so a plain 'git fetch' also brings memory; with --pre-push, a
+    plain 'git push' also pushes memory (a failed memory push only warns). Without
+    them, what 'git push' and 'git pull' do to code is unchanged.
 
     \b
     Example:
-      git mem init --fetch-refspec
+      git mem init --fetch-refspec --pre-push
     """
-    run("init", as_json, lambda s: s.init(fetch_refspec=fetch_refspec, remote=remote),
+    run("init", as_json,
+        lambda s: s.init(fetch_refspec=fetch_refspec, remote=remote, pre_push=pre_push),
         render.init)
 
 

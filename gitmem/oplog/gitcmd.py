@@ -47,3 +47,23 @@ class Git:
             return run_git(*args, cwd=self.workdir, env=_git_env())
         except OSError as exc:
             raise RemoteError(f"cannot run git: {exc}") from exc
+
+
+def probe_memory(remote: str, cwd: Path, timeout: float) -> int | None:
+    """How many ``refs/memory/*`` refs ``remote`` holds, or None when it cannot tell
+    within ``timeout`` seconds (offline, no access, a password wanted).
+
+    Never prompts: no terminal (a new session, stdin closed), no askpass, no
+    credential prompt; a probe that hangs is killed at the timeout."""
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", SSH_ASKPASS_REQUIRE="never",
+               GCM_INTERACTIVE="never")
+    try:
+        proc = subprocess.run(["git", "ls-remote", "--refs", remote, "refs/memory/*"],
+                              cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=timeout,
+                              start_new_session=True, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    return sum(1 for line in proc.stdout.splitlines() if "\trefs/memory/" in line)

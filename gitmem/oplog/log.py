@@ -15,8 +15,9 @@ from typing import Any
 
 from .. import ops
 from . import discover as _discover
+from . import githooks
 from .append import Appender
-from .gitcmd import Git
+from .gitcmd import Git, probe_memory
 from .history import History
 from .libgit2 import Libgit2
 from .objects import Objects
@@ -206,6 +207,16 @@ class Oplog:
     def push(self, remote: str, partitions: list[str]) -> list[Pushed]:
         """Push our partitions to ``remote``: fast-forward only (see sync.py)."""
         return self._sync.push(remote, partitions)
+
+    def probe_memory(self, remote: str, timeout: float = 3.0) -> int | None:
+        """How many memory refs ``remote`` holds (one ``git ls-remote``), None if unknown."""
+        return probe_memory(remote, self.workdir, timeout)
+
+    def pre_push_hook(self, install: bool | None = None) -> str:
+        """The opt-in pre-push hook (see githooks.py): its state, or install/remove it."""
+        if install is None:
+            return githooks.state(self.workdir)
+        return githooks.install(self.workdir) if install else githooks.uninstall(self.workdir)
 
     def add_fetch_refspec(self, remote: str) -> bool:
         """Make a plain ``git fetch <remote>`` also fetch memory. Idempotent."""
