@@ -95,6 +95,8 @@ class RefreshReport(msgspec.Struct, kw_only=True):
     embedded: int = 0
     full_rebuild: bool = False
     seconds: float = 0.0
+    # False when a time budget stopped it early (the rest is done by the next one).
+    complete: bool = True
 
 
 # -- what the library's actions return (gitmem.api) --------------------------------

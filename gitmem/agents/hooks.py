@@ -111,10 +111,29 @@ def _open(payload: dict[str, Any]) -> api.Store:
     return api.open(cwd if isinstance(cwd, str) and cwd else None)
 
 
+# How long a hook may spend bringing the projection up to date before it answers
+# from what it has (agents kill a prompt hook after 10 s; a big fetch can take more).
+REFRESH_BUDGET = 1.5
+
+
+def _behind_note(text: str | None, behind: bool) -> str | None:
+    if not behind:
+        return text
+    note = f"(git mem: {catchup_note()})"
+    return f"{text}\n{note}" if text else note
+
+
+def catchup_note() -> str:
+    from ..api.catchup import BEHIND
+
+    return BEHIND
+
+
 def answer_session_start(payload: dict[str, Any], budget: int) -> str | None:
     """SessionStart: the memory briefing ('git mem context'), or None when memory is empty."""
     with _open(payload) as store:
-        return session_context(store.context(budget=budget).markdown)
+        ctx, behind = store.within(REFRESH_BUDGET, lambda s: s.context(budget=budget))
+        return _behind_note(session_context(ctx.markdown), behind)
 
 
 def answer_user_prompt(payload: dict[str, Any], k: int) -> str | None:
@@ -124,6 +143,8 @@ def answer_user_prompt(payload: dict[str, Any], k: int) -> str | None:
         return None
     prompt = prompt[:PROMPT_QUERY_CHARS]
     with _open(payload) as store:
-        hits = relevant(store.recall(prompt, k=k, explain=True, record_use=False))
+        found, behind = store.within(
+            REFRESH_BUDGET, lambda s: s.recall(prompt, k=k, explain=True, record_use=False))
+        hits = relevant(found)
         store.record_use(hits)  # only what is actually put before the agent
-    return prompt_context(hits)
+    return _behind_note(prompt_context(hits), behind)

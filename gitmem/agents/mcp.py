@@ -35,6 +35,7 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
 from .. import __version__, api, envelope
+from ..api import catchup
 from ..errors import GitMemError, InvalidInput
 from ..ops import KINDS
 
@@ -74,6 +75,11 @@ def _result(payload: dict[str, Any]) -> CallToolResult:
                           structured_content=payload, is_error=not payload["ok"])
 
 
+# Read tools refresh for at most this long before answering (see api/catchup.py).
+READS = frozenset({"recall", "show", "get", "context"})
+REFRESH_BUDGET = 2.0
+
+
 class Server:
     """The tools, bound to one Store that is opened on first use and kept."""
 
@@ -97,7 +103,14 @@ class Server:
         try:
             store = self._open()
             store.warnings.clear()
-            data = action(store)
+            if tool in READS:
+                # Answer within the budget from what is replayed; a big fetch is
+                # finished by a background catch-up (see api/catchup.py).
+                data, behind = store.within(REFRESH_BUDGET, action)
+                if behind:
+                    store.warnings.append(catchup.BEHIND)
+            else:
+                data = action(store)  # a write replays everything first (clocks, dedup)
             return _ok(tool, data, store.warnings)
         except GitMemError as exc:
             return _error(tool, exc.to_dict(), store.warnings if store else [])

@@ -87,6 +87,11 @@ class Pool:
         # Where the projection lives while .git cannot be written (None: in .git).
         self._temporary: Path | None = None
         self._temporary_warning: str | None = None
+        # Front ends with a time budget (hooks, MCP): refresh until this moment
+        # (time.monotonic) and answer from what is replayed by then; None: all.
+        self.deadline: float | None = None
+        self.skip_refresh = False  # a background catch-up holds the projection: read as is
+        self.behind = False  # the last read answered before the projection caught up
 
     @property
     def projection(self) -> Projection:
@@ -277,10 +282,15 @@ class Pool:
         # Refs may have moved by other means (a plain 'git fetch' with the
         # memory refspec, another process): integrate them first, so the
         # projection never serves stale state.
+        if self.skip_refresh and not full:
+            self.behind = True
+            return self.last_refresh or RefreshReport(complete=False)
         integ = self.log.integrate()
         self.warn_conflicts(integ)
         proj.progress = self.progress
-        report = proj.refresh(self.log, full=full, embed=embed)
+        report = proj.refresh(self.log, full=full, embed=embed,
+                              deadline=None if full else self.deadline)
+        self.behind = not report.complete
         self.last_refresh = report
         if proj.vectors_damaged:
             proj.vectors_damaged = False

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import ops
 from ..errors import AmbiguousId, BareRepository, GitMemError, NotARepository, UnknownId
@@ -22,8 +22,11 @@ from ..model import (Added, Confirmed, Conflict, Context, FactValue, Hit, Import
                      KeyHistory, OpInfo, RefreshReport, RekeyReport, Retired, Shown,
                      SimilarPair, Skipped, Status, SyncReport)
 from ..oplog import Oplog
-from . import dedup, facts, importer, personal, profile, reads, settings, sharing, sync, write
+from . import (catchup, dedup, facts, importer, personal, profile, reads, settings, sharing, sync,
+               write)
 from .pool import Pool, Progress
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from ..projection import Projection
@@ -183,6 +186,18 @@ class Store:
     def rebuild(self) -> RefreshReport:
         """Drop the projection's content and replay every partition."""
         return self._pool.rebuild()
+
+    def within(self, seconds: float, fn: Callable[[Store], T]) -> tuple[T, bool]:
+        """Run ``fn(self)`` with its refresh bounded to ``seconds``: (its answer,
+        and True when the projection was behind, so the answer may miss the newest
+        memories; a background catch-up has then been started). For front ends
+        with a time budget: agent hooks, the MCP server."""
+        return catchup.within(self._pool, seconds, lambda: fn(self))
+
+    def catch_up(self) -> bool:
+        """Refresh to the end in committed slices, holding the catch-up lock (the
+        background job ``within`` starts); False if another catch-up is running."""
+        return catchup.catch_up(self._pool)
 
     # -- writes ----------------------------------------------------------------------
 

@@ -288,6 +288,12 @@ def status(st: api.Status) -> str:
     return "\n".join(out)
 
 
+def refreshed(r: RefreshReport) -> str:
+    return (f"refreshed: {r.ops_applied} ops from {r.partitions_changed} partition(s)"
+            + (f", {r.ops_skipped} skipped" if r.ops_skipped else "")
+            + f", {r.embedded} embedded in {r.seconds:.2f}s")
+
+
 def rebuilt(r: RefreshReport) -> str:
     return (f"rebuilt: {r.ops_applied} ops from {r.partitions_changed} partition(s)"
             + (f", {r.ops_skipped} skipped" if r.ops_skipped else "")

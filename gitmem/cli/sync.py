@@ -37,6 +37,30 @@ def rebuild(as_json: bool) -> None:
 
 
 @cli.command()
+@click.option("--catch-up", "catch_up", is_flag=True,
+              help="Refresh in committed slices under the catch-up lock (what hooks and the "
+                   "MCP server start in the background); exits at once if one is running.")
+@json_option
+def refresh(catch_up: bool, as_json: bool) -> None:
+    """Bring the projection up to date with refs/memory/* now.
+
+    Every read does this first; run it after a big fetch to pay for the replay
+    up front. Hooks and the MCP server refresh for at most a second or two,
+    answer from what is replayed by then, and leave the rest to a background
+    'git mem refresh --catch-up'.
+
+    \b
+    Example:
+      git mem refresh
+    """
+    if catch_up:
+        run("refresh", as_json, lambda s: {"caught_up": s.catch_up()},
+            lambda r: "caught up" if r["caught_up"] else "a catch-up is already running")
+        return
+    run("refresh", as_json, lambda s: s.refresh(), render.refreshed)
+
+
+@cli.command()
 @remote_arg
 @personal_option
 @json_option

@@ -67,3 +67,23 @@ def probe_memory(remote: str, cwd: Path, timeout: float) -> int | None:
     if proc.returncode != 0:
         return None
     return sum(1 for line in proc.stdout.splitlines() if "\trefs/memory/" in line)
+
+
+def spawn_detached(argv: list[str], cwd: Path, log: Path | None = None) -> bool:
+    """Start ``argv`` in the background, detached from this process and its terminal
+    (the background catch-up of the projection). True if it started."""
+    try:
+        out = open(log, "ab") if log is not None else subprocess.DEVNULL  # noqa: SIM115
+    except OSError:
+        out = subprocess.DEVNULL
+    try:
+        kwargs: dict[str, object] = {"start_new_session": True} if os.name != "nt" else {
+            "creationflags": getattr(subprocess, "DETACHED_PROCESS", 0)}
+        subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=out,  # type: ignore[call-overload]
+                         close_fds=True, **kwargs)
+        return True
+    except OSError:
+        return False
+    finally:
+        if out is not subprocess.DEVNULL:
+            out.close()  # type: ignore[union-attr]

@@ -17,7 +17,7 @@ from .. import ops
 from . import discover as _discover
 from . import githooks
 from .append import Appender
-from .gitcmd import Git, probe_memory
+from .gitcmd import Git, probe_memory, spawn_detached
 from .history import History
 from .libgit2 import Libgit2
 from .objects import Objects
@@ -211,6 +211,10 @@ class Oplog:
     def probe_memory(self, remote: str, timeout: float = 3.0) -> int | None:
         """How many memory refs ``remote`` holds (one ``git ls-remote``), None if unknown."""
         return probe_memory(remote, self.workdir, timeout)
+
+    def spawn(self, argv: list[str], log: Path | None = None) -> bool:
+        """Start ``argv`` detached, in this work tree (the background catch-up)."""
+        return spawn_detached(argv, self.workdir, log)
 
     def pre_push_hook(self, install: bool | None = None) -> str:
         """The opt-in pre-push hook (see githooks.py): its state, or install/remove it."""

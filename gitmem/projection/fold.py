@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from typing import Protocol, cast
 
@@ -99,8 +100,15 @@ class Fold:
         current: dict[str, str],
         stored: dict[str, str],
         report: RefreshReport,
-    ) -> None:
-        """Replay what moved from the ``stored`` tips to the ``current`` ones."""
+        deadline: float | None = None,
+    ) -> bool:
+        """Replay what moved from the ``stored`` tips to the ``current`` ones; False
+        when ``deadline`` (time.monotonic) stopped it early.
+
+        Stopping early is safe to resume: a partition's stored tip is then the
+        last commit replayed whole, an ancestor of its real tip, so the next
+        refresh goes on from there; replay is order-independent, so the end
+        state is the one a single refresh would reach."""
         c = self._c
         gone = sorted(set(stored) - set(current))
         rewritten = [
@@ -119,10 +127,15 @@ class Fold:
         else:
             stored = {r: t for r, t in stored.items() if r not in gone and r not in rewritten}
         report.partitions_rewritten = len(rewritten)
+        complete = True
+        progressed = False  # a bounded refresh replays at least one commit
         for ref, tip in sorted(current.items()):
             since = stored.get(ref)
             if since == tip:
                 continue
+            if deadline is not None and progressed and time.monotonic() > deadline:
+                complete = False
+                break
             report.partitions_changed += 1
             name = partition(ref)
             last = 0
@@ -132,12 +145,17 @@ class Fold:
             # The clock bound is checked against this partition's own history,
             # whose last accepted clock is stored with its tip (see ClockGuard).
             guard = replay.ClockGuard(last)
+            reached = since
             for pack in source.iter_packs(tip, since):
+                if deadline is not None and progressed and time.monotonic() > deadline:
+                    complete = False
+                    break  # at a commit boundary: every op of ``reached`` is in
                 commit = getattr(pack, "commit")
                 data = getattr(pack, "data")
                 if data is None:
                     self._skip(ref, commit, -1, None, getattr(pack, "error") or "unreadable")
                     report.ops_skipped += 1
+                    reached, progressed = commit, True
                     continue
                 for item in replay.decode_pack(data, name):
                     item = guard.admit(item)
@@ -151,14 +169,20 @@ class Fold:
                         report.ops_applied += 1
                         if self._progress is not None and report.ops_applied % 500 == 0:
                             self._progress("replaying ops", report.ops_applied, None)
+                reached, progressed = commit, True
+            if reached is None:
+                continue  # stopped before this partition's first commit
             c.execute(
                 "INSERT INTO partitions(ref, tip, last_clock) VALUES (?, ?, ?) "
                 "ON CONFLICT(ref) DO UPDATE SET tip = excluded.tip, last_clock = excluded.last_clock",
-                (ref, tip, guard.last),
+                (ref, reached, guard.last),
             )
+            if not complete:
+                break
         for ref in gone:
             c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
         self._rekey_dirty()
+        return complete
 
     def _screen(self, d: replay.Decoded) -> replay.Decoded | replay.Skip:
         """An op that retires or confirms is not applied if the gate refuses

@@ -201,11 +201,14 @@ class Projection:
     # -- refresh --------------------------------------------------------------
 
     @guarded
-    def refresh(self, source: LogSource, *, full: bool = False, embed: bool = True) -> RefreshReport:
+    def refresh(self, source: LogSource, *, full: bool = False, embed: bool = True,
+                deadline: float | None = None) -> RefreshReport:
         """Bring the projection up to the refs; replay only what moved.
 
         ``embed=False`` replays without embedding new memories (a writer's quick
         look before appending): their rows stay pending until the next read.
+        ``deadline`` (time.monotonic) bounds the work: what was replayed by then
+        is committed and ``report.complete`` is False; the next refresh resumes.
         """
         start = time.perf_counter()
         report = RefreshReport(full_rebuild=full)
@@ -226,9 +229,13 @@ class Projection:
             if full:
                 replaying.clear()
             if current != stored:
-                replaying.apply_moves(source, current, stored, report)
-            if embed or full:
-                report.embedded = self._embed_pending(reset=full)
+                report.complete = replaying.apply_moves(source, current, stored, report,
+                                                        None if full else deadline)
+            if (embed or full) and report.complete:
+                report.embedded = self._embed_pending(reset=full,
+                                                      deadline=None if full else deadline)
+                if deadline is not None and not full and has_pending(c):
+                    report.complete = False
             if replaying.scrubbed:
                 # FTS5 keeps deleted terms in its segments until they merge:
                 # merge them now, so forgotten words leave the index's pages.
@@ -267,7 +274,7 @@ class Projection:
     def _reset_vectors(self) -> None:
         self._vectors.reset(self._c, self.embedder_version)
 
-    def _embed_pending(self, *, reset: bool = False) -> int:
+    def _embed_pending(self, *, reset: bool = False, deadline: float | None = None) -> int:
         """Embed every memory that has text and no vector yet, in batches."""
         if self.embedder_version is None or self._make_embedder is None:
             return 0
@@ -276,7 +283,7 @@ class Projection:
             self.vectors_damaged = True
         if reset or damaged or self.meta().get("embedder") != self.embedder_version:
             self._reset_vectors()  # rebuild, a damaged file, or a new model: re-embed all
-        return self._vectors.embed_pending(self._c, self._doc_embedder, self.progress)
+        return self._vectors.embed_pending(self._c, self._doc_embedder, self.progress, deadline)
 
     def _doc_embedder(self) -> DocEmbedder:
         if self._embedder is None:

@@ -25,6 +25,7 @@ import os
 import re
 import sqlite3
 import sys
+import time
 from array import array
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -206,8 +207,10 @@ class VectorFile:
         c: sqlite3.Connection,
         embedder: Callable[[], DocEmbedder],
         progress: Callable[[str, int, int | None], None] | None,
+        deadline: float | None = None,
     ) -> int:
-        """Embed every memory that has text and no vector yet, in batches.
+        """Embed every memory that has text and no vector yet, in batches (until
+        ``deadline``, time.monotonic, if given: the rest stays pending).
 
         The rows are appended and fsynced before the caller commits the slots
         that name them; a crash before the commit leaves unnamed rows only.
@@ -226,8 +229,12 @@ class VectorFile:
                 # A crash left half a row: pad it (never truncate under readers).
                 fh.write(b"\0" * (self.dim - fh.tell() % self.dim))
             slot = fh.tell() // self.dim
+            done = 0
             for start in range(0, len(pending), EMBED_BATCH):
+                if deadline is not None and start and time.monotonic() > deadline:
+                    break
                 batch = pending[start : start + EMBED_BATCH]
+                done += len(batch)
                 texts: list[str] = []
                 owners: list[int] = []
                 firsts: list[tuple[int, int]] = []
@@ -247,7 +254,7 @@ class VectorFile:
                     progress("embedding memories", start + len(batch), len(pending))
             fh.flush()
             os.fsync(fh.fileno())
-        return len(pending)
+        return done
 
     def zero_row(self, c: sqlite3.Connection, slot: int | None) -> None:
         """Blank a forgotten memory's row (its content must not linger anywhere)."""
