@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate docs/cli.md and man/git-mem.1 from the code: the CLI's own --help
+"""Generate docs/cli.md and gitmem/data/man/git-mem.1 from the code: the CLI's own --help
 texts, the exit-code table (gitmem.errors.EXIT_CODES) and the envelope's version
 (gitmem.envelope.VERSION).
 
@@ -25,7 +25,7 @@ from gitmem.cli import cli  # noqa: E402
 from gitmem.errors import EXIT_CODES  # noqa: E402
 
 CLI_MD = ROOT / "docs" / "cli.md"
-MAN = ROOT / "man" / "git-mem.1"
+MAN = ROOT / "gitmem" / "data" / "man" / "git-mem.1"
 
 def _help(name: str | None) -> str:
     """--help of 'git mem', of a command, or of a group's subcommand ("hooks install")."""

@@ -72,7 +72,7 @@ def test_every_command_has_help_with_an_example_and_is_in_the_reference() -> Non
 
 def test_every_subcommand_has_help_with_an_example_and_is_in_the_reference() -> None:
     reference = (ROOT / "docs" / "cli.md").read_text()
-    man = (ROOT / "man" / "git-mem.1").read_text()
+    man = (ROOT / "gitmem" / "data" / "man" / "git-mem.1").read_text()
     groups = {n: c for n, c in cli.commands.items() if isinstance(c, click.Group)}
     assert {"hooks", "hook"} <= set(groups)
     for name, group in groups.items():

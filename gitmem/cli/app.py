@@ -165,4 +165,7 @@ def cli() -> None:
 
 
 def main() -> None:
+    from . import manpage
+
+    manpage.ensure()  # so that git's own 'git mem --help' finds the page (see manpage.py)
     cli(prog_name="git mem", complete_var=COMPLETE_VAR)
