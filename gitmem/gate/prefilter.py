@@ -86,8 +86,8 @@ def required(pattern: str) -> Factors:
         factors = _sequence(sre_parse.parse(pattern))
     except (re.error, RecursionError, TypeError, ValueError):
         return None
-    if factors is None or not all(factors):
-        return None
+    if factors is None or not all(factors) or not all(f.isascii() for f in factors):
+        return None  # a non-ASCII literal may match ASCII text under IGNORECASE ("ſ" ~ "s")
     return frozenset(f.lower() for f in factors)
 
 
