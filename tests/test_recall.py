@@ -211,3 +211,25 @@ def test_filters_apply_to_both_channels(repo: Path) -> None:
             tagged = s.recall("release pipeline shipping production", tags=["ci"], mode=mode)
             assert all("ci" in h.tags for h in tagged), mode
         assert {h.kind for h in s.recall("release pipeline", kinds=["fact", "note"])} == {"fact"}
+
+
+def test_lexical_ties_rank_in_id_order_whatever_order_ops_arrived(team: dict[str, Path]) -> None:
+    """Equal bm25 scores are ranked by memory id inside FTS5 (a memory's rowid is
+    derived from its id): a clone that received the partitions one at a time, in the
+    other order, ranks exactly like one that received them together."""
+    a, b, c = team["a"], team["b"], team["c"]
+    for who, word in ((a, "alpha"), (b, "bravo")):
+        lines = "\n".join(json.dumps({"text": f"the zulu gateway note {word}{i:03d}"})
+                          for i in range(150))
+        ok(gm("import", "-", cwd=who, input=lines + "\n"))
+    ok(gm("push", cwd=b))
+    ok(gm("sync", cwd=c))  # c replays b's partition first...
+    ok(gm("recall", "zulu", cwd=c))
+    ok(gm("push", cwd=a))
+    ok(gm("sync", cwd=c))  # ...then a's
+    ok(gm("sync", cwd=a))  # a has both at once (its own first)
+    args = ("recall", "zulu gateway", "--json", "-k", "60", "--mode", "lexical")
+    ranked_c = [r["id"] for r in json.loads(ok(gm(*args, cwd=c)).stdout)["data"]["results"]]
+    ranked_a = [r["id"] for r in json.loads(ok(gm(*args, cwd=a)).stdout)["data"]["results"]]
+    assert ranked_c == ranked_a and len(ranked_c) == 60
+    assert ranked_c == sorted(ranked_c)  # every score ties: id order

@@ -33,6 +33,14 @@ class LogSource(Protocol):
     def iter_packs(self, tip: str, since: str | None = None) -> Iterator[object]: ...
 
 
+def id_rowid(memory_id: str) -> int | None:
+    """The rowid a memory is stored under: its id's first 60 bits (see _apply)."""
+    try:
+        return int(memory_id[:15], 16) or None
+    except ValueError:
+        return None
+
+
 def clear(c: sqlite3.Connection) -> None:
     """Empty every table the log fills (gate verdicts and meta survive)."""
     for t in ("partitions", "ops", "links", "memories", "memories_fts", "skipped", "vec_rows"):
@@ -242,15 +250,22 @@ class Fold:
                     "VALUES (?, ?, 'supersede', ?, ?)",
                     (old, d.id, op.at, closes),
                 )
-            c.execute(
-                f"INSERT INTO memories({MEMORY_COLS}, norm) VALUES "
-                "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',NULL,NULL,NULL,NULL,?,NULL,?)",
-                (d.id, m.kind, m.text, m.key, json.dumps(m.tags), json.dumps(m.entities),
-                 m.importance, m.valid_from, m.valid_until, m.source, m.session,
-                 m.anchors.commit, json.dumps(m.anchors.paths), json.dumps(op.supersedes),
-                 ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email,
-                 quarantine, ops.text_hash(m.text)),
-            )
+            values = (d.id, m.kind, m.text, m.key, json.dumps(m.tags), json.dumps(m.entities),
+                      m.importance, m.valid_from, m.valid_until, m.source, m.session,
+                      m.anchors.commit, json.dumps(m.anchors.paths), json.dumps(op.supersedes),
+                      ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email,
+                      quarantine, ops.text_hash(m.text))
+            insert = (f"INSERT INTO memories(rowid, {MEMORY_COLS}, norm) VALUES "
+                      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',NULL,NULL,NULL,NULL,"
+                      "?,NULL,?)")
+            # The rowid is the id's first 60 bits, not the arrival order: the lexical
+            # channel breaks bm25 ties by rowid inside FTS5, which is then the id's
+            # order whatever order ops arrived in. Two ids sharing 60 bits (only a
+            # crafted pair) cannot both have it: the second takes the next free rowid.
+            try:
+                c.execute(insert, (id_rowid(d.id), *values))
+            except sqlite3.IntegrityError:
+                c.execute(insert, (None, *values))
             rowid = c.execute("SELECT rowid FROM memories WHERE id = ?", (d.id,)).fetchone()[0]
             c.execute(
                 "INSERT INTO memories_fts(rowid, text, key, tags, entities) VALUES (?,?,?,?,?)",

@@ -35,7 +35,8 @@ from .. import ops
 
 # Bump when the tables change: a mismatch rebuilds from the log, never migrates.
 # 9: memories_norm covers (norm, kind, key), the exact-duplicate lookup.
-SCHEMA_VERSION = 9
+# 10: a memory's rowid is its id's first 60 bits (bm25 ties break in id order in FTS5).
+SCHEMA_VERSION = 10
 DB_NAME = "projection.sqlite3"
 
 # SQLite primary result codes (https://sqlite.org/rescode.html).
