@@ -60,3 +60,20 @@ def test_factors_of_hand_made_patterns() -> None:
     assert prefilter.required("(?i)\u017fecret") is None  # long s matches "s" when ignoring case
     runnable = prefilter.Present([prefilter.required("K")]).runnable
     assert runnable("\u212a") == [True]  # the Kelvin sign matches K under IGNORECASE
+
+
+def test_the_stored_factor_table_is_current() -> None:
+    """gitmem/gate/factors.py spares a one-shot process the parse; it must match the rules."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "gen_gate_factors.py"
+    proc = subprocess.run([sys.executable, str(script), "--check"], capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    from gitmem.gate.factors import SECRETS
+
+    assert prefilter.factors_for([rx for _, rx, _ in EXTRA_PATTERNS], SECRETS) == [
+        prefilter.required(rx) for _, rx, _ in EXTRA_PATTERNS]
+    stale = {"digest": "0" * 16, "factors": []}
+    assert prefilter.factors_for(RULES[:3], stale) == [prefilter.required(r) for r in RULES[:3]]

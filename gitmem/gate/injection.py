@@ -220,13 +220,16 @@ _HINT = re.compile("|".join(rf"(?P<{k}>{v})" if v.startswith("[") else rf"(?P<{k
 
 
 @functools.cache
-def _english_rules() -> list[tuple[str, re.Pattern[str]]]:
-    return [(kind, re.compile(rx)) for kind, rx in INJECTION_PATTERNS]
+def _english_factors() -> prefilter.Present:
+    from .factors import INJECTION
+
+    return prefilter.Present(prefilter.factors_for([rx for _, rx in INJECTION_PATTERNS], INJECTION))
 
 
 @functools.cache
-def _english_factors() -> prefilter.Present:
-    return prefilter.Present([prefilter.required(rx) for _, rx in INJECTION_PATTERNS])
+def _english_rule(i: int) -> re.Pattern[str]:
+    """English rule ``i`` compiled on first use (most texts lack most rules' literals)."""
+    return re.compile(INJECTION_PATTERNS[i][1])
 
 
 @functools.cache
@@ -293,7 +296,6 @@ _FENCE_TAG = re.compile(r"(?i)<\s*/?\s*git\s*-\s*mem")
 def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
     """Injection findings; a finding in a folded reading of the text is placed on the
     line where that reading found it (folding keeps line breaks)."""
-    english = _english_rules()
     out: list[Finding] = []
     kinds: set[str] = set()
 
@@ -302,14 +304,13 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
             kinds.add(kind)
             out.append(Finding("injection", kind, *_line_col(where, offset)))
 
-    factors = _english_factors() if prefilter.bulk() else None
+    factors = _english_factors()
     readings = _readings(text)
     for reading in readings:
-        runnable = factors.runnable(reading) if factors else [True] * len(english)
-        for (kind, rx), may in zip(english, runnable):
+        for i, ((kind, _), may) in enumerate(zip(INJECTION_PATTERNS, factors.runnable(reading))):
             if kind in kinds or not may:
                 continue
-            for m in rx.finditer(reading):
+            for m in _english_rule(i).finditer(reading):
                 if kind not in _NEGATABLE or not _NEGATION.search(reading, max(0, m.start() - 40), m.start()):
                     found(kind, reading, m.start())
                     break

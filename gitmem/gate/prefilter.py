@@ -107,15 +107,17 @@ class Present:
         return [fs is None or not fs.isdisjoint(have) for fs in self.rules]
 
 
-# Deriving the factors parses every rule again (~20 ms): worth it when a process
-# scans many texts (an import, a first build), not for one ``git mem add``.
-BULK_AFTER = 64
-_scans = 0
+def digest(patterns: list[str]) -> str:
+    """What the stored factors were derived from (they are stale if this differs)."""
+    import hashlib
+
+    return hashlib.sha256("\0".join(patterns).encode("utf-8")).hexdigest()[:16]
 
 
-def bulk() -> bool:
-    """Count one scan; True once this process has scanned enough texts for the
-    prefilter to pay for itself (the answer is the same either way)."""
-    global _scans
-    _scans += 1
-    return _scans > BULK_AFTER
+def factors_for(patterns: list[str], stored: dict[str, Any]) -> list[Factors]:
+    """The rules' factors: from ``stored`` (gate/factors.py, written by
+    ``scripts/gen_gate_factors.py``) when it was derived from exactly these
+    patterns, else derived now (~20 ms: the same answer, only slower)."""
+    if stored.get("digest") == digest(patterns):
+        return [None if f is None else frozenset(f) for f in stored["factors"]]
+    return [required(p) for p in patterns]
