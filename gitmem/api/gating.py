@@ -12,7 +12,7 @@ a time, so what the writer accepted replays unquarantined (with the same gate).
 
 from __future__ import annotations
 
-import functools
+import hashlib
 
 import msgspec
 
@@ -104,18 +104,22 @@ def findings(text: str) -> list[str]:
 def _scan(text: str) -> tuple[str, ...]:
     """``findings``, remembered: a replay asks about the same author names and
     reasons over and over, and an import's own ops are replayed right after
-    being checked (the same gate, the same text, the same answer)."""
-    if len(text) > _MEMO_CHARS:
-        return tuple(findings(text))
-    return _scan_memo(text)
+    being checked (the same gate, the same text, the same answer).
+
+    Keyed by a 128-bit digest, not the text, and cleared when full: an import of
+    any size keeps at most ``_MEMO_SIZE`` small entries (~5 MB)."""
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    found = _memo.get(key)
+    if found is None:
+        found = tuple(findings(text))
+        if len(_memo) >= _MEMO_SIZE:
+            _memo.clear()
+        _memo[key] = found
+    return found
 
 
-_MEMO_CHARS = 4096  # bounded: at most 32k entries of at most this many characters
-
-
-@functools.lru_cache(maxsize=32768)
-def _scan_memo(text: str) -> tuple[str, ...]:
-    return tuple(findings(text))
+_MEMO_SIZE = 32768
+_memo: dict[bytes, tuple[str, ...]] = {}
 
 
 def screen_reason(reason: str | None) -> str | None:

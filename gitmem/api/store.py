@@ -188,15 +188,13 @@ class Store:
         return self._pool.rebuild()
 
     def within(self, seconds: float, fn: Callable[[Store], T]) -> tuple[T, bool]:
-        """Run ``fn(self)`` with its refresh bounded to ``seconds``: (its answer,
-        and True when the projection was behind, so the answer may miss the newest
-        memories; a background catch-up has then been started). For front ends
-        with a time budget: agent hooks, the MCP server."""
+        """``fn(self)`` with its refresh bounded to ``seconds`` (hooks, MCP): its answer,
+        and True if the projection was behind (a background catch-up is then started)."""
         return catchup.within(self._pool, seconds, lambda: fn(self))
 
     def catch_up(self) -> bool:
-        """Refresh to the end in committed slices, holding the catch-up lock (the
-        background job ``within`` starts); False if another catch-up is running."""
+        """Refresh to the end in committed slices under the catch-up lock; False if
+        another catch-up holds it."""
         return catchup.catch_up(self._pool)
 
     # -- writes ----------------------------------------------------------------------
@@ -311,8 +309,7 @@ class Store:
     def init(self, *, fetch_refspec: bool = False, remote: str | None = None,
              pre_push: bool | None = None) -> InitReport:
         """One-time set-up: this clone's id; optionally a memory fetch refspec, and the
-        opt-in pre-push hook that makes ``git push`` push memory too (``pre_push=True``
-        installs it, ``False`` removes it, ``None`` leaves it as it is)."""
+        opt-in pre-push hook (True installs it, False removes it, None leaves it)."""
         return sync.init(self._pool, fetch_refspec=fetch_refspec, remote=remote,
                          pre_push=pre_push)
 
