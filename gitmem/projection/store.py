@@ -80,6 +80,7 @@ class Projection:
         self._qv: str | None = None
         self.long_lived = False  # set by long-lived front ends (the MCP server)
         self._scans = 0  # vector scans this process has run
+        self.numpy_from = NUMPY_FROM  # rows from which a repeat scanner loads numpy
         self.conn: sqlite3.Connection | None = None
         self.created = False  # True when open() had to make a new file
         self.vectors_damaged = False
@@ -324,7 +325,7 @@ class Projection:
                 return none
             n = top + 1
             self._scans += 1
-            if n >= NUMPY_FROM and (self.long_lived or self._scans > 1):
+            if n >= self.numpy_from and (self.long_lived or self._scans > 1):
                 # A process that keeps asking (the MCP server, a library user) pays
                 # numpy's import once and picks candidates ~4x faster from then on;
                 # a one-shot CLI process never does. Same hits either way.
