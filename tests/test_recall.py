@@ -233,3 +233,20 @@ def test_lexical_ties_rank_in_id_order_whatever_order_ops_arrived(team: dict[str
     ranked_a = [r["id"] for r in json.loads(ok(gm(*args, cwd=a)).stdout)["data"]["results"]]
     assert ranked_c == ranked_a and len(ranked_c) == 60
     assert ranked_c == sorted(ranked_c)  # every score ties: id order
+
+
+def test_memories_whose_ids_share_their_fts_row_are_all_indexed(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two ids sharing their first 60 bits (only a crafted pair could) must not break a
+    refresh: the later one takes the next free FTS row, and both stay searchable."""
+    from gitmem.projection import fold
+
+    ok(gm("import", "-", cwd=repo, input="".join(
+        json.dumps({"text": f"the {w} service writes the audit trail"}) + "\n"
+        for w in ("billing", "search", "mailer"))))
+    monkeypatch.setattr(fold, "id_rowid", lambda memory_id: 7)  # every id collides
+    with gitmem.open(repo) as s:
+        s.rebuild()
+        found = {h.text for h in s.recall("audit trail", mode="lexical", k=10)}
+        assert len(found) == 3
+        assert s.recall("mailer", mode="lexical", k=1)[0].text.startswith("the mailer")

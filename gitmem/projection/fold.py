@@ -34,7 +34,7 @@ class LogSource(Protocol):
 
 
 def id_rowid(memory_id: str) -> int | None:
-    """The rowid a memory is stored under: its id's first 60 bits (see _apply)."""
+    """A memory's row in memories_fts: its id's first 60 bits (see _apply)."""
     try:
         return int(memory_id[:15], 16) or None
     except ValueError:
@@ -255,21 +255,25 @@ class Fold:
                       m.anchors.commit, json.dumps(m.anchors.paths), json.dumps(op.supersedes),
                       ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email,
                       quarantine, ops.text_hash(m.text))
-            insert = (f"INSERT INTO memories(rowid, {MEMORY_COLS}, norm) VALUES "
-                      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',NULL,NULL,NULL,NULL,"
-                      "?,NULL,?)")
-            # The rowid is the id's first 60 bits, not the arrival order: the lexical
-            # channel breaks bm25 ties by rowid inside FTS5, which is then the id's
-            # order whatever order ops arrived in. Two ids sharing 60 bits (only a
-            # crafted pair) cannot both have it: the second takes the next free rowid.
+            insert = (f"INSERT INTO memories({MEMORY_COLS}, norm, fts) VALUES "
+                      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',NULL,NULL,NULL,NULL,"
+                      "?,NULL,?,?)")
+            # The FTS5 row is the id's first 60 bits, not the arrival order: the
+            # lexical channel breaks bm25 ties by it inside FTS5, which is then the
+            # id's order whatever order ops arrived in. Two ids sharing 60 bits (only
+            # a crafted pair) cannot both have it: the second gets the next free row.
+            fts_row = id_rowid(d.id)
             try:
-                c.execute(insert, (id_rowid(d.id), *values))
+                c.execute(insert, (*values, fts_row))
             except sqlite3.IntegrityError:
-                c.execute(insert, (None, *values))
-            rowid = c.execute("SELECT rowid FROM memories WHERE id = ?", (d.id,)).fetchone()[0]
+                fts_row = None  # taken (or a duplicate id, which fails again below)
+                c.execute(insert, (*values, None))
+            if fts_row is None:
+                fts_row = (c.execute("SELECT max(fts) FROM memories").fetchone()[0] or 0) + 1
+                c.execute("UPDATE memories SET fts = ? WHERE id = ?", (fts_row, d.id))
             c.execute(
                 "INSERT INTO memories_fts(rowid, text, key, tags, entities) VALUES (?,?,?,?,?)",
-                (rowid, m.text, m.key or "", " ".join(m.tags), " ".join(m.entities)),
+                (fts_row, m.text, m.key or "", " ".join(m.tags), " ".join(m.entities)),
             )
             # Ops that retire this memory may have arrived before it.
             if c.execute("SELECT 1 FROM links WHERE target = ? LIMIT 1", (d.id,)).fetchone():
@@ -345,7 +349,8 @@ class Fold:
                 "WHERE rowid = ?",
                 (rowid,),
             )
-            c.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+            c.execute("DELETE FROM memories_fts WHERE rowid = "
+                      "(SELECT fts FROM memories WHERE rowid = ?)", (rowid,))
             self.scrubbed = True
             for (slot,) in c.execute("SELECT slot FROM vec_rows WHERE memory = ?", (rowid,)).fetchall():
                 self._zero_row(slot)
@@ -368,7 +373,7 @@ class Fold:
             )
         ]
         c.execute(
-            "DELETE FROM memories_fts WHERE rowid IN (SELECT rowid FROM memories WHERE ref = ?)",
+            "DELETE FROM memories_fts WHERE rowid IN (SELECT fts FROM memories WHERE ref = ?)",
             (ref,),
         )
         self.scrubbed = True  # a rewritten partition may have dropped content (a purge)

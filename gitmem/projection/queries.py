@@ -110,7 +110,7 @@ def lexical(
     """FTS5 bm25 candidates as (memory id, bm25); lower bm25 is better, ties in id order.
 
     Two steps, same answer as one join: FTS5 ranks its own rows first, by bm25
-    and then rowid, which is the id's order (a memory's rowid is its id's first
+    and then rowid, which is the id's order (a memory's FTS row is its id's first
     60 bits, see fold.id_rowid); a join per matching row costs as much again as
     the ranking, and at 100k memories a common word matches a quarter of them.
     Then only the best rows are looked up and filtered, in that order; if the
@@ -123,10 +123,11 @@ def lexical(
             "WHERE memories_fts MATCH ? ORDER BY r, rowid LIMIT ?", (match, want)).fetchall()
         if not ranked:
             return []
-        # NOT INDEXED: look the rows up by rowid (the planner would otherwise walk
-        # every active memory through the status index).
-        sql, args = filters("SELECT m.rowid, m.id FROM memories m NOT INDEXED WHERE m.rowid IN "
-                            f"({','.join('?' * len(ranked))})", [r for r, _ in ranked], scope)
+        # INDEXED BY: look the rows up by their FTS row (the planner would otherwise
+        # walk every active memory through the status index).
+        sql, args = filters("SELECT m.fts, m.id FROM memories m INDEXED BY memories_fts_row "
+                            f"WHERE m.fts IN ({','.join('?' * len(ranked))})",
+                            [r for r, _ in ranked], scope)
         ids = dict(c.execute(sql, args).fetchall())
         hits = [(ids[rowid], float(r)) for rowid, r in ranked if rowid in ids][:limit]
         if len(hits) >= limit or len(ranked) < want:
@@ -137,10 +138,10 @@ def lexical(
     # The filters reject nearly every match (a narrow scope): one join.
     sql, args = filters(
         "SELECT m.id, bm25(memories_fts, 1.0, 0.6, 0.4, 0.4) AS r "
-        "FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid "
+        "FROM memories_fts JOIN memories m ON m.fts = memories_fts.rowid "
         "WHERE memories_fts MATCH ?", [match], scope)
     args.append(limit)
-    return [(r[0], float(r[1])) for r in c.execute(sql + " ORDER BY r, m.rowid LIMIT ?", args)]
+    return [(r[0], float(r[1])) for r in c.execute(sql + " ORDER BY r, m.fts LIMIT ?", args)]
 
 
 def best_per_memory(
@@ -390,7 +391,7 @@ def dump(c: sqlite3.Connection) -> str:
         ("links", "SELECT target, op, type, at, closes FROM links ORDER BY target, op"),
         ("memories", f"SELECT {MEMORY_COLS}, norm FROM memories ORDER BY id"),
         ("fts", "SELECT m.id, f.text, f.key, f.tags, f.entities FROM memories_fts f "
-                "JOIN memories m ON m.rowid = f.rowid ORDER BY m.id"),
+                "JOIN memories m ON m.fts = f.rowid ORDER BY m.id"),
         ("skipped", "SELECT * FROM skipped ORDER BY ref, commit_id, line"),
     ]
     for name, sql in queries:

@@ -35,7 +35,7 @@ from .. import ops
 
 # Bump when the tables change: a mismatch rebuilds from the log, never migrates.
 # 9: memories_norm covers (norm, kind, key), the exact-duplicate lookup.
-# 10: a memory's rowid is its id's first 60 bits (bm25 ties break in id order in FTS5).
+# 10: memories.fts, a memory's FTS5 rowid: its id's first 60 bits (bm25 ties in id order).
 SCHEMA_VERSION = 10
 DB_NAME = "projection.sqlite3"
 
@@ -347,7 +347,11 @@ CREATE TABLE memories(
     -- A keyed value that loses a conflict: the id of the current winner (the
     -- greatest (clock, id) among the key's active values), NULL otherwise.
     shadowed_by TEXT,
-    norm TEXT  -- ops.text_hash(text): finds exact duplicates on write
+    norm TEXT,  -- ops.text_hash(text): finds exact duplicates on write
+    -- Its row in memories_fts: the id's first 60 bits (fold.id_rowid), so FTS5
+    -- breaks bm25 ties in id order whatever order ops arrived in. (The table's own
+    -- rowid stays sequential: random rowids would half-fill its pages.)
+    fts INTEGER
 );
 CREATE INDEX memories_key ON memories(key) WHERE key IS NOT NULL;
 CREATE INDEX memories_top ON memories(kind, importance DESC, clock DESC, id);
@@ -355,6 +359,7 @@ CREATE INDEX memories_shadowed ON memories(shadowed_by) WHERE shadowed_by IS NOT
 -- All three columns of the exact-duplicate lookup: on norm alone the planner
 -- preferred memories_status and scanned every current memory of the kind.
 CREATE INDEX memories_norm ON memories(norm, kind, key);
+CREATE UNIQUE INDEX memories_fts_row ON memories(fts);
 CREATE UNIQUE INDEX memories_vec ON memories(vec_slot);
 -- Every vector row and the memory it belongs to: a long memory has a row for
 -- the whole and one per chunk, its similarity is the best of them.
