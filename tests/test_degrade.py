@@ -224,6 +224,21 @@ def test_a_damaged_usage_record_is_started_again_once(repo: Path) -> None:
     assert ok(gm("recall", "build", cwd=repo)).stderr == ""  # not a warning forever
 
 
+def test_a_busy_usage_record_skips_the_signal_without_a_warning(repo: Path) -> None:
+    ok(gm("add", "the build runs on buildkite", cwd=repo))
+    ok(gm("recall", "build", cwd=repo))  # creates the usage record
+    usage = repo / ".git" / "mem" / "usage.sqlite3"
+    holder = sqlite3.connect(usage, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # another agent's recall, mid-write
+        busy = ok(gm("recall", "build", "--json", cwd=repo))
+        assert busy.stderr == "", busy.stderr  # a weak signal lost under contention is not news
+        assert json.loads(busy.stdout)["data"]["results"][0]["text"] == "the build runs on buildkite"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
 # -- item 6: a read-only .git -------------------------------------------------------------
 
 

@@ -15,13 +15,20 @@ from pathlib import Path
 from .schema import ProjectionCorrupt, ProjectionUnwritable, damage, rollback
 
 
+def _busy(exc: BaseException) -> bool:
+    """SQLITE_BUSY or SQLITE_LOCKED: contention, not damage."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
 class Usage:
     """This clone's record of which memories recall handed out: a salience signal.
 
     Local and never pushed (what one agent looked at is nobody else's
     business), and kept beside the projection rather than in it, so deleting
     the projection and replaying still gives identical answers. Failures
-    never break a read: they leave ``error`` set and the signal out.
+    never break a read: they leave ``error`` set and the signal out, except
+    contention with another process, which only skips the signal this once.
     ``read_only`` (a read-only ``.git``): the record is read as it is on disk
     and nothing is recorded.
     """
@@ -101,6 +108,8 @@ class Usage:
                 ):
                     out[mid] = (int(n), int(last))
         except (sqlite3.Error, OSError, TypeError, ValueError) as exc:
+            if _busy(exc):
+                return {}  # ranked without the signal this once
             if not self._start_over(exc):
                 self.error = f"usage record unreadable ({exc}); ranked without it"
             return {}
@@ -126,8 +135,9 @@ class Usage:
                 rollback(db)
                 raise
         except (sqlite3.Error, OSError) as exc:
-            if self._read_only_now(exc):
-                return
+            if self._read_only_now(exc) or _busy(exc):
+                return  # busy: another process holds the record past our timeout; this
+                # use goes unrecorded (a weak signal, not worth a warning on a read)
             if again and self._start_over(exc):
                 self._record(rows, again=False)
                 return
