@@ -107,3 +107,20 @@ def test_the_dev_figures_meet_their_targets(corpus: str) -> None:
     hit = sum(bool(gate.scan(r["text"])) for r in rows)
     print(f"\n{corpus} (dev): {hit}/{len(rows)}")
     assert hit >= target * len(rows) if wanted else hit <= target * len(rows)
+
+
+@pytest.mark.parametrize("text", [
+    "The local staff login after seeding is staff@example.test; the password is printed by `make seed`.",
+    "the login is ops-bot@quayside.io, the password is in 1Password",
+])
+def test_a_login_that_is_an_email_address_is_not_a_password(text: str) -> None:
+    assert gate.scan(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "the login is admin / Xy12pass!",
+    "the password is hunter2@home",
+    "pw for the nas: Tr0ub4dor&3",
+])
+def test_a_chosen_password_after_the_word_is_still_refused(text: str) -> None:
+    assert "password-in-prose" in [f.kind for f in gate.scan(text)]

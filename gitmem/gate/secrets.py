@@ -113,7 +113,8 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
 # A value that looks chosen by a person: a letter and a digit or symbol, not a reference,
 # placeholder, option or the name of an algorithm a password is hashed or encoded with.
 _TECH = r"(?:argon2\w*|pbkdf2\w*|sha-?\d+|md5|base(?:32|64)|utf-?8|https?2?|oauth2?|v\d[\w.]*|s3|ec2|k8s|\w+\d\.\d\w*)"
-_HUMAN = (rf"(?![\"'`]?(?:[$<{{*\[(%-]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/))"
+_EMAIL = r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![^\s\"'`,;)])"  # a login, not a password
+_HUMAN = (rf"(?![\"'`]?(?:[$<{{*\[(%-]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/|{_EMAIL}))"
           r"[\"'`]?(?=[^\s\"'`]{0,64}[A-Za-z])(?=[^\s\"'`]{0,64}[\d!@#$%^&*?~+])[^\s\"'`<>{}]{6,}")
 _ARG = r"(?:\s+|\s*=\s*)"  # how a command line option takes its value
 EXTRA_PATTERNS += [
