@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import gitmem  # noqa: E402
+from gitmem.relevance import MIN_SCORE  # noqa: E402
 from tables import table  # noqa: E402
 
 GIT_MEM = shutil.which("git-mem", path=str(Path(sys.executable).parent)) or "git-mem"
@@ -109,12 +110,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--modes", default="hybrid,lexical,vector")
     ap.add_argument("--misses", choices=["dev"], help="list the dev queries missed at 3")
+    ap.add_argument("--min-score", type=float, default=MIN_SCORE,
+                    help="the relevance cutoff measured (default: recall's default)")
     args = ap.parse_args()
     modes = args.modes.split(",")
     memories, queries = load("coding.memories.jsonl"), load("coding.queries.jsonl")
     base = Path(tempfile.mkdtemp(prefix="gitmem-coding-"))
     tallies = {(p, m): Tally() for p in PARTS for m in modes}
     times: list[float] = []
+    cut = args.min_score
     try:
         repo, fixture_of = build(base, memories)
         with gitmem.open(repo) as store:
@@ -122,9 +126,11 @@ def main() -> None:
             for q in queries:
                 for mode in modes:
                     t0 = time.perf_counter()
-                    hits = store.recall(q["query"], k=10, mode=mode, record_use=False)
+                    # Every hit, each marked by whether it clears the default cutoff.
+                    hits = store.recall(q["query"], k=10, mode=mode, record_use=False,
+                                        min_score=0.0)
                     times.append(time.perf_counter() - t0)
-                    ranked = [(fixture_of[h.id], h.relevant) for h in hits]
+                    ranked = [(fixture_of[h.id], h.score >= cut) for h in hits]
                     tally = tallies[(q["part"], mode)]
                     if q["answers"]:
                         tally.answerable(q["query"], ranked, set(q["answers"]))
@@ -139,6 +145,7 @@ def main() -> None:
         return
     print(f"coding memories: {len(memories)} memories, {len(queries)} queries "
           f"({sum(1 for q in queries if q['part'] == 'holdout')} in the hold-out)")
+    print(f"relevance cutoff: {cut}")
     table("Coding-memory recall (hit@k and cut hit@3: % of answerable queries; quiet: % of "
           "unanswerable queries with nothing above the cutoff)",
           ["part", "mode", "answerable", "hit@1", "hit@3", "hit@5", "MRR", "cut hit@3",

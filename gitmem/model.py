@@ -67,12 +67,48 @@ class Hit(Record, kw_only=True):
     """A recall result: the record plus its rank and score."""
 
     rank: int
+    # How likely it is to answer the query, 0 to 1 (gitmem.relevance): 0.5 and
+    # above reads "probably relevant". The order is recall's fused ranking, so a
+    # lower hit may score higher than one above it.
     score: float
+    rank_score: float = 0.0  # what the order comes from: fused ranks x salience
     # importance x decay x reinforcement; below the floor a memory has faded
     # (left out of default recall, returned with --all).
     salience: float = 1.0
     faded: bool = False
     explain: dict[str, object] | None = None  # every factor of the score (--explain)
+
+
+class BriefHit(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A recall hit with only what an agent reads: ``recall --format brief``, MCP."""
+
+    id: str
+    score: float
+    kind: str
+    text: str | None
+    recorded_at: str
+    # Only when they say something: absent means a current memory of this repository.
+    key: str | None = None
+    status: str | None = None  # invalidated, superseded, forgotten
+    pool: str | None = None  # personal
+    conflict_with: str | None = None
+    faded: bool = False
+
+    @classmethod
+    def of(cls, h: Hit) -> BriefHit:
+        return cls(id=h.id, score=h.score, kind=h.kind, text=h.text, recorded_at=h.recorded_at,
+                   key=h.key, status=None if h.status == "active" else h.status,
+                   pool=None if h.pool == "project" else h.pool, conflict_with=h.conflict_with,
+                   faded=h.faded)
+
+
+class Listing(msgspec.Struct, kw_only=True):
+    """One page of ``git mem list``: memories newest first."""
+
+    memories: list[Record]
+    total: int  # how many match the filters, over every page
+    offset: int
+    next_offset: int | None  # the next page's offset; None on the last page
 
 
 class Skipped(msgspec.Struct, kw_only=True):

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import relevance
 from .model import Hit, Record
 from .projection import Projection, Scope
 
@@ -134,12 +135,21 @@ class Query:
     as_of: int | None = None  # what the log believed then
     valid_at: int | None = None  # what was true in the world then
     salience: Salience | None = None  # None: importance only (no clock)
+    authors: list[str] = field(default_factory=list)  # any of them (name or email)
+    about: list[str] = field(default_factory=list)  # all of them
+    paths: list[str] = field(default_factory=list)  # all of them (see Scope)
+    # Hits less relevant than this are left out (relevance.py). None: the default,
+    # relevance.MIN_SCORE, from SMALL_CORPUS memories up (in a handful of memories
+    # a z-score says little, and there is little to wade through).
+    min_score: float | None = None
 
     def scope(self) -> Scope:
         return Scope(kinds=tuple(self.kinds), tags=tuple(self.tags),
                      retired=self.include_retired, quarantined=self.include_quarantined,
                      as_of=self.as_of, valid_at=self.valid_at,
-                     now=self.salience.now if self.salience is not None else None)
+                     now=self.salience.now if self.salience is not None else None,
+                     authors=tuple(self.authors), about=tuple(self.about),
+                     paths=tuple(self.paths))
 
 
 def terms(text: str) -> list[str]:
@@ -167,15 +177,18 @@ def rank(
 
     Faded memories are dropped after fusion; when they crowd the candidate
     lists (an old, busy topic), the lists are fetched deeper until k live
-    results are found or the channels run dry.
+    results are found or the channels run dry. Hits below ``q.min_score``
+    are left out; a deeper look is not taken for them (what ranks lower is
+    rarely more relevant).
     """
     if q.k <= 0:
         return []
     qvec = embed_query(q.text) if q.mode in ("hybrid", "vector") and embed_query else None
     depth = max(CANDIDATES, q.k)
     while True:
-        hits, exhausted = _rank_at(projection, q, qvec, usage, depth)
-        if len(hits) >= q.k or exhausted or q.salience is None or q.include_retired:
+        hits, exhausted, cut = _rank_at(projection, q, qvec, usage, depth)
+        if (len(hits) + cut >= q.k or exhausted or q.salience is None
+                or q.include_retired):
             return hits
         depth *= 4
 
@@ -186,13 +199,16 @@ def _rank_at(
     qvec: bytes | None,
     usage: UsageFn | None,
     depth: int,
-) -> tuple[list[Hit], bool]:
+) -> tuple[list[Hit], bool, int]:
     """One ranking with ``depth`` candidates per channel; True when no channel
-    was cut short (a deeper look would find nothing more)."""
+    was cut short (a deeper look would find nothing more); how many of the
+    best were left out as below ``q.min_score``."""
     scope = q.scope()
     lists: dict[str, list[tuple[str, float]]] = {}
     words = terms(q.text)
     fetched: list[int] = []  # candidates per channel before any relevance floor
+    stats: tuple[float, float, int] | None = None
+    cosines: dict[str, float] = {}
     if q.mode in ("hybrid", "lexical") and words:
         lists["lexical"] = [
             (mid, -bm25)
@@ -200,7 +216,9 @@ def _rank_at(
         ]
         fetched.append(len(lists["lexical"]))
     if qvec:
-        vec, (mean, std, n) = projection.vector(qvec, scope=scope, limit=depth)
+        vec, stats = projection.vector(qvec, scope=scope, limit=depth)
+        mean, std, n = stats
+        cosines = dict(vec)
         fetched.append(len(vec))
         if n < SMALL_CORPUS or std <= 0:
             lists["vector"] = [x for x in vec if x[1] >= VECTOR_MIN_COS]
@@ -218,7 +236,7 @@ def _rank_at(
             entry["raw"][channel] = raw
     exhausted = all(n < depth for n in fetched)
     if not fused:
-        return [], exhausted
+        return [], exhausted, 0
     base = {
         mid: sum(WEIGHTS.get(c, 1.0) / (RRF_K + r) for c, r in e["rank"].items())
         for mid, e in fused.items()
@@ -263,9 +281,20 @@ def _rank_at(
     # Equal scores: current truth before retired or losing values, then by id.
     current = projection.standing(mid for _, mid, *_ in scored) if q.include_retired else {}
     scored.sort(key=lambda x: (x[0], not current.get(x[1], True), x[1]))
-    records = projection.records(mid for _, mid, *_ in scored[: q.k])  # only what is returned
+    min_score = q.min_score
+    if min_score is None:
+        size = stats[2] if stats is not None else projection.size()
+        min_score = relevance.MIN_SCORE if size >= SMALL_CORPUS else 0.0
+    # Relevance for the best few: enough to fill k after the cutoff leaves some out.
+    best = scored[: 3 * q.k if min_score > 0 else q.k]
+    evidence = _evidence(projection, q.mode, words, [x[1] for x in best], cosines, stats)
+    rel = {mid: relevance.score(q.mode, ev) for mid, ev in evidence.items()}
+    kept = [x for x in best if rel[x[1]] >= min_score]
+    cut = len(best) - len(kept) if len(kept) < q.k else 0
+    chosen = kept[: q.k]
+    records = projection.records(mid for _, mid, *_ in chosen)  # only what is returned
     hits: list[Hit] = []
-    for n, (neg, mid, rrf, factors, entry, sal, faded) in enumerate(scored[: q.k], start=1):
+    for n, (neg, mid, rrf, factors, entry, sal, faded) in enumerate(chosen, start=1):
         explain = None
         if q.explain:
             explain = {
@@ -277,8 +306,10 @@ def _rank_at(
                 "salience": round(sal, 6),
                 "signals": signals.get(mid, {}),
                 "final": round(-neg, 6),
+                "relevance": {"coverage": round(evidence[mid].coverage, 3),
+                              "z": round(evidence[mid].z, 3), "score": rel[mid]},
             }
-        hits.append(Hit(**_fields(records[mid]), rank=n, score=round(-neg, 6),
+        hits.append(Hit(**_fields(records[mid]), rank=n, score=rel[mid], rank_score=round(-neg, 6),
                         salience=round(sal, 6), faded=faded, explain=explain))
     if q.include_retired and (q.as_of is not None or q.valid_at is not None):
         # Mark each hit as it stood at the point asked about, not as it stands now.
@@ -288,7 +319,27 @@ def _rank_at(
             if h.id in live:
                 h.status, h.retired_at, h.retired_by, h.retired_reason = "active", None, None, None
                 h.conflict_with = None
-    return hits, exhausted
+    return hits, exhausted, cut
+
+
+def _evidence(projection: Projection, mode: str, words: list[str], ids: list[str],
+              cosines: dict[str, float],
+              stats: tuple[float, float, int] | None) -> dict[str, relevance.Evidence]:
+    """Each hit's evidence of relevance (see gitmem.relevance)."""
+    found: dict[str, set[str]] = {}
+    weights: dict[str, float] = {}
+    if mode != "vector" and words and ids:
+        matches = {w: fts_match([w]) for w in words}
+        weights = projection.term_weights(matches)
+        found = projection.term_presence(ids, matches)
+    z: dict[str, float] = {}
+    if stats is not None and stats[1] > 0:
+        mean, std, _ = stats
+        z = {mid: (cos - mean) / std for mid, cos in cosines.items()}
+    # A hit the vector channel did not list stands at most as high as its last.
+    floor = min(z.values()) if z else 0.0
+    return {mid: relevance.Evidence(coverage=relevance.coverage(found.get(mid, set()), weights),
+                                    z=z.get(mid, floor)) for mid in ids}
 
 
 def _fields(rec: Record) -> dict[str, Any]:

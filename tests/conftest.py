@@ -154,7 +154,7 @@ def ok(proc: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[st
 
 def texts(clone: Path, query: str, *extra: str) -> list[str]:
     out = ok(gm("recall", query, "--json", "-k", "50", *extra, cwd=clone))
-    return sorted(r["text"] for r in json.loads(out.stdout)["data"]["results"])
+    return sorted(r["text"] for r in json.loads(out.stdout)["data"]["hits"])
 
 
 def dump(clone: Path) -> str:

@@ -27,7 +27,7 @@ def test_add_in_one_process_recall_in_another(repo: Path) -> None:
 
     rec = gm("recall", "where are the tests", "--json", cwd=repo)
     assert rec.returncode == 0, rec.stderr
-    results = j(rec)["data"]["results"]
+    results = j(rec)["data"]["hits"]
     assert results[0]["id"].startswith(short)
     assert results[0]["text"] == "tests live in spec/, run with make spec"
     assert results[0]["kind"] == "procedure"
@@ -90,7 +90,7 @@ def test_json_envelope_is_the_same_for_every_command(repo: Path) -> None:
         assert isinstance(env["warnings"], list)
 
     data = j(gm("recall", "epsilon", "--json", cwd=repo))["data"]
-    hit = data["results"][0]
+    hit = data["hits"][0]
     for field in ("id", "text", "kind", "score", "author", "recorded_at", "status", "tags", "key"):
         assert field in hit
     assert hit["recorded_at"] == "2026-01-15T10:00:00Z"
@@ -288,7 +288,9 @@ def test_human_output_of_the_main_commands(repo: Path) -> None:
     assert rec.splitlines()[1] == "    deploys go through the staging cluster first"
     inv = gm("invalidate", mid, "--reason", "we deploy straight to prod now", cwd=repo)
     assert inv.stdout == f"invalidated {mid}\n"
-    assert gm("recall", "deploys", cwd=repo).stdout == ""
+    assert gm("recall", "deploys", cwd=repo).stdout == (
+        "no memory matches (hits below the relevance cutoff are left out: "
+        "--min-score 0 shows them)\n")
     allr = gm("recall", "deploys", "--all", cwd=repo).stdout
     assert "[invalidated 2026-01-15: we deploy straight to prod now]" in allr
     again = gm("invalidate", mid, cwd=repo)

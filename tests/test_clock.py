@@ -49,7 +49,7 @@ def _add_and_read(clone: Path, text: str) -> str:
     mid = json.loads(out.stdout)["data"]["id"]
     ok(gm("show", mid, cwd=clone))  # exit 5 when replay skipped the op
     hits = json.loads(ok(gm("recall", text, "--json", "--mode", "lexical", cwd=clone)).stdout)
-    assert mid in [h["id"] for h in hits["data"]["results"]]
+    assert mid in [h["id"] for h in hits["data"]["hits"]]
     return mid
 
 
@@ -112,7 +112,7 @@ def test_a_clone_poisoned_before_the_fix_heals(team: dict[str, Path]) -> None:
     # The op the old code wrote with a poisoned clock is re-appended with a valid
     # one (content and author kept), so nothing the user added is lost.
     hits = json.loads(ok(gm("recall", "written while poisoned", "--json", "--mode", "lexical",
-                            cwd=a)).stdout)["data"]["results"]
+                            cwd=a)).stdout)["data"]["hits"]
     assert [h["text"] for h in hits][:1] == ["written while poisoned"]
 
 

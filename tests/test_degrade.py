@@ -200,7 +200,7 @@ def test_rebuild_never_reads_the_old_projection(repo: Path, corrupt: str) -> Non
     assert "replayed" in out.stdout or "rebuilt" in out.stdout, out.stdout
     after = gm("recall", "cache redis", "--json", "-k", "50", cwd=repo)
     assert after.returncode == 0 and after.stderr == "", after.stderr
-    assert sorted(r["text"] for r in json.loads(after.stdout)["data"]["results"]) == before
+    assert sorted(r["text"] for r in json.loads(after.stdout)["data"]["hits"]) == before
 
 
 def test_a_write_on_a_corrupt_projection_heals_it(repo: Path) -> None:
@@ -233,7 +233,7 @@ def test_a_busy_usage_record_skips_the_signal_without_a_warning(repo: Path) -> N
         holder.execute("BEGIN IMMEDIATE")  # another agent's recall, mid-write
         busy = ok(gm("recall", "build", "--json", cwd=repo))
         assert busy.stderr == "", busy.stderr  # a weak signal lost under contention is not news
-        assert json.loads(busy.stdout)["data"]["results"][0]["text"] == "the build runs on buildkite"
+        assert json.loads(busy.stdout)["data"]["hits"][0]["text"] == "the build runs on buildkite"
     finally:
         holder.execute("ROLLBACK")
         holder.close()
@@ -308,7 +308,7 @@ def test_reads_work_on_a_read_only_git_and_writes_fail_clearly(
             assert out.stderr == READ_ONLY_WARNING.format(b / CACHE, why), (args, out.stderr)
         rec = gm_ro(b, "recall", "cache redis queue worker deploy script", "-k", "50", "--json",
                     how=how)
-        got = sorted(r["text"] for r in json.loads(rec.stdout)["data"]["results"])
+        got = sorted(r["text"] for r in json.loads(rec.stdout)["data"]["hits"])
         assert len(got) == 6 and "the queue worker retries three times" in got
         assert "ops: 6" in gm_ro(b, "status", how=how).stdout
         for args in (["add", "a note"], ["set", "db.engine", "postgres"], ["rebuild"],
@@ -424,7 +424,7 @@ def test_a_full_disk_is_a_typed_error_and_nothing_is_corrupted(
     added, recalled = out["after"]
     assert added[0] == 0 and added[2] == "", added
     assert recalled[0] == 0, recalled[2]
-    got = sorted(r["text"] for r in json.loads(recalled[1])["data"]["results"])
+    got = sorted(r["text"] for r in json.loads(recalled[1])["data"]["hits"])
     assert len(got) == 6 and "a new note about the disk" in got
     assert "the queue worker retries three times" in got
     [(code, _, err)] = out["fsck"]

@@ -23,7 +23,7 @@ def _push(clone: Path, lines: list[bytes]) -> None:
 def _hits(clone: Path, query: str, *extra: str, when: str | None = None) -> list[dict]:  # type: ignore[type-arg]
     env = {"GITMEM_NOW": when} if when else None
     out = ok(gm("recall", query, "--json", *extra, cwd=clone, env=env))
-    return json.loads(out.stdout)["data"]["results"]  # type: ignore[no-any-return]
+    return json.loads(out.stdout)["data"]["hits"]  # type: ignore[no-any-return]
 
 
 def test_a_memory_dated_9999_decays_like_any_other_and_is_listed(team: dict[str, Path]) -> None:

@@ -121,7 +121,7 @@ def test_redacted_keys_never_reach_the_remote_or_a_teammate(team: dict[str, Path
             for line in body:
                 assert line not in log, (kind, repo.name, line)
     shown = ok(gm("recall", "deploy key for staging", "--json", "-k", "50", cwd=b)).stdout
-    assert len(json.loads(shown)["data"]["results"]) == len(KEYS)
+    assert len(json.loads(shown)["data"]["hits"]) == len(KEYS)
 
 
 # -- item 10: look-alike fences, and terminal escapes in context output -----------------

@@ -55,7 +55,7 @@ def history(repo: Path) -> dict[str, str]:
 CASES = {
     "recall": ["recall", "how do I run the tests"],
     "recall-all": ["recall", "which database do we use", "--all"],
-    "recall-explain": ["recall", "database", "--explain", "-k", "2"],
+    "recall-explain": ["recall", "how do I run the tests", "--explain", "-k", "2"],
     "show": ["show", "{tests}"],
     "show-superseded": ["show", "{pg}"],
     "context": ["context"],

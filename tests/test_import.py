@@ -23,7 +23,7 @@ def test_import_writes_packs_and_everything_is_recallable(repo: Path, tmp_path: 
     pack = git("show", f"{ref}:ops.jsonl", cwd=repo).stdout.splitlines()
     assert len(pack) == 5  # the last commit holds the remainder
     hits = json.loads(gm("recall", "billing queue", "-k", "50", "--json", cwd=repo).stdout)
-    results = hits["data"]["results"]
+    results = hits["data"]["hits"]
     assert len(results) == 25
     assert {r["recorded_at"] for r in results} == {"2025-06-01T12:00:00Z"}
     clocks = sorted(r["clock"] for r in results)

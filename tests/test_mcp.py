@@ -85,9 +85,14 @@ def test_add_recall_show_invalidate_round_trip(repo: Path, tmp_path: Path) -> No
 
         err, found = await call(s, "recall", query="how do I run the tests", k=5)
         assert not err
-        top = found["data"]["results"][0]
+        top = found["data"]["hits"][0]
         assert top["id"] == mid and top["text"] == "tests live in spec/, run with make spec"
-        assert top["tags"] == ["testing"] and top["status"] == "active"
+        # Slim by default: what an agent reads, not the whole record.
+        assert set(top) == {"id", "score", "kind", "text", "recorded_at"}, str(top)
+        assert 0 < top["score"] <= 1
+        err, whole = await call(s, "recall", query="how do I run the tests", k=5, full=True)
+        assert whole["data"]["hits"][0]["tags"] == ["testing"]
+        assert whole["data"]["hits"][0]["status"] == "active"
 
         err, shown = await call(s, "show", id=mid[:10])
         assert not err and shown["data"]["memory"]["id"] == mid
@@ -96,10 +101,10 @@ def test_add_recall_show_invalidate_round_trip(repo: Path, tmp_path: Path) -> No
         err, retired = await call(s, "invalidate", id=mid, reason="we use pytest now")
         assert not err and retired["data"]["status"] == "invalidated"
         _, after = await call(s, "recall", query="how do I run the tests")
-        assert mid not in [h["id"] for h in after["data"]["results"]]
+        assert mid not in [h["id"] for h in after["data"]["hits"]]
         _, with_all = await call(s, "recall", query="how do I run the tests", all=True)
         assert any(h["id"] == mid and h["status"] == "invalidated"
-                   for h in with_all["data"]["results"])
+                   for h in with_all["data"]["hits"])
         # Again: nothing written, a warning says so.
         _, again = await call(s, "invalidate", id=mid)
         assert again["data"]["changed"] is False and again["warnings"]
@@ -155,13 +160,13 @@ def test_a_memory_added_by_another_process_is_seen(repo: Path, tmp_path: Path) -
     async def body(s: ClientSession) -> None:
         await call(s, "add", text="first memory, about caching")
         _, before = await call(s, "recall", query="which database engine")
-        assert before["data"]["results"] == []
+        assert before["data"]["hits"] == []
         out = await asyncio.to_thread(
             gm, "add", "the database engine is postgres 16", "--json", cwd=repo)
         assert out.returncode == 0, out.stderr
         other = json.loads(out.stdout)["data"]["id"]
         _, after = await call(s, "recall", query="which database engine")
-        assert [h["id"] for h in after["data"]["results"]][:1] == [other]
+        assert [h["id"] for h in after["data"]["hits"]][:1] == [other]
         _, shown = await call(s, "show", id=other)
         assert shown["data"]["memory"]["text"] == "the database engine is postgres 16"
 

@@ -33,7 +33,7 @@ def test_packed_and_loose_refs_read_like_libgit2(repo: Path) -> None:
     log = Oplog(repo)
     assert log.partitions() == _libgit2_refs(repo, "refs/memory/")
     out = json.loads(gm("recall", "memory gc", "--json", cwd=repo).stdout)
-    assert len(out["data"]["results"]) == 2
+    assert len(out["data"]["hits"]) == 2
 
 
 def test_linked_worktree_shares_the_log_and_partition(repo: Path, tmp_path: Path) -> None:
@@ -44,7 +44,7 @@ def test_linked_worktree_shares_the_log_and_partition(repo: Path, tmp_path: Path
     assert json.loads(first.stdout)["data"]["partition"] == json.loads(second.stdout)["data"]["partition"]
     for where in (repo, wt):
         res = json.loads(gm("recall", "written work tree", "--json", cwd=where).stdout)
-        assert len(res["data"]["results"]) == 2
+        assert len(res["data"]["hits"]) == 2
     assert not (wt / ".git" / "mem").exists() and (repo / ".git" / "mem" / "cache").is_dir()
 
 
@@ -67,7 +67,7 @@ def test_discovery_honours_git_dir(repo: Path, tmp_path: Path) -> None:
     out = gm("recall", "GIT_DIR", "--json", cwd=elsewhere,
              env={"GIT_DIR": str(repo / ".git"), "GIT_WORK_TREE": str(repo)})
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["data"]["results"][0]["text"] == "found through GIT_DIR"
+    assert json.loads(out.stdout)["data"]["hits"][0]["text"] == "found through GIT_DIR"
 
 
 def test_add_keeps_history_when_packed_refs_hold_non_utf8_names(repo: Path) -> None:
@@ -88,7 +88,7 @@ def test_a_partition_ref_that_is_not_a_commit_is_skipped_not_fatal(repo: Path) -
     git("update-ref", "refs/memory/mallory-00000000-000000000000", blob, cwd=repo)
     out = gm("recall", "queues", "--json", cwd=repo)
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["data"]["results"][0]["text"] == "a good memory about queues"
+    assert json.loads(out.stdout)["data"]["hits"][0]["text"] == "a good memory about queues"
     assert "partition tip is not a commit" in gm("status", cwd=repo).stdout
 
 

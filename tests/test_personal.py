@@ -57,10 +57,10 @@ def test_recall_and_context_merge_both_pools(repo: Path) -> None:
     # The same text in both pools scores the same: the personal one comes first.
     ok(gm("add", "prefer small pull requests", "--personal", cwd=repo))
     ok(gm("add", "prefer small pull requests", cwd=repo))
-    res = data(gm("recall", "prefer small pull requests", "--json", cwd=repo))["results"]
+    res = data(gm("recall", "prefer small pull requests", "--json", cwd=repo))["hits"]
     same = [r for r in res if r["text"] == "prefer small pull requests"]
     assert [r["pool"] for r in same] == ["personal", "project"]
-    assert same[0]["score"] == same[1]["score"] and res.index(same[0]) < res.index(same[1])
+    assert same[0]["rank_score"] == same[1]["rank_score"] and res.index(same[0]) < res.index(same[1])
     assert [r["rank"] for r in res] == list(range(1, len(res) + 1))
     assert "[personal]" in ok(gm("recall", "explain diffs", cwd=repo)).stdout
     md = data(gm("context", "--json", cwd=repo))["markdown"]
@@ -68,7 +68,7 @@ def test_recall_and_context_merge_both_pools(repo: Path) -> None:
     assert procs.index("[personal] explain diffs") < procs.index("run make lint")
     # Switched off per repository (or globally) with git config.
     git("config", "gitmem.personal", "false", cwd=repo)
-    res = data(gm("recall", "explain diffs before applying", "--json", cwd=repo))["results"]
+    res = data(gm("recall", "explain diffs before applying", "--json", cwd=repo))["hits"]
     assert all(r["pool"] == "project" for r in res)
 
 
@@ -78,11 +78,11 @@ def test_personal_ids_work_from_a_project_and_outside_any_repository(
     shown = data(gm("show", mid[:10], "--json", cwd=repo))
     assert shown["memory"]["pool"] == "personal"
     ok(gm("invalidate", mid[:10], "--reason", "changed my mind", cwd=repo))
-    assert data(gm("recall", "terse commit messages", "--json", cwd=repo))["results"] == []
+    assert data(gm("recall", "terse commit messages", "--json", cwd=repo))["hits"] == []
     outside = tmp_path / "nowhere"
     outside.mkdir()
     ok(gm("add", "use a pager for long output", "--personal", cwd=outside))
-    res = data(gm("recall", "pager", "--personal", "--json", cwd=outside))["results"]
+    res = data(gm("recall", "pager", "--personal", "--json", cwd=outside))["hits"]
     assert res[0]["text"] == "use a pager for long output" and res[0]["pool"] == "personal"
     assert gm("recall", "pager", cwd=outside).returncode == 3  # no project here
 
@@ -104,7 +104,7 @@ def test_personal_pool_syncs_with_its_own_private_remote(repo: Path, tmp_path: P
     env = {"GITMEM_PERSONAL_DIR": str(machine2)}
     ok(gm("pull", "--personal", cwd=other_repo, env=env))
     res = json.loads(ok(gm("recall", "diff on the left", "--json", cwd=other_repo,
-                           env=env)).stdout)["data"]["results"]
+                           env=env)).stdout)["data"]["hits"]
     assert [(r["text"], r["pool"]) for r in res] == [("I review with the diff on the left",
                                                       "personal")]
 
@@ -132,7 +132,7 @@ def test_a_broken_personal_pool_never_breaks_project_reads(repo: Path, hermetic:
     (pool / ".git").mkdir()  # a pool that is not a repository at all
     out = gm("recall", "cache", "--json", cwd=repo)
     body = json.loads(ok(out).stdout)
-    assert [r["text"] for r in body["data"]["results"]] == ["the cache lives in redis"]
+    assert [r["text"] for r in body["data"]["hits"]] == ["the cache lives in redis"]
     assert any(w.startswith("personal pool skipped") for w in body["warnings"])
     assert gm("context", cwd=repo).returncode == 0
 

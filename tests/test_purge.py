@@ -326,7 +326,7 @@ def test_rekey_backups_holding_the_memory_are_rewritten(
     ok(gm("sync", cwd=copy))
     assert "hunter-zebra" in log_p(copy, backups[0])
     hits = json.loads(ok(gm("recall", "vpn password", "--json", "--mode", "lexical",
-                            cwd=copy)).stdout)["data"]["results"]
+                            cwd=copy)).stdout)["data"]["hits"]
     assert [h["text"] for h in hits] == [SECRET]
     secret = hits[0]["id"]
     dry = forget(copy, secret, "--purge", "--dry-run")["purge"]

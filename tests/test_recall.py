@@ -62,18 +62,22 @@ def test_vector_channel_finds_what_words_do_not(codebase: Path) -> None:
 
 def test_explain_shows_ranks_and_every_factor(codebase: Path) -> None:
     out = gm("recall", "how do I run the tests", "--explain", "--json", "-k", "3", cwd=codebase)
-    hit = json.loads(out.stdout)["data"]["results"][0]
+    hit = json.loads(out.stdout)["data"]["hits"][0]
     e = hit["explain"]
-    assert set(e) == {"ranks", "raw", "context", "rrf", "factors", "salience", "signals", "final"}
+    assert set(e) == {"ranks", "raw", "context", "rrf", "factors", "salience", "signals", "final",
+                      "relevance"}
     assert set(e["ranks"]) <= {"lexical", "vector"} and e["ranks"]
     # Recorded "now" (the pinned clock): no decay yet, no confirmation.
     assert e["factors"] == {"importance": 1.0, "decay": 1.0, "reinforcement": 1.0}
     assert e["salience"] == hit["salience"] == 1.0
-    assert e["final"] == hit["score"]
+    assert e["final"] == hit["rank_score"]
+    assert e["relevance"]["score"] == hit["score"] and 0 <= hit["score"] <= 1
+    assert set(e["relevance"]) == {"coverage", "z", "score"}
     text = gm("recall", "how do I run the tests", "--explain", "-k", "1", cwd=codebase).stdout
     assert "    ~ " in text and "rrf" in text and "importance 1.000" in text
+    assert "relevance" in text and "query words held" in text
     plain = json.loads(gm("recall", "tests", "--json", cwd=codebase).stdout)
-    assert all(r["explain"] is None for r in plain["data"]["results"])
+    assert all(r["explain"] is None for r in plain["data"]["hits"])
 
 
 def test_recall_on_an_empty_store_and_on_only_retired_memories(repo: Path) -> None:
@@ -138,7 +142,7 @@ def test_a_truncated_vector_file_is_detected_and_re_embedded(codebase: Path) -> 
     out = gm("recall", "how do I run the tests?", "-k", "3", "--json", cwd=codebase)
     env = json.loads(out.stdout)
     assert env["warnings"] == ["vector file was damaged; re-embedded every memory"]
-    assert MEMORIES[0] in [r["text"] for r in env["data"]["results"]]
+    assert MEMORIES[0] in [r["text"] for r in env["data"]["hits"]]
     with gitmem.open(codebase) as s:
         assert s.refresh().embedded == 0 and s.warnings == []
 
@@ -164,7 +168,8 @@ def test_numpy_and_pure_python_scans_agree(repo: Path) -> None:
         " 'how is the cache invalidated', 'release branch rules', 'parser lock retry']\n"
         "if sys.argv[1] == 'numpy': import numpy\n"
         "with gitmem.open(sys.argv[2]) as s:\n"
-        "    out = [[(h.id, round(h.score, 9)) for h in s.recall(q, k=12, mode='vector')]"
+        "    out = [[(h.id, round(h.rank_score, 9), h.score)"
+        " for h in s.recall(q, k=12, mode='vector', min_score=0)]"
         " for q in qs]\n"
         "print(json.dumps([out, 'numpy' in sys.modules]))\n")
     runs = {}
@@ -229,8 +234,8 @@ def test_lexical_ties_rank_in_id_order_whatever_order_ops_arrived(team: dict[str
     ok(gm("sync", cwd=c))  # ...then a's
     ok(gm("sync", cwd=a))  # a has both at once (its own first)
     args = ("recall", "zulu gateway", "--json", "-k", "60", "--mode", "lexical")
-    ranked_c = [r["id"] for r in json.loads(ok(gm(*args, cwd=c)).stdout)["data"]["results"]]
-    ranked_a = [r["id"] for r in json.loads(ok(gm(*args, cwd=a)).stdout)["data"]["results"]]
+    ranked_c = [r["id"] for r in json.loads(ok(gm(*args, cwd=c)).stdout)["data"]["hits"]]
+    ranked_a = [r["id"] for r in json.loads(ok(gm(*args, cwd=a)).stdout)["data"]["hits"]]
     assert ranked_c == ranked_a and len(ranked_c) == 60
     assert ranked_c == sorted(ranked_c)  # every score ties: id order
 

@@ -246,7 +246,7 @@ def test_bad_ops_are_skipped_and_reported_not_fatal(repo: Path) -> None:
     out = gm("recall", "kafka", "--json", cwd=repo)
     assert out.returncode == 0
     env = json.loads(out.stdout)
-    assert [r["text"] for r in env["data"]["results"]] == ["good memory about kafka"]
+    assert [r["text"] for r in env["data"]["hits"]] == ["good memory about kafka"]
     assert env["warnings"] == ["skipped 4 unreadable op(s); see 'git mem status'"]
     st = gm("status", cwd=repo).stdout
     assert "skipped ops: 4" in st
@@ -266,9 +266,9 @@ def test_replayed_ops_that_fail_the_gate_are_quarantined(repo: Path) -> None:
     ])
     set_ref(repo, ref, commit_packs(repo, [pack])[-1])
     out = json.loads(gm("recall", "deploy token instructions approvals push", "--json", cwd=repo).stdout)
-    assert [r["text"] for r in out["data"]["results"]] == ["deploys need two approvals"]
+    assert [r["text"] for r in out["data"]["hits"]] == ["deploys need two approvals"]
     everything = json.loads(gm("recall", "deploy token instructions approvals push", "--json",
-                               "--quarantined", cwd=repo).stdout)["data"]["results"]
+                               "--quarantined", cwd=repo).stdout)["data"]["hits"]
     marked = {r["text"][:24]: r["quarantine"] for r in everything}
     assert marked["deploys need two approva"] is None
     assert marked["the deploy token is ghp_"].startswith("secret (GitHub Token)")
@@ -284,7 +284,7 @@ def test_implausible_clock_jumps_are_skipped(repo: Path) -> None:
                             add_op("brian", 1 + ops.MAX_CLOCK_JUMP + 1, "clock bomb")])
     set_ref(repo, ref, commit_packs(repo, [pack])[-1])
     out = json.loads(gm("recall", "clock", "--json", cwd=repo).stdout)
-    assert [r["text"] for r in out["data"]["results"]] == ["normal clock"]
+    assert [r["text"] for r in out["data"]["hits"]] == ["normal clock"]
     assert "implausible Lamport clock jump from 1" in gm("status", cwd=repo).stdout
 
 
@@ -308,7 +308,7 @@ def test_every_kind_of_hostile_op_is_skipped_with_its_reason(repo: Path) -> None
     ])
     set_ref(repo, ref, commit_packs(repo, [pack])[-1])
     out = json.loads(gm("recall", "hostile input memory", "--json", cwd=repo).stdout)
-    assert [r["text"] for r in out["data"]["results"]] == ["the one good memory about hostile input"]
+    assert [r["text"] for r in out["data"]["hits"]] == ["the one good memory about hostile input"]
     reasons = [s["reason"] for s in json.loads(gm("status", "--json", cwd=repo).stdout)["data"]["skipped"]]
     assert any(r == "invalid UTF-8" for r in reasons)
     assert any(r.startswith("unknown format version 2") for r in reasons)

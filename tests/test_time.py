@@ -53,9 +53,9 @@ def test_set_supersede_and_get_across_syncs(team: dict[str, Path]) -> None:
     assert [v["status"] for v in hist["values"]] == ["superseded", "active"]  # type: ignore[index]
     assert hist["current"] == hist["values"][1]["id"] and hist["conflicts"] == []  # type: ignore[index]
     # Recall returns only current truth; --all shows the old value, marked.
-    res = data(gm("recall", "which database engine", "--json", cwd=a))["results"]  # type: ignore[index]
+    res = data(gm("recall", "which database engine", "--json", cwd=a))["hits"]  # type: ignore[index]
     assert [r["text"] for r in res] == ["CockroachDB"]
-    res = data(gm("recall", "which database engine", "--all", "--json", cwd=a))["results"]  # type: ignore[index]
+    res = data(gm("recall", "which database engine", "--all", "--json", cwd=a))["hits"]  # type: ignore[index]
     old = next(r for r in res if r["text"] == "PostgreSQL 14")
     assert old["status"] == "superseded" and old["retired_at"] == "2026-03-01T10:00:00Z"
     human = ok(gm("recall", "which database engine", "--all", cwd=a)).stdout
@@ -95,9 +95,9 @@ def test_concurrent_sets_converge_with_a_recorded_conflict(team: dict[str, Path]
         assert len(hist["conflicts"]) == 1  # type: ignore[index, arg-type]
         assert "conflict" in ok(gm("history", "ci.runner", cwd=p)).stdout
     # Recall shows the winner by default and the loser, marked, with --all.
-    res = data(gm("recall", "ci runner", "--json", cwd=c))["results"]  # type: ignore[index]
+    res = data(gm("recall", "ci runner", "--json", cwd=c))["hits"]  # type: ignore[index]
     assert [r["text"] for r in res] == [winner]
-    res = data(gm("recall", "ci runner", "--all", "--json", cwd=c))["results"]  # type: ignore[index]
+    res = data(gm("recall", "ci runner", "--all", "--json", cwd=c))["hits"]  # type: ignore[index]
     assert any(r["text"] == loser and r["conflict_with"] for r in res)
     # Deleting the projection changes nothing: the winner is a function of the log.
     shutil.rmtree(c / ".git" / "mem" / "cache")
@@ -132,7 +132,7 @@ def test_as_of_by_date_and_by_tag(repo: Path) -> None:
     _commit(repo, "release 1.4", "2026-01-20T12:00:00Z")
     git("tag", "v1.4", cwd=repo)
     ok(gm("set", "db.engine", "CockroachDB", cwd=repo, env=at("2026-03-01T10:00:00Z")))
-    cache = data(gm("recall", "cache", "--json", cwd=repo))["results"][0]["id"]  # type: ignore[index]
+    cache = data(gm("recall", "cache", "--json", cwd=repo))["hits"][0]["id"]  # type: ignore[index]
     ok(gm("invalidate", cache, "--reason", "moved to memcached", cwd=repo,
           env=at("2026-03-05T10:00:00Z")))
     assert value(repo, "db.engine") == "CockroachDB"
@@ -144,10 +144,10 @@ def test_as_of_by_date_and_by_tag(repo: Path) -> None:
     # Recall as of the tag: what the memory said when v1.4 was cut.
     then = data(gm("recall", "db engine cache", "--as-of", "v1.4", "--mode", "lexical",
                    "--json", cwd=repo))
-    assert sorted(r["text"] for r in then["results"]) == ["PostgreSQL 14",  # type: ignore[index]
+    assert sorted(r["text"] for r in then["hits"]) == ["PostgreSQL 14",  # type: ignore[index]
                                                          "the cache lives in redis"]
     now = data(gm("recall", "db engine cache", "--mode", "lexical", "--json", cwd=repo))
-    assert [r["text"] for r in now["results"]] == ["CockroachDB"]  # type: ignore[index]
+    assert [r["text"] for r in now["hits"]] == ["CockroachDB"]  # type: ignore[index]
     bad = gm("recall", "x", "--as-of", "no-such-tag", cwd=repo)
     assert bad.returncode == 2 and "neither a date nor a git revision" in bad.stderr
 
@@ -167,10 +167,10 @@ def test_valid_at_answers_what_was_true_in_the_world(repo: Path) -> None:
     assert value(repo, "db.engine", "--valid-at", "2026-02-25", "--as-of", "2026-02-25") \
         == "PostgreSQL 14"
     office = data(gm("recall", "office", "--valid-at", "2025-06-01", "--json",
-                     cwd=repo))["results"]  # type: ignore[index]
+                     cwd=repo))["hits"]  # type: ignore[index]
     assert [r["text"] for r in office] == ["the office is in Leeds"]
     assert data(gm("recall", "office", "--valid-at", "2026-06-01", "--json",
-                   cwd=repo))["results"] == []  # type: ignore[index]
+                   cwd=repo))["hits"] == []  # type: ignore[index]
 
 
 # -- dedup on write ---------------------------------------------------------------------
@@ -224,7 +224,7 @@ def test_thresholds_are_git_config(repo: Path) -> None:
 
 
 def _order(repo: Path, query: str, when: str, *extra: str) -> list[str]:
-    res = data(gm("recall", query, "--json", *extra, cwd=repo, env=at(when)))["results"]  # type: ignore[index]
+    res = data(gm("recall", query, "--json", *extra, cwd=repo, env=at(when)))["hits"]  # type: ignore[index]
     return [r["text"] for r in res]
 
 
@@ -243,7 +243,7 @@ def test_decay_ordering_changes_as_the_clock_moves(repo: Path) -> None:
     # A year on the note has faded: out of default recall, back with --all.
     late = "2027-01-01T00:00:00Z"
     assert _order(repo, q, late) == [old_important]
-    res = data(gm("recall", q, "--all", "--explain", "--json", cwd=repo, env=at(late)))["results"]  # type: ignore[index]
+    res = data(gm("recall", q, "--all", "--explain", "--json", cwd=repo, env=at(late)))["hits"]  # type: ignore[index]
     faded = next(r for r in res if r["text"] == fresh_minor)
     assert faded["faded"] and faded["salience"] < 0.05
     assert set(faded["explain"]["factors"]) == {"importance", "decay", "reinforcement"}
@@ -272,7 +272,7 @@ def test_use_in_recall_is_local_and_renews_age(repo: Path, tmp_path: Path) -> No
     ok(gm("add", "the flaky test is test_upload", cwd=repo, env=at("2025-01-01T00:00:00Z")))
     ok(gm("recall", "flaky test", cwd=repo, env=at("2025-06-01T00:00:00Z")))
     res = data(gm("recall", "flaky test", "--explain", "--json", cwd=repo,
-                  env=at("2025-06-02T00:00:00Z")))["results"][0]  # type: ignore[index]
+                  env=at("2025-06-02T00:00:00Z")))["hits"][0]  # type: ignore[index]
     assert res["explain"]["signals"]["uses"] == 1
     assert res["explain"]["signals"]["age_days"] == 1.0  # counted from the last use
     # Uses live beside the projection, never in the log.
@@ -340,7 +340,7 @@ def test_faded_memories_do_not_crowd_out_live_ones(repo: Path) -> None:
                                   "recorded_at": "2024-01-01T00:00:00Z"}) for i in range(220))
     ok(gm("import", "-", cwd=repo, input=lines + "\n"))
     ok(gm("add", "to rollback a release run make rollback", cwd=repo))
-    res = data(gm("recall", "rollback", "-k", "3", "--json", cwd=repo))["results"]  # type: ignore[index]
+    res = data(gm("recall", "rollback", "-k", "3", "--json", cwd=repo))["hits"]  # type: ignore[index]
     assert [r["text"] for r in res] == ["to rollback a release run make rollback"]
 
 
@@ -385,10 +385,10 @@ def test_time_travel_with_all_marks_hits_as_they_stood(repo: Path) -> None:
     ok(gm("set", "db.engine", "PostgreSQL 14", cwd=repo, env=at("2026-01-10T10:00:00Z")))
     ok(gm("set", "db.engine", "CockroachDB", cwd=repo, env=at("2026-03-01T10:00:00Z")))
     res = data(gm("recall", "db engine", "--mode", "lexical", "--as-of", "2026-02-01", "--all",
-                  "--json", cwd=repo))["results"]  # type: ignore[index]
+                  "--json", cwd=repo))["hits"]  # type: ignore[index]
     assert [(r["text"], r["status"]) for r in res] == [("PostgreSQL 14", "active")]
     res = data(gm("recall", "db engine", "--mode", "lexical", "--valid-at", "2025-01-01",
-                  "--all", "--json", cwd=repo))["results"]  # type: ignore[index]
+                  "--all", "--json", cwd=repo))["hits"]  # type: ignore[index]
     assert res == []  # neither value was valid then, retired or not
 
 

@@ -16,8 +16,9 @@ import msgspec
 
 from .. import ops
 from ..errors import InvalidInput, NoIdentity
-from ..model import Hit, OpInfo, PartitionInfo, RefreshReport, Shown, Skipped, Status
+from ..model import Hit, Listing, OpInfo, PartitionInfo, RefreshReport, Shown, Skipped, Status
 from . import settings, sharing
+from .validate import repo_paths
 from .embedding import query_vector
 from ..recall import FUTURE_SKEW
 from .pool import Pool
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from ..projection import Projection
 
 USE_TOP = 3  # how many of a recall's hits count as used
+STATUSES = ("active", "retired", "all")  # what list shows
 # Another pool's hits merged into these: (hits, as_of, valid_at) -> hits.
 Merge = Callable[[list[Hit], int | None, int | None], list[Hit]]
 
@@ -45,6 +47,10 @@ def recall(
     valid_at: str | int | None = None,
     record_use: bool = True,
     merge: Merge | None = None,
+    authors: Sequence[str] = (),
+    about: Sequence[str] = (),
+    paths: Sequence[str] = (),
+    min_score: float | None = None,
 ) -> list[Hit]:
     """The memories that best answer ``query``, best first.
 
@@ -54,6 +60,9 @@ def recall(
     from what was true in the world then (a date, or a git revision).
     ``include_retired`` adds retired, conflict-losing and faded memories.
     ``merge`` puts another pool's hits beside these (``Store``: the personal pool).
+    ``authors``, ``about`` and ``paths`` narrow like ``kinds`` and ``tags``;
+    ``min_score`` leaves out hits less relevant than it (0 to 1; None: the
+    gitmem.minScore setting, else ``relevance.MIN_SCORE``).
     """
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("the query is empty", "say what you are looking for")
@@ -70,7 +79,9 @@ def recall(
     t_valid = settings.point_in_time(pool.log, valid_at, "--valid-at")
     q = Query(query, k, list(kinds), list(tags), include_retired, mode, explain,
               include_quarantined, as_of=t_as_of, valid_at=t_valid,
-              salience=settings.salience_config(pool.log, t_as_of))
+              salience=settings.salience_config(pool.log, t_as_of),
+              authors=list(authors), about=list(about),
+              paths=narrowing_paths(pool, paths), min_score=cutoff(pool, min_score))
     usage = pool.usage()
     hits = pool.read(lambda p: rank(p, q, query_vector, usage.read if usage else None))
     if not hits:
@@ -85,6 +96,61 @@ def recall(
     if usage is not None and usage.error:
         pool.warnings.append(usage.error)
     return hits
+
+def cutoff(pool: Pool, min_score: float | None) -> float | None:
+    """The relevance a hit needs to be returned: the caller's, else gitmem.minScore,
+    else None (recall's default, see ``recall.Query.min_score``)."""
+    if min_score is None:
+        if pool.log.settings().get("gitmem.minscore") is None:
+            return None
+        return settings.setting(pool.log, "gitmem.minScore", settings.unit, 0.0,
+                                "use a number from 0 to 1, e.g. 0.05")
+    if not isinstance(min_score, (int, float)) or not 0.0 <= min_score <= 1.0:
+        raise InvalidInput(f"--min-score must be from 0 to 1 (got {min_score})",
+                           "use --min-score 0.5 for probably relevant hits only, 0 for all")
+    return float(min_score)
+
+
+def narrowing_paths(pool: Pool, paths: Sequence[str]) -> list[str]:
+    """Filter paths as stored: relative to the work tree, from wherever we run."""
+    if not paths:
+        return []
+    if pool.log.workdir is None:
+        raise InvalidInput("--path needs a work tree", "run it inside a checkout")
+    return repo_paths(paths, pool.cwd, pool.log.workdir)
+
+
+def browse(pool: Pool, *, kinds: Sequence[str] = (), tags: Sequence[str] = (),
+           authors: Sequence[str] = (), about: Sequence[str] = (), paths: Sequence[str] = (),
+           since: str | int | None = None, until: str | int | None = None,
+           status: str = "active", include_quarantined: bool = False, limit: int = 50,
+           offset: int = 0) -> Listing:
+    """Memories newest first, narrowed like recall; one page of them (see ``Listing``)."""
+    if status not in STATUSES:
+        raise InvalidInput(f"unknown status '{status}'", f"use one of: {', '.join(STATUSES)}")
+    for kind in kinds:
+        if kind not in ops.KINDS:
+            raise InvalidInput(f"unknown kind '{kind}'", f"use one of: {', '.join(ops.KINDS)}")
+    if limit < 1:
+        raise InvalidInput(f"-n must be at least 1 (got {limit})", "use -n 50")
+    if offset < 0:
+        raise InvalidInput(f"--offset must not be negative (got {offset})", "use --offset 0")
+    from ..projection import Scope
+
+    scope = Scope(kinds=tuple(kinds), tags=tuple(tags), retired=status != "active",
+                  quarantined=include_quarantined, now=settings.now(),
+                  authors=tuple(authors), about=tuple(about),
+                  paths=tuple(narrowing_paths(pool, paths)),
+                  since=settings.point_in_time(pool.log, since, "--since"),
+                  until=settings.point_in_time(pool.log, until, "--until"))
+    records, total = pool.read(lambda p: p.browse(
+        scope, retired_only=status == "retired", limit=limit, offset=offset))
+    for r in records:
+        r.pool = pool.name
+    nxt = offset + len(records)
+    return Listing(memories=records, total=total, offset=offset,
+                   next_offset=nxt if nxt < total else None)
+
 
 def record_use_of(pool: Pool, hits: Iterable[Hit]) -> None:
     """Note, locally, that these hits were put before someone: it renews their

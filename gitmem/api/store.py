@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import ops
 from ..errors import AmbiguousId, BareRepository, GitMemError, NotARepository, UnknownId
 from ..model import (Added, Confirmed, Conflict, Context, FactValue, Hit, Imported, InitReport,
+                     Listing,
                      KeyHistory, OpInfo, RefreshReport, RekeyReport, Retired, Shown,
                      SimilarPair, Skipped, Status, SyncReport)
 from ..oplog import Oplog
@@ -170,7 +171,7 @@ class Store:
             # One ranking: scores compare across pools (same formula); personal first
             # among equals, then by id, so the order is the same every time.
             merged = sorted(hits + theirs,
-                            key=lambda h: (-h.score, h.pool != "personal", h.id))[:k]
+                            key=lambda h: (-h.rank_score, h.pool != "personal", h.id))[:k]
             for n, h in enumerate(merged, start=1):
                 h.rank = n
             return merged
@@ -337,6 +338,10 @@ class Store:
         as_of: str | int | None = None,
         valid_at: str | int | None = None,
         record_use: bool = True,
+        authors: Sequence[str] = (),
+        about: Sequence[str] = (),
+        paths: Sequence[str] = (),
+        min_score: float | None = None,
     ) -> list[Hit]:
         """The memories that best answer ``query``, best first, from this pool
         and the personal pool beside it.
@@ -346,12 +351,17 @@ class Store:
         ``as_of`` answers from what the log believed at that time, ``valid_at``
         from what was true in the world then (a date, or a git revision).
         ``include_retired`` adds retired, conflict-losing and faded memories.
+        ``authors`` (any of them, name or email), ``about`` and ``paths`` (all
+        of them) narrow like ``kinds`` and ``tags``. Each hit's ``score`` is its
+        relevance, 0 to 1; hits below ``min_score`` are left out (None: the
+        gitmem.minScore setting, else 0.05; 0 keeps every hit).
         """
         def ask(mine: Pool, as_of: int | None, valid_at: int | None) -> list[Hit]:
             return reads.recall(
                 mine, query, k=k, kinds=kinds, tags=tags, include_retired=include_retired,
                 mode=mode, explain=explain, include_quarantined=include_quarantined,
-                as_of=as_of, valid_at=valid_at)
+                as_of=as_of, valid_at=valid_at, authors=authors, about=about,
+                min_score=cutoff)
 
         def merge(hits: list[Hit], t_as_of: int | None, t_valid: int | None) -> list[Hit]:
             # Points in time are passed resolved: a tag names a commit of this
@@ -359,11 +369,41 @@ class Store:
             return self._merge_hits(k, lambda mine: ask(mine, t_as_of, t_valid))(
                 hits, t_as_of, t_valid)
 
+        # One cutoff for both pools: this repository's setting, or the caller's.
+        cutoff = reads.cutoff(self._pool, min_score)
+        # Paths name files of this repository: the personal pool is not asked then.
         return reads.recall(
             self._pool, query, k=k, kinds=kinds, tags=tags, include_retired=include_retired,
             mode=mode, explain=explain, include_quarantined=include_quarantined, as_of=as_of,
-            valid_at=valid_at, record_use=record_use,
-            merge=merge if self.pool == "project" else None)
+            valid_at=valid_at, record_use=record_use, authors=authors, about=about,
+            paths=paths, min_score=cutoff,
+            merge=merge if self.pool == "project" and not paths else None)
+
+    def list_memories(
+        self,
+        *,
+        kinds: Sequence[str] = (),
+        tags: Sequence[str] = (),
+        authors: Sequence[str] = (),
+        about: Sequence[str] = (),
+        paths: Sequence[str] = (),
+        since: str | int | None = None,
+        until: str | int | None = None,
+        status: str = "active",
+        include_quarantined: bool = False,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> Listing:
+        """Browse memories, newest recorded first, one page at a time.
+
+        Filters as ``recall``; ``since``/``until`` bound the recorded time (a
+        date, datetime or git revision); ``status`` is active (current truth),
+        retired (invalidated, superseded, losing values) or all. This pool
+        only: the personal pool is listed with ``git mem list --personal``.
+        """
+        return reads.browse(self._pool, kinds=kinds, tags=tags, authors=authors, about=about,
+                            paths=paths, since=since, until=until, status=status,
+                            include_quarantined=include_quarantined, limit=limit, offset=offset)
 
     def record_use(self, hits: Iterable[Hit]) -> None:
         """Note, locally, that these hits were put before someone: it renews their

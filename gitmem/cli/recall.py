@@ -2,24 +2,52 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 
+from .. import api
+from ..api.reads import STATUSES
+from ..model import BriefHit
 from ..ops import KINDS
 from . import render
 from .app import as_of_option, cli, json_option, run, valid_at_option
+
+
+def narrowing(fn: Callable[..., None]) -> Callable[..., None]:
+    """The filters recall and list share (repeatable; see each help line)."""
+    for option in reversed([
+        click.option("--kind", "kinds", type=click.Choice(KINDS), multiple=True,
+                     help="Only this kind (repeatable: any of them)."),
+        click.option("--tag", "tags", multiple=True,
+                     help="Only memories with this tag (repeatable: all)."),
+        click.option("--author", "authors", multiple=True, metavar="WHO",
+                     help="Only memories by this author, name or email (repeatable: any)."),
+        click.option("--about", multiple=True, metavar="NAME",
+                     help="Only memories about this entity (repeatable: all)."),
+        click.option("--path", "paths", multiple=True, metavar="PATH",
+                     help="Only memories anchored to PATH, a directory above it or a file "
+                          "below it (repeatable: all)."),
+    ]):
+        fn = option(fn)
+    return fn
 
 
 @cli.command()
 @click.argument("query")
 @click.option("-k", "--limit", "k", type=int, default=10, show_default=True,
               help="How many results.")
-@click.option("--kind", "kinds", type=click.Choice(KINDS), multiple=True,
-              help="Only this kind (repeatable: any of them).")
-@click.option("--tag", "tags", multiple=True, help="Only memories with this tag (repeatable: all).")
+@narrowing
+@click.option("--min-score", type=float, metavar="SCORE",
+              help="Leave out hits less relevant than SCORE (0 to 1; 0.5 reads \"probably "
+                   "relevant\"). Default: gitmem.minScore, else 0.05 from 50 memories up.")
 @click.option("--all", "include_retired", is_flag=True,
               help="Include invalidated and superseded memories (marked).")
 @click.option("--mode", type=click.Choice(["hybrid", "lexical", "vector"]), default="hybrid",
               show_default=True, help="Which channels rank: both fused, or one alone.")
+@click.option("--format", "fmt", type=click.Choice(["full", "brief"]), default="full",
+              show_default=True,
+              help="brief: one line per hit (with --json: id, score, kind, text, recorded_at).")
 @click.option("--explain", is_flag=True,
               help="Show each result's rank per channel and every factor of its score.")
 @click.option("--quarantined", "include_quarantined", is_flag=True,
@@ -30,29 +58,75 @@ from .app import as_of_option, cli, json_option, run, valid_at_option
               help="Search only your personal pool (also works outside any repository).")
 @json_option
 def recall(query: str, k: int, kinds: tuple[str, ...], tags: tuple[str, ...],
-           include_retired: bool, mode: str, explain: bool, include_quarantined: bool,
-           as_of: str | None, valid_at: str | None, personal: bool, as_json: bool) -> None:
+           authors: tuple[str, ...], about: tuple[str, ...], paths: tuple[str, ...],
+           min_score: float | None, include_retired: bool, mode: str, fmt: str, explain: bool,
+           include_quarantined: bool, as_of: str | None, valid_at: str | None, personal: bool,
+           as_json: bool) -> None:
     """Find the memories that answer QUERY, best first.
 
-    Only current truth by default: --all adds retired memories, losing values
-    of keyed conflicts and faded ones (salience below gitmem.salienceFloor),
-    each marked. --as-of and --valid-at query the past (docs/time.md). Your
-    personal pool, if you have one, is searched too: its hits are marked
-    [personal] and come first among equals.
+    Each hit's score is its relevance, 0 to 1 (0.5: probably relevant); hits
+    below the cutoff are left out, and when none is left it says "no memory
+    matches" (JSON: "hits": []). Only current truth by default: --all adds
+    retired memories, losing values of keyed conflicts and faded ones
+    (salience below gitmem.salienceFloor), each marked. --as-of and
+    --valid-at query the past (docs/time.md). Your personal pool, if you
+    have one, is searched too: its hits are marked [personal].
 
     \b
     Example:
       git mem recall "how do I run the tests" -k 5 --json
       git mem recall "which database" --as-of v1.4
+      git mem recall "retries" --path src/http/ --format brief
     """
-    run(
-        "recall", as_json,
-        lambda s: render.Recalled(query=query, results=s.recall(
-            query, k=k, kinds=kinds, tags=tags, include_retired=include_retired, mode=mode,
-            explain=explain, include_quarantined=include_quarantined, as_of=as_of,
-            valid_at=valid_at)),
-        render.hits, personal=personal,
-    )
+    def find(s: api.Store) -> render.Recalled:
+        hits = s.recall(query, k=k, kinds=kinds, tags=tags, authors=authors, about=about,
+                        paths=paths, min_score=min_score, include_retired=include_retired,
+                        mode=mode, explain=explain, include_quarantined=include_quarantined,
+                        as_of=as_of, valid_at=valid_at)
+        if fmt == "brief" and as_json:
+            return render.Recalled(query=query, hits=[BriefHit.of(h) for h in hits])
+        return render.Recalled(query=query, hits=hits)
+
+    run("recall", as_json, find, render.brief_hits if fmt == "brief" else render.hits,
+        personal=personal)
+
+
+@cli.command(name="list")
+@narrowing
+@click.option("--since", metavar="WHEN", help="Only memories recorded since WHEN (a date, "
+              "datetime or git revision).")
+@click.option("--until", metavar="WHEN", help="Only memories recorded until WHEN.")
+@click.option("--status", type=click.Choice(STATUSES), default="active", show_default=True,
+              help="active: current truth; retired: invalidated, superseded and losing "
+                   "values; all: both.")
+@click.option("--quarantined", "include_quarantined", is_flag=True,
+              help="Include memories the write gate would refuse (marked).")
+@click.option("-n", "--limit", type=int, default=50, show_default=True,
+              help="How many memories per page.")
+@click.option("--offset", type=int, default=0, show_default=True,
+              help="Skip this many (the next page's offset is printed at the end).")
+@click.option("--personal", is_flag=True,
+              help="List only your personal pool (also works outside any repository).")
+@json_option
+def list_(kinds: tuple[str, ...], tags: tuple[str, ...], authors: tuple[str, ...],
+          about: tuple[str, ...], paths: tuple[str, ...], since: str | None, until: str | None,
+          status: str, include_quarantined: bool, limit: int, offset: int, personal: bool,
+          as_json: bool) -> None:
+    """Browse memories, newest first, one page at a time.
+
+    No query: every memory the filters let through, by recorded time. Use it to
+    review what the repository remembers, or what one person or agent added.
+
+    \b
+    Example:
+      git mem list --kind procedure
+      git mem list --author alice@example.com --since "2 weeks ago" --json
+      git mem list --path src/billing/ --offset 50
+    """
+    run("list", as_json, lambda s: s.list_memories(
+        kinds=kinds, tags=tags, authors=authors, about=about, paths=paths, since=since,
+        until=until, status=status, include_quarantined=include_quarantined, limit=limit,
+        offset=offset), render.listing, personal=personal)
 
 
 @cli.command()

@@ -15,7 +15,7 @@ from typing import Any, TypedDict
 import click
 
 from .. import api
-from ..model import Hit, OpInfo, Record, RefreshReport
+from ..model import BriefHit, Hit, Listing, OpInfo, Record, RefreshReport
 from ..agents.settings import HooksReport
 
 
@@ -40,7 +40,7 @@ def safe(text: str) -> str:
 # wrapped in an object, so the envelope's data is always an object.
 class Recalled(TypedDict):
     query: str
-    results: list[Hit]
+    hits: list[Hit] | list[BriefHit]
 
 
 class Keys(TypedDict):
@@ -166,11 +166,28 @@ def conflicts(r: Conflicts) -> str:
 
 
 def hits(r: Recalled) -> str:
-    return "\n".join(hit_lines(h) for h in r["results"])
+    found = [h for h in r["hits"] if isinstance(h, Hit)]
+    return "\n".join(hit_lines(h) for h in found) if found else no_match(r["query"])
+
+
+def brief_hits(r: Recalled) -> str:
+    """One line per hit: id, score, kind, the text's first line."""
+    lines = []
+    for h in r["hits"]:
+        mark = "" if h.status in (None, "active") else f" [{h.status}]"
+        mark += " [personal]" if h.pool == "personal" else ""
+        mark += " [faded]" if h.faded else ""
+        lines.append(f"{h.id[:12]}  {h.score:.2f}  {h.kind:<9} {clip_line(h.text, 90)}{mark}")
+    return "\n".join(lines) if lines else no_match(r["query"])
+
+
+def no_match(query: str) -> str:
+    # The query is not echoed: the user just typed it, and it may be long.
+    return "no memory matches (hits below the relevance cutoff are left out: --min-score 0 shows them)"
 
 
 def hit_lines(h: Hit) -> str:
-    head = f"{h.id[:12]}  {h.kind:<9} {h.score:7.3f}  {h.author}  {h.recorded_at[:10]}"
+    head = f"{h.id[:12]}  {h.kind:<9} {h.score:5.2f}  {h.author}  {h.recorded_at[:10]}"
     if h.key:
         head += f"  key={h.key}"
     if h.tags:
@@ -196,7 +213,28 @@ def hit_lines(h: Hit) -> str:
             factors += (f" (age {sig['age_days']:.1f} d, {sig['confirms']} confirmation(s), "
                         f"{sig['uses']} use(s))")
         out += f"\n    ~ {ranks}; rrf {e['rrf']:.5f} x {factors} = {e['final']:.5f}"
+        rel = e.get("relevance") or {}
+        if rel:
+            out += (f"\n    ~ relevance {rel['score']:.3f}: query words held {rel['coverage']:.2f}"
+                    f" (idf-weighted), vector z {rel['z']:.2f}")
     return out
+
+
+def listing(r: Listing) -> str:
+    if not r.memories:
+        return "no memories" + (" match these filters" if r.total == 0 else " on this page")
+    lines = []
+    for m in r.memories:
+        mark = "" if m.status == "active" else f" [{m.status}]"
+        mark += f" [conflict: loses to {m.conflict_with[:12]}]" if m.conflict_with else ""
+        mark += " [quarantined]" if m.quarantine else ""
+        mark += " [personal]" if m.pool == "personal" else ""
+        lines.append(f"{m.id[:12]}  {m.recorded_at[:10]}  {m.kind:<9} {clip_line(m.author, 24)}  "
+                     f"{clip_line(m.text, 70)}{mark}")
+    last = r.offset + len(r.memories)
+    more = f"; next page: --offset {r.next_offset}" if r.next_offset is not None else ""
+    lines.append(f"({r.offset + 1}-{last} of {r.total}{more})")
+    return "\n".join(lines)
 
 
 def context(r: api.Context) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -398,3 +399,55 @@ def dump(c: sqlite3.Connection) -> str:
         for row in c.execute(sql):
             out.append(name + " " + json.dumps(list(row), ensure_ascii=False))
     return "\n".join(out) + "\n"
+
+
+DF_CAP = 1000  # counting past this is wasted work: the weight barely moves
+
+
+def size(c: sqlite3.Connection) -> int:
+    """About how many memories there are (every one ever replayed; O(1))."""
+    return int(c.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0)
+
+
+def term_weights(c: sqlite3.Connection, matches: dict[str, str]) -> dict[str, float]:
+    """word -> inverse document frequency, log((N + 1) / (df + 0.5)), from FTS5.
+
+    ``matches``: word -> its FTS5 MATCH expression (stemmed by the index, as the
+    lexical channel sees it). Document frequencies are counted up to DF_CAP, so
+    a word in a quarter of 100k memories costs what one in a thousand does.
+    """
+    top = c.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0
+    out = {}
+    for word, match in matches.items():
+        df = c.execute("SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts "
+                       "MATCH ? LIMIT ?)", (match, DF_CAP)).fetchone()[0]
+        out[word] = math.log((top + 1) / (df + 0.5))
+    return out
+
+
+def term_presence(c: sqlite3.Connection, ids: list[str],
+                  matches: dict[str, str]) -> dict[str, set[str]]:
+    """memory id -> which of ``matches``' words its text, key, tags or entities hold."""
+    rows = dict(by_ids(c, "SELECT id, fts FROM memories WHERE id IN", ids))
+    out: dict[str, set[str]] = {mid: set() for mid in ids}
+    for mid, row in rows.items():
+        if row is None:
+            continue
+        for word, match in matches.items():
+            if c.execute("SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? AND rowid = ?",
+                         (match, row)).fetchone():
+                out[mid].add(word)
+    return out
+
+
+def browse(c: sqlite3.Connection, scope: Scope, *, retired_only: bool = False,
+           limit: int = 50, offset: int = 0) -> tuple[list[Record], int]:
+    """Memories under ``scope``, newest recorded first (ties by id), one page of
+    them, and how many there are in all."""
+    sql, args = filters("FROM memories m WHERE m.text IS NOT NULL", [], scope)
+    if retired_only:
+        sql += " AND (m.status != 'active' OR m.shadowed_by IS NOT NULL)"
+    total = c.execute(f"SELECT count(*) {sql}", args).fetchone()[0]
+    rows = c.execute(f"SELECT {MEMORY_COLS} {sql} ORDER BY m.at DESC, m.id DESC LIMIT ? OFFSET ?",
+                     [*args, limit, offset])
+    return [_record(r) for r in rows], int(total)

@@ -33,6 +33,14 @@ class Scope:
     now: int | None = None
     # Authors (emails) left out: the context profile looks past one author's flood.
     not_by: tuple[str, ...] = ()
+    # What the user narrowed to (recall and list filters). authors: any of them, by
+    # name or email, case-insensitive; about and paths: all of them; a path matches
+    # a memory anchored to it, to a directory above it or to anything below it.
+    authors: tuple[str, ...] = ()
+    about: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    since: int | None = None  # recorded at or after (unix seconds)
+    until: int | None = None  # recorded at or before
 
 
 def live(a: str, scope: Scope) -> tuple[str, list[object]]:
@@ -97,4 +105,25 @@ def filters(sql: str, args: list[object], scope: Scope) -> tuple[str, list[objec
     for tag in scope.tags:
         sql += " AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)"
         args.append(tag)
+    if scope.authors:
+        marks = ",".join("?" * len(scope.authors))
+        sql += f" AND (lower(m.author_email) IN ({marks}) OR lower(m.author_name) IN ({marks}))"
+        folded = [a.lower() for a in scope.authors]
+        args.extend(folded + folded)
+    for name in scope.about:
+        sql += " AND EXISTS (SELECT 1 FROM json_each(m.entities) WHERE lower(value) = ?)"
+        args.append(name.lower())
+    for path in scope.paths:
+        # substr, not LIKE: a path may hold % or _. "." is the whole repository.
+        # (A path from another clone may end in '/': compared without it.)
+        sql += (" AND EXISTS (SELECT 1 FROM (SELECT rtrim(value, '/') AS v FROM json_each(m.paths))"
+                " WHERE v = ? OR v IN ('.', '') OR ? = '.' OR substr(v, 1, length(?) + 1) = ? || '/'"
+                " OR substr(?, 1, length(v) + 1) = v || '/')")
+        args.extend([path, path, path, path, path])
+    if scope.since is not None:
+        sql += " AND m.at >= ?"
+        args.append(scope.since)
+    if scope.until is not None:
+        sql += " AND m.at <= ?"
+        args.append(scope.until)
     return sql, args

@@ -1,0 +1,176 @@
+"""Browsing and narrowing: `git mem list`, the filters recall shares with it, the
+relevance cutoff, the empty result and the brief format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import git, gm, ok
+
+BOB = {"GIT_AUTHOR_NAME": "Bob Stone", "GIT_AUTHOR_EMAIL": "bob@example.com",
+       "GIT_COMMITTER_NAME": "Bob Stone", "GIT_COMMITTER_EMAIL": "bob@example.com"}
+CODING = Path(__file__).parent.parent / "fixtures" / "recall" / "coding.memories.jsonl"
+
+
+def at(day: str, **more: str) -> dict[str, str]:
+    return {"GIT_COMMITTER_DATE": f"{day}T12:00:00Z", **more}
+
+
+def data(proc: object) -> dict:  # type: ignore[type-arg]
+    return json.loads(ok(proc).stdout)["data"]  # type: ignore[arg-type]
+
+
+def ids(proc: object) -> list[str]:
+    return [m["id"][:12] for m in data(proc)["memories"]]
+
+
+@pytest.fixture
+def three(repo: Path) -> tuple[Path, str, str, str]:
+    """Three memories by two people on three days, with kinds, tags, entities and paths."""
+    (repo / "src" / "billing").mkdir(parents=True)
+    ci = ok(gm("add", "CI runs on GitHub Actions, workflow ci.yml", "--kind", "procedure",
+               "--tag", "ci", "--about", "GitHub Actions", "--path", ".github/workflows/ci.yml",
+               cwd=repo, env=at("2025-01-01"))).stdout.strip()
+    db = ok(gm("add", "the database is PostgreSQL 15; migrations live in db/migrations",
+               "--kind", "fact", "--tag", "db", "--about", "PostgreSQL", "--path",
+               "db/migrations", cwd=repo, env=at("2025-02-01", **BOB))).stdout.strip()
+    inv = ok(gm("add", "invoice totals are rounded half-even, per line", "--path",
+                "src/billing/invoice.py", cwd=repo, env=at("2025-03-01"))).stdout.strip()
+    return repo, ci[:12], db[:12], inv[:12]
+
+
+def test_list_is_newest_first_and_pages(three: tuple[Path, str, str, str]) -> None:
+    repo, ci, db, inv = three
+    page = data(gm("list", "--json", cwd=repo))
+    assert [m["id"][:12] for m in page["memories"]] == [inv, db, ci]
+    assert (page["total"], page["offset"], page["next_offset"]) == (3, 0, None)
+    first = data(gm("list", "-n", "2", "--json", cwd=repo))
+    assert [m["id"][:12] for m in first["memories"]] == [inv, db]
+    assert first["next_offset"] == 2
+    assert ids(gm("list", "-n", "2", "--offset", "2", "--json", cwd=repo)) == [ci]
+    text = ok(gm("list", "-n", "2", cwd=repo)).stdout.splitlines()
+    assert text[0].startswith(f"{inv}  2025-03-01  note") and "invoice totals" in text[0]
+    assert text[-1] == "(1-2 of 3; next page: --offset 2)"
+    assert ok(gm("list", "--tag", "nope", cwd=repo)).stdout == "no memories match these filters\n"
+
+
+def test_list_filters(three: tuple[Path, str, str, str]) -> None:
+    repo, ci, db, inv = three
+    assert ids(gm("list", "--author", "BOB@example.com", "--json", cwd=repo)) == [db]
+    assert ids(gm("list", "--author", "ada lovelace", "--json", cwd=repo)) == [inv, ci]
+    assert ids(gm("list", "--author", "bob stone", "--author", "nobody", "--json",
+                  cwd=repo)) == [db]
+    assert ids(gm("list", "--kind", "procedure", "--json", cwd=repo)) == [ci]
+    assert ids(gm("list", "--tag", "db", "--json", cwd=repo)) == [db]
+    assert ids(gm("list", "--about", "postgresql", "--json", cwd=repo)) == [db]
+    # A path matches its own anchor, anchors below a directory, and directory anchors above a file.
+    assert ids(gm("list", "--path", "src/billing/invoice.py", "--json", cwd=repo)) == [inv]
+    assert ids(gm("list", "--path", "src", "--json", cwd=repo)) == [inv]
+    assert ids(gm("list", "--path", "db/migrations/0001_init.sql", "--json", cwd=repo)) == [db]
+    assert ids(gm("list", "--path", "db/migrationsX", "--json", cwd=repo)) == []
+    # Relative to where it runs, as add stores them.
+    assert ids(gm("list", "--path", "billing", "--json", cwd=repo / "src")) == [inv]
+    assert ids(gm("list", "--since", "2025-01-15", "--until", "2025-02-15", "--json",
+                  cwd=repo)) == [db]
+    assert ids(gm("list", "--since", "2025-02-01T12:00:00Z", "--json", cwd=repo)) == [inv, db]
+
+
+def test_list_status(three: tuple[Path, str, str, str]) -> None:
+    repo, ci, db, inv = three
+    ok(gm("invalidate", ci, "--reason", "moved to Buildkite", cwd=repo))
+    assert ids(gm("list", "--json", cwd=repo)) == [inv, db]
+    assert ids(gm("list", "--status", "retired", "--json", cwd=repo)) == [ci]
+    assert ids(gm("list", "--status", "all", "--json", cwd=repo)) == [inv, db, ci]
+    assert "[invalidated]" in ok(gm("list", "--status", "retired", cwd=repo)).stdout
+
+
+def test_list_refuses_bad_paging_in_one_line(three: tuple[Path, str, str, str]) -> None:
+    repo = three[0]
+    for args in (["-n", "0"], ["--offset", "-1"], ["--since", "not a date"]):
+        out = gm("list", *args, cwd=repo)
+        assert out.returncode != 0 and "Traceback" not in out.stderr
+        assert len(out.stderr.strip().splitlines()) == 1 and "hint:" in out.stderr, out.stderr
+
+
+def test_recall_takes_the_same_filters(three: tuple[Path, str, str, str]) -> None:
+    repo, ci, db, inv = three
+
+    def found(*args: str) -> list[str]:
+        return [h["id"][:12] for h in data(gm("recall", *args, "--json", cwd=repo))["hits"]]
+
+    q = "where do things live and run"
+    assert set(found(q, "--min-score", "0")) == {ci, db, inv}
+    assert found(q, "--min-score", "0", "--author", "bob@example.com") == [db]
+    assert found(q, "--min-score", "0", "--path", "src/billing") == [inv]
+    assert found(q, "--min-score", "0", "--about", "GitHub Actions") == [ci]
+    assert set(found(q, "--min-score", "0", "--author", "Ada Lovelace")) == {ci, inv}
+
+
+@pytest.fixture
+def team_store(repo: Path) -> Path:
+    """60 memories of a coding team (enough for the default cutoff to apply)."""
+    lines = CODING.read_text().splitlines()[:60]
+    records = [json.dumps({"text": json.loads(line)["text"]}) for line in lines]
+    ok(gm("import", "-", cwd=repo, input="\n".join(records)))
+    return repo
+
+
+def test_nothing_relevant_says_so(team_store: Path) -> None:
+    repo = team_store
+    query = "banana bread recipe with walnuts"
+    out = ok(gm("recall", query, cwd=repo))
+    assert out.stdout == ("no memory matches (hits below the relevance cutoff are left out: "
+                          "--min-score 0 shows them)\n")
+    assert data(gm("recall", query, "--json", cwd=repo)) == {"query": query, "hits": []}
+    # Still there for whoever asks for everything, each with a low score.
+    every = data(gm("recall", query, "--min-score", "0", "--json", cwd=repo))["hits"]
+    assert len(every) == 10 and all(0 <= h["score"] < 0.05 for h in every)
+    # The repository can set its own cutoff.
+    git("config", "gitmem.minScore", "0", cwd=repo)
+    assert len(data(gm("recall", query, "--json", cwd=repo))["hits"]) == 10
+
+
+def test_a_relevant_memory_scores_high_and_the_cutoff_is_a_floor(team_store: Path) -> None:
+    repo = team_store
+    hits = data(gm("recall", "how do I run the unit tests", "--json", cwd=repo))["hits"]
+    assert hits[0]["text"].startswith("Run the unit tests with `make test`")
+    assert hits[0]["score"] >= 0.5  # "probably relevant"
+    strict = data(gm("recall", "how do I run the unit tests", "--min-score", "0.5", "--json",
+                     cwd=repo))["hits"]
+    assert strict and all(h["score"] >= 0.5 for h in strict)
+    bad = gm("recall", "tests", "--min-score", "2", cwd=repo)
+    assert bad.returncode != 0 and bad.stderr.startswith("error: --min-score must be from 0 to 1")
+    git("config", "gitmem.minScore", "lots", cwd=repo)
+    conf = gm("recall", "tests", cwd=repo)
+    assert conf.returncode != 0 and "gitmem.minScore" in conf.stderr
+
+
+def test_a_handful_of_memories_is_not_cut_by_default(repo: Path) -> None:
+    ok(gm("add", "the deploy runs on argo", cwd=repo))
+    ok(gm("add", "tests live in spec/", cwd=repo))
+    ok(gm("add", "lunch is at noon on fridays", cwd=repo))
+    hits = data(gm("recall", "argo spec", "-k", "3", "--json", cwd=repo))["hits"]
+    # Scores are shown, none is left out: a z-score over three memories says little.
+    assert len(hits) == 2 and min(h["score"] for h in hits) < 0.05, hits
+    assert data(gm("recall", "argo spec", "--min-score", "0.99", "--json",
+                   cwd=repo))["hits"] == []
+
+
+def test_brief_format(team_store: Path) -> None:
+    repo = team_store
+    lines = ok(gm("recall", "how do I run the unit tests", "--format", "brief", "-k", "3",
+                  cwd=repo)).stdout.splitlines()
+    assert 1 <= len(lines) <= 3
+    first = lines[0].split("  ")
+    assert len(first[0]) == 12 and 0 <= float(first[1]) <= 1
+    assert "Run the unit tests" in lines[0]
+    full = json.loads(ok(gm("recall", "how do I run the unit tests", "--json", "-k", "3",
+                            cwd=repo)).stdout)
+    brief = json.loads(ok(gm("recall", "how do I run the unit tests", "--json", "-k", "3",
+                             "--format", "brief", cwd=repo)).stdout)
+    assert set(brief["data"]["hits"][0]) == {"id", "score", "kind", "text", "recorded_at"}
+    assert [h["id"] for h in brief["data"]["hits"]] == [h["id"] for h in full["data"]["hits"]]
+    assert len(json.dumps(brief)) < len(json.dumps(full)) / 2
