@@ -285,12 +285,23 @@ def _rank_at(
     if min_score is None:
         size = stats[2] if stats is not None else projection.size()
         min_score = relevance.MIN_SCORE if size >= SMALL_CORPUS else 0.0
-    # Relevance for the best few: enough to fill k after the cutoff leaves some out.
-    best = scored[: 3 * q.k if min_score > 0 else q.k]
-    evidence = _evidence(projection, q.mode, words, [x[1] for x in best], cosines, stats)
+    # Relevance for the best k; when the cutoff leaves some out, for the next k, up to
+    # 3k in all (the evidence costs a few FTS5 lookups per hit).
+    evidence: dict[str, relevance.Evidence] = {}
+    kept: list[Any] = []
+    looked = 0
+    matches = {w: fts_match([w]) for w in words} if q.mode != "vector" else {}
+    weights = projection.term_weights(matches) if matches else {}
+    while len(kept) < q.k and looked < min(len(scored), 3 * q.k):
+        batch = scored[looked : looked + q.k]
+        looked += len(batch)
+        evidence.update(_evidence(projection, matches, weights, [x[1] for x in batch],
+                                  cosines, stats))
+        kept += [x for x in batch if relevance.score(q.mode, evidence[x[1]]) >= min_score]
+        if min_score <= 0:
+            break
     rel = {mid: relevance.score(q.mode, ev) for mid, ev in evidence.items()}
-    kept = [x for x in best if rel[x[1]] >= min_score]
-    cut = len(best) - len(kept) if len(kept) < q.k else 0
+    cut = looked - len(kept) if len(kept) < q.k else 0
     chosen = kept[: q.k]
     records = projection.records(mid for _, mid, *_ in chosen)  # only what is returned
     hits: list[Hit] = []
@@ -322,16 +333,12 @@ def _rank_at(
     return hits, exhausted, cut
 
 
-def _evidence(projection: Projection, mode: str, words: list[str], ids: list[str],
-              cosines: dict[str, float],
+def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str, float],
+              ids: list[str], cosines: dict[str, float],
               stats: tuple[float, float, int] | None) -> dict[str, relevance.Evidence]:
-    """Each hit's evidence of relevance (see gitmem.relevance)."""
-    found: dict[str, set[str]] = {}
-    weights: dict[str, float] = {}
-    if mode != "vector" and words and ids:
-        matches = {w: fts_match([w]) for w in words}
-        weights = projection.term_weights(matches)
-        found = projection.term_presence(ids, matches)
+    """Each hit's evidence of relevance (see gitmem.relevance); ``matches``: the
+    query's words and their FTS5 expressions (none in vector mode)."""
+    found = projection.term_presence(ids, matches) if matches and ids else {}
     z: dict[str, float] = {}
     if stats is not None and stats[1] > 0:
         mean, std, _ = stats
