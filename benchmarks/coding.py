@@ -52,7 +52,11 @@ def load(name: str) -> list[dict]:  # type: ignore[type-arg]
 def build(base: Path, memories: list[dict]) -> tuple[Path, dict[str, str]]:  # type: ignore[type-arg]
     """A throwaway repository holding the store; returns it and memory id -> fixture id."""
     repo = base / "repo"
-    env = dict(os.environ, HOME=str(base), GIT_CONFIG_NOSYSTEM="1")
+    # A pinned clock: the same recorded times every run. Ids still differ (each op
+    # names this clone's random partition), so an exact tie can break the other way
+    # and move hit@1 by a query or two between runs; hit@3 and the cut figures held.
+    env = dict(os.environ, HOME=str(base), GIT_CONFIG_NOSYSTEM="1",
+               GIT_COMMITTER_DATE="2026-01-15T10:00:00Z", GIT_AUTHOR_DATE="2026-01-15T10:00:00Z")
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
     for name, value in (("user.name", "Bench"), ("user.email", "bench@example.com"),
                         ("gitmem.decay", "false"), ("gitmem.recordUse", "false")):
