@@ -174,3 +174,15 @@ def test_brief_format(team_store: Path) -> None:
     assert set(brief["data"]["hits"][0]) == {"id", "score", "kind", "text", "recorded_at"}
     assert [h["id"] for h in brief["data"]["hits"]] == [h["id"] for h in full["data"]["hits"]]
     assert len(json.dumps(brief)) < len(json.dumps(full)) / 2
+
+
+def test_huge_counts_are_one_line_errors_not_a_rebuild(repo: Path) -> None:
+    ok(gm("add", "the deploy runs on argo", cwd=repo))
+    huge = "99999999999999999999"
+    for args in (["recall", "deploy", "-k", huge], ["list", "-n", huge], ["list", "--offset", huge]):
+        out = gm(*args, cwd=repo)
+        assert out.returncode != 0 and out.stderr.startswith("error: "), out.stderr
+        assert "internal error" not in out.stderr and "at most 1,000,000" in out.stderr
+        assert "rebuilt" not in out.stderr
+    log = ok(gm("log", "-n", huge, cwd=repo))
+    assert "the deploy runs on argo" in log.stdout and log.stderr == ""

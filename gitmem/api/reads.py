@@ -68,6 +68,7 @@ def recall(
         raise InvalidInput("the query is empty", "say what you are looking for")
     if k < 1:
         raise InvalidInput(f"-k must be at least 1 (got {k})", "use -k 10")
+    at_most(k, "-k", "use -k 10")
     for kind in kinds:
         if kind not in ops.KINDS:
             raise InvalidInput(f"unknown kind '{kind}'", f"use one of: {', '.join(ops.KINDS)}")
@@ -96,6 +97,14 @@ def recall(
     if usage is not None and usage.error:
         pool.warnings.append(usage.error)
     return hits
+
+MAX_COUNT = 1_000_000  # beyond any store; past 2**63 SQLite cannot even bind the number
+
+
+def at_most(value: int, flag: str, hint: str) -> None:
+    if value > MAX_COUNT:
+        raise InvalidInput(f"{flag} must be at most {MAX_COUNT:,} (got {value})", hint)
+
 
 def cutoff(pool: Pool, min_score: float | None) -> float | None:
     """The relevance a hit needs to be returned: the caller's, else gitmem.minScore,
@@ -135,6 +144,8 @@ def browse(pool: Pool, *, kinds: Sequence[str] = (), tags: Sequence[str] = (),
         raise InvalidInput(f"-n must be at least 1 (got {limit})", "use -n 50")
     if offset < 0:
         raise InvalidInput(f"--offset must not be negative (got {offset})", "use --offset 0")
+    at_most(limit, "-n", "use -n 50 and page with --offset")
+    at_most(offset, "--offset", "use the offset the last page printed")
     from ..projection import Scope
 
     scope = Scope(kinds=tuple(kinds), tags=tuple(tags), retired=status != "active",
@@ -178,6 +189,8 @@ def log_ops(pool: Pool, limit: int | None = None, author: str | None = None) -> 
     """Ops in replay order; ``limit`` keeps the last N."""
     if limit is not None and limit < 0:
         raise InvalidInput(f"-n must not be negative (got {limit})", "use -n 20")
+    if limit is not None and limit >= 2**62:
+        limit = None  # more than any log holds: all of it (SQLite cannot bind past 2**63)
     return pool.read(lambda p: p.log(limit, author))
 
 def skipped(pool: Pool) -> list[Skipped]:
