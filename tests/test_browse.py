@@ -186,3 +186,11 @@ def test_huge_counts_are_one_line_errors_not_a_rebuild(repo: Path) -> None:
         assert "rebuilt" not in out.stderr
     log = ok(gm("log", "-n", huge, cwd=repo))
     assert "the deploy runs on argo" in log.stdout and log.stderr == ""
+
+
+def test_a_query_without_words_points_to_list(repo: Path) -> None:
+    ok(gm("add", "the deploy runs on argo", cwd=repo))
+    out = gm("recall", "*", cwd=repo)
+    assert out.returncode != 0
+    assert out.stderr == ("error: the query '*' has no words to look for; hint: to browse every "
+                          "memory, use git mem list\n")

@@ -173,7 +173,7 @@ def test_user_prompt_is_bounded_and_cannot_close_the_delimiter(repo: Path) -> No
     assert gm("hook", "user-prompt", "-k", "6", input="{}", cwd=repo).returncode == 2
 
 
-@pytest.mark.parametrize("prompt", ["", "   ", "what is the weather like on mars"])
+@pytest.mark.parametrize("prompt", ["", "   ", "???", "what is the weather like on mars"])
 def test_user_prompt_is_silent_when_nothing_is_relevant(repo: Path, prompt: str) -> None:
     gm("add", "tests live in spec/, run them with make spec", cwd=repo)
     out = hook("user-prompt", payload("UserPromptSubmit", repo, prompt=prompt), repo)

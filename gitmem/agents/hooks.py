@@ -139,8 +139,8 @@ def answer_session_start(payload: dict[str, Any], budget: int) -> str | None:
 def answer_user_prompt(payload: dict[str, Any], k: int) -> str | None:
     """UserPromptSubmit: the memories that match the prompt, or None when none do."""
     prompt = payload.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip():
-        return None
+    if not isinstance(prompt, str) or not any(c.isalnum() for c in prompt):
+        return None  # nothing to look for ("?", "...")
     prompt = prompt[:PROMPT_QUERY_CHARS]
     with _open(payload) as store:
         found, behind = store.within(

@@ -66,6 +66,10 @@ def recall(
     """
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("the query is empty", "say what you are looking for")
+    if not any(c.isalnum() for c in query):
+        # "*" or "?": someone wants to browse, and no word can match anything.
+        raise InvalidInput(f"the query {query.strip()[:20]!r} has no words to look for",
+                           "to browse every memory, use git mem list")
     if k < 1:
         raise InvalidInput(f"-k must be at least 1 (got {k})", "use -k 10")
     at_most(k, "-k", "use -k 10")
