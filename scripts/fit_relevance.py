@@ -8,7 +8,7 @@ LoCoMo stay unseen). Every hit of every dev query in the top 10, with
 ``min_score=0``, is one example: its evidence (coverage, z, from
 ``--explain``) and whether it is a listed answer. Prints the coefficients to
 paste into gitmem/relevance.py, and how the current ones compare in log loss.
-Needs numpy (a dev dependency).
+Needs numpy (already a dependency).
 """
 
 from __future__ import annotations
