@@ -18,7 +18,8 @@ import functools
 import math
 import re
 import unicodedata
-from dataclasses import dataclass, field
+
+import msgspec
 
 from .model import OpInfo, Record
 
@@ -44,8 +45,7 @@ def tokens(text: str) -> int:
     return math.ceil((len(text) - wide) / 4) + wide
 
 
-@dataclass
-class Item:
+class Item(msgspec.Struct):
     section: str
     line: str
     id: str | None = None
@@ -53,11 +53,10 @@ class Item:
     personal: bool = False
 
 
-@dataclass
-class Built:
+class Built(msgspec.Struct):
     markdown: str
     tokens: int
-    items: list[Item] = field(default_factory=list)
+    items: list[Item] = msgspec.field(default_factory=list)
     left_out: int = 0  # candidates that did not fit
 
 

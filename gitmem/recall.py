@@ -19,8 +19,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from . import relevance
 from .model import Hit, Record
@@ -70,12 +71,11 @@ FUTURE_SKEW = DAY
 REINFORCEMENT_CAP = 2.0
 
 
-@dataclass
-class Salience:
+class Salience(msgspec.Struct):
     """How salience is computed: the clock and the configuration."""
 
     now: int
-    half_life_days: dict[str, float | None] = field(default_factory=lambda: dict(HALF_LIFE_DAYS))
+    half_life_days: dict[str, float | None] = msgspec.field(default_factory=lambda: dict(HALF_LIFE_DAYS))
     floor: float = SALIENCE_FLOOR
     decay: bool = True
 
@@ -122,12 +122,11 @@ def by_salience(projection: Projection, cfg: Salience,
     return [(x[3], -x[0]) for x in scored]
 
 
-@dataclass
-class Query:
+class Query(msgspec.Struct):
     text: str
     k: int = 10
-    kinds: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
+    kinds: list[str] = msgspec.field(default_factory=list)
+    tags: list[str] = msgspec.field(default_factory=list)
     include_retired: bool = False  # also retired, conflict-losing and faded memories
     mode: str = "hybrid"  # hybrid | lexical | vector
     explain: bool = False
@@ -135,9 +134,9 @@ class Query:
     as_of: int | None = None  # what the log believed then
     valid_at: int | None = None  # what was true in the world then
     salience: Salience | None = None  # None: importance only (no clock)
-    authors: list[str] = field(default_factory=list)  # any of them (name or email)
-    about: list[str] = field(default_factory=list)  # all of them
-    paths: list[str] = field(default_factory=list)  # all of them (see Scope)
+    authors: list[str] = msgspec.field(default_factory=list)  # any of them (name or email)
+    about: list[str] = msgspec.field(default_factory=list)  # all of them
+    paths: list[str] = msgspec.field(default_factory=list)  # all of them (see Scope)
     # Hits less relevant than this are left out (relevance.py). None: the default,
     # relevance.MIN_SCORE, from SMALL_CORPUS memories up (in a handful of memories
     # a z-score says little, and there is little to wade through).

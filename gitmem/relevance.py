@@ -24,7 +24,8 @@ asked for), and MIN_SCORE, the default cutoff, as "plausibly relevant".
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+import msgspec
 
 # (intercept, coverage, z) per mode: single-channel modes have one feature.
 COEFFICIENTS: dict[str, tuple[float, float, float]] = {
@@ -36,8 +37,7 @@ RELEVANT = 0.5  # documented: "probably relevant"
 MIN_SCORE = 0.05  # the default cutoff (git config gitmem.minScore); see docs/recall.md
 
 
-@dataclass(frozen=True)
-class Evidence:
+class Evidence(msgspec.Struct, frozen=True):
     coverage: float
     z: float
 

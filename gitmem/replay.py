@@ -13,15 +13,13 @@ no I/O.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 import msgspec
 
 from . import ops
 
 
-@dataclass(frozen=True)
-class Decoded:
+class Decoded(msgspec.Struct, frozen=True):
     """A checked op: its id (hash of ``raw``), the op and its position in the pack."""
 
     id: str
@@ -29,8 +27,7 @@ class Decoded:
     line: int
 
 
-@dataclass(frozen=True)
-class Skip:
+class Skip(msgspec.Struct, frozen=True):
     """An op line that replay refused, and why."""
 
     line: int
@@ -142,8 +139,7 @@ class ClockGuard:
 RETIRING = ("supersede", "invalidate", "forget")
 
 
-@dataclass(frozen=True)
-class Effect:
+class Effect(msgspec.Struct, frozen=True):
     """An op that retires a memory, as seen from that memory."""
 
     op_id: str
@@ -154,8 +150,7 @@ class Effect:
     reason: str | None
 
 
-@dataclass(frozen=True)
-class Status:
+class Status(msgspec.Struct, frozen=True):
     status: str  # active | invalidated | superseded | forgotten
     by: Effect | None = None
 
@@ -177,8 +172,7 @@ def fold_status(effects: Iterable[Effect]) -> Status:
     return Status("active")
 
 
-@dataclass(frozen=True)
-class KeyedValue:
+class KeyedValue(msgspec.Struct, frozen=True):
     """One memory recorded under a key, as the conflict rule sees it."""
 
     id: str

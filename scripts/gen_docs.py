@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gitmem import __version__, envelope  # noqa: E402
-from gitmem.cli import cli  # noqa: E402
+from gitmem.cli import cli, load_all  # noqa: E402
 from gitmem.errors import EXIT_CODES  # noqa: E402
 
 CLI_MD = ROOT / "docs" / "cli.md"
@@ -43,9 +43,10 @@ def _help(name: str | None) -> str:
 def commands() -> list[str]:
     """Every command, and after a group each of its subcommands ("hooks install")."""
     out = []
-    for name in sorted(cli.commands):
+    registered = load_all()
+    for name in sorted(registered):
         out.append(name)
-        cmd = cli.commands[name]
+        cmd = registered[name]
         if isinstance(cmd, click.Group):
             out += [f"{name} {sub}" for sub in sorted(cmd.commands)]
     return out

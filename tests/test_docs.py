@@ -12,7 +12,7 @@ import click
 import pytest
 
 from gitmem import envelope, errors
-from gitmem.cli import cli
+from gitmem.cli import app, load_all
 
 ROOT = Path(__file__).parent.parent
 
@@ -59,9 +59,19 @@ def test_the_envelope_is_built_in_one_shape() -> None:
     assert documented[1].startswith('{"ok": false, "command": "recall", "version": 1, "error": ')
 
 
+def test_the_lazy_command_table_names_every_command_and_its_module() -> None:
+    # The group imports only the module that COMMANDS names for a command; a
+    # command missing there (or named with the wrong module) would not run.
+    registered = load_all()
+    assert set(registered) == set(app.COMMANDS)
+    for name, cmd in registered.items():
+        assert cmd.callback is not None
+        assert cmd.callback.__module__ == f"gitmem.cli.{app.COMMANDS[name]}", name
+
+
 def test_every_command_has_help_with_an_example_and_is_in_the_reference() -> None:
     reference = (ROOT / "docs" / "cli.md").read_text()
-    for name, cmd in cli.commands.items():
+    for name, cmd in load_all().items():
         assert cmd.help and "Example:" in cmd.help, name
         assert f"## git mem {name}\n" in reference, name
         for param in cmd.params:
@@ -73,7 +83,7 @@ def test_every_command_has_help_with_an_example_and_is_in_the_reference() -> Non
 def test_every_subcommand_has_help_with_an_example_and_is_in_the_reference() -> None:
     reference = (ROOT / "docs" / "cli.md").read_text()
     man = (ROOT / "gitmem" / "data" / "man" / "git-mem.1").read_text()
-    groups = {n: c for n, c in cli.commands.items() if isinstance(c, click.Group)}
+    groups = {n: c for n, c in load_all().items() if isinstance(c, click.Group)}
     assert {"hooks", "hook"} <= set(groups)
     for name, group in groups.items():
         for sub, cmd in group.commands.items():

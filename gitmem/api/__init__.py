@@ -24,6 +24,8 @@ The package, one job per module (data flows down this list, never up):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..model import (
     Added,
     Confirmed,
@@ -44,7 +46,6 @@ from ..model import (
     Status,
     SyncReport,
 )
-from .importer import ImportRecord
 from .personal import PERSONAL_ENV, REPO_KEY, personal_dir
 from .pool import BUILT_MARKER, CACHE_DIR, USAGE_NAME, Pool
 from .settings import DUPLICATE_THRESHOLD, SIMILAR_THRESHOLD
@@ -58,3 +59,15 @@ __all__ = [
     "PERSONAL_ENV", "REPO_KEY", "BUILT_MARKER", "CACHE_DIR", "USAGE_NAME",
     "DUPLICATE_THRESHOLD", "SIMILAR_THRESHOLD",
 ]
+
+
+if TYPE_CHECKING:
+    from .importer import ImportRecord
+
+
+def __getattr__(name: str) -> Any:
+    # The import schema loads with the importer, not with every read.
+    if name == "ImportRecord":
+        from .importer import ImportRecord
+        return ImportRecord
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

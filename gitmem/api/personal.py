@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import InvalidInput, NotARepository, UnknownId
 from ..oplog import Oplog
-from . import facts, settings, write
+from . import settings
 from .pool import Pool
 
 PERSONAL_ENV = "GITMEM_PERSONAL_DIR"
@@ -102,6 +102,7 @@ def check_outside(project: Pool) -> None:
 def remember_repository(project: Pool, personal: Pool) -> None:
     """Record in the personal pool that the person works in this repository
     (a pointer: its path and remotes, never its content). Written once."""
+    from . import facts, write
     root = str(project.log.workdir.resolve())
     key = f"{REPO_KEY}{root}"
     remotes = project.log.remote_urls()

@@ -40,7 +40,7 @@ from ..errors import (
 )
 from ..model import RefreshReport
 from ..oplog import REF_PREFIX, Integrated, Oplog
-from . import embedding, gating, heal, settings
+from . import embedding, gating, settings
 from ..timefmt import now_from_env
 from .validate import check_writable
 
@@ -366,6 +366,8 @@ class Pool:
             return self._append_one(make, summary)
 
     def _append_one(self, make: MakeOp, summary: str) -> tuple[str, ops.Op, str]:
+        from . import heal  # first write only: off the read path
+
         heal.rescue_skipped_clocks(self)  # outside the append lock: it appends too
         author = self.log.identity()
         at, tz = now_from_env()

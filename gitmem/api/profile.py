@@ -10,11 +10,11 @@ beside the project's; ``gitmem.context`` renders them within the budget.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter
 from typing import TYPE_CHECKING
 
 import msgspec
+import msgspec.structs
 
 from .. import context as ctx
 from ..errors import InvalidInput
@@ -50,7 +50,7 @@ def candidates(p: Projection, scope: Scope, keyed: bool | None) -> list[Record]:
         if n <= CANDIDATES * AUTHOR_SHARE:
             break
         crowd.append(top_author)
-        more = p.top(dataclasses.replace(scope, not_by=tuple(crowd)), keyed=keyed,
+        more = p.top(msgspec.structs.replace(scope, not_by=tuple(crowd)), keyed=keyed,
                      limit=CANDIDATES)
         seen = {r.id for r in rows}
         rows += [r for r in more if r.id not in seen]

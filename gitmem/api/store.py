@@ -23,8 +23,9 @@ from ..model import (Added, Confirmed, Conflict, Context, FactValue, Hit, Import
                      KeyHistory, OpInfo, RefreshReport, RekeyReport, Retired, Shown,
                      SimilarPair, Skipped, Status, SyncReport)
 from ..oplog import Oplog
-from . import (catchup, dedup, facts, importer, personal, profile, reads, settings, sharing, sync,
-               write)
+# The job modules off the read path are imported in the methods that use them:
+# a fresh `git mem recall` is mostly import time (benchmarks/latency.py).
+from . import reads, settings
 from .pool import Pool, Progress
 
 T = TypeVar("T")
@@ -101,6 +102,7 @@ class Store:
     def _mine(self) -> Pool | None:
         # None is looked up again on the next read: a long-lived server sees a pool
         # created after it started.
+        from . import personal
         if not isinstance(self._personal, Pool) and self.pool == "project":
             self._personal = None
             try:
@@ -126,6 +128,7 @@ class Store:
 
     def remember_repository(self, other: Store) -> None:
         """Record in the personal pool ``other`` that the person works here."""
+        from . import personal
         personal.remember_repository(self._pool, other._pool)
 
     def _owner(self, memory_id: str) -> Pool:
@@ -155,6 +158,7 @@ class Store:
         return self._pool
 
     def _merge_hits(self, k: int, ask: Callable[[Pool], list[Hit]]) -> reads.Merge:
+        from . import personal
         def merge(hits: list[Hit], as_of: int | None, valid_at: int | None) -> list[Hit]:
             mine = self._mine()
             if mine is None:
@@ -191,11 +195,13 @@ class Store:
     def within(self, seconds: float, fn: Callable[[Store], T]) -> tuple[T, bool]:
         """``fn(self)`` with its refresh bounded to ``seconds`` (hooks, MCP): its answer,
         and True if the projection was behind (a background catch-up is then started)."""
+        from . import catchup
         return catchup.within(self._pool, seconds, lambda: fn(self))
 
     def catch_up(self) -> bool:
         """Refresh to the end in committed slices under the catch-up lock; False if
         another catch-up holds it."""
+        from . import catchup
         return catchup.catch_up(self._pool)
 
     # -- writes ----------------------------------------------------------------------
@@ -231,6 +237,7 @@ class Store:
         ``force``; closer than gitmem.similarThreshold is stored and reported
         in ``similar``. A keyed memory replaces the key's current values.
         """
+        from . import write
         return write.add(
             self._pool, text, kind=kind, key=key, tags=tags, about=about, paths=paths,
             importance=importance, valid_from=valid_from, valid_until=valid_until,
@@ -244,11 +251,13 @@ class Store:
         their place in ``history``; setting the value it already has only
         reinforces it. Takes the options of ``add`` (kind defaults to fact).
         """
+        from . import write
         options.setdefault("kind", "fact")
         return self.add(value, key=write.key_for_set(key), **options)
 
     def confirm(self, memory_id: str, reason: str | None = None) -> Confirmed:
         """Reinforce a memory: it still holds. Salience counts confirmations."""
+        from . import write
         return write.confirm(self._owner(memory_id), memory_id, reason)
 
     def import_records(
@@ -260,10 +269,12 @@ class Store:
         the end does not leave half an import behind. Each pack (one commit)
         is atomic; the report lists the commits written.
         """
+        from . import importer
         return importer.import_records(self._pool, lines, pack_size=pack_size, redact=redact)
 
     def invalidate(self, memory_id: str, reason: str | None = None) -> Retired:
         """Retire a memory: it leaves default recall but stays in history."""
+        from . import write
         return write.retire(self._owner(memory_id), memory_id, "invalidate", reason)
 
     def forget(
@@ -283,6 +294,7 @@ class Store:
         (PurgeRefused otherwise). ``dry_run`` (with ``purge``) writes nothing
         and reports what would change.
         """
+        from . import write
         if dry_run and not purge:
             from ..errors import InvalidInput
 
@@ -297,25 +309,30 @@ class Store:
 
     def pull(self, remote: str | None = None) -> SyncReport:
         """Fetch every partition from ``remote`` and bring the others' forward."""
+        from . import sync
         return sync.pull(self._pool, remote)
 
     def push(self, remote: str | None = None) -> SyncReport:
         """Push this clone's own partitions to ``remote`` (fast-forward only)."""
+        from . import sync
         return sync.push(self._pool, remote)
 
     def sync(self, remote: str | None = None) -> SyncReport:
         """Pull, then push: after it, the remote and this clone hold the same memory."""
+        from . import sync
         return sync.sync(self._pool, remote)
 
     def init(self, *, fetch_refspec: bool = False, remote: str | None = None,
              pre_push: bool | None = None) -> InitReport:
         """One-time set-up: this clone's id; optionally a memory fetch refspec, and the
         opt-in pre-push hook (True installs it, False removes it, None leaves it)."""
+        from . import sync
         return sync.init(self._pool, fetch_refspec=fetch_refspec, remote=remote,
                          pre_push=pre_push)
 
     def rekey(self) -> RekeyReport:
         """Give this clone a new partition id, moving every op no remote has."""
+        from . import sync
         return sync.rekey(self._pool)
 
     # -- reads -----------------------------------------------------------------------
@@ -452,6 +469,7 @@ class Store:
         Deterministic for the same log and clock (the local use record is left
         out on purpose); everything in it is current truth, not quarantined.
         """
+        from . import profile, sharing
         profile.check_budget(budget)
         sections = profile.sections(self._pool, recent_days)
         sharing.note_remote_memory(self._pool)
@@ -471,25 +489,30 @@ class Store:
             valid_at: str | int | None = None) -> FactValue:
         """The value of ``key``: current, as the log believed it at ``as_of``, or as
         true in the world at ``valid_at``. Concurrent values are in ``conflicts``."""
+        from . import facts
         return facts.get(self._pool, key, as_of=as_of, valid_at=valid_at)
 
     def keys(self, *, as_of: str | int | None = None,
              valid_at: str | int | None = None) -> list[FactValue]:
         """Every key's value (see ``get``), sorted by key."""
+        from . import facts
         return facts.keys(self._pool, as_of=as_of, valid_at=valid_at)
 
     def history(self, key: str) -> KeyHistory:
         """Every value ``key`` ever had, oldest first, with who set it and when."""
+        from . import facts
         return facts.history(self._pool, key)
 
     def conflicts(self) -> list[Conflict]:
         """Keys with more than one current value: concurrent sets not yet resolved."""
+        from . import facts
         return facts.conflicts(self._pool)
 
     def similar(self, memory_id: str | None = None, *, since: str | int | None = None,
                 limit: int = 50, kinds: Sequence[str] = ()) -> list[SimilarPair]:
         """Pairs of current memories of one kind that are close in meaning (cosine at
         or above gitmem.similarThreshold), most similar first, for review."""
+        from . import dedup
         return dedup.similar(self._pool, memory_id, since=since, limit=limit, kinds=kinds)
 
 
@@ -506,6 +529,7 @@ def open_personal(*, create: bool = True) -> Store:
     Refused while GIT_DIR and friends point git elsewhere (git hooks and
     'git --git-dir' set them): the pool's writes would land in that repository.
     """
+    from . import personal
     return Store._over(personal.open_pool(create=create))
 
 
@@ -513,6 +537,7 @@ def open_personal_from(path: str | os.PathLike[str] | None = None) -> Store:
     """The personal pool, for a write made from ``path``: when that is inside a
     repository, the pool records (once) that the person works there. Refused
     when the pool would be that repository or lie inside it."""
+    from . import personal
     mine = (personal.open_pool(create=False)
             if (personal.personal_dir() / ".git").is_dir() else None)
     try:

@@ -11,12 +11,13 @@ exit with the code documented in gitmem/errors.py and docs/cli.md.
 
 ``app`` holds the group, the one run-and-print path and the error map;
 ``render`` every line of human output; the other modules the commands, by
-theme. Importing them registers their commands on ``cli``.
+theme. Importing one registers its commands on ``cli``; the group imports a
+command's module only when that command runs (``app.COMMANDS``), and
+``load_all()`` registers every command.
 """
 
 from __future__ import annotations
 
-from . import agents, completion, facts, memories, recall, sync  # noqa: F401  (registration)
-from .app import COMPLETE_VAR, cli, main
+from .app import COMPLETE_VAR, cli, load_all, main
 
-__all__ = ["cli", "main", "COMPLETE_VAR"]
+__all__ = ["cli", "main", "load_all", "COMPLETE_VAR"]

@@ -12,6 +12,7 @@ Usage errors stay click's (exit 2).
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -149,7 +150,45 @@ class Group(click.Group):
             sys.exit(1)
 
 
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+# Which module defines each top-level command. A process imports only the
+# module of the command it runs: a fresh `git mem recall` is mostly import time,
+# and the MCP server, hooks and sync code are not on its path. A test checks
+# this table against what the modules register.
+COMMANDS = {
+    "add": "memories", "import": "memories", "show": "memories", "log": "memories",
+    "invalidate": "memories", "forget": "memories",
+    "recall": "recall", "list": "recall", "context": "recall", "similar": "recall",
+    "set": "facts", "get": "facts", "keys": "facts", "history": "facts",
+    "conflicts": "facts", "confirm": "facts",
+    "init": "sync", "status": "sync", "sync": "sync", "pull": "sync", "push": "sync",
+    "rebuild": "sync", "refresh": "sync", "rekey": "sync",
+    "mcp": "agents", "hooks": "agents", "hook": "agents", "agents-md": "agents",
+    "completion": "completion",
+}
+
+
+class LazyGroup(Group):
+    """The top-level group: loads a command's module when the command is asked for."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMANDS.get(cmd_name)
+        if module is not None and cmd_name not in self.commands:
+            importlib.import_module(f"{__package__}.{module}")
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        load_all()
+        return super().list_commands(ctx)
+
+
+def load_all() -> dict[str, click.Command]:
+    """Every command, registered (help, completion, the docs generator)."""
+    for module in sorted(set(COMMANDS.values())):
+        importlib.import_module(f"{__package__}.{module}")
+    return dict(cli.commands)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="git-mem")
 def cli() -> None:
     """A memory for coding agents that lives in this git repository.

@@ -6,11 +6,11 @@ can be printed and logged without echoing a secret.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+
+import msgspec
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(msgspec.Struct, frozen=True):
     """Why a text may not be stored: the kind of finding and where (never the secret)."""
 
     category: str  # secret | injection | unicode

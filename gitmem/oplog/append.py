@@ -20,8 +20,9 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from .. import ops
 from ..errors import LogBusy
@@ -33,8 +34,7 @@ from .refs import REF_PREFIX, Refs
 APPEND_LOCK_FILE = "append.lock"
 
 
-@dataclass(frozen=True)
-class Signature:
+class Signature(msgspec.Struct, frozen=True):
     """A commit signature: who and when (unix seconds, UTC offset in minutes)."""
 
     name: str

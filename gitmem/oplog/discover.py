@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from .. import ops
 from ..errors import BareRepository, NoIdentity, NotARepository
@@ -25,8 +26,7 @@ from .state import STATE_DIR
 _IDENT = re.compile(r"^(.*) <(.*)> (\d+) ([+-]\d{4})$")
 
 
-@dataclass(frozen=True)
-class Location:
+class Location(msgspec.Struct, frozen=True):
     """Where a repository keeps what the op-log touches."""
 
     gitdir: Path  # this work tree's git dir (its HEAD)

@@ -8,30 +8,30 @@ of its own: every method is one call on a collaborator.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import ops
 from . import discover as _discover
-from . import githooks
-from .append import Appender
 from .gitcmd import Git, probe_memory, spawn_detached
 from .history import History
 from .libgit2 import Libgit2
 from .objects import Objects
-from .purge import PURGES_FILE, Purger, Purges
 from .records import Appended, Integrated, Pack, Pushed, Rewrite
 from .refs import REF_PREFIX, Refs, own_partitions
 from .state import State
-from .sync import Sync
+
+if TYPE_CHECKING:
+    from .append import Appender
+    from .purge import Purger, Purges
+    from .sync import Sync
 
 
 class Oplog:
     """A repository's op-log: discovery, identity, partitions, append, read, sync."""
-
-    PURGES_FILE = PURGES_FILE
 
     def __init__(self, start: str | os.PathLike[str] | None = None) -> None:
         start_path = os.fspath(start) if start is not None else os.getcwd()
@@ -46,13 +46,31 @@ class Oplog:
         self._objects = Objects(self.commondir)
         self._refs = Refs(self.gitdir, self.commondir, self._libgit2)
         self._history = History(self._objects, self._refs, self._libgit2, self._state)
-        self._appender = Appender(self._objects, self._refs, self._libgit2,
-                                  self.state_dir)
-        self._purges = Purges(self._state)
-        self._purger = Purger(self._objects, self._refs, self._history, self._libgit2,
-                              self._state, self._purges)
-        self._sync = Sync(git=Git(self.workdir), refs=self._refs, history=self._history,
-                          purges=self._purges, state=self._state, libgit2=self._libgit2)
+
+    # Appending, purging and syncing are built on first use, their modules
+    # imported then: a read process (a fresh `git mem recall`) loads none of them.
+
+    @functools.cached_property
+    def _appender(self) -> Appender:
+        from .append import Appender
+        return Appender(self._objects, self._refs, self._libgit2, self.state_dir)
+
+    @functools.cached_property
+    def _purges(self) -> Purges:
+        from .purge import Purges
+        return Purges(self._state)
+
+    @functools.cached_property
+    def _purger(self) -> Purger:
+        from .purge import Purger
+        return Purger(self._objects, self._refs, self._history, self._libgit2,
+                      self._state, self._purges)
+
+    @functools.cached_property
+    def _sync(self) -> Sync:
+        from .sync import Sync
+        return Sync(git=Git(self.workdir), refs=self._refs, history=self._history,
+                    purges=self._purges, state=self._state, libgit2=self._libgit2)
 
     @staticmethod
     def create(path: Path) -> None:
@@ -194,7 +212,7 @@ class Oplog:
 
     def tracking(self, namespace: str | None = None) -> dict[str, str]:
         """Remote-tracking partitions: ref under refs/memory-remotes/ -> tip."""
-        return self._sync.tracking(namespace)
+        return self._refs.tracking(namespace)
 
     def fetch(self, remote: str) -> None:
         """Fetch every partition of ``remote`` into the private namespace."""
@@ -202,6 +220,8 @@ class Oplog:
 
     def integrate(self, namespace: str | None = None, *, replace: bool = False) -> Integrated:
         """Bring fetched partitions into refs/memory/*, checking ancestry (see sync.py)."""
+        if not self.tracking(namespace):
+            return Integrated([], [], [], [])  # nothing fetched: every read's common case
         return self._sync.integrate(namespace, replace=replace)
 
     def push(self, remote: str, partitions: list[str]) -> list[Pushed]:
@@ -218,6 +238,7 @@ class Oplog:
 
     def pre_push_hook(self, install: bool | None = None) -> str:
         """The opt-in pre-push hook (see githooks.py): its state, or install/remove it."""
+        from . import githooks
         if install is None:
             return githooks.state(self.workdir)
         return githooks.install(self.workdir) if install else githooks.uninstall(self.workdir)

@@ -1,17 +1,16 @@
 """The records the op-log returns.
 
-Callers (the api, the projection) get these plain dataclasses and never a
+Callers (the api, the projection) get these plain records (msgspec structs: cheap to define at import) and never a
 libgit2 object: git stays inside this package, and a record's fields are the
 whole contract.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 
-@dataclass(frozen=True)
-class Pack:
+class Pack(msgspec.Struct, frozen=True):
     """One commit of a partition: its id and pack bytes, or why it is unreadable."""
 
     commit: str
@@ -19,8 +18,7 @@ class Pack:
     error: str | None = None
 
 
-@dataclass(frozen=True)
-class Appended:
+class Appended(msgspec.Struct, frozen=True):
     """The commit an append wrote, the ref it moved, and the op lines it holds."""
 
     commit: str
@@ -28,8 +26,7 @@ class Appended:
     lines: list[bytes]
 
 
-@dataclass(frozen=True)
-class RemoteCopy:
+class RemoteCopy(msgspec.Struct, frozen=True):
     """What one remote-tracking ref holds of a partition being purged."""
 
     namespace: str
@@ -38,8 +35,7 @@ class RemoteCopy:
     next_push: str  # replace (force-with-lease) | fast-forward | rejected
 
 
-@dataclass
-class Rewrite:
+class Rewrite(msgspec.Struct):
     """A purge of one partition: what changed, or (dry run) what would."""
 
     partition: str
@@ -53,8 +49,7 @@ class Rewrite:
     backups: list[str]  # refs/memory-backup/* that held a removed op (rewritten too)
 
 
-@dataclass
-class Integrated:
+class Integrated(msgspec.Struct):
     """What bringing remote-tracking partitions into refs/memory/* did."""
 
     created: list[str]
@@ -63,8 +58,7 @@ class Integrated:
     conflicts: list[str]  # our own partitions with commits we do not have
 
 
-@dataclass
-class Pushed:
+class Pushed(msgspec.Struct):
     """One partition a push sent (or found already there)."""
 
     partition: str

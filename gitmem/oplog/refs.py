@@ -112,6 +112,10 @@ class Refs:
         self._commondir = commondir
         self._libgit2 = libgit2
 
+    def tracking(self, namespace: str | None = None) -> dict[str, str]:
+        """Remote-tracking partitions (of one remote namespace): ref -> tip."""
+        return self.under(REMOTE_PREFIX + (namespace + "/" if namespace else ""))
+
     def under(self, prefix: str) -> dict[str, str]:
         """Every ref under ``prefix`` and its target id."""
         fast = read_ref_files(self._commondir, prefix)

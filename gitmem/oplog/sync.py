@@ -91,8 +91,7 @@ class Sync:
 
     def tracking(self, namespace: str | None = None) -> dict[str, str]:
         """Remote-tracking partitions: ref under refs/memory-remotes/ -> tip."""
-        prefix = REMOTE_PREFIX + (namespace + "/" if namespace else "")
-        return self._refs.under(prefix)
+        return self._refs.tracking(namespace)
 
     def fetch(self, remote: str) -> None:
         """Fetch every partition of ``remote`` into the private namespace."""

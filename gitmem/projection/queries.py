@@ -8,12 +8,14 @@ corruption). Queries that must see the vector file too live in ``vectors``.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+
+import msgspec
+import msgspec.structs
 
 from .. import ops
 from ..model import OpInfo, Record, Skipped
@@ -248,7 +250,7 @@ def top(c: sqlite3.Connection, scope: Scope, *, keyed: bool | None = None,
     for the context profile; the caller ranks them by salience)."""
     if len(scope.kinds) > 1:  # one indexed walk per kind, then merged
         rows = [r for kind in scope.kinds for r in top(
-            c, dataclasses.replace(scope, kinds=(kind,)), keyed=keyed, limit=limit)]
+            c, msgspec.structs.replace(scope, kinds=(kind,)), keyed=keyed, limit=limit)]
         rows.sort(key=lambda r: (-r.importance, -r.clock, r.id))
         return rows[:limit]
     sql = f"SELECT {MEMORY_COLS} FROM memories m WHERE 1 = 1"

@@ -8,11 +8,11 @@ API (the api and recall build one per question).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+
+import msgspec
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(msgspec.Struct, frozen=True):
     """Which memories a query may return.
 
     By default: current truth (active, not the losing value of a keyed
