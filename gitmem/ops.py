@@ -22,6 +22,7 @@ Format history:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -194,7 +195,13 @@ def partition_email_hash(partition: str) -> str | None:
 
 
 _encoder = msgspec.json.Encoder()
-_decoder: msgspec.json.Decoder[Op] = msgspec.json.Decoder(Op)  # Op is a Union: say what decode returns
+
+
+@functools.cache
+def _decoder() -> msgspec.json.Decoder[Op]:
+    # Built on first decode (~5 ms of type inspection): a read with nothing new
+    # to replay never decodes an op.
+    return msgspec.json.Decoder(Op)
 
 
 def encode(op: Op) -> bytes:
@@ -216,7 +223,7 @@ def decode(data: bytes) -> Op:
     """
     if nested_deeper_than(data, MAX_JSON_DEPTH):
         raise msgspec.DecodeError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-    return _decoder.decode(data)
+    return _decoder().decode(data)
 
 
 _JSON_SPECIAL = re.compile(rb'[\\"\[\]{}]')

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -117,6 +116,8 @@ class Pool:
             self._usage_log.close()
             self._usage_log = None
         if self._temporary is not None:
+            import shutil
+
             shutil.rmtree(self._temporary, ignore_errors=True)
             self._temporary = self._projection = None
         self._open = False

@@ -16,7 +16,6 @@ before any other git mem command still finds nothing; ``git mem -h`` and
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -42,6 +41,8 @@ def ensure() -> None:
             return
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".git-mem.1.{os.getpid()}")
+        import shutil  # once per install: every other run stops at the stat above
+
         shutil.copyfile(PAGE, tmp)
         os.replace(tmp, target)
     except (OSError, RuntimeError, ValueError):

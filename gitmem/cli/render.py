@@ -10,13 +10,15 @@ id a script captures.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import click
 
 from .. import api
 from ..model import BriefHit, Hit, Listing, OpInfo, Record, RefreshReport
-from ..agents.settings import HooksReport
+
+if TYPE_CHECKING:
+    from ..agents.settings import HooksReport
 
 
 # Characters a terminal acts on instead of showing: C0 and C1 controls (ESC starts

@@ -19,11 +19,10 @@ import msgspec
 
 from .. import ops
 from ..errors import BareRepository, NoIdentity, NotARepository
-from .gitcmd import last_line, run_git
+from .gitconfig import GitConfig
 from .libgit2 import pygit2
 from .state import STATE_DIR
 
-_IDENT = re.compile(r"^(.*) <(.*)> (\d+) ([+-]\d{4})$")
 
 
 class Location(msgspec.Struct, frozen=True):
@@ -108,6 +107,8 @@ def create(path: Path) -> None:
     """Make ``path`` a new git repository (the personal pool), if it is not one."""
     if (path / ".git").exists():
         return
+    from .gitcmd import last_line, run_git  # subprocess: off the read path
+
     path.mkdir(parents=True, exist_ok=True)
     try:
         proc = run_git("init", "-q", str(path))
@@ -118,27 +119,21 @@ def create(path: Path) -> None:
                              f"{last_line(proc.stderr)}")
 
 
-def identity(workdir: Path) -> ops.Author:
+def identity(config: GitConfig) -> ops.Author:
     """The author, resolved exactly as git resolves it for a commit.
 
     ``git var GIT_AUTHOR_IDENT`` honours GIT_AUTHOR_NAME/EMAIL and every
     config level; ``user.useConfigOnly`` stops git from inventing an
-    address from the host name, which would split one person's partition.
-    When both variables are set git uses them as they are, so we skip the
-    subprocess.
+    address from the host name, which would split one person's partition
+    (gitconfig.py asks it, and remembers the answer). When both variables are
+    set git uses them as they are, so git is not asked.
     """
     env_name = os.environ.get("GIT_AUTHOR_NAME", "").strip()
     env_email = os.environ.get("GIT_AUTHOR_EMAIL", "").strip()
     if env_name and env_email and not any(c in env_name + env_email for c in "<>\n"):
         return _usable(ops.Author(name=env_name, email=env_email))
-    try:
-        proc = run_git("-c", "user.useConfigOnly=true", "var", "GIT_AUTHOR_IDENT", cwd=workdir)
-    except OSError as exc:
-        raise NoIdentity(f"cannot run git to read the identity: {exc}") from exc
-    m = _IDENT.match(proc.stdout.strip())
-    if proc.returncode != 0 or not m or not m.group(1).strip() or not m.group(2):
-        raise NoIdentity("no git identity configured (user.name and user.email)")
-    return _usable(ops.Author(name=m.group(1).strip(), email=m.group(2).strip()))
+    name, email = config.identity()
+    return _usable(ops.Author(name=name, email=email))
 
 
 def _usable(author: ops.Author) -> ops.Author:
@@ -154,26 +149,12 @@ def _usable(author: ops.Author) -> ops.Author:
     return author
 
 
-def read_settings(workdir: Path) -> dict[str, str]:
-    """Every ``gitmem.*`` git config value (all levels), names lower-cased."""
-    try:
-        proc = run_git("config", "--includes", "--null", "--get-regexp", r"^gitmem\.",
-                       cwd=workdir)
-        out = proc.stdout if proc.returncode == 0 else ""
-    except OSError:
-        out = ""
-    found: dict[str, str] = {}
-    for entry in out.split("\0"):
-        name, _, value = entry.partition("\n")
-        if name:
-            found[name.lower()] = value
-    return found
-
-
 def revision_time(workdir: Path, revision: str) -> int | None:
     """The committer time of a revision (tag, branch, commit), or None."""
     if not revision or revision.startswith("-") or "\n" in revision:
         return None
+    from .gitcmd import run_git
+
     try:
         proc = run_git("show", "-s", "--format=%ct", "--end-of-options",
                        f"{revision}^{{commit}}", cwd=workdir)
@@ -183,14 +164,6 @@ def revision_time(workdir: Path, revision: str) -> int | None:
     return int(text) if proc.returncode == 0 and text.isdigit() else None
 
 
-def remote_urls(workdir: Path) -> dict[str, str]:
-    """Each remote's fetch URL, with any user name or password removed."""
-    out: dict[str, str] = {}
-    try:
-        proc = run_git("config", "--get-regexp", r"^remote\..*\.url$", cwd=workdir)
-    except OSError:
-        return out
-    for line in proc.stdout.splitlines():
-        name, _, url = line.partition(" ")
-        out[name[len("remote."):-len(".url")]] = re.sub(r"//[^/@]*@", "//", url.strip())
-    return out
+def without_credentials(urls: dict[str, str]) -> dict[str, str]:
+    """Remote URLs with any user name or password removed."""
+    return {name: re.sub(r"//[^/@]*@", "//", url.strip()) for name, url in urls.items()}

@@ -10,15 +10,24 @@ prompting (an agent has nobody to type a password).
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import RemoteError
+
+if TYPE_CHECKING:
+    import subprocess
+
+# subprocess is imported in each function, not here: a read answered from the
+# projection and the remembered config (gitconfig.py) starts no process, and
+# importing subprocess is a measurable part of a fresh `git mem recall`.
 
 
 def run_git(*args: str, cwd: Path | None = None,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``git args...`` with text output captured; OSError (no git) is the caller's."""
+    import subprocess
+
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
                           env=env, check=False)
 
@@ -55,6 +64,8 @@ def probe_memory(remote: str, cwd: Path, timeout: float) -> int | None:
 
     Never prompts: no terminal (a new session, stdin closed), no askpass, no
     credential prompt; a probe that hangs is killed at the timeout."""
+    import subprocess
+
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0", SSH_ASKPASS_REQUIRE="never",
                GCM_INTERACTIVE="never")
     try:
@@ -72,6 +83,8 @@ def probe_memory(remote: str, cwd: Path, timeout: float) -> int | None:
 def spawn_detached(argv: list[str], cwd: Path, log: Path | None = None) -> bool:
     """Start ``argv`` in the background, detached from this process and its terminal
     (the background catch-up of the projection). True if it started."""
+    import subprocess
+
     try:
         out = open(log, "ab") if log is not None else subprocess.DEVNULL  # noqa: SIM115
     except OSError:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .. import ops
 from . import discover as _discover
 from .gitcmd import Git, probe_memory, spawn_detached
+from .gitconfig import GitConfig
 from .history import History
 from .libgit2 import Libgit2
 from .objects import Objects
@@ -43,6 +44,7 @@ class Oplog:
         self._settings: dict[str, str] | None = None
         self._libgit2 = Libgit2(self.gitdir, opened)
         self._state = State(self.state_dir)
+        self._config = GitConfig(self.workdir, self.gitdir, self.commondir, self._state)
         self._objects = Objects(self.commondir)
         self._refs = Refs(self.gitdir, self.commondir, self._libgit2)
         self._history = History(self._objects, self._refs, self._libgit2, self._state)
@@ -86,12 +88,12 @@ class Oplog:
 
     def identity(self) -> ops.Author:
         """The author, resolved exactly as git resolves it for a commit."""
-        return _discover.identity(self.workdir)
+        return _discover.identity(self._config)
 
     def settings(self) -> dict[str, str]:
         """Every ``gitmem.*`` git config value (all levels), names lower-cased."""
         if self._settings is None:
-            self._settings = _discover.read_settings(self.workdir)
+            self._settings = self._config.settings()
         return self._settings
 
     def revision_time(self, revision: str) -> int | None:
@@ -100,7 +102,7 @@ class Oplog:
 
     def remote_urls(self) -> dict[str, str]:
         """Each remote's fetch URL, with any user name or password removed."""
-        return _discover.remote_urls(self.workdir)
+        return _discover.without_credentials(self._config.remote_urls())
 
     def clone_id(self, create: bool = True) -> str:
         """This clone's random id, created once, race-free ("" if absent and not ``create``)."""

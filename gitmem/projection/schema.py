@@ -25,7 +25,6 @@ import errno
 import functools
 import json
 import os
-import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -86,6 +85,8 @@ def _inside(name: object, directory: Path) -> bool:
 
 def probe(directory: Path) -> ProjectionUnwritable | None:
     """Why ``directory`` cannot take a new file of a few kilobytes, or None."""
+    import shutil  # rare: a failed write
+
     try:
         free = shutil.disk_usage(directory).free
     except OSError:

@@ -17,7 +17,6 @@ int8 file and its exact scan). The rules themselves live in
 from __future__ import annotations
 
 import gc
-import shutil
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
@@ -124,6 +123,8 @@ class Projection:
     def destroy(self) -> None:
         """Delete every file of the projection, whatever state they are in (a
         cache path that is a file, a database that is a directory, ...)."""
+        import shutil  # damage only: off the read path
+
         gc.collect()  # finalise the failed query's cursors while the connection is open
         self.close()
         d = self.directory
@@ -153,6 +154,8 @@ class Projection:
         into the empty directory ``target``, as a starting point a reader can
         bring up to date when this one cannot be written. False when there was
         nothing readable to copy (the copy is checked when opened)."""
+        import shutil  # a read-only .git only
+
         copied = False
         names = [DB_NAME, DB_NAME + "-wal"]
         try:

@@ -1,0 +1,202 @@
+"""git's configuration and identity as the git binary reports them, remembered
+between processes.
+
+Why this exists: every command reads the ``gitmem.*`` settings, reads look at
+the remotes and ``add`` needs the identity. Asking git costs a process start
+and the import of ``subprocess``, a large share of a fresh ``git mem recall``.
+So the answers are kept in ``.git/mem/gitconfig.json`` beside a fingerprint
+of everything they depend on, and git is asked again when any of it differs:
+
+- the stat (mtime, size, inode) of every file git read config from, as
+  ``--show-origin`` names it (included files too), and of every standard
+  location even while it is absent, so a file created later is noticed;
+- ``HEAD`` when a conditional include could depend on the branch;
+- the environment git consults (``GIT_*``, ``HOME``, ``XDG_CONFIG_HOME``, ``EMAIL``).
+
+Racy files are not trusted, as git does with its index: when a config file
+changed within the last ``RACY_SECONDS``, nothing is saved, because a second
+change in the same clock tick would leave the stat unchanged. The fingerprint
+is taken before git is asked, so a change made while git runs is never
+recorded as the state the answer came from.
+
+Known limit: a system config file at a non-standard place (not
+``/etc/gitconfig`` nor ``$GIT_CONFIG_SYSTEM``) that did not exist when the
+answers were saved is not noticed until anything else changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import NoIdentity
+from .state import State
+
+CACHE_FILE = "gitconfig.json"
+FORMAT = 1
+RACY_SECONDS = 2.0
+_ENV_NAMES = ("HOME", "XDG_CONFIG_HOME", "EMAIL", "PREFIX")
+_IDENT = re.compile(r"^(.*) <(.*)> (\d+) ([+-]\d{4})$")
+
+
+class GitConfig:
+    """The ``gitmem.*`` settings, remote URLs and identity of one repository."""
+
+    def __init__(self, workdir: Path, gitdir: Path, commondir: Path, state: State) -> None:
+        self._workdir = workdir
+        self._gitdir = gitdir
+        self._commondir = commondir
+        self._state = state
+        self._entry: dict[str, Any] | None = None
+
+    # -- what callers ask ------------------------------------------------------------
+
+    def settings(self) -> dict[str, str]:
+        """Every ``gitmem.*`` value (all levels, includes applied), names lower-cased."""
+        return dict(self._current()["settings"])
+
+    def remote_urls(self) -> dict[str, str]:
+        """Each remote's fetch URL as configured (the last value wins, as before)."""
+        return dict(self._current()["remotes"])
+
+    def identity(self) -> tuple[str, str]:
+        """``git var GIT_AUTHOR_IDENT``'s name and email (NoIdentity when git has none)."""
+        entry = self._current()
+        found = entry.get("identity")
+        if isinstance(found, list) and len(found) == 2 and all(isinstance(x, str) for x in found):
+            return found[0], found[1]
+        name, email = _ask_identity(self._workdir)
+        entry["identity"] = [name, email]
+        self._save(entry)
+        return name, email
+
+    # -- the cache -------------------------------------------------------------------
+
+    def _current(self) -> dict[str, Any]:
+        if self._entry is not None:
+            return self._entry
+        env = _environment()
+        saved = self._load()
+        if saved is not None and saved.get("env") == env and _unchanged(saved.get("files")):
+            self._entry = saved
+            return saved
+        watched = self._standard_files()
+        before = {p: _signature(p) for p in watched}
+        listing = _ask_config(self._workdir)
+        files = dict(before)
+        for origin in listing.origins:
+            path = str((self._workdir / origin).resolve()) if not os.path.isabs(origin) else origin
+            if path not in files:
+                files[path] = _signature(path)
+        if listing.conditional:
+            head = str(self._gitdir / "HEAD")
+            files.setdefault(head, _signature(head))
+        entry = {"format": FORMAT, "env": env, "files": files, "settings": listing.settings,
+                 "remotes": listing.remotes, "identity": None}
+        self._entry = entry
+        self._save(entry)
+        return entry
+
+    def _standard_files(self) -> list[str]:
+        env = os.environ
+        home = Path(env.get("HOME") or "~").expanduser()
+        xdg = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
+        paths = [env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"]
+        if env.get("GIT_CONFIG_GLOBAL"):
+            paths.append(env["GIT_CONFIG_GLOBAL"])
+        else:
+            paths += [str(home / ".gitconfig"), str(xdg / "git" / "config")]
+        paths += [str(self._commondir / "config"), str(self._gitdir / "config.worktree")]
+        return paths
+
+    def _load(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads((self._state.path / CACHE_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        ok = (isinstance(data, dict) and data.get("format") == FORMAT
+              and isinstance(data.get("settings"), dict) and isinstance(data.get("remotes"), dict)
+              and all(isinstance(k, str) and isinstance(v, str)
+                      for part in ("settings", "remotes") for k, v in data[part].items()))
+        return data if ok else None  # anything else (hand-edited, truncated) is asked again
+
+    def _save(self, entry: dict[str, Any]) -> None:
+        now = time.time()
+        for sig in entry["files"].values():
+            if sig is not None and now - sig[0] / 1e9 < RACY_SECONDS:
+                return  # too fresh to trust the stat: ask git again next time
+        try:
+            self._state.replace(CACHE_FILE, json.dumps(entry, sort_keys=True) + "\n")
+        except OSError:
+            pass  # a read-only .git: ask git every time
+
+
+class _Listing:
+    def __init__(self) -> None:
+        self.settings: dict[str, str] = {}
+        self.remotes: dict[str, str] = {}
+        self.origins: list[str] = []
+        self.conditional = False
+
+
+def _ask_config(workdir: Path) -> _Listing:
+    from .gitcmd import run_git  # only on a cache miss: it loads subprocess
+
+    out = _Listing()
+    try:
+        proc = run_git("config", "--list", "--show-origin", "--includes", "-z", cwd=workdir)
+        text = proc.stdout if proc.returncode == 0 else ""
+    except OSError:
+        text = ""
+    fields = text.split("\0")
+    for origin, entry in zip(fields[0::2], fields[1::2]):
+        key, _, value = entry.partition("\n")
+        name = key.lower()  # git prints sections and names lower-cased, subsections as written
+        if origin.startswith("file:"):
+            path = origin[len("file:"):]
+            if path not in out.origins:
+                out.origins.append(path)
+        if name.startswith("gitmem."):
+            out.settings[name] = value
+        elif name.startswith("remote.") and name.endswith(".url"):
+            out.remotes[key[len("remote."):-len(".url")]] = value
+        elif name.startswith("includeif."):
+            out.conditional = True
+    return out
+
+
+def _ask_identity(workdir: Path) -> tuple[str, str]:
+    from .gitcmd import run_git
+
+    try:
+        proc = run_git("-c", "user.useConfigOnly=true", "var", "GIT_AUTHOR_IDENT", cwd=workdir)
+    except OSError as exc:
+        raise NoIdentity(f"cannot run git to read the identity: {exc}") from exc
+    m = _IDENT.match(proc.stdout.strip())
+    if proc.returncode != 0 or not m or not m.group(1).strip() or not m.group(2):
+        raise NoIdentity("no git identity configured (user.name and user.email)")
+    return m.group(1).strip(), m.group(2).strip()
+
+
+def _environment() -> dict[str, str]:
+    return {k: v for k, v in sorted(os.environ.items())
+            if k.startswith("GIT_") or k in _ENV_NAMES}
+
+
+def _signature(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
+def _unchanged(files: object) -> bool:
+    if not isinstance(files, dict) or not files:
+        return False
+    return all(_signature(p) == (list(sig) if isinstance(sig, list) else sig)
+               for p, sig in files.items())
