@@ -255,3 +255,23 @@ def test_memories_whose_ids_share_their_fts_row_are_all_indexed(
         found = {h.text for h in s.recall("audit trail", mode="lexical", k=10)}
         assert len(found) == 3
         assert s.recall("mailer", mode="lexical", k=1)[0].text.startswith("the mailer")
+
+
+def test_within_finds_every_row_inside_the_cut_in_order() -> None:
+    # The near-duplicate check's candidate walk (vectors.within) against the plain
+    # definition, on shapes that stress its batches: ties, zeroed rows at exactly
+    # 1.0, more rows inside the cut than one batch, cuts beyond 1.0.
+    import random
+    from array import array
+
+    from gitmem.projection.vectors import within
+
+    rnd = random.Random(5)
+    for trial in range(300):
+        n = rnd.choice([1, 5, 63, 64, 65, 600, 5000])
+        pool = [round(rnd.uniform(0.0, 1.4), 2) for _ in range(8)] + [1.0]
+        dist = array("d", (rnd.choice(pool) if rnd.random() < 0.5 else rnd.uniform(0.0, 1.5)
+                           for _ in range(n)))
+        cut = rnd.choice([0.0, 0.05, 0.3, 0.9, 1.0, 1.2, 2.0])
+        expected = sorted((d, i) for i, d in enumerate(dist) if d <= cut and d < 1.0)
+        assert within(dist, cut) == expected, (trial, n, cut)

@@ -81,6 +81,23 @@ def smallest(values: array[float], k: int) -> list[int]:
     return [i for i, v in enumerate(values) if v <= cut]
 
 
+def within(dist: array[float], cut: float) -> list[tuple[float, int]]:
+    """(distance, row) of the non-zero rows at distance <= ``cut``, nearest first.
+
+    Taken from the nearest rows in growing batches (``smallest`` runs in C): a
+    near-duplicate check at 100k rows must not walk every row in Python. Once a
+    batch holds a row beyond the cut (or a zeroed row), every row within it is
+    in the batch, because a batch has every row up to its farthest one.
+    """
+    k = 64
+    while True:
+        batch = smallest(dist, min(k, len(dist)))
+        close = sorted((dist[i], i) for i in batch if dist[i] <= cut and dist[i] < 1.0)
+        if len(close) < len(batch) or len(batch) >= len(dist):
+            return close
+        k *= 8
+
+
 def spread(dist: array[float], n: int) -> tuple[float, float, int] | None:
     """(mean cosine, standard deviation, count) over the non-zero rows; None if none.
 
@@ -307,7 +324,7 @@ class VectorFile:
             if dist is None:
                 return []
             cut = 1.0 - min_cos + 1e-9
-            close = sorted((d, i) for i, d in enumerate(dist) if d <= cut and d < 1.0)
+            close = within(dist, cut)
             skip = set(exclude)
             found: list[tuple[float, str]] = []
             # Best first, a chunk at a time: a near-duplicate check at 100k must
