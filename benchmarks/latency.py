@@ -221,6 +221,7 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
     add_t, add_rss = timed([GIT_MEM, "add", "a fresh note about the {i} cache", "--force"],
                            repo, env, reps)
     context_t, _ = timed([GIT_MEM, "context"], repo, env, reps)
+    hook_t = bench_pre_tool(repo, env, reps)
     # Warm, in-process: the library with the projection open.
     with gitmem.open(repo) as store:
         store.recall("warm up")
@@ -239,9 +240,35 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
     INDEX_ROWS.append(bench_index(repo, n + 1000 + reps))
     return [f"{n:,}", ms(ref), vs(pct(recall_t, 50), ref), vs(pct(recall_t, 95), ref), str(recall_rss),
             ms(pct(warm, 50)), vs(pct(add_t, 50), ref), vs(pct(add_t, 95), ref), str(add_rss),
-            vs(pct(context_t, 50), ref),
+            vs(pct(context_t, 50), ref), vs(pct(hook_t, 50), ref),
             vs(first_s, ref, "s"), f"{rebuild_s:.2f}", vs(refresh_s, ref, "s"), f"{n / import_s:,.0f}",
             f"{n / (import_s + first_s):,.0f}", f"{cache_mb:.1f} ({cache_mb / max(log_mb, 0.01):.0f}x log)"]
+
+
+def bench_pre_tool(repo: Path, env: dict[str, str], n: int) -> list[float]:
+    """The agent's PreToolUse hook on a file that memories are anchored to: a fresh
+    process per call, a new session each time (so it answers every time)."""
+    src = repo / "src"
+    src.mkdir(exist_ok=True)
+    (src / "session.py").write_text("def login():\n    return True\n")
+    subprocess.run(["git", "add", "src"], cwd=repo, env=env, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "code"], cwd=repo, env=env, check=True)
+    for i in range(3):
+        run([GIT_MEM, "add", f"login rule {i}: sessions are checked", "--path", "src/session.py",
+             "--force"], repo, env)
+    run([GIT_MEM, "recall", "login"], repo, env)  # the refresh is not the hook's cost
+    times = []
+    for i in range(n):
+        payload = json.dumps({"session_id": f"bench-{i}-{time.time()}", "cwd": str(repo),
+                              "hook_event_name": "PreToolUse", "tool_name": "Read",
+                              "tool_input": {"file_path": str(src / "session.py")}}).encode()
+        start = time.perf_counter()
+        proc = subprocess.run([GIT_MEM, "hook", "pre-tool"], cwd=repo, env=env, input=payload,
+                              capture_output=True, check=False)
+        times.append(time.perf_counter() - start)
+        if b"login rule" not in proc.stdout:
+            raise SystemExit(f"pre-tool hook said nothing: {proc.stderr.decode()[-300:]}")
+    return times
 
 
 def dir_mb(path: Path) -> float:
@@ -310,7 +337,7 @@ def main() -> None:
             table("Per-call latency (ms unless noted; fresh process = a new git-mem per call;"
                   " (Nx) = multiple of the section's python -c pass p50)",
                   ["memories", "python -c pass p50", "recall p50", "recall p95", "recall RSS MiB", "warm recall p50",
-                   "add p50", "add p95", "add RSS MiB", "context p50", "first read (build) s", "rebuild s",
+                   "add p50", "add p95", "add RSS MiB", "context p50", "pre-tool hook p50", "first read (build) s", "rebuild s",
                    "refresh +1k ops s", "import /s",
                    "import + first read /s", "cache MiB"], rows)
             table("Warm recall by channel (in-process p50, ms; the exact vector scan picks its "

@@ -137,7 +137,8 @@ def memory_line(r: Record, *, with_key: bool = False, conflict: bool = False,
     if with_key and r.key:
         body = f"{clip(r.key, 80)} = {body}"
     tail = f"({clip(r.author, 60)}, {r.recorded_at[:10]}" + (
-        ", in conflict: see git mem conflicts" if conflict else "")
+        ", in conflict: see git mem conflicts" if conflict else "") + (
+        ", code changed since: see git mem stale" if r.code is not None and r.code.stale else "")
     mark = f"[{label}] " if label else ""
     return f"- {mark}{fence(body)} {fence(clip(tail, 120))})"
 

@@ -10,9 +10,43 @@ from __future__ import annotations
 import msgspec
 
 
+class CodeAnchorInfo(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A path a memory is anchored to, and what it held at the anchor commit."""
+
+    path: str
+    type: str  # blob | tree
+    oid: str
+    start: int | None = None  # a line range of a file, 1-based, inclusive
+    end: int | None = None
+    symbol: str | None = None
+
+
 class Anchor(msgspec.Struct, kw_only=True):
     commit: str | None = None
     paths: list[str] = []
+    code: list[CodeAnchorInfo] = []
+
+
+class CodeChange(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """How one anchored path changed since the anchor, as of HEAD.
+
+    ``state``: unchanged | whitespace | changed | renamed | deleted | unknown."""
+
+    path: str
+    state: str
+    commits: int | None = None  # commits since the anchor that touched it
+    changed_at: str | None = None  # the newest of them
+    added: int | None = None  # lines, anchor -> HEAD
+    deleted: int | None = None
+    renamed_to: str | None = None
+    range_touched: bool | None = None  # a FILE:START-END anchor: were its lines changed
+
+
+class CodeStatus(msgspec.Struct, kw_only=True):
+    """Whether the code a memory is anchored to changed since it was written."""
+
+    stale: bool  # "code changed since": changed, renamed or deleted
+    paths: list[CodeChange] = []
 
 
 class Record(msgspec.Struct, kw_only=True):
@@ -45,6 +79,7 @@ class Record(msgspec.Struct, kw_only=True):
     # A keyed value that lost a conflict: the id of the value that is current.
     conflict_with: str | None = None
     pool: str = "project"  # or "personal": the person's own pool, never pushed to a team
+    code: CodeStatus | None = None  # for a memory with code anchors: changed since?
 
 
 class OpInfo(msgspec.Struct, kw_only=True):
@@ -93,13 +128,14 @@ class BriefHit(msgspec.Struct, kw_only=True, omit_defaults=True):
     pool: str | None = None  # personal
     conflict_with: str | None = None
     faded: bool = False
+    code_changed: bool = False  # the code it is anchored to changed since (see git mem stale)
 
     @classmethod
     def of(cls, h: Hit) -> BriefHit:
         return cls(id=h.id, score=h.score, kind=h.kind, text=h.text, recorded_at=h.recorded_at,
                    key=h.key, status=None if h.status == "active" else h.status,
                    pool=None if h.pool == "project" else h.pool, conflict_with=h.conflict_with,
-                   faded=h.faded)
+                   faded=h.faded, code_changed=bool(h.code and h.code.stale))
 
 
 class Listing(msgspec.Struct, kw_only=True):
@@ -155,6 +191,7 @@ class Confirmed(msgspec.Struct, kw_only=True):
     id: str  # the confirm op's id
     target: str
     confirms: int  # confirmations of the target, this one included
+    reanchored: bool = False  # its code had moved on: anchored again at HEAD
 
 
 class FactValue(msgspec.Struct, kw_only=True):

@@ -70,11 +70,27 @@ class Author(msgspec.Struct, frozen=True):
     email: ShortStr
 
 
+class CodeAnchor(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A path the memory is about and what it held at HEAD when the memory was
+    written (a blob, or a tree for a folder): the code's state, for staleness.
+    ``start``-``end`` narrow a file to its lines (1-based, inclusive)."""
+
+    path: ShortStr
+    type: Literal["blob", "tree"]
+    oid: Annotated[str, msgspec.Meta(pattern="^(?:[0-9a-f]{40}|[0-9a-f]{64})$")]
+    start: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    end: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    symbol: ShortStr | None = None
+
+
 class Anchors(msgspec.Struct, omit_defaults=True):
-    """Where in the code the memory was written: HEAD at write time, paths."""
+    """Where in the code the memory was written: HEAD at write time, paths, and
+    (since the code-aware anchors) each path's object at that HEAD. Readers that
+    predate ``code`` ignore it."""
 
     commit: str | None = None
     paths: Annotated[list[ShortStr], msgspec.Meta(max_length=MAX_LIST_ITEMS)] = []
+    code: Annotated[list[CodeAnchor], msgspec.Meta(max_length=MAX_LIST_ITEMS)] = []
 
 
 class MemoryBody(msgspec.Struct, omit_defaults=True, kw_only=True):
@@ -135,11 +151,13 @@ class ConfirmOp(OpBase, tag="confirm", kw_only=True):
     """Reinforce a memory: someone confirmed it still holds, or added it again.
 
     It changes no content and retires nothing; ranking counts confirmations
-    (and their time) as a salience signal.
+    (and their time) as a salience signal. With ``anchors`` it also re-anchors
+    the memory at the code as it is now (the latest such confirm wins).
     """
 
     target: OpId
     reason: ShortStr | None = None
+    anchors: Anchors | None = None
 
 
 Op = Union[AddOp, InvalidateOp, ForgetOp, ConfirmOp]
@@ -359,12 +377,24 @@ def field_problem(op: Op) -> str | None:
         for value, what in ((m.source, "source"), (m.session, "session")):
             if value is not None and (problem := line_problem(value, what)):
                 return problem
-        for p in m.anchors.paths:
-            if problem := path_problem(p):
-                return problem
-        if m.anchors.commit is not None and not _COMMIT_ID.match(m.anchors.commit):
-            return "anchor commit is not a commit id"
-        return None
-    if op.reason is not None:
-        return lines_problem(op.reason, "reason")
+        return anchors_problem(m.anchors)
+    if op.reason is not None and (problem := lines_problem(op.reason, "reason")):
+        return problem
+    if isinstance(op, ConfirmOp) and op.anchors is not None:
+        return anchors_problem(op.anchors)
+    return None
+
+
+def anchors_problem(anchors: Anchors) -> str | None:
+    """Why anchors carry a path or id the writer would refuse, or None."""
+    for p in [*anchors.paths, *(a.path for a in anchors.code)]:
+        if problem := path_problem(p):
+            return problem
+    for a in anchors.code:
+        if a.symbol is not None and (problem := line_problem(a.symbol, "symbol")):
+            return problem
+        if (a.start is None) != (a.end is None) or (a.start or 0) > (a.end or 0):
+            return f"anchor line range {a.start}-{a.end} of '{a.path}' is not a range"
+    if anchors.commit is not None and not _COMMIT_ID.match(anchors.commit):
+        return "anchor commit is not a commit id"
     return None

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gitmem
+import craft
 from conftest import gm, init_repo
 from craft import add_op, commit_packs, partition, retire_op, set_ref
 from gitmem import ops
@@ -26,6 +27,17 @@ from gitmem.projection import SCHEMA_VERSION, Projection
 
 WHO = ["ada", "brian", "chen"]
 WORDS = "cache redis tests spec make deploy cluster schema migration port api".split()
+
+
+@st.composite
+def _anchors(draw: st.DrawFn) -> ops.Anchors:
+    """Paths and code anchors (re-anchoring confirms carry them too)."""
+    paths = draw(st.lists(st.sampled_from(["src", "src/a.py", "spec", "docs/x.md"]), max_size=2,
+                          unique=True))
+    code = [ops.CodeAnchor(path=p, type="tree" if "." not in p else "blob",
+                           oid=draw(st.sampled_from(["a" * 40, "b" * 40])))
+            for p in paths if draw(st.booleans())]
+    return ops.Anchors(commit="c" * 40 if code else None, paths=paths, code=code)
 
 
 @st.composite
@@ -42,8 +54,14 @@ def op_sets(draw: st.DrawFn) -> tuple[dict[str, list[bytes]], list[tuple[str, in
     for _ in range(n):
         who = draw(st.sampled_from(WHO))
         clock += draw(st.integers(0, 2))  # equal clocks happen (concurrent writers)
-        kind = draw(st.sampled_from(["add", "add", "add", "invalidate", "forget", "dup", "bad"]))
-        if kind in ("invalidate", "forget") and adds:
+        kind = draw(st.sampled_from(["add", "add", "add", "invalidate", "forget", "dup", "bad",
+                                     "reanchor"]))
+        if kind == "reanchor" and adds:
+            a = craft.author(who)
+            line = ops.encode(ops.ConfirmOp(
+                v=1, author=a, partition=partition(a.email), clock=clock, at=1768471200,
+                target=draw(st.sampled_from(adds)), anchors=draw(_anchors())))
+        elif kind in ("invalidate", "forget") and adds:
             target = draw(st.sampled_from(adds))
             line = retire_op(kind, who, clock, target, reason=draw(st.sampled_from([None, "old"])))
         elif kind == "dup" and per_who[who]:
@@ -52,7 +70,8 @@ def op_sets(draw: st.DrawFn) -> tuple[dict[str, list[bytes]], list[tuple[str, in
             line = draw(st.sampled_from([b"not json", b'{"op":"add","v":9}', b"\xff\xfe"]))
         else:
             words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5))
-            line = add_op(who, clock, " ".join(words), tags=draw(st.lists(st.sampled_from(WORDS), max_size=2)))
+            line = add_op(who, clock, " ".join(words), tags=draw(st.lists(st.sampled_from(WORDS), max_size=2)),
+                          anchors=draw(_anchors()))
             adds.append(ops.op_id(line))
         per_who[who].append(line)
     packs: dict[str, list[bytes]] = {}

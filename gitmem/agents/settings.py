@@ -8,7 +8,8 @@ The Claude Code settings contract (hooks reference,
 https://code.claude.com/docs/en/hooks): ``{"hooks": {"<Event>": [{"matcher":
 "...", "hooks": [{"type": "command", "command": "...", "timeout":
 <seconds>}]}]}}``; ``SessionStart`` matchers name the session's source
-(startup, resume, clear, compact); ``UserPromptSubmit`` takes no matcher.
+(startup, resume, clear, compact); ``UserPromptSubmit`` takes no matcher;
+``PreToolUse`` matchers name tools (``Read|Edit|Write``).
 
 Our entries are recognised by their command (``git mem hook ...``), so
 uninstall removes exactly them and install never duplicates them.
@@ -34,6 +35,8 @@ CLAUDE_HOOKS: dict[str, tuple[str | None, str, int]] = {
     # Not on resume: the resumed transcript already holds the briefing.
     "SessionStart": ("startup|clear|compact", COMMAND_PREFIX + "session-start", 30),
     "UserPromptSubmit": (None, COMMAND_PREFIX + "user-prompt", 10),
+    # Before a file is read or changed: the memories anchored to it, once per session.
+    "PreToolUse": ("Read|Edit|MultiEdit|Write|NotebookEdit", COMMAND_PREFIX + "pre-tool", 10),
 }
 
 

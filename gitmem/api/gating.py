@@ -21,7 +21,7 @@ from ..errors import GateRefused
 
 # Bumped when the set of fields scanned changes: cached verdicts (the
 # projection keys them by op id and this version) are then asked again.
-FIELDS_VERSION = 2
+FIELDS_VERSION = 3  # 3: code anchors (paths, symbols), confirm anchors
 
 AUTHOR_HINT = ('use your own plain name: git config user.name "Your Name" '
                "(or GIT_AUTHOR_NAME)")
@@ -37,7 +37,14 @@ def _fields(body: ops.MemoryBody) -> list[tuple[str, str]]:
     """(name, value) of every free field of a memory, as findings name them."""
     return [("text", body.text), ("key", body.key or ""), ("tags", "\n".join(body.tags)),
             ("about", "\n".join(body.entities)), ("source", body.source or ""),
-            ("session", body.session or ""), ("paths", "\n".join(body.anchors.paths))]
+            ("session", body.session or ""), *_anchor_fields(body.anchors)]
+
+
+def _anchor_fields(anchors: ops.Anchors) -> list[tuple[str, str]]:
+    """The free text anchors carry: paths (anchored or not) and symbols."""
+    paths = list(dict.fromkeys([*anchors.paths, *(a.path for a in anchors.code)]))
+    return [("paths", "\n".join(paths)),
+            ("symbols", "\n".join(a.symbol for a in anchors.code if a.symbol))]
 
 
 def quarantine_reason(item: ops.Op | ops.MemoryBody) -> str | None:
@@ -54,6 +61,8 @@ def quarantine_reason(item: ops.Op | ops.MemoryBody) -> str | None:
             fields = _fields(item.memory) + fields
         else:
             fields.append(("reason", item.reason or ""))
+            if isinstance(item, ops.ConfirmOp) and item.anchors is not None:
+                fields += _anchor_fields(item.anchors)
     found = [f + ("" if name == "text" else f" in {name}")
              for name, value in fields if value for f in _scan(value)]
     return "; ".join(found[:3]) if found else None

@@ -19,7 +19,7 @@ import msgspec.structs
 from .. import context as ctx
 from ..errors import InvalidInput
 from ..model import Context, ContextItem, Record
-from . import gating, settings
+from . import anchoring, gating, settings
 from .facts import key_values
 from .personal import REPO_KEY
 from .pool import Pool
@@ -120,6 +120,9 @@ def sections(pool: Pool, recent_days: int) -> dict[str, list[ctx.Item]]:
 
         def items(section: str, pairs: list[tuple[Record, float]],
                   with_key: bool = False) -> list[ctx.Item]:
+            # Flag the ones whose code changed; the ones whose code is gone fade.
+            kept = {r.id for r in anchoring.annotate(pool, p, [r for r, _ in pairs], fade=True)}
+            pairs = [(r, sal) for r, sal in pairs if r.id in kept]
             return [ctx.Item(section, ctx.memory_line(
                 r, with_key=with_key, conflict=with_key and r.key in conflicted, label=label),
                 r.id, score=sal, personal=label is not None) for r, sal in pairs]

@@ -16,8 +16,8 @@ import msgspec
 
 from .. import ops
 from ..errors import InvalidInput, NoIdentity
-from ..model import Hit, Listing, OpInfo, PartitionInfo, RefreshReport, Shown, Skipped, Status
-from . import settings, sharing
+from ..model import CodeAnchorInfo, Hit, Listing, OpInfo, PartitionInfo, RefreshReport, Shown, Skipped, Status
+from . import anchoring, settings, sharing
 from .validate import repo_paths
 from .embedding import query_vector
 from ..recall import FUTURE_SKEW
@@ -88,7 +88,9 @@ def recall(
               authors=list(authors), about=list(about),
               paths=narrowing_paths(pool, paths), min_score=cutoff(pool, min_score))
     usage = pool.usage()
-    hits = pool.read(lambda p: rank(p, q, query_vector, usage.read if usage else None))
+    hits = pool.read(lambda p: anchoring.annotate(
+        pool, p, rank(p, q, query_vector, usage.read if usage else None),
+        fade=not include_retired))
     if not hits:
         sharing.note_remote_memory(pool)
     for h in hits:
@@ -185,6 +187,10 @@ def show(pool: Pool, memory_id: str) -> Shown:
     def run(p: Projection) -> Shown:
         rec = p.record(mid)
         assert rec is not None
+        current = p.current_anchors(mid)
+        if current is not None:  # the anchors a confirm re-anchored it at, else its add's
+            rec.anchors.code = [CodeAnchorInfo(**msgspec.structs.asdict(a)) for a in current.code]
+        anchoring.annotate(pool, p, [rec])
         return Shown(memory=rec, ops=p.ops_touching(mid))
 
     return pool.read(run)

@@ -20,7 +20,7 @@ from .. import ops
 from ..errors import AmbiguousId, BareRepository, GitMemError, NotARepository, UnknownId
 from ..model import (Added, Confirmed, Conflict, Context, FactValue, Hit, Imported, InitReport,
                      Listing,
-                     KeyHistory, OpInfo, RefreshReport, RekeyReport, Retired, Shown,
+                     KeyHistory, OpInfo, Record, RefreshReport, RekeyReport, Retired, Shown,
                      SimilarPair, Skipped, Status, SyncReport)
 from ..oplog import Oplog
 # The job modules off the read path are imported in the methods that use them:
@@ -223,8 +223,16 @@ class Store:
         supersedes: Iterable[str] = (),
         redact: bool = False,
         force: bool = False,
+        symbol: str | None = None,
+        anchor: bool = True,
     ) -> Added:
         """Append a new memory to this clone's partition and return its id.
+
+        ``paths`` anchor it to code (a file, a folder, or ``FILE:START-END``;
+        ``symbol`` names what in the file it is about): each path's blob or tree
+        at HEAD is recorded, so reads can say when that code changed. Paths the
+        text names that exist in the work tree are anchored too, unless
+        ``anchor`` is False.
 
         The write gate runs first: a secret, prompt-injection phrasing or
         invisible Unicode refuses the write (GateRefused); with ``redact``
@@ -242,6 +250,7 @@ class Store:
             self._pool, text, kind=kind, key=key, tags=tags, about=about, paths=paths,
             importance=importance, valid_from=valid_from, valid_until=valid_until,
             source=source, session=session, supersedes=supersedes, redact=redact, force=force,
+            symbol=symbol, anchor=anchor,
         )
 
     def set(self, key: str, value: str, **options: Any) -> Added:
@@ -340,6 +349,30 @@ class Store:
     def resolve(self, prefix: str) -> str:
         """The full memory id for an id or unique prefix of 7+ hex digits."""
         return self._pool.resolve(prefix)
+
+    def stale(self) -> list[Record]:
+        """Current memories whose anchored code changed since they were written
+        (changed, renamed or deleted), newest change first. ``confirm`` re-anchors
+        one at HEAD; ``invalidate`` retires it."""
+        from . import anchoring
+        return anchoring.stale(self._pool)
+
+    def about(self, path: str) -> list[Record]:
+        """Current memories anchored to ``path`` or a folder above it (for a folder,
+        also to anything inside it), best first."""
+        from . import anchoring
+        return anchoring.about(self._pool, path)
+
+    def first_time(self, session: str, key: str) -> bool:
+        """True the first time ``key`` is asked for in an agent ``session`` (hooks)."""
+        from . import seen
+        return seen.first_time(self._pool, session, key)
+
+    def newly_stale(self, ids: list[str]) -> list[str]:
+        """Those of ``ids`` that were not stale at the previous agent session's start
+        (and remember ``ids`` for the next one)."""
+        from . import seen
+        return seen.newly(self._pool, ids)
 
     def recall(
         self,

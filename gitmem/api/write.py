@@ -12,14 +12,18 @@ and appends it with the pool's compare-and-swap append.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .. import ops
 from ..errors import InvalidInput, PurgeRefused
 from ..model import Added, Confirmed, PurgeRemote, PurgeReport, Retired
 from ..oplog import Rewrite
 from ..timefmt import iso
-from . import dedup, gating, validate
+from . import anchoring, dedup, gating, validate
 from .pool import Pool
+
+if TYPE_CHECKING:
+    from ..projection import Projection
 
 
 def add(
@@ -39,14 +43,20 @@ def add(
     supersedes: Iterable[str] = (),
     redact: bool = False,
     force: bool = False,
+    symbol: str | None = None,
+    anchor: bool = True,
 ) -> Added:
     """Append a new memory to this clone's partition (see ``Store.add``)."""
     body = validate.memory_body(
         text, kind=kind, key=key, tags=tags, about=about,
-        paths=paths, importance=importance, valid_from=valid_from,
-        valid_until=valid_until, source=source, session=session, head=pool.log.head(),
+        paths=(), importance=importance, valid_from=valid_from,
+        valid_until=valid_until, source=source, session=session, head=None,
         cwd=pool.cwd, root=pool.log.workdir,
     )
+    if isinstance(text, str):  # memory_body refused anything else
+        # The personal pool is outside any repository: nothing there to anchor to.
+        body.anchors = anchoring.anchors(pool, text, paths, symbol=symbol,
+                                         auto=anchor and pool.name == "project")
     body = gating.screen(body, redact=redact)
     old_ids = list(dict.fromkeys(pool.resolve(s) for s in supersedes)) if supersedes else []
     dup, similar, replaced, vector = dedup.check_new(pool, body, old_ids, force=force)
@@ -93,15 +103,28 @@ def confirm(pool: Pool, memory_id: str, reason: str | None = None) -> Confirmed:
             f"memory {target[:12]} is {rec.status}; only current memories can be confirmed",
             "add it again (or set the key again) if it holds once more",
         )
-    oid, _, _ = confirm_op(pool, target, gating.screen_reason(validate.field(reason, "reason")))
+    reason = gating.screen_reason(validate.field(reason, "reason"))
+    # Confirming a memory whose code moved on says it holds for the code as it
+    # is now: the confirm re-anchors it there (renames followed).
+    old = pool.read(lambda p: p.current_anchors(target))
+
+    def moved(p: Projection) -> bool:
+        anchoring.freshen(pool, p)
+        status = anchoring.status_of(p, [target]).get(target) or {}
+        return any(item.get("state") != "unchanged" for item in status.get("paths", []))
+
+    anchors = anchoring.reanchor(pool, old) if old is not None and pool.read(moved) else None
+    oid, _, _ = confirm_op(pool, target, reason, anchors)
     count = pool.read(lambda p: p.salience_inputs([target]))[target][3]
-    return Confirmed(id=oid, target=target, confirms=count)
+    return Confirmed(id=oid, target=target, confirms=count, reanchored=anchors is not None)
 
 
-def confirm_op(pool: Pool, target: str, reason: str | None) -> tuple[str, ops.Op, str]:
+def confirm_op(pool: Pool, target: str, reason: str | None,
+               anchors: ops.Anchors | None = None) -> tuple[str, ops.Op, str]:
     def make(author: ops.Author, partition: str, at: int, tz: int, clock: int) -> ops.Op:
         return ops.ConfirmOp(v=ops.FORMAT_VERSION, author=author, partition=partition,
-                             clock=clock, at=at, tz=tz, target=target, reason=reason)
+                             clock=clock, at=at, tz=tz, target=target, reason=reason,
+                             anchors=anchors)
 
     return pool.append_one(make, f"confirm {target[:12]}")
 

@@ -141,6 +141,20 @@ def hook_user_prompt(k: int) -> None:
     _hook("UserPromptSubmit", lambda payload: hooks.answer_user_prompt(payload, k))
 
 
+@hook_.command(name="pre-tool")
+def hook_pre_tool() -> None:
+    """PreToolUse (Read, Edit, Write): add the memories anchored to the file.
+
+    Once per file per session, silent when none; never blocks the tool call.
+
+    \b
+    Example:
+      echo '{"cwd": ".", "session_id": "s1", "tool_name": "Read",
+             "tool_input": {"file_path": "src/auth/session.py"}}' | git mem hook pre-tool
+    """
+    _hook("PreToolUse", hooks.answer_pre_tool)
+
+
 @cli.command(name="agents-md")
 @json_option
 def agents_md(as_json: bool) -> None:

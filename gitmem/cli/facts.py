@@ -132,6 +132,9 @@ def conflicts(as_json: bool) -> None:
 def confirm(memory_id: str, reason: str | None, as_json: bool) -> None:
     """Confirm a memory still holds: reinforces it (salience) for every clone.
 
+    For a memory whose anchored code changed since (see 'git mem stale'), it
+    also re-anchors the memory at the code as it is now.
+
     \b
     Example:
       git mem confirm 3f2a9c1

@@ -19,7 +19,12 @@ from .app import cli, json_option, personal_option, read_stdin, run
 @click.option("--key", help="Attribute name for a keyed fact (e.g. db.engine).")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--about", "about", multiple=True, help="An entity it is about (repeatable).")
-@click.option("--path", "paths", multiple=True, help="A file it is anchored to (repeatable).")
+@click.option("--path", "paths", multiple=True, metavar="PATH",
+              help="Code it is about: a file, a folder or FILE:START-END (repeatable); "
+                   "what it holds at HEAD is recorded, so reads say when it changes.")
+@click.option("--symbol", metavar="NAME", help="The function or class in --path it is about.")
+@click.option("--no-anchor", "no_anchor", is_flag=True,
+              help="Do not anchor the paths the text names (only --path is anchored).")
 @click.option("--importance", type=float, default=0.5, show_default=True,
               help="How much it matters, 0 to 1.")
 @click.option("--valid-from", help="When it became true in the world (ISO date).")
@@ -37,8 +42,8 @@ from .app import cli, json_option, personal_option, read_stdin, run
 def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tuple[str, ...],
         paths: tuple[str, ...], importance: float, valid_from: str | None,
         valid_until: str | None, source: str | None, session: str | None,
-        supersedes: tuple[str, ...], redact: bool, force: bool, personal: bool,
-        as_json: bool) -> None:
+        supersedes: tuple[str, ...], redact: bool, force: bool, symbol: str | None,
+        no_anchor: bool, personal: bool, as_json: bool) -> None:
     """Add a memory (TEXT, or - to read it from stdin); prints its id.
 
     The same text as a current memory of the same kind adds nothing: it
@@ -53,6 +58,7 @@ def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tup
     \b
     Example:
       git mem add "tests live in spec/, run with make spec" --kind procedure --tag testing
+      git mem add "retries must stay idempotent" --path src/api/client.py:40-88 --symbol retry
       git mem add "I write British English" --kind persona --personal
     """
     if text == "-":
@@ -63,7 +69,8 @@ def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tup
                         paths=() if personal else paths,  # a path means nothing across repos
                         importance=importance, valid_from=valid_from,
                         valid_until=valid_until, source=source, session=session,
-                        supersedes=supersedes, redact=redact, force=force),
+                        supersedes=supersedes, redact=redact, force=force,
+                        symbol=None if personal else symbol, anchor=not no_anchor),
         render.added, personal="write" if personal else False,
     )
 

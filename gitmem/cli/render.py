@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, TypedDict
 import click
 
 from .. import api
-from ..model import BriefHit, Hit, Listing, OpInfo, Record, RefreshReport
+from ..model import (BriefHit, CodeAnchorInfo, CodeStatus, Hit, Listing, OpInfo, Record,
+                     RefreshReport)
 
 if TYPE_CHECKING:
     from ..agents.settings import HooksReport
@@ -88,7 +89,42 @@ def added(r: api.Added) -> str:
 
 def confirmed(r: api.Confirmed) -> str:
     return (f"confirmed {r.target[:12]} ({r.confirms} confirmation"
-            f"{'s' if r.confirms != 1 else ''})")
+            f"{'s' if r.confirms != 1 else ''})"
+            + ("; re-anchored at the code as it is now" if r.reanchored else ""))
+
+
+def code_changed(code: CodeStatus | None) -> str | None:
+    """``code changed since: src/a.py (3 commits, +12 -4), db/ renamed to store/``."""
+    if code is None or not code.stale:
+        return None
+    parts = []
+    for c in code.paths:
+        if c.state == "renamed":
+            parts.append(f"{c.path} renamed to {c.renamed_to}")
+        elif c.state == "deleted":
+            parts.append(f"{c.path} deleted")
+        elif c.state == "changed" and c.range_touched is not False:
+            how = [f"{c.commits} commit{'s' if c.commits != 1 else ''}"] if c.commits else []
+            if c.added is not None:
+                how.append(f"+{c.added} -{c.deleted}")
+            if c.range_touched:
+                how.append("its lines touched")
+            parts.append(f"{c.path} ({', '.join(how)})" if how else c.path)
+    return "code changed since: " + ", ".join(parts)
+
+
+def records(rs: list[Record]) -> str:
+    """``git mem stale`` and ``git mem about``: one memory a block."""
+    if not rs:
+        return "no memories"
+    out = []
+    for m in rs:
+        out.append(f"{m.id[:12]}  {m.kind:<9} {m.author}  {m.recorded_at[:10]}")
+        out.append(block(m.text or ""))
+        note = code_changed(m.code)
+        if note:
+            out.append(f"    [{note}]")
+    return "\n".join(out)
 
 
 def imported(r: api.Imported) -> str:
@@ -179,6 +215,8 @@ def brief_hits(r: Recalled) -> str:
         mark = "" if h.status in (None, "active") else f" [{h.status}]"
         mark += " [personal]" if h.pool == "personal" else ""
         mark += " [faded]" if h.faded else ""
+        changed = h.code_changed if isinstance(h, BriefHit) else bool(h.code and h.code.stale)
+        mark += " [code changed since]" if changed else ""
         lines.append(f"{h.id[:12]}  {h.score:.2f}  {h.kind:<9} {clip_line(h.text, 90)}{mark}")
     return "\n".join(lines) if lines else no_match(r["query"])
 
@@ -206,6 +244,9 @@ def hit_lines(h: Hit) -> str:
     if h.quarantine:
         head += f"  [quarantined: {h.quarantine}]"
     out = head + "\n" + block(h.text or "")
+    note = code_changed(h.code)
+    if note:
+        out += f"\n    [{note}]"
     if h.explain:
         e: dict[str, Any] = h.explain  # recall's explain: ranks, raw, rrf, factors, ...
         ranks = ", ".join(f"{c} #{r} ({e['raw'][c]:.4g})" for c, r in e["ranks"].items())
@@ -263,6 +304,8 @@ def show(r: api.Shown) -> str:
         ("author", f"{m.author} <{m.author_email}>"), ("recorded", m.recorded_at),
         ("partition", m.partition), ("commit", m.commit), ("clock", str(m.clock)),
         ("head", m.anchors.commit), ("paths", ", ".join(m.anchors.paths)),
+        ("anchored", ", ".join(_anchor(a) for a in m.anchors.code)),
+        ("code", code_changed(m.code) or ("unchanged since" if m.code else None)),
         ("supersedes", ", ".join(x[:12] for x in m.supersedes)),
         ("retired", f"{m.retired_at} by {(m.retired_by or '')[:12]}" if m.retired_by else None),
         ("reason", m.retired_reason),
@@ -275,6 +318,11 @@ def show(r: api.Shown) -> str:
     out.append("ops:")
     out.extend("    " + op_line(o) for o in r.ops)
     return "\n".join(out)
+
+
+def _anchor(a: CodeAnchorInfo) -> str:
+    where = a.path + (f":{a.start}-{a.end}" if a.start is not None else "")
+    return where + (f" ({a.symbol})" if a.symbol else "") + f" {a.type} {a.oid[:12]}"
 
 
 def log(r: Ops) -> str:

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 from .. import ops
 from . import discover as _discover
 from .gitcmd import Git, probe_memory, spawn_detached
+from . import code
+from .code import Change, Entry
 from .gitconfig import GitConfig
 from .history import History
 from .libgit2 import Libgit2
@@ -124,6 +126,17 @@ class Oplog:
     def head(self) -> str | None:
         """HEAD's commit id, or None on an unborn branch."""
         return self._refs.head()
+
+    # -- the code memories are about (code.py) -----------------------------------------
+
+    def code_entries(self, rev: str, paths: list[str]) -> dict[str, Entry]:
+        """path -> what it is at ``rev`` (a blob or tree id), for paths that exist there."""
+        return code.entries(self.workdir, rev, paths)
+
+    def code_change(self, path: str, anchor: Entry, commit: str | None, now: Entry | None,
+                    head: str, lines: tuple[int, int] | None = None) -> Change:
+        """How ``path`` changed from ``anchor`` (at ``commit``) to ``now`` (at ``head``)."""
+        return code.compare(self.workdir, path, anchor, commit, now, head, lines)
 
     # -- reading ---------------------------------------------------------------------
 

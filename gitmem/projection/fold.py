@@ -20,6 +20,7 @@ from typing import Protocol, cast
 
 from .. import ops, replay
 from ..model import RefreshReport
+from . import code
 from .rows import MEMORY_COLS, partition
 
 
@@ -275,6 +276,8 @@ class Fold:
                 "INSERT INTO memories_fts(rowid, text, key, tags, entities) VALUES (?,?,?,?,?)",
                 (fts_row, m.text, m.key or "", " ".join(m.tags), " ".join(m.entities)),
             )
+            if m.anchors.code or m.anchors.paths:  # before a forget that came first scrubs it
+                code.record(c, d.id, d.id, op.clock, m.anchors)
             # Ops that retire this memory may have arrived before it.
             if c.execute("SELECT 1 FROM links WHERE target = ? LIMIT 1", (d.id,)).fetchone():
                 self._recompute(d.id)
@@ -291,8 +294,13 @@ class Fold:
             )
             self._recompute(op.target)
         elif isinstance(op, ops.ConfirmOp):
-            # Reinforcement only: counted by ranking straight from the ops table.
-            self._insert_op(ref, commit, d, op.target, op.reason)
+            # Reinforcement (counted by ranking straight from the ops table), and
+            # with anchors a re-anchoring at the code as it was then.
+            if (self._insert_op(ref, commit, d, op.target, op.reason) and op.anchors is not None
+                    and c.execute("SELECT 1 FROM memories WHERE id = ? AND status = 'forgotten'",
+                                  (op.target,)).fetchone() is None):
+                # (A forgotten memory keeps no paths, whichever op came first.)
+                code.record(c, op.target, d.id, op.clock, op.anchors, reanchor=True)
 
     def _rekey_dirty(self) -> None:
         """Recompute conflict winners once per key touched by this refresh (per op
@@ -351,6 +359,7 @@ class Fold:
             )
             c.execute("DELETE FROM memories_fts WHERE rowid = "
                       "(SELECT fts FROM memories WHERE rowid = ?)", (rowid,))
+            code.drop_memory(c, memory_id)
             self.scrubbed = True
             for (slot,) in c.execute("SELECT slot FROM vec_rows WHERE memory = ?", (rowid,)).fetchall():
                 self._zero_row(slot)
@@ -389,6 +398,7 @@ class Fold:
         keys = [r[0] for r in c.execute(
             "SELECT DISTINCT key FROM memories WHERE ref = ? AND key IS NOT NULL", (ref,))]
         c.execute("DELETE FROM memories WHERE ref = ?", (ref,))
+        code.drop_ops_of(c, ref)
         c.execute("DELETE FROM links WHERE op IN (SELECT id FROM ops WHERE ref = ?)", (ref,))
         c.execute("DELETE FROM ops WHERE ref = ?", (ref,))
         c.execute("DELETE FROM skipped WHERE ref = ?", (ref,))

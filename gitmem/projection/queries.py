@@ -396,6 +396,10 @@ def dump(c: sqlite3.Connection) -> str:
         ("fts", "SELECT m.id, f.text, f.key, f.tags, f.entities FROM memories_fts f "
                 "JOIN memories m ON m.fts = f.rowid ORDER BY m.id"),
         ("skipped", "SELECT * FROM skipped ORDER BY ref, commit_id, line"),
+        ("code_anchor_sets", "SELECT * FROM code_anchor_sets ORDER BY memory, clock, op"),
+        ("code_anchors", "SELECT op, path, type, oid, commit_id, first_line, last_line, symbol "
+                         "FROM code_anchors ORDER BY op, path, first_line"),
+        ("memory_paths", "SELECT * FROM memory_paths ORDER BY path, memory, op"),
     ]
     for name, sql in queries:
         for row in c.execute(sql):

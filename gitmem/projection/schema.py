@@ -31,11 +31,13 @@ from pathlib import Path
 from typing import Concatenate, Literal, ParamSpec, Protocol, TypeVar
 
 from .. import ops
+from . import code
 
 # Bump when the tables change: a mismatch rebuilds from the log, never migrates.
 # 9: memories_norm covers (norm, kind, key), the exact-duplicate lookup.
 # 10: memories.fts, a memory's FTS5 rowid: its id's first 60 bits (bm25 ties in id order).
-SCHEMA_VERSION = 10
+# 11: code anchors and their state against HEAD (projection/code.py).
+SCHEMA_VERSION = 11
 DB_NAME = "projection.sqlite3"
 
 # SQLite primary result codes (https://sqlite.org/rescode.html).
@@ -269,7 +271,7 @@ def check(c: sqlite3.Connection) -> None:
 
 
 def _create(c: sqlite3.Connection) -> None:
-    for stmt in SCHEMA.split(";\n"):  # statements end a line, comments never do
+    for stmt in (SCHEMA + code.SCHEMA).split(";\n"):  # statements end a line, comments never do
         if stmt.strip():
             c.execute(stmt)
 

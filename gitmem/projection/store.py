@@ -25,7 +25,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .. import ops
 from ..model import RefreshReport
-from . import fold, queries, schema
+from . import code, fold, queries, schema
 from .fold import Fold, LogSource
 from .schema import DB_NAME, ProjectionCorrupt, guarded, guarded_read
 from .scope import Scope
@@ -343,6 +343,18 @@ class Projection:
         finally:
             c.execute("COMMIT")
 
+    @guarded
+    def set_code_states(self, head: str, states: dict[Any, Any]) -> None:
+        """Replace how every code anchor compares with HEAD (computed by the api)."""
+        c = self._c
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            code.set_code_states(c, head, states)
+            c.execute("COMMIT")
+        except BaseException:
+            schema.rollback(c)
+            raise
+
     @guarded_read
     def nearest(
         self, query: bytes, *, kind: str, min_cos: float, exclude: Iterable[str] = (),
@@ -382,6 +394,11 @@ class Projection:
     term_weights = _query(queries.term_weights)
     term_presence = _query(queries.term_presence)
     browse = _query(queries.browse)
+    code_head = _query(code.code_head)
+    code_anchor_rows = _query(code.code_anchor_rows)
+    code_states = _query(code.code_states)
+    anchored_to = _query(code.anchored_to)
+    current_anchors = _query(code.current_anchors)
     salience_inputs = _query(queries.salience_inputs)
     keyed = _query(queries.keyed)
     top = _query(queries.top)

@@ -1,0 +1,185 @@
+"""The code a memory is about, as git sees it: what a path held, and how it changed.
+
+Why this exists: a memory anchored to ``src/auth/session.py`` records the blob
+that path had at HEAD when it was written. Later, comparing that blob with
+the one at the new HEAD says whether the code moved on: unchanged (the same
+blob, also after a revert), changed only in white space, changed (how many
+commits, how many lines, and whether a line range was touched), renamed (git's
+rename detection, as ``git log --follow`` uses it) or deleted. Everything
+here asks the git binary, in as few processes as possible; the caller caches
+the answers per HEAD (the projection), so no read pays for them twice.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import msgspec
+
+from .gitcmd import run_git
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.M)
+
+
+class Entry(msgspec.Struct, frozen=True):
+    """What a path is at a revision: ``blob`` or ``tree``, and its object id."""
+
+    type: str
+    oid: str
+
+
+class Change(msgspec.Struct, omit_defaults=True):
+    """How an anchored path changed between its anchor and HEAD.
+
+    ``state``: ``unchanged`` | ``whitespace`` (only white space changed) |
+    ``changed`` | ``renamed`` | ``deleted`` | ``unknown`` (git cannot tell:
+    the anchor's objects are not in this clone).
+    """
+
+    state: str
+    commits: int | None = None  # commits since the anchor that touched the path
+    changed_at: int | None = None  # the newest of them (unix seconds)
+    added: int | None = None  # lines added and deleted, anchor -> HEAD
+    deleted: int | None = None
+    renamed_to: str | None = None
+    range_touched: bool | None = None  # for FILE:START-END anchors
+
+    @property
+    def stale(self) -> bool:
+        return self.state in ("changed", "renamed", "deleted") and self.range_touched is not False
+
+
+def head(workdir: Path) -> str | None:
+    """HEAD's commit id, or None (an unborn branch, no git)."""
+    proc = _git(workdir, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+    oid = proc.strip() if proc is not None else ""
+    return oid or None
+
+
+def entries(workdir: Path, rev: str, paths: list[str]) -> dict[str, Entry]:
+    """path -> Entry at ``rev`` for each path (relative to the repository root)
+    that exists there; one git process. ``.`` is the root tree."""
+    out: dict[str, Entry] = {}
+    wanted = sorted({p.rstrip("/") or "." for p in paths})
+    if "." in wanted:
+        root = _git(workdir, "rev-parse", "-q", "--verify", f"{rev}^{{tree}}")
+        if root:
+            out["."] = Entry("tree", root.strip())
+        wanted.remove(".")
+    if not wanted:
+        return out
+    listing = _git(workdir, "ls-tree", "-z", "--full-tree", rev, "--", *wanted)
+    for item in (listing or "").split("\0"):
+        meta, _, path = item.partition("\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] in ("blob", "tree") and path in wanted:
+            out[path] = Entry(parts[1], parts[2])
+    return out
+
+
+def compare(workdir: Path, path: str, anchor: Entry, commit: str | None, now: Entry | None,
+            head_commit: str, lines: tuple[int, int] | None = None) -> Change:
+    """How ``path`` changed from ``anchor`` (recorded at ``commit``) to ``now`` (at
+    ``head_commit``); ``lines`` narrows a file anchor to a 1-based inclusive range."""
+    if now is not None and now.oid == anchor.oid:
+        return Change("unchanged")
+    commits, changed_at = _history(workdir, commit, head_commit, path)
+    if now is None:  # gone from HEAD: moved (when git can tell) or deleted
+        moved = _renamed(workdir, path, commit, head_commit) if commit else None
+        return Change("renamed" if moved else "deleted", renamed_to=moved, commits=commits,
+                      changed_at=changed_at)
+    if not _has(workdir, anchor.oid):
+        return Change("unknown")
+    added, deleted = _numstat(workdir, anchor.oid, now.oid)
+    if (added, deleted) != (0, 0) and _numstat(workdir, anchor.oid, now.oid, "-w",
+                                               "--ignore-blank-lines") == (0, 0):
+        return Change("whitespace", commits=commits, changed_at=changed_at, added=added,
+                      deleted=deleted)
+    change = Change("changed", commits=commits, changed_at=changed_at, added=added,
+                    deleted=deleted)
+    if lines is not None and anchor.type == "blob" and now.type == "blob":
+        change.range_touched = _touches(workdir, anchor.oid, now.oid, lines)
+    return change
+
+
+# -- one git question each ---------------------------------------------------------
+
+
+def _git(workdir: Path, *args: str) -> str | None:
+    try:
+        proc = run_git(*args, cwd=workdir)
+    except OSError:
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _has(workdir: Path, oid: str) -> bool:
+    return _git(workdir, "cat-file", "-e", oid) is not None
+
+
+def _history(workdir: Path, since: str | None, until: str, path: str) -> tuple[int | None, int | None]:
+    """(commits since ``since`` that touched ``path``, the newest one's time)."""
+    if not since or not _has(workdir, since):
+        return None, None
+    out = _git(workdir, "log", "--format=%ct", f"{since}..{until}", "--", path)
+    if out is None:
+        return None, None
+    times = [int(t) for t in out.split() if t.isdigit()]
+    return len(times), (times[0] if times else None)
+
+
+def _numstat(workdir: Path, old: str, new: str, *flags: str) -> tuple[int, int]:
+    out = _git(workdir, "diff", "--numstat", *flags, old, new) or ""
+    added = deleted = 0
+    for line in out.splitlines():
+        a, _, rest = line.partition("\t")
+        d, _, _ = rest.partition("\t")
+        added += int(a) if a.isdigit() else 0  # "-" for binary files
+        deleted += int(d) if d.isdigit() else 0
+    return added, deleted
+
+
+def _touches(workdir: Path, old: str, new: str, lines: tuple[int, int]) -> bool:
+    """True when a hunk of the diff old -> new changes a line in ``lines`` of old
+    (or inserts right inside the range)."""
+    out = _git(workdir, "diff", "-U0", old, new) or ""
+    start, end = lines
+    for m in _HUNK.finditer(out):
+        first = int(m.group(1))
+        count = int(m.group(2)) if m.group(2) is not None else 1
+        if count == 0:  # a pure insertion after line ``first``
+            if start <= first < end:
+                return True
+        elif first <= end and first + count - 1 >= start:
+            return True
+    return False
+
+
+def _renamed(workdir: Path, path: str, since: str, until: str) -> str | None:
+    """Where git's rename detection says ``path`` (a file or a folder) went."""
+    if not _has(workdir, since):
+        return None
+    out = _git(workdir, "diff", "-M", "--name-status", "-z", "--diff-filter=R", since, until)
+    fields = (out or "").split("\0")
+    moves: dict[str, str] = {}
+    i = 0
+    while i + 2 < len(fields):
+        status, src, dst = fields[i], fields[i + 1], fields[i + 2]
+        if status.startswith("R"):
+            moves[src] = dst
+        i += 3
+    if path in moves:
+        return moves[path]
+    # A folder: every file under it moved under one new folder.
+    prefix = path.rstrip("/") + "/"
+    inside = {src: dst for src, dst in moves.items() if src.startswith(prefix)}
+    if not inside:
+        return None
+    targets = set()
+    for src, dst in inside.items():
+        rest = src[len(prefix):]
+        if not dst.endswith("/" + rest) and dst != rest:
+            return None
+        targets.add(dst[: len(dst) - len(rest)].rstrip("/"))
+    return targets.pop() if len(targets) == 1 else None
