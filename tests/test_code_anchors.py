@@ -279,3 +279,37 @@ def test_hooks_install_adds_the_pre_tool_hook(code_repo: Path) -> None:
     entry = settings["hooks"]["PreToolUse"][0]
     assert entry["matcher"] == "Read|Edit|MultiEdit|Write|NotebookEdit"
     assert entry["hooks"][0]["command"] == "git mem hook pre-tool"
+
+
+def test_recall_diff_ranks_the_memories_that_matter_for_a_change(code_repo: Path) -> None:
+    on_file = _add(code_repo, "logout must clear the cookie", "--path", "src/auth/session.py")
+    on_folder = _add(code_repo, "everything in src/auth/ is security reviewed")
+    by_name = _add(code_repo, "clear_session_cache is called from two places; keep it idempotent")
+    _add(code_repo, "specs run with make spec", "--path", "spec")  # untouched
+    f = code_repo / "src" / "auth" / "session.py"
+    f.write_text(SESSION + "\n\ndef refresh(user):\n    clear_session_cache(user)\n")
+
+    def ids(*args: str) -> list[str]:
+        proc = gm("recall", *args, "--json", cwd=code_repo)
+        assert proc.returncode == 0, proc.stderr
+        return [h["id"] for h in json.loads(proc.stdout)["data"]["hits"]]
+
+    assert ids("--diff") == [on_file, on_folder, by_name]  # the work tree against HEAD
+    _commit(code_repo, "refresh")
+    assert ids("--diff") == []  # nothing changed in the work tree now
+    assert ids("--diff", "HEAD~1") == [on_file, on_folder, by_name]
+    assert ids("--diff", "HEAD~1..HEAD") == [on_file, on_folder, by_name]
+    bad = gm("recall", "--diff", "no-such-rev", cwd=code_repo)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: git cannot diff")
+    both = gm("recall", "cookie", "--diff", cwd=code_repo)
+    assert both.returncode == 2 and "one of the two" in both.stderr
+
+
+def test_odd_paths_anchor_like_any_other(code_repo: Path) -> None:
+    (code_repo / "docs and notes").mkdir()
+    (code_repo / "docs and notes" / "read me.md").write_text("hello\n")
+    _commit(code_repo, "odd names")
+    mid = _add(code_repo, "the team notes live in one file", "--path", "docs and notes/read me.md",
+               "--path", "docs and notes", "--path", ".")
+    got = {a["path"]: a["type"] for a in _shown(code_repo, mid)["anchors"]["code"]}
+    assert got == {"docs and notes/read me.md": "blob", "docs and notes": "tree", ".": "tree"}

@@ -363,6 +363,13 @@ class Store:
         from . import anchoring
         return anchoring.about(self._pool, path)
 
+    def recall_diff(self, rev: str | None = None, *, k: int = 10) -> list[Hit]:
+        """The memories that matter for a change, best first: tied to the paths it
+        touches, then naming the identifiers its changed lines hold. ``rev`` None:
+        the work tree against HEAD; else the work tree against ``rev``, or ``A..B``."""
+        from . import anchoring
+        return anchoring.for_diff(self._pool, rev, k)
+
     def first_time(self, session: str, key: str) -> bool:
         """True the first time ``key`` is asked for in an agent ``session`` (hooks)."""
         from . import seen

@@ -34,9 +34,13 @@ def narrowing(fn: Callable[..., None]) -> Callable[..., None]:
 
 
 @cli.command()
-@click.argument("query")
+@click.argument("query", required=False)
 @click.option("-k", "--limit", "k", type=int, default=10, show_default=True,
               help="How many results.")
+@click.option("--diff", "diff", is_flag=False, flag_value="", default=None, metavar="[REV]",
+              help="Instead of QUERY: the memories that matter for a change, the work tree "
+                   "against HEAD (or REV, or A..B): tied to the touched paths, then naming "
+                   "the identifiers on the changed lines.")
 @narrowing
 @click.option("--min-score", type=float, metavar="SCORE",
               help="Leave out hits less relevant than SCORE (0 to 1; 0.5 reads \"probably "
@@ -57,7 +61,7 @@ def narrowing(fn: Callable[..., None]) -> Callable[..., None]:
 @click.option("--personal", is_flag=True,
               help="Search only your personal pool (also works outside any repository).")
 @json_option
-def recall(query: str, k: int, kinds: tuple[str, ...], tags: tuple[str, ...],
+def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...], tags: tuple[str, ...],
            authors: tuple[str, ...], about: tuple[str, ...], paths: tuple[str, ...],
            min_score: float | None, include_retired: bool, mode: str, fmt: str, explain: bool,
            include_quarantined: bool, as_of: str | None, valid_at: str | None, personal: bool,
@@ -77,8 +81,19 @@ def recall(query: str, k: int, kinds: tuple[str, ...], tags: tuple[str, ...],
       git mem recall "how do I run the tests" -k 5 --json
       git mem recall "which database" --as-of v1.4
       git mem recall "retries" --path src/http/ --format brief
+      git mem recall --diff main
     """
+    if (query is None) == (diff is None):
+        raise click.UsageError("give a QUERY or --diff [REV] (one of the two)")
+
     def find(s: api.Store) -> render.Recalled:
+        if diff is not None:
+            hits = s.recall_diff(diff or None, k=k)
+            shown = f"--diff {diff}".strip()
+            if fmt == "brief" and as_json:
+                return render.Recalled(query=shown, hits=[BriefHit.of(h) for h in hits])
+            return render.Recalled(query=shown, hits=hits)
+        assert query is not None
         hits = s.recall(query, k=k, kinds=kinds, tags=tags, authors=authors, about=about,
                         paths=paths, min_score=min_score, include_retired=include_retired,
                         mode=mode, explain=explain, include_quarantined=include_quarantined,

@@ -20,6 +20,16 @@ import msgspec
 from .gitcmd import run_git
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.M)
+# An identifier on a changed line: a name of 4+ characters (keywords are common
+# words of every file; they are left out by ``KEYWORDS``).
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+KEYWORDS = frozenset("""
+self this that true false none null return import from class def function const
+static public private protected void else elif while with async await yield
+string number boolean println printf print assert expect require module export
+default extends implements interface package final struct impl match case break
+continue pass raise throw throws catch finally lambda args kwargs type typeof
+""".split())
 
 
 class Entry(msgspec.Struct, frozen=True):
@@ -60,22 +70,20 @@ def head(workdir: Path) -> str | None:
 def entries(workdir: Path, rev: str, paths: list[str]) -> dict[str, Entry]:
     """path -> Entry at ``rev`` for each path (relative to the repository root)
     that exists there; one git process. ``.`` is the root tree."""
-    out: dict[str, Entry] = {}
     wanted = sorted({p.rstrip("/") or "." for p in paths})
-    if "." in wanted:
-        root = _git(workdir, "rev-parse", "-q", "--verify", f"{rev}^{{tree}}")
-        if root:
-            out["."] = Entry("tree", root.strip())
-        wanted.remove(".")
-    if not wanted:
-        return out
-    listing = _git(workdir, "ls-tree", "-z", "--full-tree", rev, "--", *wanted)
-    for item in (listing or "").split("\0"):
-        meta, _, path = item.partition("\t")
-        parts = meta.split()
-        if len(parts) == 3 and parts[1] in ("blob", "tree") and path in wanted:
-            out[path] = Entry(parts[1], parts[2])
-    return out
+    if not wanted or any("\n" in p for p in wanted):
+        return {}
+    # One object name a line ("HEAD:src/a.py", "HEAD:" for the root), answered
+    # "<oid> <type> <size>" or "... missing" in the same order. (ls-tree would
+    # not name a folder given together with a file inside it.)
+    names = "".join(f"{rev}:{'' if p == '.' else p}\n" for p in wanted)
+    out = _git(workdir, "cat-file", "--batch-check", input=names)
+    found: dict[str, Entry] = {}
+    for path, line in zip(wanted, (out or "").splitlines()):
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in ("blob", "tree"):
+            found[path] = Entry(parts[1], parts[0])
+    return found
 
 
 def compare(workdir: Path, path: str, anchor: Entry, commit: str | None, now: Entry | None,
@@ -106,9 +114,9 @@ def compare(workdir: Path, path: str, anchor: Entry, commit: str | None, now: En
 # -- one git question each ---------------------------------------------------------
 
 
-def _git(workdir: Path, *args: str) -> str | None:
+def _git(workdir: Path, *args: str, input: str | None = None) -> str | None:
     try:
-        proc = run_git(*args, cwd=workdir)
+        proc = run_git(*args, cwd=workdir, input=input)
     except OSError:
         return None
     return proc.stdout if proc.returncode == 0 else None
@@ -183,3 +191,34 @@ def _renamed(workdir: Path, path: str, since: str, until: str) -> str | None:
             return None
         targets.add(dst[: len(dst) - len(rest)].rstrip("/"))
     return targets.pop() if len(targets) == 1 else None
+
+
+def diff(workdir: Path, rev: str | None) -> tuple[list[str], list[str]] | None:
+    """What a change touches: (paths, with old and new names of renames; the
+    identifiers on its changed lines, most frequent first). ``rev`` None: the
+    work tree against HEAD; else the work tree against ``rev`` or, for
+    ``A..B``, B against A. None when git cannot read ``rev``."""
+    if rev is not None and (not rev.strip() or rev.startswith("-")):
+        return None
+    spec = [rev] if rev else ["HEAD"]
+    names = _git(workdir, "diff", "--name-status", "-M", "-z", *spec, "--")
+    if names is None:
+        return None
+    fields = names.split("\0")
+    paths: list[str] = []
+    i = 0
+    while i < len(fields) and fields[i]:
+        status = fields[i]
+        take = 2 if status[:1] in ("R", "C") else 1
+        for p in fields[i + 1: i + 1 + take]:
+            if p and p not in paths:
+                paths.append(p)
+        i += 1 + take
+    text = _git(workdir, "diff", "-U0", "--no-color", "--no-ext-diff", *spec, "--") or ""
+    counts: dict[str, int] = {}
+    for line in text.splitlines():
+        if line[:1] in ("+", "-") and not line.startswith(("+++", "---")):
+            for word in _NAME.findall(line[1:]):
+                if word.lower() not in KEYWORDS:
+                    counts[word] = counts.get(word, 0) + 1
+    return paths, sorted(counts, key=lambda w: (-counts[w], w))

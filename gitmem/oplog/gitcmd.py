@@ -23,13 +23,13 @@ if TYPE_CHECKING:
 # importing subprocess is a measurable part of a fresh `git mem recall`.
 
 
-def run_git(*args: str, cwd: Path | None = None,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+            input: str | None = None) -> subprocess.CompletedProcess[str]:
     """``git args...`` with text output captured; OSError (no git) is the caller's."""
     import subprocess
 
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, check=False)
+                          env=env, check=False, input=input)
 
 
 def last_line(text: str) -> str:

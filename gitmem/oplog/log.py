@@ -138,6 +138,10 @@ class Oplog:
         """How ``path`` changed from ``anchor`` (at ``commit``) to ``now`` (at ``head``)."""
         return code.compare(self.workdir, path, anchor, commit, now, head, lines)
 
+    def code_diff(self, rev: str | None) -> tuple[list[str], list[str]] | None:
+        """(paths, identifiers) a change touches: the work tree against HEAD, or ``rev``."""
+        return code.diff(self.workdir, rev)
+
     # -- reading ---------------------------------------------------------------------
 
     def partitions(self) -> dict[str, str]:

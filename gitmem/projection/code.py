@@ -46,10 +46,11 @@ CREATE TABLE code_states(
 ) WITHOUT ROWID;
 """
 
-# The current set of each memory: its latest anchoring op.
-_CURRENT = ("SELECT s.memory, s.op FROM code_anchor_sets s WHERE s.op = ("
-            "SELECT t.op FROM code_anchor_sets t WHERE t.memory = s.memory "
-            "ORDER BY t.clock DESC, t.op DESC LIMIT 1)")
+# The current set of each memory: its latest anchoring op. As a condition on
+# ``code_anchor_sets s`` (so a filter on s.memory narrows it first), and as a table.
+_LATEST = ("s.op = (SELECT t.op FROM code_anchor_sets t WHERE t.memory = s.memory "
+           "ORDER BY t.clock DESC, t.op DESC LIMIT 1)")
+_CURRENT = f"SELECT s.memory, s.op FROM code_anchor_sets s WHERE {_LATEST}"
 
 
 def record(c: sqlite3.Connection, memory: str, op_id: str, clock: int,
@@ -115,12 +116,12 @@ def code_states(c: sqlite3.Connection, ids: Iterable[str]) -> list[tuple[str, st
         chunk = wanted[lo: lo + 500]
         marks = ",".join("?" * len(chunk))
         for mid, path, change in c.execute(
-            f"SELECT cur.memory, a.path, st.change FROM ({_CURRENT}) cur "
-            "JOIN code_anchors a ON a.op = cur.op "
+            "SELECT s.memory, a.path, st.change FROM code_anchor_sets s "
+            "JOIN code_anchors a ON a.op = s.op "
             "JOIN code_states st ON st.path = a.path AND st.oid = a.oid "
             "AND st.commit_id = coalesce(a.commit_id, '') "
             "AND st.first_line = coalesce(a.first_line, 0) AND st.last_line = coalesce(a.last_line, 0) "
-            f"WHERE cur.memory IN ({marks}) ORDER BY cur.memory, a.path", chunk):
+            f"WHERE s.memory IN ({marks}) AND {_LATEST} ORDER BY s.memory, a.path", chunk):
             out.append((mid, path, json.loads(change)))
     return out
 
@@ -128,7 +129,12 @@ def code_states(c: sqlite3.Connection, ids: Iterable[str]) -> list[tuple[str, st
 def anchored_to(c: sqlite3.Connection, paths: Iterable[str]) -> list[str]:
     """Ids of memories tied to any of ``paths``: to the path itself, to a folder
     above it, or (for a folder) to anything inside it. Index lookups only."""
-    found: list[str] = []
+    return list(dict.fromkeys(mid for mid, _, _ in ties(c, paths)))
+
+
+def ties(c: sqlite3.Connection, paths: Iterable[str]) -> list[tuple[str, str, str]]:
+    """(memory, the path asked for, the path the memory is tied to) for ``anchored_to``."""
+    out: list[tuple[str, str, str]] = []
     for path in paths:
         p = path.strip("/") or "."
         parts = p.split("/") if p != "." else []
@@ -136,13 +142,11 @@ def anchored_to(c: sqlite3.Connection, paths: Iterable[str]) -> list[str]:
         # Inside p: every path in [p + "/", p + "0"): '0' follows '/' in byte order.
         inside = ("", "\U0010ffff") if p == "." else (p + "/", p + "0")
         marks = ",".join("?" * len(above))
-        for (mid,) in c.execute(
-                f"SELECT memory FROM memory_paths WHERE path IN ({marks}) "
-                "UNION SELECT memory FROM memory_paths WHERE path >= ? AND path < ?",
-                (*above, *inside)):
-            if mid not in found:
-                found.append(mid)
-    return found
+        out += [(mid, p, tied) for mid, tied in c.execute(
+            f"SELECT memory, path FROM memory_paths WHERE path IN ({marks}) "
+            "UNION SELECT memory, path FROM memory_paths WHERE path >= ? AND path < ? "
+            "ORDER BY 1, 2", (*above, *inside))]
+    return out
 
 
 def set_code_states(c: sqlite3.Connection, head: str,
@@ -161,8 +165,8 @@ def current_anchors(c: sqlite3.Connection, memory: str) -> ops.Anchors | None:
     """A memory's current code anchors (of its latest anchoring op), or None."""
     rows = c.execute(
         "SELECT a.path, a.type, a.oid, a.commit_id, a.first_line, a.last_line, a.symbol "
-        f"FROM ({_CURRENT}) cur JOIN code_anchors a ON a.op = cur.op WHERE cur.memory = ? "
-        "ORDER BY a.rowid", (memory,)).fetchall()
+        f"FROM code_anchor_sets s JOIN code_anchors a ON a.op = s.op "
+        f"WHERE s.memory = ? AND {_LATEST} ORDER BY a.rowid", (memory,)).fetchall()
     if not rows:
         return None
     code = [ops.CodeAnchor(path=p, type=t, oid=o, start=f, end=last, symbol=s)
