@@ -16,7 +16,8 @@ import msgspec
 
 from .. import ops
 from ..errors import InvalidInput, NoIdentity
-from ..model import CodeAnchorInfo, Hit, Listing, OpInfo, PartitionInfo, RefreshReport, Shown, Skipped, Status
+from ..model import (CodeAnchorInfo, Hit, Listing, OpInfo, PartitionInfo, Record, RefreshReport,
+                     Shown, Skipped, Status)
 from . import anchoring, settings, sharing
 from .validate import repo_paths
 from .embedding import query_vector
@@ -269,3 +270,57 @@ def status(pool: Pool) -> Status:
     if out.remote_memory is not None:
         pool.warn(sharing.hint(out.remote_memory))
     return out
+
+
+# -- the memories that matter for a change (recall --diff) ----------------------------
+
+
+DIFF_WORDS = 16  # identifiers of a change looked up in memory text
+_TIE = {"exact": 1.0, "inside": 0.9, "above": 0.7, "root": 0.4}
+
+
+def for_diff(pool: Pool, rev: str | None, k: int = 10) -> list[Hit]:
+    """The memories that matter for a change (``recall --diff``), best first: tied to
+    the paths it touches (the file itself first, then a folder above it), then those
+    naming the identifiers on its changed lines (the lexical channel)."""
+    change = pool.log.code_diff(rev)
+    if change is None:
+        raise InvalidInput(f"git cannot diff against {rev!r}",
+                           "give a commit, branch or A..B, or no value for the work tree")
+    paths, words = change
+    cfg = settings.salience_config(pool.log, None)
+
+    def run(p: Projection) -> list[Hit]:
+        from ..recall import by_salience
+
+        weight: dict[str, float] = {}
+        for mid, asked, tied in p.ties(paths):
+            kind = ("exact" if tied == asked else "root" if tied == "." else
+                    "above" if asked.startswith(tied + "/") else "inside")
+            weight[mid] = weight.get(mid, 0.0) + _TIE[kind]
+        recs = [r for r in p.records(list(weight)).values()
+                if r.status == "active" and r.quarantine is None and r.conflict_with is None]
+        order = {r.id: i for i, (r, _) in enumerate(by_salience(p, cfg, recs))}
+        recs = [r for r in recs if r.id in order]  # faded ones stay out
+        recs.sort(key=lambda r: (-weight[r.id], order[r.id]))
+        return [_hit(r, i + 1, min(1.0, 0.5 + 0.25 * weight[r.id]))
+                for i, r in enumerate(anchoring.annotate(pool, p, recs, fade=True))]
+
+    hits = pool.read(run)[:k]
+    if len(hits) < k and words:
+        seen = {h.id for h in hits}
+        # Any memory holding one of the names counts (min_score 0): they come after
+        # every memory tied to a touched path.
+        for h in recall(pool, " ".join(words[:DIFF_WORDS]), k=k, mode="lexical",
+                              record_use=False, min_score=0.0):
+            if h.id not in seen and len(hits) < k:
+                h.rank = len(hits) + 1
+                hits.append(h)
+    return hits
+
+
+def _hit(r: Record, rank: int, score: float) -> Hit:
+    import msgspec
+
+    return Hit(**msgspec.structs.asdict(r), rank=rank, score=round(score, 4),
+               rank_score=round(score, 4))

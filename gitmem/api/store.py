@@ -367,8 +367,7 @@ class Store:
         """The memories that matter for a change, best first: tied to the paths it
         touches, then naming the identifiers its changed lines hold. ``rev`` None:
         the work tree against HEAD; else the work tree against ``rev``, or ``A..B``."""
-        from . import anchoring
-        return anchoring.for_diff(self._pool, rev, k)
+        return reads.for_diff(self._pool, rev, k)
 
     def first_time(self, session: str, key: str) -> bool:
         """True the first time ``key`` is asked for in an agent ``session`` (hooks)."""
