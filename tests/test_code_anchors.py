@@ -302,7 +302,7 @@ def test_recall_diff_ranks_the_memories_that_matter_for_a_change(code_repo: Path
     bad = gm("recall", "--diff", "no-such-rev", cwd=code_repo)
     assert bad.returncode == 2 and bad.stderr.startswith("error: git cannot diff")
     both = gm("recall", "cookie", "--diff", cwd=code_repo)
-    assert both.returncode == 2 and "one of the two" in both.stderr
+    assert both.returncode == 2 and "not both" in both.stderr
 
 
 def test_odd_paths_anchor_like_any_other(code_repo: Path) -> None:

@@ -83,8 +83,10 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...], 
       git mem recall "retries" --path src/http/ --format brief
       git mem recall --diff main
     """
-    if (query is None) == (diff is None):
-        raise click.UsageError("give a QUERY or --diff [REV] (one of the two)")
+    if query is None and diff is None:
+        raise click.UsageError("Missing argument 'QUERY' (or give --diff [REV]).")
+    if query is not None and diff is not None:
+        raise click.UsageError("give a QUERY or --diff [REV], not both")
 
     def find(s: api.Store) -> render.Recalled:
         if diff is not None:
