@@ -353,3 +353,32 @@ class RekeyReport(msgspec.Struct, kw_only=True):
     moved_ops: int
     partitions: dict[str, str]  # old partition -> new partition (where ops moved)
     backups: list[str]
+
+
+class BootstrapItem(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One memory ``git mem bootstrap`` proposes, and what became of it."""
+
+    text: str
+    kind: str
+    source: str  # FILE:FIRST-LAST it came from
+    # new (dry run: would be added) | added | known (already a current memory) |
+    # refused (the write gate) | similar (a near-duplicate is stored)
+    status: str
+    tags: list[str] = []
+    id: str | None = None
+    supersedes: list[str] = []  # memories from the old text of the same lines
+    why: str | None = None
+
+
+class BootstrapReport(msgspec.Struct, kw_only=True):
+    dry_run: bool
+    files: list[str]
+    items: list[BootstrapItem] = []
+
+
+class Exported(msgspec.Struct, kw_only=True):
+    format: str
+    text: str
+    count: int  # memories in it
+    path: str | None = None  # --into: the file written
+    changed: bool = False

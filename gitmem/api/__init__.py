@@ -28,10 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import (
     Added,
+    BootstrapReport,
     Confirmed,
     Conflict,
     Context,
     ContextItem,
+    Exported,
     FactValue,
     Imported,
     InitReport,
@@ -54,7 +56,7 @@ from .store import Store, open, open_personal, open_personal_from
 __all__ = [
     "Store", "Pool", "open", "open_personal", "open_personal_from", "personal_dir",
     "Added", "Confirmed", "Conflict", "Context", "ContextItem", "FactValue", "Imported",
-    "ImportRecord", "InitReport", "KeyHistory", "PartitionInfo", "PurgeRemote", "PurgeReport",
+    "ImportRecord", "BootstrapReport", "Exported", "InitReport", "KeyHistory", "PartitionInfo", "PurgeRemote", "PurgeReport",
     "RekeyReport", "Retired", "Shown", "SimilarPair", "Status", "SyncReport",
     "PERSONAL_ENV", "REPO_KEY", "BUILT_MARKER", "CACHE_DIR", "USAGE_NAME",
     "DUPLICATE_THRESHOLD", "SIMILAR_THRESHOLD",

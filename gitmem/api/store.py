@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import ops
 from ..errors import AmbiguousId, BareRepository, GitMemError, NotARepository, UnknownId
-from ..model import (Added, Confirmed, Conflict, Context, FactValue, Hit, Imported, InitReport,
+from ..model import (Added, BootstrapReport, Confirmed, Exported, Conflict, Context, FactValue, Hit, Imported, InitReport,
                      Listing,
                      KeyHistory, OpInfo, Record, RefreshReport, RekeyReport, Retired, Shown,
                      SimilarPair, Skipped, Status, SyncReport)
@@ -368,6 +368,21 @@ class Store:
         touches, then naming the identifiers its changed lines hold. ``rev`` None:
         the work tree against HEAD; else the work tree against ``rev``, or ``A..B``."""
         return reads.for_diff(self._pool, rev, k)
+
+    def bootstrap(self, *, yes: bool = False) -> BootstrapReport:
+        """Propose a memory per bullet or short section of the instruction files the
+        repository has (CLAUDE.md, AGENTS.md, Cursor and Copilot rules, CONTRIBUTING.md,
+        ADRs); with ``yes``, add them (each through the write gate)."""
+        from . import bootstrap
+        return bootstrap.run(self._pool, yes=yes)
+
+    def export(self, fmt: str = "agents-md", *, kinds: Sequence[str] = (),
+               into: str | None = None) -> Exported:
+        """Current procedures, conventions, decisions and keyed facts as text
+        (``agents-md``, ``markdown`` or ``jsonl``); ``into`` writes the agents-md
+        block into that file, replacing an earlier export's block."""
+        from . import export
+        return export.run(self._pool, fmt, list(kinds), into)
 
     def first_time(self, session: str, key: str) -> bool:
         """True the first time ``key`` is asked for in an agent ``session`` (hooks)."""

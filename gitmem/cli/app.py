@@ -164,7 +164,7 @@ COMMANDS = {
     "rebuild": "sync", "refresh": "sync", "rekey": "sync",
     "mcp": "agents", "hooks": "agents", "hook": "agents", "agents-md": "agents",
     "completion": "completion",
-    "stale": "code", "about": "code",
+    "stale": "code", "about": "code", "bootstrap": "code", "export": "code",
 }
 
 

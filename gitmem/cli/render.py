@@ -113,6 +113,35 @@ def code_changed(code: CodeStatus | None) -> str | None:
     return "code changed since: " + ", ".join(parts)
 
 
+def bootstrapped(r: api.BootstrapReport) -> str:
+    if not r.files:
+        return ("no instruction files found (CLAUDE.md, AGENTS.md, GEMINI.md, .cursorrules, "
+                ".cursor/rules/, .github/copilot-instructions.md, CONTRIBUTING.md, docs/adr/)")
+    verb = {"new": "would add" if r.dry_run else "add", "added": "added", "known": "known",
+            "refused": "refused", "similar": "similar"}
+    out = []
+    for i in r.items:
+        if i.status == "known":
+            continue
+        mark = f"  (supersedes {', '.join(x[:12] for x in i.supersedes)})" if i.supersedes else ""
+        mark += f"  ({i.why})" if i.why else ""
+        tags = "".join(f" #{t}" for t in i.tags)
+        out.append(f"{verb[i.status]:<9} {i.kind:<9} {i.source}{tags}{mark}")
+        out.append(block(i.text))
+    counts = {s: sum(1 for i in r.items if i.status == s) for s in verb}
+    summary = ", ".join(f"{n} {verb[s]}" for s, n in counts.items() if n)
+    out.append(f"from {len(r.files)} file(s): {summary or 'nothing'}"
+               + ("; run again with --yes to add them" if r.dry_run and counts["new"] else ""))
+    return "\n".join(out)
+
+
+def exported(r: api.Exported) -> str:
+    if r.path is not None:
+        return (f"wrote {r.count} memories into {r.path}" if r.changed
+                else f"{r.path} is up to date ({r.count} memories)")
+    return r.text.rstrip("\n")
+
+
 def records(rs: list[Record]) -> str:
     """``git mem stale`` and ``git mem about``: one memory a block."""
     if not rs:

@@ -172,3 +172,13 @@ def current_anchors(c: sqlite3.Connection, memory: str) -> ops.Anchors | None:
     code = [ops.CodeAnchor(path=p, type=t, oid=o, start=f, end=last, symbol=s)
             for p, t, o, _, f, last, s in rows]
     return ops.Anchors(commit=rows[0][3], paths=[a.path for a in code], code=code)
+
+
+def bootstrapped(c: sqlite3.Connection) -> list[tuple[str, str, str, int, int]]:
+    """(memory, file, text, first line, last line) of current memories ``git mem
+    bootstrap`` wrote, from their line-range anchors."""
+    return c.execute(
+        "SELECT m.id, a.path, m.text, a.first_line, a.last_line FROM code_anchor_sets s "
+        "JOIN code_anchors a ON a.op = s.op JOIN memories m ON m.id = s.memory "
+        "WHERE m.source = 'bootstrap' AND m.status = 'active' AND m.text IS NOT NULL "
+        f"AND a.first_line IS NOT NULL AND {_LATEST} ORDER BY a.path, a.first_line").fetchall()

@@ -399,6 +399,7 @@ class Projection:
     code_states = _query(code.code_states)
     anchored_to = _query(code.anchored_to)
     ties = _query(code.ties)
+    bootstrapped = _query(code.bootstrapped)
     current_anchors = _query(code.current_anchors)
     salience_inputs = _query(queries.salience_inputs)
     keyed = _query(queries.keyed)
