@@ -151,6 +151,34 @@ class Query(msgspec.Struct):
                      paths=tuple(self.paths))
 
 
+# --path boost: a memory tied to the path itself (or to something inside an
+# asked folder) counts in full; each folder level above it costs PATH_STEP, down
+# to PATH_FLOOR (a memory about the whole repository).
+PATH_STEP = 0.85
+PATH_FLOOR = 0.6
+
+
+def closeness(memory_paths: list[str], asked: list[str]) -> float:
+    """How close a memory's paths come to every asked path (1.0: the path itself)."""
+    worst = 1.0
+    for a in asked:
+        a = a.rstrip("/") or "."
+        best = PATH_FLOOR
+        for v in memory_paths:
+            v = v.rstrip("/") or "."
+            if a == "." or v == a or v.startswith(a + "/"):
+                best = 1.0
+                break
+            if v != "." and a.startswith(v + "/"):
+                best = max(best, PATH_STEP ** (a[len(v) + 1:].count("/") + 1))
+        worst = min(worst, max(best, PATH_FLOOR))
+    return worst
+
+
+def projection_closeness(paths: dict[str, list[str]], asked: list[str]) -> dict[str, float]:
+    return {mid: closeness(ps, asked) for mid, ps in paths.items()}
+
+
 def terms(text: str) -> list[str]:
     """Content words of a query, lower-cased, in order, without repeats."""
     words = [w.lower() for w in _WORD.findall(text)]
@@ -254,6 +282,8 @@ def _rank_at(
     # Uses are recorded with their last time only: an as-of query leaves them out.
     uses = (usage(list(fused)) if usage is not None and q.salience is not None
             and q.as_of is None else {})
+    closer = (projection_closeness(projection.paths_of(list(fused)), q.paths) if q.paths
+              else {})
     scored = []
     signals: dict[str, dict[str, float]] = {}
     for mid, entry in fused.items():
@@ -275,7 +305,11 @@ def _rank_at(
         faded = q.salience is not None and sal < q.salience.floor
         if faded and not q.include_retired:
             continue  # faded from default recall; never deleted, back with --all
-        final = rrf * sal
+        if q.paths:
+            # --path filters, then boosts: a memory about the file itself ranks
+            # above one about a folder above it, and that above the whole repo.
+            factors["path"] = closer.get(mid, PATH_FLOOR)
+        final = rrf * sal * factors.get("path", 1.0)
         scored.append((-final, mid, rrf, factors, entry, sal, faded))
     # Equal scores: current truth before retired or losing values, then by id.
     current = projection.standing(mid for _, mid, *_ in scored) if q.include_retired else {}

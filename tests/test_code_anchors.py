@@ -313,3 +313,52 @@ def test_odd_paths_anchor_like_any_other(code_repo: Path) -> None:
                "--path", "docs and notes", "--path", ".")
     got = {a["path"]: a["type"] for a in _shown(code_repo, mid)["anchors"]["code"]}
     assert got == {"docs and notes/read me.md": "blob", "docs and notes": "tree", ".": "tree"}
+
+
+def test_recall_path_filters_and_ranks_the_file_above_the_folders_above_it(
+        code_repo: Path) -> None:
+    folder = _add(code_repo, "auth sessions: auth sessions expire after an hour of auth sessions",
+                  "--path", "src/auth")
+    file_one = _add(code_repo, "auth sessions are kept in redis", "--path", "src/auth/session.py")
+    _add(code_repo, "auth sessions in specs use a fake clock", "--path", "spec")
+
+    def ids(*extra: str) -> list[str]:
+        proc = gm("recall", "auth sessions", "--json", *extra, cwd=code_repo)
+        assert proc.returncode == 0, proc.stderr
+        return [h["id"] for h in json.loads(proc.stdout)["data"]["hits"]]
+
+    assert ids()[0] == folder  # the folder's memory matches the words better
+    near = ids("--path", "src/auth/session.py")
+    assert near == [file_one, folder]  # filtered to the file and above; the file first
+    # Both are inside the folder asked about: words decide again.
+    assert ids("--path", "src/auth") == [folder, file_one]
+
+
+def test_gemini_cli_hooks_install_beside_its_settings_and_serve_a_files_memories(
+        code_repo: Path) -> None:
+    settings = code_repo / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"enabled": True}, "theme": "GitHub"}))
+    proc = gm("hooks", "install", "--agent", "gemini-cli", "--json", cwd=code_repo)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["data"]["events"] == ["SessionStart", "BeforeAgent",
+                                                         "AfterTool"]
+    data = json.loads(settings.read_text())
+    assert data["theme"] == "GitHub" and data["hooks"]["enabled"] is True
+    after = data["hooks"]["AfterTool"][0]
+    assert after["matcher"] == "read_file|replace|write_file"
+    assert after["hooks"][0]["timeout"] == 10_000  # Gemini counts milliseconds
+    assert not (code_repo / ".claude").exists()
+
+    mid = _add(code_repo, "logout must clear the cookie", "--path", "src/auth/session.py")
+    # A Gemini CLI AfterTool payload (hooks reference: base fields + tool_*).
+    payload = {"session_id": "g-1", "transcript_path": str(code_repo / "g.json"),
+               "cwd": str(code_repo), "hook_event_name": "AfterTool",
+               "timestamp": "2026-11-25T10:00:00Z", "tool_name": "read_file",
+               "tool_input": {"absolute_path": str(code_repo / "src/auth/session.py")},
+               "tool_response": {"llmContent": "def login(user): ..."}}
+    spec = json.loads(_hook(code_repo, "pre-tool", payload))["hookSpecificOutput"]
+    assert spec["hookEventName"] == "AfterTool" and mid[:12] in spec["additionalContext"]
+    proc = gm("hooks", "uninstall", "--agent", "gemini-cli", cwd=code_repo)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(settings.read_text()) == {"hooks": {"enabled": True}, "theme": "GitHub"}

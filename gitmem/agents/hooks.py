@@ -1,5 +1,9 @@
 """What the hook commands answer: an agent's JSON in, the context to add out.
 
+Gemini CLI's hooks take the same JSON in and the same ``hookSpecificOutput.
+additionalContext`` out (SessionStart, BeforeAgent with ``prompt``, AfterTool
+with ``tool_input.file_path``), so one set of commands serves both.
+
 ``git mem hook session-start`` and ``git mem hook user-prompt`` (installed by
 ``agents.settings``) run here: parse the agent's payload, ask the Store, and
 shape the answer as data the model reads, never as instructions.
@@ -59,6 +63,15 @@ def parse_payload(raw: bytes) -> dict[str, Any]:
 
 def output(event: str, context: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
+
+
+def event_name(payload: dict[str, Any], default: str) -> str:
+    """The event the agent says it fired (Gemini CLI's ``AfterTool`` runs the same
+    command as Claude Code's ``PreToolUse``), or ``default``."""
+    name = payload.get("hook_event_name")
+    if isinstance(name, str) and 0 < len(name) <= 40 and name.isascii() and name.isalpha():
+        return name
+    return default
 
 
 def session_context(markdown: str) -> str | None:
@@ -170,7 +183,10 @@ def answer_pre_tool(payload: dict[str, Any], k: int = PROMPT_K_MAX) -> str | Non
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
         return None
-    path = tool_input.get("file_path") or tool_input.get("notebook_path")
+    # Claude Code: file_path, notebook_path; Gemini CLI: file_path (absolute_path
+    # in its older releases).
+    path = (tool_input.get("file_path") or tool_input.get("notebook_path")
+            or tool_input.get("absolute_path"))
     if not isinstance(path, str) or not path.strip():
         return None
     with _open(payload) as store:

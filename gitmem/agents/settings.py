@@ -1,8 +1,9 @@
 """Installing git mem's hooks into an agent's settings file, and removing them.
 
 Pure file and JSON logic (no git, no SQLite): the CLI finds the work tree;
-this module edits ``.claude/settings.json`` and nothing else, keeping every
-other key and hook as it found them.
+this module edits the agent's project settings (``.claude/settings.json``,
+``.gemini/settings.json``) and nothing else, keeping every other key and hook
+as it found them.
 
 The Claude Code settings contract (hooks reference,
 https://code.claude.com/docs/en/hooks): ``{"hooks": {"<Event>": [{"matcher":
@@ -10,6 +11,11 @@ https://code.claude.com/docs/en/hooks): ``{"hooks": {"<Event>": [{"matcher":
 <seconds>}]}]}}``; ``SessionStart`` matchers name the session's source
 (startup, resume, clear, compact); ``UserPromptSubmit`` takes no matcher;
 ``PreToolUse`` matchers name tools (``Read|Edit|Write``).
+
+Gemini CLI uses the same shape in ``.gemini/settings.json`` (hooks reference,
+https://geminicli.com/docs/hooks/reference) with its own event names, tool
+names and timeouts in milliseconds. Its ``BeforeTool`` cannot add context, so
+a file's memories come with ``AfterTool`` (appended to what the tool read).
 
 Our entries are recognised by their command (``git mem hook ...``), so
 uninstall removes exactly them and install never duplicates them.
@@ -26,11 +32,9 @@ import msgspec
 
 from ..errors import InvalidInput
 
-AGENTS = ("claude-code",)
-SETTINGS = Path(".claude") / "settings.json"
 COMMAND_PREFIX = "git mem hook "
 
-# event -> (matcher or None, command, timeout in seconds)
+# event -> (matcher or None, command, timeout in the agent's unit)
 CLAUDE_HOOKS: dict[str, tuple[str | None, str, int]] = {
     # Not on resume: the resumed transcript already holds the briefing.
     "SessionStart": ("startup|clear|compact", COMMAND_PREFIX + "session-start", 30),
@@ -38,6 +42,24 @@ CLAUDE_HOOKS: dict[str, tuple[str | None, str, int]] = {
     # Before a file is read or changed: the memories anchored to it, once per session.
     "PreToolUse": ("Read|Edit|MultiEdit|Write|NotebookEdit", COMMAND_PREFIX + "pre-tool", 10),
 }
+GEMINI_HOOKS: dict[str, tuple[str | None, str, int]] = {
+    "SessionStart": (None, COMMAND_PREFIX + "session-start", 30_000),
+    "BeforeAgent": (None, COMMAND_PREFIX + "user-prompt", 10_000),
+    "AfterTool": ("read_file|replace|write_file", COMMAND_PREFIX + "pre-tool", 10_000),
+}
+
+
+class AgentSpec(msgspec.Struct, frozen=True):
+    settings: Path  # relative to the work tree
+    hooks: dict[str, tuple[str | None, str, int]]
+
+
+SPECS: dict[str, AgentSpec] = {
+    "claude-code": AgentSpec(Path(".claude") / "settings.json", CLAUDE_HOOKS),
+    "gemini-cli": AgentSpec(Path(".gemini") / "settings.json", GEMINI_HOOKS),
+}
+AGENTS = tuple(SPECS)
+SETTINGS = SPECS["claude-code"].settings
 
 
 class HooksReport(msgspec.Struct, kw_only=True):
@@ -51,7 +73,7 @@ class HooksReport(msgspec.Struct, kw_only=True):
 # -- settings.json -------------------------------------------------------------------
 
 
-def _load(path: Path) -> dict[str, Any]:
+def _load(path: Path, events: dict[str, Any]) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
@@ -73,10 +95,12 @@ def _load(path: Path) -> dict[str, Any]:
         raise InvalidInput(f"{path} does not hold a JSON object; nothing was changed",
                            "fix the file (or move it away), then run the command again")
     hooks = data.get("hooks", {})
+    # Other keys under "hooks" (Gemini CLI's "enabled", "disabled") are kept as
+    # they are; an event's value must be a list of groups.
     if not isinstance(hooks, dict) or not all(
             isinstance(v, list) and all(isinstance(g, dict) and isinstance(g.get("hooks", []), list)
                                         for g in v)
-            for v in hooks.values()):
+            for e, v in hooks.items() if isinstance(v, list) or e in events):
         raise InvalidInput(
             f'{path}: "hooks" is not an object of lists; nothing was changed',
             "fix the file's hooks section (see the Claude Code hooks reference), then run again",
@@ -136,13 +160,14 @@ def _inside(root: Path, path: Path) -> Path:
 
 
 def install(root: Path, agent: str = "claude-code") -> HooksReport:
-    """Add our hooks to ``<root>/.claude/settings.json``, keeping everything else."""
+    """Add our hooks to the agent's settings in ``root``, keeping everything else."""
     _check_agent(agent)
-    path = _inside(root, root / SETTINGS)
-    data = _load(path)
+    spec = SPECS[agent]
+    path = _inside(root, root / spec.settings)
+    data = _load(path, spec.hooks)
     hooks = data.setdefault("hooks", {})
     added = []
-    for event, (matcher, command, timeout) in CLAUDE_HOOKS.items():
+    for event, (matcher, command, timeout) in spec.hooks.items():
         groups = hooks.setdefault(event, [])
         if _has(groups, command):
             continue
@@ -160,14 +185,16 @@ def install(root: Path, agent: str = "claude-code") -> HooksReport:
 def uninstall(root: Path, agent: str = "claude-code") -> HooksReport:
     """Remove exactly our hook entries; leave every other key and hook alone."""
     _check_agent(agent)
-    path = _inside(root, root / SETTINGS)
+    path = _inside(root, root / SPECS[agent].settings)
     if not path.exists():
         return HooksReport(agent=agent, path=str(path), status="not installed", changed=False)
-    data = _load(path)
+    data = _load(path, SPECS[agent].hooks)
     hooks = data.get("hooks")
     removed = []
     if isinstance(hooks, dict):
         for event in list(hooks):
+            if not isinstance(hooks[event], list):
+                continue
             kept_groups = []
             for group in hooks[event]:
                 if isinstance(group, dict) and isinstance(group.get("hooks"), list) and any(
@@ -195,7 +222,7 @@ def uninstall(root: Path, agent: str = "claude-code") -> HooksReport:
             path.parent.rmdir()
         except OSError:
             pass  # not empty: other files live there
-    order = list(CLAUDE_HOOKS)
+    order = list(SPECS[agent].hooks)
     removed.sort(key=lambda e: (order.index(e) if e in order else len(order), e))
     return HooksReport(agent=agent, path=str(path), status="removed", changed=True,
                        events=removed)

@@ -47,10 +47,13 @@ agent_option = click.option("--agent", type=click.Choice(settings.AGENTS), defau
 def hooks_() -> None:
     """Install or remove an agent's lifecycle hooks that call git mem.
 
-    For Claude Code, the repository's .claude/settings.json gets two hooks:
-    at session start the memory briefing ('git mem hook session-start'), on
-    each prompt the few memories that match it ('git mem hook user-prompt').
-    Other settings and hooks are kept.
+    For Claude Code, the repository's .claude/settings.json gets: at session
+    start the memory briefing ('git mem hook session-start'), on each prompt
+    the few memories that match it ('git mem hook user-prompt'), before a
+    file is read or changed the memories about it ('git mem hook pre-tool').
+    For Gemini CLI (--agent gemini-cli), .gemini/settings.json gets the same
+    three on SessionStart, BeforeAgent and AfterTool. Other settings and
+    hooks are kept.
 
     \b
     Example:
@@ -108,7 +111,7 @@ def _hook(event: str, answer: Callable[[dict[str, Any]], str | None]) -> None:
         payload = hooks.parse_payload(stdin_bytes())
         context = answer(payload)
         if context:
-            emit_json(hooks.output(event, context))
+            emit_json(hooks.output(hooks.event_name(payload, event), context))
     except Exception as exc:  # never block the user's session
         what = exc.one_line() if isinstance(exc, GitMemError) else f"{type(exc).__name__}: {exc}"
         click.echo(render.safe(f"git mem hook: skipped ({what})"), err=True)

@@ -204,6 +204,18 @@ def salience_inputs(
     return out
 
 
+def paths_of(c: sqlite3.Connection, ids: Iterable[str]) -> dict[str, list[str]]:
+    """The paths each memory is tied to (its anchors and the paths its text names)."""
+    out: dict[str, list[str]] = {}
+    for mid, raw in by_ids(c, "SELECT id, paths FROM memories WHERE id IN", ids):
+        try:
+            paths = json.loads(raw or "[]")
+        except ValueError:
+            paths = []
+        out[mid] = [p for p in paths if isinstance(p, str)]
+    return out
+
+
 def _believable_times(c: sqlite3.Connection, ids: list[str], horizon: int) -> dict[str, int]:
     """For each memory, the latest op time not after ``horizon`` among ops whose
     Lamport clock is not above the memory's: one walk of the ops in clock order,

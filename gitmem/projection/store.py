@@ -402,6 +402,7 @@ class Projection:
     bootstrapped = _query(code.bootstrapped)
     current_anchors = _query(code.current_anchors)
     salience_inputs = _query(queries.salience_inputs)
+    paths_of = _query(queries.paths_of)
     keyed = _query(queries.keyed)
     top = _query(queries.top)
     standing = _query(queries.standing)
