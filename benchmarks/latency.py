@@ -222,6 +222,7 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
                            repo, env, reps)
     context_t, _ = timed([GIT_MEM, "context"], repo, env, reps)
     hook_t = bench_pre_tool(repo, env, reps)
+    end_t = bench_session_end(repo, env, reps)
     # Warm, in-process: the library with the projection open.
     with gitmem.open(repo) as store:
         store.recall("warm up")
@@ -240,7 +241,7 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
     INDEX_ROWS.append(bench_index(repo, n + 1000 + reps))
     return [f"{n:,}", ms(ref), vs(pct(recall_t, 50), ref), vs(pct(recall_t, 95), ref), str(recall_rss),
             ms(pct(warm, 50)), vs(pct(add_t, 50), ref), vs(pct(add_t, 95), ref), str(add_rss),
-            vs(pct(context_t, 50), ref), vs(pct(hook_t, 50), ref),
+            vs(pct(context_t, 50), ref), vs(pct(hook_t, 50), ref), vs(pct(end_t, 50), ref),
             vs(first_s, ref, "s"), f"{rebuild_s:.2f}", vs(refresh_s, ref, "s"), f"{n / import_s:,.0f}",
             f"{n / (import_s + first_s):,.0f}", f"{cache_mb:.1f} ({cache_mb / max(log_mb, 0.01):.0f}x log)"]
 
@@ -268,6 +269,28 @@ def bench_pre_tool(repo: Path, env: dict[str, str], n: int) -> list[float]:
         times.append(time.perf_counter() - start)
         if b"login rule" not in proc.stdout:
             raise SystemExit(f"pre-tool hook said nothing: {proc.stderr.decode()[-300:]}")
+    return times
+
+
+def bench_session_end(repo: Path, env: dict[str, str], n: int) -> list[float]:
+    """The agent's session-end hook (Stop/SessionEnd/PreCompact): a fresh process per
+    call, timed until it returns control; the capture it starts runs detached (a
+    real transcript, a new session each time so every capture does the work)."""
+    transcript = repo.parent / "bench-transcript.jsonl"
+    fixture = ROOT / "fixtures" / "transcripts" / "claude-code.jsonl"
+    transcript.write_text(fixture.read_text().replace("{ROOT}", str(repo)))
+    times = []
+    for i in range(n):
+        payload = json.dumps({"session_id": f"bench-end-{i}-{time.time()}", "cwd": str(repo),
+                              "transcript_path": str(transcript),
+                              "hook_event_name": "SessionEnd"}).encode()
+        start = time.perf_counter()
+        proc = subprocess.run([GIT_MEM, "hook", "session-end"], cwd=repo, env=env, input=payload,
+                              capture_output=True, check=False)
+        times.append(time.perf_counter() - start)
+        if proc.returncode != 0 or proc.stderr:
+            raise SystemExit(f"session-end hook failed: {proc.stderr.decode()[-300:]}")
+        time.sleep(0.5)  # let the detached capture finish: it is not the hook's cost
     return times
 
 
@@ -337,7 +360,8 @@ def main() -> None:
             table("Per-call latency (ms unless noted; fresh process = a new git-mem per call;"
                   " (Nx) = multiple of the section's python -c pass p50)",
                   ["memories", "python -c pass p50", "recall p50", "recall p95", "recall RSS MiB", "warm recall p50",
-                   "add p50", "add p95", "add RSS MiB", "context p50", "pre-tool hook p50", "first read (build) s", "rebuild s",
+                   "add p50", "add p95", "add RSS MiB", "context p50", "pre-tool hook p50",
+                   "session-end hook p50", "first read (build) s", "rebuild s",
                    "refresh +1k ops s", "import /s",
                    "import + first read /s", "cache MiB"], rows)
             table("Warm recall by channel (in-process p50, ms; the exact vector scan picks its "

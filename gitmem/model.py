@@ -49,6 +49,14 @@ class CodeStatus(msgspec.Struct, kw_only=True):
     paths: list[CodeChange] = []
 
 
+class LinkInfo(msgspec.Struct, kw_only=True):
+    """An edge memory's endpoints (typed node names) and predicate."""
+
+    src: str
+    predicate: str
+    dst: str
+
+
 class Record(msgspec.Struct, kw_only=True):
     """A memory as the projection sees it now."""
 
@@ -80,6 +88,8 @@ class Record(msgspec.Struct, kw_only=True):
     conflict_with: str | None = None
     pool: str = "project"  # or "personal": the person's own pool, never pushed to a team
     code: CodeStatus | None = None  # for a memory with code anchors: changed since?
+    by: str | None = None  # "agent:NAME" when an agent wrote it; None: a person
+    link: LinkInfo | None = None  # an edge's endpoints
 
 
 class OpInfo(msgspec.Struct, kw_only=True):
@@ -192,6 +202,7 @@ class Confirmed(msgspec.Struct, kw_only=True):
     target: str
     confirms: int  # confirmations of the target, this one included
     reanchored: bool = False  # its code had moved on: anchored again at HEAD
+    outcome: str | None = None  # a procedure followed: "worked" or "failed"
 
 
 class FactValue(msgspec.Struct, kw_only=True):
@@ -382,3 +393,107 @@ class Exported(msgspec.Struct, kw_only=True):
     count: int  # memories in it
     path: str | None = None  # --into: the file written
     changed: bool = False
+
+
+class Evidence(msgspec.Struct, kw_only=True):
+    """Where in a session a proposal came from: a transcript line and an excerpt."""
+
+    line: int  # 0: no line number known (a model's quote)
+    excerpt: str
+
+
+class Proposal(msgspec.Struct, kw_only=True):
+    """A memory capture proposes, waiting in this clone's inbox for a verdict."""
+
+    id: str  # 16 hex digits; stable for the same proposal, so a verdict sticks
+    action: str  # "add" a new memory, or "confirm" one that says the same
+    text: str
+    kind: str
+    tags: list[str] = []
+    paths: list[str] = []
+    importance: float = 0.5
+    reason: str  # which rule proposed it ("explicit request", "model extractor", ...)
+    evidence: list[Evidence] = []
+    session: str | None = None
+    agent: str | None = None  # the agent whose session it came from ("claude-code")
+    extractor: str = "builtin"  # or "model"
+    proposed_at: str
+    target: str | None = None  # confirm: the memory it confirms
+    target_text: str | None = None
+    outcome: str | None = None  # confirm of a procedure: "worked" or "failed"
+    cosine: float | None = None  # confirm of a near-duplicate: how close
+
+
+class CaptureReport(msgspec.Struct, kw_only=True):
+    """What one capture run did with a session."""
+
+    session: str | None
+    transcript: str | None
+    events: int  # events read from the transcript
+    proposed: list[Proposal] = []  # new in the inbox
+    known: int = 0  # already in the inbox, or decided before
+    refused: int = 0  # the write gate refused them (never stored, not even in the inbox)
+    accepted: list[str] = []  # auto-accepted (gitmem.captureAccept = personal): memory ids
+    errors: list[str] = []  # one line each (the model extractor's failure, ...)
+    dropped_session: bool = False  # the session's scratch notes were dropped (it ended)
+
+
+class Verdict(msgspec.Struct, kw_only=True):
+    """What became of an inbox proposal."""
+
+    id: str
+    verdict: str  # accepted | rejected
+    memory: str | None = None  # accepted: the memory added or confirmed
+    op: str | None = None
+    pool: str = "project"
+    duplicate_of: str | None = None
+
+
+class ScratchNote(msgspec.Struct, kw_only=True):
+    """A note in a session's working memory: local, never pushed, gone at session end."""
+
+    id: str
+    session: str
+    text: str
+    kind: str = "note"
+    tags: list[str] = []
+    keep: bool = False  # proposed for the shared log when the session ends
+    recorded_at: str
+
+
+class RelatedEdge(msgspec.Struct, kw_only=True):
+    """A link reached by ``related``: its memory, endpoints and distance."""
+
+    id: str  # the edge memory's id
+    src: str
+    predicate: str
+    dst: str
+    hops: int
+    author: str
+    recorded_at: str
+
+
+class Related(msgspec.Struct, kw_only=True):
+    """What is linked to a node, within ``depth`` hops."""
+
+    node: str
+    depth: int
+    edges: list[RelatedEdge] = []
+    memories: list[Record] = []  # memories that are nodes of the walk
+
+
+class SkillProposal(msgspec.Struct, kw_only=True):
+    """A procedure ready to become a skill file, or a skill to retire."""
+
+    action: str  # graduate | retire | current (its SKILL.md already says this)
+    name: str
+    path: str  # the SKILL.md, relative to the work tree
+    memory: str  # the procedure's id
+    text: str
+    worked: int
+    failed: int
+    last_outcome: str | None = None
+    reason: str
+    diff: str = ""  # graduate: the unified diff that --write applies
+    written: bool = False
+    reference: str | None = None  # after --write: the memory that now points at the file

@@ -93,6 +93,38 @@ class Anchors(msgspec.Struct, omit_defaults=True):
     code: Annotated[list[CodeAnchor], msgspec.Meta(max_length=MAX_LIST_ITEMS)] = []
 
 
+# Who wrote a memory or a confirmation: a person (the field left out) or an
+# agent acting for the op's author ("agent:claude-code"). Ranking trusts an
+# agent's memory less until a person or a second author confirms it.
+BY_PATTERN = r"^agent:[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+By = Annotated[str, msgspec.Meta(pattern=BY_PATTERN)]
+
+# The link vocabulary, kept deliberately tiny (docs/growth.md). Readers accept
+# any predicate of this shape, so a newer writer's predicate is not lost.
+PREDICATES: tuple[str, ...] = ("works_on", "owns", "decided", "depends_on", "replaces",
+                               "part_of", "relates_to")
+Predicate = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z_]{0,31}$")]
+
+
+class Link(msgspec.Struct, frozen=True):
+    """An edge memory's endpoints: typed node names (``person:ada@example.com``,
+    ``path:src/auth``, ``key:db.engine``, ``component:billing``,
+    ``memory:<id>``) and the predicate between them."""
+
+    src: ShortStr
+    predicate: Predicate
+    dst: ShortStr
+
+
+NODE_TYPES: tuple[str, ...] = ("person", "path", "key", "component", "memory")
+
+
+def node_name(node: str) -> str:
+    """A node's name without its type: "billing" of "component:billing"."""
+    typ, sep, name = node.partition(":")
+    return name if sep and typ in NODE_TYPES and name else node
+
+
 class MemoryBody(msgspec.Struct, omit_defaults=True, kw_only=True):
     """The content of a memory, as written by its ``add`` op."""
 
@@ -109,6 +141,8 @@ class MemoryBody(msgspec.Struct, omit_defaults=True, kw_only=True):
     source: ShortStr | None = None
     session: ShortStr | None = None
     anchors: Anchors = msgspec.field(default_factory=Anchors)
+    by: By | None = None  # None: a person wrote it
+    link: Link | None = None  # an edge kind's endpoints
 
 
 class OpBase(msgspec.Struct, kw_only=True, tag_field="op", omit_defaults=True):
@@ -158,6 +192,9 @@ class ConfirmOp(OpBase, tag="confirm", kw_only=True):
     target: OpId
     reason: ShortStr | None = None
     anchors: Anchors | None = None
+    # A procedure's outcome when it was followed (skills count these).
+    outcome: Literal["worked", "failed"] | None = None
+    by: By | None = None
 
 
 Op = Union[AddOp, InvalidateOp, ForgetOp, ConfirmOp]
@@ -377,6 +414,10 @@ def field_problem(op: Op) -> str | None:
         for value, what in ((m.source, "source"), (m.session, "session")):
             if value is not None and (problem := line_problem(value, what)):
                 return problem
+        if m.link is not None:
+            for value, what in ((m.link.src, "link source"), (m.link.dst, "link target")):
+                if problem := line_problem(value, what):
+                    return problem
         return anchors_problem(m.anchors)
     if op.reason is not None and (problem := lines_problem(op.reason, "reason")):
         return problem

@@ -53,7 +53,11 @@ SMALL_CORPUS = 50
 # direct hits and cost R@5 and MRR.)
 CONTEXT_SHARE = 0.1
 CONTEXT_SOURCES = 20
-WEIGHTS = {"lexical": 1.0, "vector": 1.0}  # RRF weight per channel
+WEIGHTS = {"lexical": 1.0, "vector": 1.0, "graph": 0.5}  # RRF weight per channel
+# The graph channel: links reached from the nodes a query names, within this
+# many hops (docs/growth.md, Links).
+GRAPH_HOPS = 2
+GRAPH_SEEDS = 20  # the best candidates per channel that may seed the walk
 MODES = ("hybrid", "lexical", "vector")
 
 # Salience defaults (each is git config, see docs/recall.md). Half-lives in
@@ -151,6 +155,9 @@ class Query(msgspec.Struct):
                      paths=tuple(self.paths))
 
 
+# What an unconfirmed agent-written memory's score is multiplied by (Trust).
+UNVOUCHED = 0.8
+
 # --path boost: a memory tied to the path itself (or to something inside an
 # asked folder) counts in full; each folder level above it costs PATH_STEP, down
 # to PATH_FLOOR (a memory about the whole repository).
@@ -177,6 +184,18 @@ def closeness(memory_paths: list[str], asked: list[str]) -> float:
 
 def projection_closeness(paths: dict[str, list[str]], asked: list[str]) -> dict[str, float]:
     return {mid: closeness(ps, asked) for mid, ps in paths.items()}
+
+
+def node_names(text: str) -> list[str]:
+    """What a query may call a node: its words and runs of two or three words
+    (joined by a space, '-' or '_'), lower-cased."""
+    words = [w.lower() for w in _WORD.findall(text)][:64]
+    out = [w for w in words if w not in STOPWORDS]
+    for n in (2, 3):
+        for i in range(len(words) - n + 1):
+            run = words[i:i + n]
+            out += [" ".join(run), "-".join(run), "_".join(run)]
+    return list(dict.fromkeys(out))
 
 
 def terms(text: str) -> list[str]:
@@ -255,6 +274,15 @@ def _rank_at(
         # list the floor cut is exhausted whatever its length.
         if len(lists["vector"]) < len(vec):
             fetched[-1] = 0
+    hops: dict[str, int] = {}
+    if q.mode == "hybrid" and projection.any_edges():
+        # Seeds: nodes the query names, and links its words or meaning found.
+        found = [mid for ranked in lists.values() for mid, _ in ranked[:GRAPH_SEEDS]]
+        reached = projection.graph_walk(scope=scope, names=node_names(q.text), edges=found,
+                                        depth=GRAPH_HOPS)
+        if reached:
+            hops = {mid: n for mid, n, *_ in reached}
+            lists["graph"] = [(mid, 1.0 / n) for mid, n, *_ in reached]
     fused: dict[str, dict[str, dict[str, float]]] = {}
     for channel, ranked in lists.items():
         for n, (mid, raw) in enumerate(ranked, start=1):
@@ -284,6 +312,7 @@ def _rank_at(
             and q.as_of is None else {})
     closer = (projection_closeness(projection.paths_of(list(fused)), q.paths) if q.paths
               else {})
+    doubted = projection.unvouched(list(fused))
     scored = []
     signals: dict[str, dict[str, float]] = {}
     for mid, entry in fused.items():
@@ -309,7 +338,11 @@ def _rank_at(
             # --path filters, then boosts: a memory about the file itself ranks
             # above one about a folder above it, and that above the whole repo.
             factors["path"] = closer.get(mid, PATH_FLOOR)
-        final = rrf * sal * factors.get("path", 1.0)
+        if mid in doubted:
+            # Written by an agent (or poured in by a clone's first session) and
+            # not yet confirmed by a person or a second author.
+            factors["trust"] = UNVOUCHED
+        final = rrf * sal * factors.get("path", 1.0) * factors.get("trust", 1.0)
         scored.append((-final, mid, rrf, factors, entry, sal, faded))
     # Equal scores: current truth before retired or losing values, then by id.
     current = projection.standing(mid for _, mid, *_ in scored) if q.include_retired else {}
@@ -329,7 +362,7 @@ def _rank_at(
         batch = scored[looked : looked + q.k]
         looked += len(batch)
         evidence.update(_evidence(projection, matches, weights, [x[1] for x in batch],
-                                  cosines, stats))
+                                  cosines, stats, hops))
         kept += [x for x in batch if relevance.score(q.mode, evidence[x[1]]) >= min_score]
         if min_score <= 0:
             break
@@ -368,10 +401,20 @@ def _rank_at(
 
 def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str, float],
               ids: list[str], cosines: dict[str, float],
-              stats: tuple[float, float, int] | None) -> dict[str, relevance.Evidence]:
+              stats: tuple[float, float, int] | None,
+              hops: dict[str, int] | None = None) -> dict[str, relevance.Evidence]:
     """Each hit's evidence of relevance (see gitmem.relevance); ``matches``: the
-    query's words and their FTS5 expressions (none in vector mode)."""
-    found = projection.term_presence(ids, matches) if matches and ids else {}
+    query's words and their FTS5 expressions (none in vector mode). A link
+    reached through the graph (``hops``) is judged with the words of the links
+    that lead to it: the chain answers the question, not its last edge alone."""
+    hops = hops or {}
+    first = [mid for mid, n in hops.items() if n == 1]
+    wanted = list(dict.fromkeys([*ids, *first])) if any(m in hops for m in ids) else ids
+    found = projection.term_presence(wanted, matches) if matches and wanted else {}
+    chain: set[str] = set().union(*(found.get(m, set()) for m in first)) if first else set()
+    for mid in ids:
+        if hops.get(mid, 0) > 1:
+            found[mid] = found.get(mid, set()) | chain
     z: dict[str, float] = {}
     if stats is not None and stats[1] > 0:
         mean, std, _ = stats

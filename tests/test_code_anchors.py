@@ -342,7 +342,7 @@ def test_gemini_cli_hooks_install_beside_its_settings_and_serve_a_files_memories
     proc = gm("hooks", "install", "--agent", "gemini-cli", "--json", cwd=code_repo)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["data"]["events"] == ["SessionStart", "BeforeAgent",
-                                                         "AfterTool"]
+                                                         "AfterTool", "SessionEnd", "PreCompress"]
     data = json.loads(settings.read_text())
     assert data["theme"] == "GitHub" and data["hooks"]["enabled"] is True
     after = data["hooks"]["AfterTool"][0]

@@ -31,7 +31,8 @@ def test_scripts_name_the_console_script(tmp_path: Path) -> None:
 def test_the_console_script_completes(tmp_path: Path) -> None:
     out = gm(cwd=tmp_path, env={"COMP_WORDS": "git-mem re", "COMP_CWORD": "1",
                                 "_GIT_MEM_COMPLETE": "bash_complete"})
-    assert out.stdout.split() == ["plain,rebuild", "plain,recall", "plain,refresh", "plain,rekey"]
+    assert out.stdout.split() == ["plain,rebuild", "plain,recall", "plain,refresh", "plain,reject",
+                                  "plain,rekey", "plain,related"]
 
 
 @pytest.mark.skipif(GIT_BASH_COMPLETION is None or shutil.which("bash") is None,
@@ -54,5 +55,6 @@ complete_line "git -C . mem recall --mode "
 """
     out = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True,
                          env=dict(os.environ), check=False)
-    assert out.stdout.splitlines() == ["rebuild recall refresh rekey", "install uninstall",
+    assert out.stdout.splitlines() == ["rebuild recall refresh reject rekey related",
+                                       "install uninstall",
                                        "hybrid lexical vector"], out.stderr

@@ -56,7 +56,8 @@ def test_install_merges_is_idempotent_and_uninstall_restores(repo: Path) -> None
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)["data"]
     assert data == {"agent": "claude-code", "path": str(path), "status": "installed",
-                    "changed": True, "events": ["SessionStart", "UserPromptSubmit", "PreToolUse"]}
+                    "changed": True, "events": ["SessionStart", "UserPromptSubmit", "PreToolUse",
+                                                "Stop", "SessionEnd", "PreCompact"]}
     merged = json.loads(path.read_text())
     assert list(merged) == ["permissions", "env", "hooks", "model"]  # order kept
     for key in ("permissions", "env", "model"):
@@ -80,7 +81,8 @@ def test_install_merges_is_idempotent_and_uninstall_restores(repo: Path) -> None
 
     gone = gm("hooks", "uninstall", "--agent", "claude-code", cwd=repo)
     assert gone.returncode == 0, gone.stderr
-    assert gone.stdout.strip() == f"removed: {path} (SessionStart, UserPromptSubmit, PreToolUse)"
+    assert gone.stdout.strip() == (f"removed: {path} (SessionStart, UserPromptSubmit, PreToolUse, "
+                                   "Stop, SessionEnd, PreCompact)")
     assert path.read_text() == original
     twice = gm("hooks", "uninstall", "--json", cwd=repo)
     assert json.loads(twice.stdout)["data"]["status"] == "not installed"
@@ -91,7 +93,7 @@ def test_install_creates_the_file_and_uninstall_removes_it(repo: Path) -> None:
     out = gm("hooks", "install", cwd=repo)
     assert out.returncode == 0, out.stderr
     assert set(json.loads(settings(repo).read_text())["hooks"]) == {
-        "SessionStart", "UserPromptSubmit", "PreToolUse"}
+        "SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "SessionEnd", "PreCompact"}
     assert gm("hooks", "uninstall", cwd=repo).returncode == 0
     assert not (repo / ".claude").exists()
 
@@ -103,7 +105,8 @@ def test_a_hook_of_ours_sharing_a_group_keeps_the_others(repo: Path) -> None:
                        {"type": "command", "command": "git mem hook user-prompt"}]}
     path.write_text(json.dumps({"hooks": {"UserPromptSubmit": [group]}}, indent=2) + "\n")
     out = gm("hooks", "install", "--json", cwd=repo)
-    assert json.loads(out.stdout)["data"]["events"] == ["SessionStart", "PreToolUse"]  # no duplicate
+    assert json.loads(out.stdout)["data"]["events"] == ["SessionStart", "PreToolUse", "Stop",
+                                                        "SessionEnd", "PreCompact"]  # no duplicate
     gm("hooks", "uninstall", cwd=repo)
     assert json.loads(path.read_text()) == {"hooks": {"UserPromptSubmit": [
         {"hooks": [{"type": "command", "command": "echo mine"}]}]}}

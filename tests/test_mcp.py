@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import Implementation
 
 from conftest import GIT_MEM, gm
 
@@ -27,7 +28,8 @@ async def session(cwd: Path, errlog: Path) -> AsyncIterator[ClientSession]:
                                    env=dict(os.environ))
     with errlog.open("w") as err:
         async with stdio_client(params, errlog=err) as (read, write):
-            async with ClientSession(read, write) as s:
+            async with ClientSession(read, write, client_info=Implementation(
+                    name="claude-code", version="2.0.31")) as s:
                 await s.initialize()
                 yield s
 
@@ -96,6 +98,7 @@ def test_add_recall_show_invalidate_round_trip(repo: Path, tmp_path: Path) -> No
 
         err, shown = await call(s, "show", id=mid[:10])
         assert not err and shown["data"]["memory"]["id"] == mid
+        assert shown["data"]["memory"]["by"] == "agent:claude-code"  # the client's name
         assert [o["type"] for o in shown["data"]["ops"]] == ["add"]
 
         err, retired = await call(s, "invalidate", id=mid, reason="we use pytest now")

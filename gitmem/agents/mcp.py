@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field
 
@@ -79,6 +79,19 @@ def _result(payload: dict[str, Any]) -> CallToolResult:
 # Read tools refresh for at most this long before answering (see api/catchup.py).
 READS = frozenset({"recall", "show", "get", "context"})
 REFRESH_BUDGET = 2.0
+
+
+def _agent(ctx: Context | None) -> str:
+    """``agent:NAME`` for what an MCP client writes: the name the client gave at
+    initialisation (its clientInfo), reduced to a safe name; ``agent:mcp`` else."""
+    name = ""
+    try:
+        params = ctx.session.client_params if ctx is not None else None
+        name = params.client_info.name if params is not None else ""
+    except Exception:  # noqa: BLE001 - provenance must never fail a write
+        name = ""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name or "").strip("-.")[:64]
+    return f"agent:{safe or 'mcp'}"
 
 
 class Server:
@@ -181,15 +194,18 @@ class Server:
         redact: Annotated[bool, Field(
             description="Store the text with detected secrets masked instead of refusing it.",
         )] = False,
+        ctx: Context | None = None,
     ) -> CallToolResult:
         """Add a memory to this repository; returns its id. Secrets, prompt-injection phrasing
         and invisible Unicode are refused (code refused_by_gate)."""
-        session = session or os.environ.get("GIT_MEM_SESSION") or None
+        session = (session or os.environ.get("GITMEM_SESSION")
+                   or os.environ.get("GIT_MEM_SESSION") or None)
+        by = _agent(ctx)
         return await self.call("add", lambda s: s.add(
             text, kind=kind, key=key, tags=_names(tags), about=_names(about),
             paths=_names(paths), importance=importance, valid_from=valid_from,
             valid_until=valid_until, source=source, session=session,
-            supersedes=_names(supersedes), redact=redact))
+            supersedes=_names(supersedes), redact=redact, by=by))
 
     async def recall(
         self,

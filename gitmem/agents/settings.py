@@ -41,11 +41,18 @@ CLAUDE_HOOKS: dict[str, tuple[str | None, str, int]] = {
     "UserPromptSubmit": (None, COMMAND_PREFIX + "user-prompt", 10),
     # Before a file is read or changed: the memories anchored to it, once per session.
     "PreToolUse": ("Read|Edit|MultiEdit|Write|NotebookEdit", COMMAND_PREFIX + "pre-tool", 10),
+    # After each turn, at the end and before compaction: capture the session in the
+    # background (proposals wait in the inbox; the hook returns at once).
+    "Stop": (None, COMMAND_PREFIX + "session-end", 10),
+    "SessionEnd": (None, COMMAND_PREFIX + "session-end", 10),
+    "PreCompact": (None, COMMAND_PREFIX + "session-end", 10),
 }
 GEMINI_HOOKS: dict[str, tuple[str | None, str, int]] = {
     "SessionStart": (None, COMMAND_PREFIX + "session-start", 30_000),
     "BeforeAgent": (None, COMMAND_PREFIX + "user-prompt", 10_000),
     "AfterTool": ("read_file|replace|write_file", COMMAND_PREFIX + "pre-tool", 10_000),
+    "SessionEnd": (None, COMMAND_PREFIX + "session-end --agent gemini-cli", 10_000),
+    "PreCompress": (None, COMMAND_PREFIX + "session-end --agent gemini-cli", 10_000),
 }
 
 

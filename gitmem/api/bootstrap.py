@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import gate, ops
+from ..capture.classify import classify
 from ..errors import GateRefused, NearDuplicate
 from ..model import BootstrapItem, BootstrapReport
 from . import export, gating
@@ -41,13 +42,6 @@ MAX_SECTION_CHARS = 600  # a section without bullets becomes one memory up to th
 MAX_FILE_BYTES = 256 * 1024
 _BULLET = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_COMMAND = re.compile(r"`[^`]*\b(?:make|npm|pnpm|yarn|npx|pip|uv|poetry|pytest|python|cargo|go|"
-                      r"gradle|mvn|docker|kubectl|git|bundle|rake|rails|mix|dotnet|just|task|"
-                      r"tox|nox|bazel|deno|bun)\b[^`]*`", re.IGNORECASE)
-_RULE = re.compile(r"\b(?:always|never|must|must not|do not|don't|should|shouldn't|prefer|avoid)\b",
-                   re.IGNORECASE)
-
-
 class Candidate:
     """One memory a file proposes: its text, kind, tags and where it came from."""
 
@@ -75,7 +69,7 @@ def candidates(path: str, text: str) -> list[Candidate]:
         return _adr(path, text)
     out: list[Candidate] = []
     for first, last, body, heading in _blocks(_without_export(text)):
-        kind, tags = _classify(body)
+        kind, tags = classify(body)
         if heading and len(body) < 40 and kind == "note":
             body = f"{heading}: {body}"
         out.append(Candidate(path, first, last, body, kind, tags))
@@ -154,14 +148,6 @@ def _blocks(text: str) -> Iterator[tuple[int, int, str, str]]:
             para.append((number, line))
     yield from flush_bullet()
     yield from flush_para()
-
-
-def _classify(text: str) -> tuple[str, list[str]]:
-    if _COMMAND.search(text):
-        return "procedure", []
-    if _RULE.search(text):
-        return "note", ["convention"]
-    return "note", []
 
 
 def _adr(path: str, text: str) -> list[Candidate]:

@@ -88,6 +88,16 @@ def check_new(pool: Pool, body: ops.MemoryBody, old_ids: list[str], *, force: bo
     return pool.read(run, embed=False)
 
 
+def closest(pool: Pool, body: ops.MemoryBody) -> tuple[str, float] | None:
+    """The current memory ``body`` would duplicate (cosine 1.0 for the same text)
+    or nearly duplicate, or None: what capture proposes to confirm instead."""
+    try:
+        dup, _, _, _ = check_new(pool, body, [], force=False)
+    except NearDuplicate as exc:
+        return exc.existing, exc.cosine
+    return (dup, 1.0) if dup is not None else None
+
+
 def pending_vectors(pool: Pool, wanted: set[str]) -> dict[str, bytes]:
     try:
         cached = json.loads((pool.log.state_dir / CACHE_DIR / PENDING_FILE).read_text())

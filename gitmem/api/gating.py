@@ -21,7 +21,7 @@ from ..errors import GateRefused
 
 # Bumped when the set of fields scanned changes: cached verdicts (the
 # projection keys them by op id and this version) are then asked again.
-FIELDS_VERSION = 3  # 3: code anchors (paths, symbols), confirm anchors
+FIELDS_VERSION = 4  # 3: code anchors (paths, symbols), confirm anchors; 4: link ends
 
 AUTHOR_HINT = ('use your own plain name: git config user.name "Your Name" '
                "(or GIT_AUTHOR_NAME)")
@@ -37,7 +37,8 @@ def _fields(body: ops.MemoryBody) -> list[tuple[str, str]]:
     """(name, value) of every free field of a memory, as findings name them."""
     return [("text", body.text), ("key", body.key or ""), ("tags", "\n".join(body.tags)),
             ("about", "\n".join(body.entities)), ("source", body.source or ""),
-            ("session", body.session or ""), *_anchor_fields(body.anchors)]
+            ("session", body.session or ""), *_anchor_fields(body.anchors),
+            ("link", f"{body.link.src}\n{body.link.dst}" if body.link is not None else "")]
 
 
 def _anchor_fields(anchors: ops.Anchors) -> list[tuple[str, str]]:

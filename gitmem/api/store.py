@@ -26,6 +26,7 @@ from ..oplog import Oplog
 # The job modules off the read path are imported in the methods that use them:
 # a fresh `git mem recall` is mostly import time (benchmarks/latency.py).
 from . import reads, settings
+from .growth import Growth
 from .pool import Pool, Progress
 
 T = TypeVar("T")
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from ..projection import Projection
 
 
-class Store:
+class Store(Growth):
     """One repository's memory: the op-log plus its local projection, and the
     person's own pool read beside it."""
 
@@ -225,6 +226,7 @@ class Store:
         force: bool = False,
         symbol: str | None = None,
         anchor: bool = True,
+        by: str | None = None,
     ) -> Added:
         """Append a new memory to this clone's partition and return its id.
 
@@ -232,7 +234,9 @@ class Store:
         ``symbol`` names what in the file it is about): each path's blob or tree
         at HEAD is recorded, so reads can say when that code changed. Paths the
         text names that exist in the work tree are anchored too, unless
-        ``anchor`` is False.
+        ``anchor`` is False. ``by``: "agent:NAME" when an agent writes it for
+        the author (ranked below confirmed memories until a person or a
+        second author confirms it), None for a person.
 
         The write gate runs first: a secret, prompt-injection phrasing or
         invisible Unicode refuses the write (GateRefused); with ``redact``
@@ -250,7 +254,7 @@ class Store:
             self._pool, text, kind=kind, key=key, tags=tags, about=about, paths=paths,
             importance=importance, valid_from=valid_from, valid_until=valid_until,
             source=source, session=session, supersedes=supersedes, redact=redact, force=force,
-            symbol=symbol, anchor=anchor,
+            symbol=symbol, anchor=anchor, by=by,
         )
 
     def set(self, key: str, value: str, **options: Any) -> Added:
@@ -264,10 +268,15 @@ class Store:
         options.setdefault("kind", "fact")
         return self.add(value, key=write.key_for_set(key), **options)
 
-    def confirm(self, memory_id: str, reason: str | None = None) -> Confirmed:
-        """Reinforce a memory: it still holds. Salience counts confirmations."""
+    def confirm(self, memory_id: str, reason: str | None = None, *,
+                outcome: str | None = None, by: str | None = None) -> Confirmed:
+        """Reinforce a memory: it still holds. Salience counts confirmations.
+
+        ``outcome`` ("worked" or "failed") records that a procedure was
+        followed and how it went (``git mem skills`` counts them); a failure
+        reinforces nothing."""
         from . import write
-        return write.confirm(self._owner(memory_id), memory_id, reason)
+        return write.confirm(self._owner(memory_id), memory_id, reason, outcome=outcome, by=by)
 
     def import_records(
         self, lines: Iterable[str | bytes], *, pack_size: int = 5000, redact: bool = False
@@ -413,9 +422,11 @@ class Store:
         about: Sequence[str] = (),
         paths: Sequence[str] = (),
         min_score: float | None = None,
+        session: str | None = None,
     ) -> list[Hit]:
         """The memories that best answer ``query``, best first, from this pool
-        and the personal pool beside it.
+        and the personal pool beside it (and first, from ``session``'s working
+        memory: its notes that share a word with the query, ``pool`` "session").
 
         ``mode`` picks the channels: ``hybrid`` (the default: lexical and
         vector fused), ``lexical`` (FTS5 only) or ``vector`` (embeddings only).
@@ -443,12 +454,20 @@ class Store:
         # One cutoff for both pools: this repository's setting, or the caller's.
         cutoff = reads.cutoff(self._pool, min_score)
         # Paths name files of this repository: the personal pool is not asked then.
-        return reads.recall(
+        hits = reads.recall(
             self._pool, query, k=k, kinds=kinds, tags=tags, include_retired=include_retired,
             mode=mode, explain=explain, include_quarantined=include_quarantined, as_of=as_of,
             valid_at=valid_at, record_use=record_use, authors=authors, about=about,
             paths=paths, min_score=cutoff,
             merge=merge if self.pool == "project" and not paths else None)
+        if session and as_of is None and valid_at is None and not paths:
+            # Working memory is read before the durable store (it is newer).
+            first = self.session_hits(session, query, k)
+            if first:
+                hits = (first + hits)[:k]
+                for n, h in enumerate(hits, start=1):
+                    h.rank = n
+        return hits
 
     def list_memories(
         self,

@@ -77,6 +77,19 @@ def memory_body(
     )
 
 
+def by_whom(value: str | None) -> str | None:
+    """Provenance for ``--by``: None (or "person") for a person, or "agent:NAME"."""
+    import re
+
+    if value is None or value.strip().lower() in ("", "person", "human"):
+        return None
+    value = value.strip()
+    if not re.match(ops.BY_PATTERN, value):
+        raise InvalidInput(f"--by '{value}' is neither 'person' nor 'agent:NAME'",
+                           "name the agent, e.g. --by agent:claude-code")
+    return value
+
+
 def repo_paths(paths: Iterable[str], cwd: Path, root: Path) -> list[str]:
     """Paths relative to the repository root, whatever directory we run in."""
     out: list[str] = []

@@ -45,6 +45,8 @@ def add(
     force: bool = False,
     symbol: str | None = None,
     anchor: bool = True,
+    by: str | None = None,
+    link: ops.Link | None = None,
 ) -> Added:
     """Append a new memory to this clone's partition (see ``Store.add``)."""
     body = validate.memory_body(
@@ -57,6 +59,8 @@ def add(
         # The personal pool is outside any repository: nothing there to anchor to.
         body.anchors = anchoring.anchors(pool, text, paths, symbol=symbol,
                                          auto=anchor and pool.name == "project")
+    body.by = validate.by_whom(by)
+    body.link = link
     body = gating.screen(body, redact=redact)
     old_ids = list(dict.fromkeys(pool.resolve(s) for s in supersedes)) if supersedes else []
     dup, similar, replaced, vector = dedup.check_new(pool, body, old_ids, force=force)
@@ -93,8 +97,10 @@ def key_for_set(key: str) -> str:
     return k
 
 
-def confirm(pool: Pool, memory_id: str, reason: str | None = None) -> Confirmed:
-    """Reinforce a current memory: it still holds."""
+def confirm(pool: Pool, memory_id: str, reason: str | None = None, *,
+            outcome: str | None = None, by: str | None = None) -> Confirmed:
+    """Reinforce a current memory: it still holds (``outcome``: a procedure was
+    followed and "worked" or "failed"; a failure reinforces nothing)."""
     target = pool.resolve(memory_id)
     rec = pool.read(lambda p: p.record(target))
     assert rec is not None
@@ -113,20 +119,32 @@ def confirm(pool: Pool, memory_id: str, reason: str | None = None) -> Confirmed:
         status = anchoring.status_of(p, [target]).get(target) or {}
         return any(item.get("state") != "unchanged" for item in status.get("paths", []))
 
-    anchors = anchoring.reanchor(pool, old) if old is not None and pool.read(moved) else None
-    oid, _, _ = confirm_op(pool, target, reason, anchors)
+    if outcome not in (None, "worked", "failed"):
+        raise InvalidInput(f"unknown outcome '{outcome}'", "use worked or failed")
+    if outcome is not None and rec.kind != "procedure":
+        raise InvalidInput(f"memory {target[:12]} is a {rec.kind}; outcomes are for procedures",
+                           "confirm it without --worked/--failed")
+    who = validate.by_whom(by)
+    # A failed run says nothing about the code moving on: only a success re-anchors.
+    anchors = (anchoring.reanchor(pool, old)
+               if old is not None and outcome != "failed" and pool.read(moved) else None)
+    oid, _, _ = confirm_op(pool, target, reason, anchors, outcome=outcome, by=who)
     count = pool.read(lambda p: p.salience_inputs([target]))[target][3]
-    return Confirmed(id=oid, target=target, confirms=count, reanchored=anchors is not None)
+    return Confirmed(id=oid, target=target, confirms=count, reanchored=anchors is not None,
+                     outcome=outcome)
 
 
 def confirm_op(pool: Pool, target: str, reason: str | None,
-               anchors: ops.Anchors | None = None) -> tuple[str, ops.Op, str]:
+               anchors: ops.Anchors | None = None, *, outcome: str | None = None,
+               by: str | None = None) -> tuple[str, ops.Op, str]:
     def make(author: ops.Author, partition: str, at: int, tz: int, clock: int) -> ops.Op:
         return ops.ConfirmOp(v=ops.FORMAT_VERSION, author=author, partition=partition,
                              clock=clock, at=at, tz=tz, target=target, reason=reason,
-                             anchors=anchors)
+                             anchors=anchors, outcome=outcome,  # type: ignore[arg-type]
+                             by=by)
 
-    return pool.append_one(make, f"confirm {target[:12]}")
+    verb = {"worked": "worked", "failed": "failed"}.get(outcome or "", "confirm")
+    return pool.append_one(make, f"{verb} {target[:12]}")
 
 
 def retire(pool: Pool, memory_id: str, kind: str, reason: str | None) -> Retired:

@@ -18,6 +18,33 @@ command's module only when that command runs (``app.COMMANDS``), and
 
 from __future__ import annotations
 
-from .app import COMPLETE_VAR, cli, load_all, main
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .app import COMPLETE_VAR, cli, load_all
 
 __all__ = ["cli", "main", "load_all", "COMPLETE_VAR"]
+
+
+def main() -> None:
+    """The console script. ``git mem hook session-end`` is routed before click and
+    the library load: it must hand off and return in milliseconds (agents/spawn.py)."""
+    args = sys.argv[1:]
+    if args[:2] == ["hook", "session-end"] and not {"-h", "--help"} & set(args):
+        from ..agents.spawn import main as hand_off
+
+        sys.exit(hand_off(args[2:]))
+    from .app import main as run_cli
+
+    run_cli()
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("cli", "load_all", "COMPLETE_VAR"):
+        from . import app
+
+        return getattr(app, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -158,6 +158,27 @@ def hook_pre_tool() -> None:
     _hook("PreToolUse", hooks.answer_pre_tool)
 
 
+@hook_.command(name="session-end")
+@click.option("--agent", default="claude-code", show_default=True, metavar="NAME",
+              help="Whose session it is (claude-code, gemini-cli).")
+def hook_session_end(agent: str) -> None:
+    """Stop, SessionEnd, PreCompact: capture the session in the background.
+
+    Starts 'git mem capture' detached on the payload's transcript_path and
+    returns at once (its summary goes to .git/mem/capture.log); proposals
+    wait in 'git mem inbox'. At SessionEnd the session's working memory is
+    dropped after capture read it. Never blocks: prints nothing, exits 0.
+
+    \b
+    Example:
+      echo '{"cwd": ".", "session_id": "s1", "transcript_path": "t.jsonl",
+             "hook_event_name": "SessionEnd"}' | git mem hook session-end
+    """
+    from ..agents import spawn
+
+    sys.exit(spawn.main(["--agent", agent]))
+
+
 @cli.command(name="agents-md")
 @json_option
 def agents_md(as_json: bool) -> None:

@@ -48,6 +48,27 @@ valid_at_option = click.option(
     help="What was true in the world then: a date, datetime or git revision.")
 
 
+by_option = click.option(
+    "--by", metavar="WHO",
+    help="Who writes it: 'person', or 'agent:NAME' when an agent does [env GITMEM_BY; "
+         "default: agent:claude-code or agent:gemini-cli inside those agents, else person].")
+
+# Environment variables the agents set in the shells they run commands in.
+AGENT_ENV = (("CLAUDECODE", "claude-code"), ("GEMINI_CLI", "gemini-cli"))
+
+
+def who(by: str | None) -> str | None:
+    """``--by``, else GITMEM_BY, else the agent whose shell this is, else a person."""
+    if by:
+        return by
+    if os.environ.get("GITMEM_BY"):
+        return os.environ["GITMEM_BY"]
+    for var, name in AGENT_ENV:
+        if os.environ.get(var) == "1":
+            return f"agent:{name}"
+    return None
+
+
 def emit_json(payload: dict[str, Any]) -> None:
     click.echo(envelope.encode(payload))
 
@@ -165,6 +186,8 @@ COMMANDS = {
     "mcp": "agents", "hooks": "agents", "hook": "agents", "agents-md": "agents",
     "completion": "completion",
     "stale": "code", "about": "code", "bootstrap": "code", "export": "code",
+    "capture": "growth", "inbox": "growth", "accept": "growth", "reject": "growth",
+    "session": "growth", "link": "growth", "related": "growth", "skills": "growth",
 }
 
 

@@ -8,10 +8,12 @@ from ..ops import KINDS
 from . import render
 from .app import (
     as_of_option,
+    by_option,
     cli,
     json_option,
     personal_option,
     read_stdin,
+    who,
     run,
     valid_at_option,
 )
@@ -128,8 +130,14 @@ def conflicts(as_json: bool) -> None:
 @cli.command()
 @click.argument("memory_id", metavar="ID")
 @click.option("--reason", help="Why (e.g. 'checked against the code today').")
+@click.option("--worked", "outcome", flag_value="worked",
+              help="A procedure: it was followed and worked (git mem skills counts these).")
+@click.option("--failed", "outcome", flag_value="failed",
+              help="A procedure: it was followed and failed (reinforces nothing).")
+@by_option
 @json_option
-def confirm(memory_id: str, reason: str | None, as_json: bool) -> None:
+def confirm(memory_id: str, reason: str | None, outcome: str | None, by: str | None,
+            as_json: bool) -> None:
     """Confirm a memory still holds: reinforces it (salience) for every clone.
 
     For a memory whose anchored code changed since (see 'git mem stale'), it
@@ -138,5 +146,7 @@ def confirm(memory_id: str, reason: str | None, as_json: bool) -> None:
     \b
     Example:
       git mem confirm 3f2a9c1
+      git mem confirm 3f2a9c1 --worked
     """
-    run("confirm", as_json, lambda s: s.confirm(memory_id, reason), render.confirmed)
+    run("confirm", as_json, lambda s: s.confirm(memory_id, reason, outcome=outcome, by=who(by)),
+        render.confirmed)

@@ -9,7 +9,7 @@ import click
 
 from ..ops import KINDS
 from . import render
-from .app import cli, json_option, personal_option, read_stdin, run
+from .app import by_option, cli, json_option, personal_option, read_stdin, run, who
 
 
 @cli.command()
@@ -30,7 +30,14 @@ from .app import cli, json_option, personal_option, read_stdin, run
 @click.option("--valid-from", help="When it became true in the world (ISO date).")
 @click.option("--valid-until", help="When it stopped being true in the world (ISO date).")
 @click.option("--source", help='Where it came from ("chat", "code review", an agent).')
-@click.option("--session", envvar="GIT_MEM_SESSION", help="Session id [env GIT_MEM_SESSION].")
+@click.option("--session", envvar=["GITMEM_SESSION", "GIT_MEM_SESSION"],
+              help="Session id [env GITMEM_SESSION].")
+@click.option("--ephemeral", is_flag=True,
+              help="Keep it in the session's working memory only: local, never pushed, "
+                   "dropped when the session ends (needs --session).")
+@click.option("--keep", is_flag=True,
+              help="With --ephemeral: propose it for the shared log when the session ends.")
+@by_option
 @click.option("--supersedes", "supersedes", multiple=True,
               help="Id of a memory this one replaces (repeatable).")
 @click.option("--redact", is_flag=True,
@@ -43,7 +50,8 @@ def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tup
         paths: tuple[str, ...], importance: float, valid_from: str | None,
         valid_until: str | None, source: str | None, session: str | None,
         supersedes: tuple[str, ...], redact: bool, force: bool, symbol: str | None,
-        no_anchor: bool, personal: bool, as_json: bool) -> None:
+        no_anchor: bool, ephemeral: bool, keep: bool, by: str | None, personal: bool,
+        as_json: bool) -> None:
     """Add a memory (TEXT, or - to read it from stdin); prints its id.
 
     The same text as a current memory of the same kind adds nothing: it
@@ -63,6 +71,15 @@ def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tup
     """
     if text == "-":
         text = read_stdin()
+    if keep and not ephemeral:
+        raise click.UsageError("--keep goes with --ephemeral")
+    if ephemeral:
+        if personal or paths or key or supersedes:
+            raise click.UsageError("--ephemeral takes no --personal, --path, --key or "
+                                   "--supersedes: working memory is plain notes")
+        run("add", as_json, lambda s: s.note(text, session=session or "", kind=kind, tags=tags,
+                                             keep=keep, redact=redact), render.noted)
+        return
     run(
         "add", as_json,
         lambda s: s.add(text, kind=kind, key=key, tags=tags, about=about,
@@ -70,7 +87,8 @@ def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tup
                         importance=importance, valid_from=valid_from,
                         valid_until=valid_until, source=source, session=session,
                         supersedes=supersedes, redact=redact, force=force,
-                        symbol=None if personal else symbol, anchor=not no_anchor),
+                        symbol=None if personal else symbol, anchor=not no_anchor,
+                        by=who(by)),
         render.added, personal="write" if personal else False,
     )
 

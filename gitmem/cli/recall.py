@@ -60,12 +60,14 @@ def narrowing(fn: Callable[..., None]) -> Callable[..., None]:
 @valid_at_option
 @click.option("--personal", is_flag=True,
               help="Search only your personal pool (also works outside any repository).")
+@click.option("--session", envvar=["GITMEM_SESSION", "GIT_MEM_SESSION"], metavar="ID",
+              help="Read this agent session's working memory first [env GITMEM_SESSION].")
 @json_option
 def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...], tags: tuple[str, ...],
            authors: tuple[str, ...], about: tuple[str, ...], paths: tuple[str, ...],
            min_score: float | None, include_retired: bool, mode: str, fmt: str, explain: bool,
            include_quarantined: bool, as_of: str | None, valid_at: str | None, personal: bool,
-           as_json: bool) -> None:
+           session: str | None, as_json: bool) -> None:
     """Find the memories that answer QUERY, best first.
 
     Each hit's score is its relevance, 0 to 1 (0.5: probably relevant); hits
@@ -74,7 +76,9 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...], 
     retired memories, losing values of keyed conflicts and faded ones
     (salience below gitmem.salienceFloor), each marked. --as-of and
     --valid-at query the past (docs/time.md). Your personal pool, if you
-    have one, is searched too: its hits are marked [personal].
+    have one, is searched too: its hits are marked [personal]. With --session
+    (or GITMEM_SESSION), that agent session's working memory comes first,
+    marked [session].
 
     \b
     Example:
@@ -99,7 +103,7 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...], 
         hits = s.recall(query, k=k, kinds=kinds, tags=tags, authors=authors, about=about,
                         paths=paths, min_score=min_score, include_retired=include_retired,
                         mode=mode, explain=explain, include_quarantined=include_quarantined,
-                        as_of=as_of, valid_at=valid_at)
+                        as_of=as_of, valid_at=valid_at, session=session)
         if fmt == "brief" and as_json:
             return render.Recalled(query=query, hits=[BriefHit.of(h) for h in hits])
         return render.Recalled(query=query, hits=hits)

@@ -16,7 +16,7 @@ import click
 
 from .. import api
 from ..model import (BriefHit, CodeAnchorInfo, CodeStatus, Hit, Listing, OpInfo, Record,
-                     RefreshReport)
+                     RefreshReport, ScratchNote)
 
 if TYPE_CHECKING:
     from ..agents.settings import HooksReport
@@ -88,9 +88,19 @@ def added(r: api.Added) -> str:
 
 
 def confirmed(r: api.Confirmed) -> str:
+    if r.outcome is not None:
+        return (f"recorded: {r.target[:12]} {r.outcome}"
+                + ("; re-anchored at the code as it is now" if r.reanchored else ""))
     return (f"confirmed {r.target[:12]} ({r.confirms} confirmation"
             f"{'s' if r.confirms != 1 else ''})"
             + ("; re-anchored at the code as it is now" if r.reanchored else ""))
+
+
+def noted(n: ScratchNote) -> str:
+    """A working-memory note: its id, and where it lives (stderr)."""
+    fate = "proposed for the log at session end" if n.keep else "dropped at session end"
+    click.echo(f"note: kept in this session's working memory only ({fate})", err=True)
+    return n.id
 
 
 def code_changed(code: CodeStatus | None) -> str | None:
@@ -242,7 +252,7 @@ def brief_hits(r: Recalled) -> str:
     lines = []
     for h in r["hits"]:
         mark = "" if h.status in (None, "active") else f" [{h.status}]"
-        mark += " [personal]" if h.pool == "personal" else ""
+        mark += f" [{h.pool}]" if h.pool in ("personal", "session") else ""
         mark += " [faded]" if h.faded else ""
         changed = h.code_changed if isinstance(h, BriefHit) else bool(h.code and h.code.stale)
         mark += " [code changed since]" if changed else ""

@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Protocol, cast
 
+import msgspec
+
 from .. import ops, replay
 from ..model import RefreshReport
 from . import code
@@ -44,7 +46,8 @@ def id_rowid(memory_id: str) -> int | None:
 
 def clear(c: sqlite3.Connection) -> None:
     """Empty every table the log fills (gate verdicts and meta survive)."""
-    for t in ("partitions", "ops", "links", "memories", "memories_fts", "skipped", "vec_rows"):
+    for t in ("partitions", "ops", "links", "memories", "memories_fts", "skipped", "vec_rows",
+              "edges"):
         c.execute(f"DELETE FROM {t}")
 
 
@@ -215,10 +218,12 @@ class Fold:
         op = d.op
         cur = self._c.execute(
             "INSERT INTO ops(id, type, ref, commit_id, clock, at, tz, author_name, "
-            "author_email, target, reason) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+            "author_email, target, reason, by, outcome) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT(id) DO NOTHING",
             (d.id, ops.op_type(op), ref, commit, op.clock, op.at, op.tz,
-             op.author.name, op.author.email, target, reason),
+             op.author.name, op.author.email, target, reason,
+             op.memory.by if isinstance(op, ops.AddOp) else getattr(op, "by", None),
+             getattr(op, "outcome", None)),
         )
         if cur.rowcount == 0:
             # The same op reached us twice: keep the smallest commit id so the
@@ -255,10 +260,12 @@ class Fold:
                       m.importance, m.valid_from, m.valid_until, m.source, m.session,
                       m.anchors.commit, json.dumps(m.anchors.paths), json.dumps(op.supersedes),
                       ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email,
-                      quarantine, ops.text_hash(m.text))
+                      quarantine, m.by,
+                      msgspec.json.encode(m.link).decode() if m.link is not None else None,
+                      ops.text_hash(m.text))
             insert = (f"INSERT INTO memories({MEMORY_COLS}, norm, fts) VALUES "
                       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',NULL,NULL,NULL,NULL,"
-                      "?,NULL,?,?)")
+                      "?,NULL,?,?,?,?)")
             # The FTS5 row is the id's first 60 bits, not the arrival order: the
             # lexical channel breaks bm25 ties by it inside FTS5, which is then the
             # id's order whatever order ops arrived in. Two ids sharing 60 bits (only
@@ -276,6 +283,11 @@ class Fold:
                 "INSERT INTO memories_fts(rowid, text, key, tags, entities) VALUES (?,?,?,?,?)",
                 (fts_row, m.text, m.key or "", " ".join(m.tags), " ".join(m.entities)),
             )
+            if m.link is not None and m.kind == "edge":  # before a forget that came first
+                c.execute("INSERT OR IGNORE INTO edges(memory, src, predicate, dst, src_name, "
+                          "dst_name) VALUES (?, ?, ?, ?, ?, ?)",
+                          (d.id, m.link.src, m.link.predicate, m.link.dst,
+                           ops.node_name(m.link.src), ops.node_name(m.link.dst)))
             if m.anchors.code or m.anchors.paths:  # before a forget that came first scrubs it
                 code.record(c, d.id, d.id, op.clock, m.anchors)
             # Ops that retire this memory may have arrived before it.
@@ -353,13 +365,14 @@ class Fold:
             c.execute(
                 "UPDATE memories SET text = NULL, key = NULL, tags = '[]', "
                 "entities = '[]', source = NULL, session = NULL, paths = '[]', norm = NULL, "
-                "shadowed_by = NULL "
+                "shadowed_by = NULL, link = NULL "
                 "WHERE rowid = ?",
                 (rowid,),
             )
             c.execute("DELETE FROM memories_fts WHERE rowid = "
                       "(SELECT fts FROM memories WHERE rowid = ?)", (rowid,))
             code.drop_memory(c, memory_id)
+            c.execute("DELETE FROM edges WHERE memory = ?", (memory_id,))
             self.scrubbed = True
             for (slot,) in c.execute("SELECT slot FROM vec_rows WHERE memory = ?", (rowid,)).fetchall():
                 self._zero_row(slot)
@@ -397,6 +410,8 @@ class Fold:
         )
         keys = [r[0] for r in c.execute(
             "SELECT DISTINCT key FROM memories WHERE ref = ? AND key IS NOT NULL", (ref,))]
+        c.execute("DELETE FROM edges WHERE memory IN (SELECT id FROM memories WHERE ref = ?)",
+                  (ref,))
         c.execute("DELETE FROM memories WHERE ref = ?", (ref,))
         code.drop_ops_of(c, ref)
         c.execute("DELETE FROM links WHERE op IN (SELECT id FROM ops WHERE ref = ?)", (ref,))

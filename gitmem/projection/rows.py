@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..model import Anchor, OpInfo, Record
+from ..model import Anchor, LinkInfo, OpInfo, Record
 from ..timefmt import iso
 
 # The columns of a memory row, in the order ``record`` unpacks them.
@@ -17,7 +17,7 @@ MEMORY_COLS = (
     "id, kind, text, key, tags, entities, importance, valid_from, valid_until, "
     "source, session, anchor_commit, paths, supersedes, ref, commit_id, clock, at, "
     "tz, author_name, author_email, status, retired_by, retired_at, retired_tz, "
-    "retired_reason, quarantine, shadowed_by"
+    "retired_reason, quarantine, shadowed_by, by, link"
 )
 
 # The columns of an op row (alias o) with its memory's text (alias m), for ``opinfo``.
@@ -34,7 +34,8 @@ def partition(ref: str) -> str:
 def record(row: tuple[Any, ...]) -> Record:
     (mid, kind, text, key, tags, entities, importance, vfrom, vuntil, source, session,
      anchor_commit, paths, supersedes, ref, commit, clock, at, tz, aname, aemail,
-     status, retired_by, retired_at, retired_tz, retired_reason, quarantine, shadowed_by) = row
+     status, retired_by, retired_at, retired_tz, retired_reason, quarantine, shadowed_by,
+     by, link) = row
     return Record(
         id=mid, kind=kind, text=text, key=key, tags=json.loads(tags),
         entities=json.loads(entities), importance=importance,
@@ -46,7 +47,8 @@ def record(row: tuple[Any, ...]) -> Record:
         partition=partition(ref), clock=clock, recorded_at=iso(at, tz) or "",
         status=status, retired_at=iso(retired_at, retired_tz or 0),
         retired_by=retired_by, retired_reason=retired_reason, commit=commit,
-        quarantine=quarantine, conflict_with=shadowed_by,
+        quarantine=quarantine, conflict_with=shadowed_by, by=by,
+        link=LinkInfo(**json.loads(link)) if link else None,
     )
 
 

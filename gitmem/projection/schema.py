@@ -37,7 +37,8 @@ from . import code
 # 9: memories_norm covers (norm, kind, key), the exact-duplicate lookup.
 # 10: memories.fts, a memory's FTS5 rowid: its id's first 60 bits (bm25 ties in id order).
 # 11: code anchors and their state against HEAD (projection/code.py).
-SCHEMA_VERSION = 11
+# 12: who wrote a memory or confirm (by), a confirm's outcome, links (edges).
+SCHEMA_VERSION = 12
 DB_NAME = "projection.sqlite3"
 
 # SQLite primary result codes (https://sqlite.org/rescode.html).
@@ -318,7 +319,9 @@ CREATE TABLE ops(
     id TEXT PRIMARY KEY, type TEXT NOT NULL, ref TEXT NOT NULL,
     commit_id TEXT NOT NULL, clock INTEGER NOT NULL, at INTEGER NOT NULL,
     tz INTEGER NOT NULL, author_name TEXT NOT NULL, author_email TEXT NOT NULL,
-    target TEXT, reason TEXT
+    target TEXT, reason TEXT,
+    by TEXT,  -- "agent:NAME" when an agent wrote it for the author, NULL: a person
+    outcome TEXT  -- a confirm's "worked" or "failed" (a procedure followed)
 ) WITHOUT ROWID;
 CREATE INDEX ops_order ON ops(clock, id);
 CREATE INDEX ops_ref ON ops(ref);
@@ -354,7 +357,9 @@ CREATE TABLE memories(
     -- Its row in memories_fts: the id's first 60 bits (fold.id_rowid), so FTS5
     -- breaks bm25 ties in id order whatever order ops arrived in. (The table's own
     -- rowid stays sequential: random rowids would half-fill its pages.)
-    fts INTEGER
+    fts INTEGER,
+    by TEXT,  -- "agent:NAME" when an agent wrote it, NULL: a person
+    link TEXT  -- an edge's {"src", "predicate", "dst"} as JSON, NULL otherwise
 );
 CREATE INDEX memories_key ON memories(key) WHERE key IS NOT NULL;
 CREATE INDEX memories_top ON memories(kind, importance DESC, clock DESC, id);
@@ -368,7 +373,7 @@ CREATE UNIQUE INDEX memories_vec ON memories(vec_slot);
 -- the whole and one per chunk, its similarity is the best of them.
 CREATE TABLE vec_rows(slot INTEGER PRIMARY KEY, memory INTEGER NOT NULL);
 CREATE INDEX vec_rows_memory ON vec_rows(memory);
-CREATE INDEX memories_ref ON memories(ref);
+CREATE INDEX memories_ref ON memories(ref, clock, id);
 CREATE INDEX memories_status ON memories(status, kind);
 CREATE INDEX memories_session ON memories(session, clock, id);
 CREATE VIRTUAL TABLE memories_fts USING fts5(
@@ -379,6 +384,19 @@ CREATE VIRTUAL TABLE memories_fts USING fts5(
 CREATE TABLE gate_verdicts(
     op_id TEXT PRIMARY KEY, version TEXT NOT NULL, reason TEXT
 ) WITHOUT ROWID;
+-- The live graph's raw material: one row per edge memory (its status is the
+-- memory's). Node names compare without case.
+-- src_name, dst_name: the node names without their type ("billing" of
+-- "component:billing"), what a query's words are matched against.
+CREATE TABLE edges(
+    memory TEXT PRIMARY KEY, src TEXT NOT NULL COLLATE NOCASE,
+    predicate TEXT NOT NULL, dst TEXT NOT NULL COLLATE NOCASE,
+    src_name TEXT NOT NULL COLLATE NOCASE, dst_name TEXT NOT NULL COLLATE NOCASE
+) WITHOUT ROWID;
+CREATE INDEX edges_src ON edges(src);
+CREATE INDEX edges_dst ON edges(dst);
+CREATE INDEX edges_src_name ON edges(src_name);
+CREATE INDEX edges_dst_name ON edges(dst_name);
 CREATE TABLE skipped(
     ref TEXT NOT NULL, commit_id TEXT NOT NULL, line INTEGER NOT NULL,
     op_id TEXT, reason TEXT NOT NULL, PRIMARY KEY(ref, commit_id, line)

@@ -1,0 +1,147 @@
+"""Skills that graduate: a procedure that keeps working becomes a SKILL.md.
+
+A procedure records outcomes (``git mem confirm ID --worked`` / ``--failed``,
+or a capture that saw its command succeed). When one has worked at least
+``gitmem.skillThreshold`` times (default 3) and failed at most a quarter as
+often, ``git mem skills`` proposes a skill file in the cross-agent format (YAML
+front matter with ``name`` and ``description``, then the steps) under the
+skills folder (``gitmem.skillsDir``, default ``.claude/skills``), shown as a
+unified diff. Nothing is written without ``--write``; then the procedure is
+superseded by a short reference memory (tagged ``skill``, anchored to the file)
+that keeps the stats, not the body, and keeps counting outcomes.
+
+A skill whose reference keeps failing (RETIRE_FAILURES failures, more than it
+worked) or has gone unused for ``gitmem.skillIdleDays`` (default 90) is
+proposed for retirement: listed with the commands to do it, never deleted.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+from ..errors import InvalidInput
+from ..model import SkillProposal
+from ..projection import Projection
+from ..timefmt import iso
+from . import settings, write
+from .pool import Pool
+
+DEFAULT_DIR = ".claude/skills"
+THRESHOLD = 3
+IDLE_DAYS = 90.0
+RETIRE_FAILURES = 3
+MARK = "<!-- git mem: procedure {id} -->"
+_MARKED = re.compile(r"<!-- git mem: procedure ([0-9a-f]{64}) -->")
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = {"the", "a", "an", "to", "with", "and", "or", "of", "in", "on", "for", "run", "use",
+         "by", "it", "is", "we", "our", "this", "that"}
+
+
+def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
+    """What ``git mem skills`` shows (and with ``write_files`` does)."""
+    threshold = settings.setting(pool.log, "gitmem.skillThreshold", _count, THRESHOLD,
+                                 "use a whole number of successful runs, e.g. 3")
+    idle = settings.setting(pool.log, "gitmem.skillIdleDays", float, IDLE_DAYS,
+                            "use a number of days, e.g. 90")
+    folder = settings.setting(pool.log, "gitmem.skillsDir", str, DEFAULT_DIR,
+                              "name a folder of the work tree, e.g. .claude/skills")
+    root = pool.log.workdir
+    base = _inside(root, folder)
+    now = settings.now()
+    out: list[SkillProposal] = []
+
+    def stats(p: Projection) -> list[tuple[str, str, str | None, list[str], int, int,
+                                           int | None, int]]:
+        return p.procedure_outcomes()
+
+    for mid, text, key, tags, worked, failed, last, at in pool.read(stats, embed=False):
+        last_iso = iso(last, 0) if last else None
+        if "skill" in tags:  # a reference: the body lives in its SKILL.md
+            idle_days = (now - (last or at)) / 86400
+            why = None
+            if failed >= RETIRE_FAILURES and failed > worked:
+                why = f"failed {failed} times, worked {worked}"
+            elif idle_days > idle:
+                why = f"no outcome recorded for {idle_days:.0f} days"
+            if why:
+                name = _name_in(text)
+                out.append(SkillProposal(
+                    action="retire", name=name, path=f"{folder.rstrip('/')}/{name}/SKILL.md",
+                    memory=mid, text=text, worked=worked, failed=failed,
+                    last_outcome=last_iso, reason=why))
+            continue
+        if worked < threshold or failed * 4 > worked:
+            continue
+        name = key.replace(".", "-") if key else slug(text)
+        path = base / name / "SKILL.md"
+        new = render(name, text, mid, worked, failed)
+        try:
+            old = path.read_text(encoding="utf-8")
+        except OSError:
+            old = None
+        rel = path.relative_to(root).as_posix()
+        item = SkillProposal(action="current" if old == new else "graduate", name=name,
+                             path=rel, memory=mid, text=text, worked=worked, failed=failed,
+                             last_outcome=last_iso,
+                             reason=f"worked {worked} of {worked + failed} times")
+        if old != new:
+            item.diff = "".join(difflib.unified_diff(
+                (old or "").splitlines(keepends=True), new.splitlines(keepends=True),
+                fromfile=f"a/{rel}" if old is not None else "/dev/null", tofile=f"b/{rel}"))
+        if write_files and item.action == "graduate":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(new, encoding="utf-8")
+            item.written = True
+            added = write.add(
+                pool, f"Skill {name} ({rel}) holds this procedure now; it worked {worked} of "
+                      f"{worked + failed} times before it became a skill.",
+                kind="procedure", tags=["skill"], paths=[str(path)], supersedes=[mid],
+                source="git mem skills", force=True, anchor=False)
+            item.reference = added.id
+        out.append(item)
+    order = {"graduate": 0, "retire": 1, "current": 2}
+    return sorted(out, key=lambda s: (order[s.action], s.name))
+
+
+def render(name: str, text: str, mid: str, worked: int, failed: int) -> str:
+    """The SKILL.md for a procedure: front matter, then the steps."""
+    description = _first_sentence(text).replace('"', "'")
+    return (f"---\nname: {name}\ndescription: \"{description}\"\n---\n\n"
+            f"# {name.replace('-', ' ').capitalize()}\n\n{text.strip()}\n\n"
+            f"{MARK.format(id=mid)}\n"
+            f"<!-- worked {worked} of {worked + failed} recorded runs when it graduated -->\n")
+
+
+def slug(text: str) -> str:
+    """A skill name from a procedure's words: lower-case, hyphens, at most 5 words."""
+    words = [w for w in _WORD.findall(text.lower()) if w not in _STOP][:5]
+    return "-".join(words)[:64].strip("-") or "procedure"
+
+
+def _first_sentence(text: str) -> str:
+    first = re.split(r"(?<=[.!?])\s|\n", text.strip(), maxsplit=1)[0]
+    return first[:200]
+
+
+def _name_in(text: str) -> str:
+    m = re.match(r"Skill ([a-z0-9-]+) ", text)
+    return m.group(1) if m else slug(text)
+
+
+def _count(raw: str) -> int:
+    n = int(raw)
+    if n < 1:
+        raise ValueError(raw)
+    return n
+
+
+def _inside(root: Path, folder: str) -> Path:
+    base = (root / folder).resolve()
+    try:
+        base.relative_to(root.resolve())
+    except ValueError:
+        raise InvalidInput(f"gitmem.skillsDir '{folder}' is outside the work tree",
+                           "name a folder inside the repository, e.g. .claude/skills") from None
+    return base

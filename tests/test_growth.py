@@ -1,0 +1,362 @@
+"""Memory that grows by itself: session capture into an inbox, session working memory,
+links, skills and trust. Real repositories, a real bare remote, real hook processes
+and a Claude Code transcript written in its documented format
+(fixtures/transcripts/README.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import git, gm, init_repo, ok
+
+FIXTURE = Path(__file__).parent.parent / "fixtures" / "transcripts" / "claude-code.jsonl"
+SESSION = "5d3c2a4e-7b1f-4c1e-9d6a-2f8e0b9c1a7d"
+
+
+def _code(repo: Path) -> None:
+    (repo / "src" / "auth").mkdir(parents=True)
+    (repo / "src" / "auth" / "session.py").write_text("def login(user):\n    return user\n")
+    (repo / "spec" / "support").mkdir(parents=True)
+    (repo / "spec" / "support" / "clock.rb").write_text("class FakeClock; end\n")
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "code", cwd=repo)
+
+
+def _transcript(repo: Path, tmp: Path) -> Path:
+    path = tmp / f"{SESSION}.jsonl"
+    path.write_text(FIXTURE.read_text().replace("{ROOT}", str(repo)))
+    return path
+
+
+def _data(proc: object) -> object:
+    return json.loads(ok(proc).stdout)["data"]  # type: ignore[arg-type]
+
+
+def _inbox(repo: Path) -> list[dict]:
+    return list(_data(gm("inbox", "--json", cwd=repo)))  # type: ignore[arg-type]
+
+
+def _by_text(items: list[dict], words: str) -> dict:
+    found = [p for p in items if words in p["text"]]
+    assert len(found) == 1, [p["text"] for p in items]
+    return found[0]
+
+
+@pytest.fixture
+def code_repo(tmp_path: Path) -> Path:
+    repo = init_repo(tmp_path / "code")
+    _code(repo)
+    return repo
+
+
+# -- capture: the session-end hook, the inbox, a teammate ------------------------------
+
+
+def test_session_end_hook_fills_the_inbox_and_an_accepted_memory_reaches_a_teammate(
+        team: dict[str, Path], tmp_path: Path) -> None:
+    a, b = team["a"], team["b"]
+    _code(a)
+    transcript = _transcript(a, tmp_path)
+    payload = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(a),
+               "permission_mode": "default", "hook_event_name": "SessionEnd", "reason": "exit"}
+    start = time.monotonic()
+    proc = gm("hook", "session-end", cwd=a, input=json.dumps(payload))
+    assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == "", proc.stderr
+    assert time.monotonic() - start < 10  # it handed off; capture runs in the background
+    items: list[dict] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(items) < 5:
+        time.sleep(0.3)
+        items = _inbox(a)
+    texts = sorted(p["text"] for p in items)
+    assert texts == sorted([
+        "Run the tests with `make spec` before you commit.",
+        "To run the tests: `make spec`",
+        "Use the fake clock in spec/support/clock.rb and never sleep in specs.",
+        "The staging database is read-only on Fridays.",
+        "Work here keeps coming back to src/auth/session.py.",
+    ])
+    staging = _by_text(items, "staging database")
+    assert staging["action"] == "add" and staging["reason"] == "explicit request"
+    assert staging["session"] == SESSION and staging["agent"] == "claude-code"
+    assert staging["evidence"][0]["line"] == 15
+    hot = _by_text(items, "keeps coming back")
+    assert hot["paths"] == ["src/auth/session.py"]
+    # The secret the person typed never reached the inbox, the log or the capture log.
+    mem = a / ".git" / "mem"
+    for f in mem.rglob("*"):
+        if f.is_file() and f.suffix in (".json", ".log", ""):
+            assert b"ghp_R7pK" not in f.read_bytes(), f
+    assert "refused=1" in (mem / "capture.log").read_text()
+    assert git("for-each-ref", "refs/memory", cwd=a).stdout == ""  # nothing auto-shared
+
+    accepted = _data(gm("accept", staging["id"][:8], "--json", cwd=a))
+    correction = _by_text(items, "fake clock")
+    ok(gm("reject", correction["id"][:8], cwd=a))
+    assert len(_inbox(a)) == 3
+    ok(gm("sync", cwd=a))
+    ok(gm("sync", cwd=b))
+    hits = _data(gm("recall", "staging database fridays", "--json", cwd=b))["hits"]  # type: ignore[index]
+    assert hits[0]["id"] == accepted["memory"]  # type: ignore[index]
+    assert hits[0]["source"] == "capture:builtin:claude-code"
+
+    # The next run of the same session proposes neither the accepted nor the rejected one.
+    again = _data(gm("capture", "--transcript", str(transcript), "--session", SESSION,
+                     "--json", cwd=a))
+    assert again["proposed"] == [] and again["known"] == 5  # type: ignore[index]
+    assert {p["id"] for p in _inbox(a)} == {p["id"] for p in items} - {staging["id"],
+                                                                       correction["id"]}
+
+
+def test_the_builtin_rules_read_requests_corrections_commands_and_files(code_repo: Path,
+                                                                          tmp_path: Path) -> None:
+    from gitmem.capture import rules, transcript
+
+    events = transcript.read(_transcript(code_repo, tmp_path))
+    said = [e.text for e in events if e.kind == "said"]
+    assert not any("<command-name>" in t or "<system-reminder>" in t for t in said)
+    assert not any("sidechain" in t for t in said)
+    commands = [(e.text, e.ok) for e in events if e.kind == "command"]
+    assert commands == [("make spec", False), ("make spec", True), ("make spec", True)]
+    found = {c.text: c for c in rules.extract(events)}
+    assert found["To run the tests: `make spec`"].kind == "procedure"
+    assert found["To run the tests: `make spec`"].reason == "command succeeded 2 of 3 times"
+    assert found["Run the tests with `make spec` before you commit."].kind == "procedure"
+    assert found["Use the fake clock in spec/support/clock.rb and never sleep in specs."].reason \
+        == "correction"
+    assert not any("ask me" in t for t in found)  # a question is not a request
+
+
+def test_a_model_extractor_command_proposes_through_the_same_gate(code_repo: Path,
+                                                                    tmp_path: Path) -> None:
+    script = tmp_path / "extract.py"
+    script.write_text(
+        "import sys, json\n"
+        "text = sys.stdin.read()\n"
+        "assert 'JSON lines only' in text and 'RAN: make spec' in text\n"
+        "print('Sure! Here are the memories:')\n"
+        "print(json.dumps({'text': 'Specs need the FakeClock helper', 'kind': 'fact',\n"
+        "                  'tags': ['testing'], 'evidence': 'use the fake clock'}))\n"
+        "print(json.dumps({'text': 'the admin password is hunter2hunter2'}))\n"
+        "print('{not json')\n")
+    git("config", "gitmem.extractor", f"{sys.executable} {script}", cwd=code_repo)
+    report = _data(gm("capture", "--transcript", str(_transcript(code_repo, tmp_path)),
+                      "--session", "m1", "--json", cwd=code_repo))
+    model = [p for p in report["proposed"] if p["extractor"] == "model"]  # type: ignore[index]
+    assert [(p["text"], p["kind"], p["tags"]) for p in model] == [
+        ("Specs need the FakeClock helper", "fact", ["testing"])]
+    assert report["refused"] == 2  # type: ignore[index]  # the token line and the password
+    # A failing extractor costs only its own proposals.
+    git("config", "gitmem.extractor", f"{sys.executable} -c 'import sys; sys.exit(3)'",
+        cwd=code_repo)
+    report = _data(gm("capture", "--transcript", str(_transcript(code_repo, tmp_path)),
+                      "--session", "m2", "--json", cwd=code_repo))
+    assert report["errors"] == ["extractor exited 3: "]  # type: ignore[index]
+    assert report["known"] >= 5  # type: ignore[index]  # the rules still ran
+
+
+def test_a_near_duplicate_of_a_memory_is_proposed_as_a_confirmation(code_repo: Path,
+                                                                      tmp_path: Path) -> None:
+    mid = _data(gm("add", "The staging database is read-only on Fridays", "--json",
+                   cwd=code_repo))["id"]  # type: ignore[index]
+    ok(gm("capture", "--transcript", str(_transcript(code_repo, tmp_path)), "--session", "d1",
+          cwd=code_repo))
+    proposal = _by_text(_inbox(code_repo), "staging database")
+    assert proposal["action"] == "confirm" and proposal["target"] == mid
+    done = _data(gm("accept", proposal["id"], "--json", cwd=code_repo))
+    assert done["memory"] == mid  # type: ignore[index]
+    shown = _data(gm("show", mid, "--json", cwd=code_repo))
+    assert [o["type"] for o in shown["ops"]] == ["add", "confirm"]  # type: ignore[index]
+
+
+def test_a_solo_user_can_auto_accept_into_the_personal_pool_only(code_repo: Path,
+                                                                   tmp_path: Path) -> None:
+    git("config", "gitmem.captureAccept", "personal", cwd=code_repo)
+    report = _data(gm("capture", "--transcript", str(_transcript(code_repo, tmp_path)),
+                      "--session", "p1", "--agent", "claude-code", "--json", cwd=code_repo))
+    assert len(report["accepted"]) == 5  # type: ignore[index]
+    assert git("for-each-ref", "refs/memory", cwd=code_repo).stdout == ""  # the team's log: none
+    hits = _data(gm("recall", "staging database", "--personal", "--json", cwd=code_repo))
+    assert hits["hits"][0]["by"] == "agent:claude-code"  # type: ignore[index]
+
+
+# -- session working memory ---------------------------------------------------------------
+
+
+def test_session_working_memory_is_isolated_read_first_local_and_dropped(code_repo: Path) -> None:
+    ok(gm("add", "the upload test is flaky on CI", cwd=code_repo))
+    noted = _data(gm("add", "skip the upload test while auth is being fixed", "--ephemeral",
+                     "--session", "s1", "--json", cwd=code_repo))
+    ok(gm("add", "upload limit is 10 MB in this branch", "--ephemeral", "--keep", cwd=code_repo,
+          env={"GITMEM_SESSION": "s1"}))
+    assert git("for-each-ref", "refs/memory", cwd=code_repo).stdout.count("\n") == 1  # durable only
+
+    def hits(*extra: str, env: dict[str, str] | None = None) -> list[dict]:
+        return list(_data(gm("recall", "upload test", "--json", *extra, cwd=code_repo,
+                             env=env))["hits"])  # type: ignore[index]
+
+    first = hits("--session", "s1")
+    assert first[0]["id"] == noted["id"] and first[0]["pool"] == "session"  # type: ignore[index]
+    assert first[-1]["pool"] == "project"
+    assert all(h["pool"] == "project" for h in hits("--session", "s2"))  # another session
+    assert all(h["pool"] == "project" for h in hits())
+    assert hits(env={"GITMEM_SESSION": "s1"})[0]["pool"] == "session"
+    # Secrets are refused here too.
+    proc = gm("add", "token ghp_R7pK2mQ9xV4sL8nB3wE6tY1uI5oP0aZcDfGh", "--ephemeral",
+              "--session", "s1", cwd=code_repo)
+    assert proc.returncode != 0 and "secret" in proc.stderr
+    # The kept note is proposed at capture; the session's end drops the rest.
+    report = _data(gm("capture", "--session", "s1", "--event", "SessionEnd", "--json",
+                      cwd=code_repo))
+    assert [p["text"] for p in report["proposed"]] == ["upload limit is 10 MB in this branch"]  # type: ignore[index]
+    assert report["dropped_session"] is True  # type: ignore[index]
+    assert _data(gm("session", "show", "--session", "s1", "--json", cwd=code_repo)) == []
+    assert all(h["pool"] == "project" for h in hits("--session", "s1"))
+
+
+def test_ephemeral_needs_a_session(code_repo: Path) -> None:
+    proc = gm("add", "scratch", "--ephemeral", cwd=code_repo)
+    assert proc.returncode == 2 and "GITMEM_SESSION" in proc.stderr
+
+
+# -- links --------------------------------------------------------------------------------
+
+
+def test_links_replicate_walk_two_hops_inform_recall_and_can_be_invalidated(
+        team: dict[str, Path]) -> None:
+    a, b = team["a"], team["b"]
+    first = _data(gm("link", "ada@example.com", "works_on", "billing", "--json", cwd=a))
+    second = _data(gm("link", "billing", "depends_on", "ledger", "--json", cwd=a))
+    ok(gm("add", "the ledger service is written in Rust", cwd=a))
+    ok(gm("sync", cwd=a))
+    ok(gm("sync", cwd=b))
+    walked = _data(gm("related", "ada@example.com", "--json", cwd=b))
+    assert walked["node"] == "person:ada@example.com"  # type: ignore[index]
+    assert [(e["src"], e["predicate"], e["dst"], e["hops"]) for e in walked["edges"]] == [  # type: ignore[index]
+        ("person:ada@example.com", "works_on", "component:billing", 1),
+        ("component:billing", "depends_on", "component:ledger", 2)]
+    one_hop = _data(gm("related", "ada@example.com", "--depth", "1", "--json", cwd=b))
+    assert len(one_hop["edges"]) == 1  # type: ignore[index]
+    # Recall: the two-hop link comes through the graph, not through the words.
+    ids = [h["id"] for h in _data(gm("recall", "ada", "--json", cwd=b))["hits"]]  # type: ignore[index]
+    lexical = [h["id"] for h in _data(gm("recall", "ada", "--mode", "lexical", "--json",
+                                         cwd=b))["hits"]]  # type: ignore[index]
+    assert second["id"] in ids and second["id"] not in lexical  # type: ignore[index]
+    assert first["id"] in lexical  # type: ignore[index]
+    # Invalidated on one clone, gone from the walk on the other after sync.
+    ok(gm("invalidate", first["id"], cwd=b))  # type: ignore[index]
+    ok(gm("sync", cwd=b))
+    ok(gm("sync", cwd=a))
+    assert _data(gm("related", "ada@example.com", "--json", cwd=a))["edges"] == []  # type: ignore[index]
+
+
+def test_a_link_refuses_an_unknown_predicate_and_resolves_memories(code_repo: Path) -> None:
+    proc = gm("link", "a", "likes", "b", cwd=code_repo)
+    assert proc.returncode == 2 and "works_on" in proc.stderr
+    mid = _data(gm("add", "we chose PostgreSQL over MySQL", "--json", cwd=code_repo))["id"]  # type: ignore[index]
+    made = _data(gm("link", "ada@example.com", "decided", mid[:10], "--json", cwd=code_repo))
+    shown = _data(gm("show", made["id"], "--json", cwd=code_repo))["memory"]  # type: ignore[index]
+    assert shown["link"] == {"src": "person:ada@example.com", "predicate": "decided",
+                             "dst": f"memory:{mid}"}
+    assert shown["kind"] == "edge"
+    rel = _data(gm("related", mid, "--json", cwd=code_repo))
+    assert [m["id"] for m in rel["memories"]] == [mid]  # type: ignore[index]
+    path = _data(gm("link", "billing", "part_of", "src/auth", "--json", cwd=code_repo))
+    assert _data(gm("show", path["id"], "--json", cwd=code_repo))["memory"]["link"]["dst"] == \
+        "path:src/auth"  # type: ignore[index]
+
+
+# -- skills -------------------------------------------------------------------------------
+
+
+def test_a_procedure_that_keeps_working_graduates_to_a_skill_only_with_write(
+        code_repo: Path) -> None:
+    mid = _data(gm("add", "Release: run `make dist`, then `twine upload dist/*`.", "--kind",
+                   "procedure", "--json", cwd=code_repo))["id"]  # type: ignore[index]
+    for _ in range(2):
+        ok(gm("confirm", mid, "--worked", cwd=code_repo))
+    assert _data(gm("skills", "--json", cwd=code_repo)) == []  # below the threshold
+    ok(gm("confirm", mid, "--failed", cwd=code_repo))
+    ok(gm("confirm", mid, "--worked", cwd=code_repo))
+    assert _data(gm("skills", "--json", cwd=code_repo)) == []  # 3 of 4: fails too often
+    for _ in range(2):
+        ok(gm("confirm", mid, "--worked", cwd=code_repo))
+    proposed = list(_data(gm("skills", "--json", cwd=code_repo)))  # type: ignore[arg-type]
+    assert [(s["action"], s["path"], s["worked"], s["failed"]) for s in proposed] == [
+        ("graduate", ".claude/skills/release-make-dist-then-twine/SKILL.md", 5, 1)]
+    diff = proposed[0]["diff"]
+    assert diff.startswith("--- /dev/null\n+++ b/.claude/skills/release-make-dist-then-twine/")
+    assert "+name: release-make-dist-then-twine\n" in diff and "+description: " in diff
+    skill = code_repo / ".claude" / "skills" / "release-make-dist-then-twine" / "SKILL.md"
+    assert not skill.exists()  # never written without --write
+    written = list(_data(gm("skills", "--write", "--json", cwd=code_repo)))  # type: ignore[arg-type]
+    assert written[0]["written"] is True and skill.read_text().startswith("---\nname: ")
+    ref = written[0]["reference"]
+    assert _data(gm("show", mid, "--json", cwd=code_repo))["memory"]["status"] == "superseded"  # type: ignore[index]
+    ref_mem = _data(gm("show", ref, "--json", cwd=code_repo))["memory"]  # type: ignore[index]
+    assert "skill" in ref_mem["tags"] and "twine upload" not in ref_mem["text"]
+    assert _data(gm("skills", "--json", cwd=code_repo)) == []  # graduated: nothing to propose
+    for _ in range(3):
+        ok(gm("confirm", ref, "--failed", cwd=code_repo))
+    retire = list(_data(gm("skills", "--json", cwd=code_repo)))  # type: ignore[arg-type]
+    assert [(s["action"], s["memory"]) for s in retire] == [("retire", ref)]
+    assert skill.exists()  # proposed for retirement, never deleted
+
+
+def test_outcomes_are_for_procedures(code_repo: Path) -> None:
+    mid = _data(gm("add", "the API is versioned", "--json", cwd=code_repo))["id"]  # type: ignore[index]
+    proc = gm("confirm", mid, "--worked", cwd=code_repo)
+    assert proc.returncode == 2 and "procedures" in proc.stderr
+
+
+# -- trust ---------------------------------------------------------------------------------
+
+
+def test_agent_memories_rank_below_until_a_person_or_second_author_confirms(
+        team: dict[str, Path]) -> None:
+    a, b = team["a"], team["b"]
+    agent = _data(gm("add", "deploys go out from the release branch", "--json", cwd=a,
+                     env={"CLAUDECODE": "1"}))["id"]  # type: ignore[index]
+    person = _data(gm("add", "deploys go out on the release train", "--json", cwd=a))["id"]  # type: ignore[index]
+    assert _data(gm("show", agent, "--json", cwd=a))["memory"]["by"] == "agent:claude-code"  # type: ignore[index]
+
+    def order(clone: Path) -> list[str]:
+        hits = _data(gm("recall", "deploys release", "--explain", "--json", cwd=clone))["hits"]  # type: ignore[index]
+        return [h["id"] for h in hits]
+
+    ranked = order(a)
+    assert ranked.index(person) < ranked.index(agent)
+    explained = {h["id"]: h["explain"]["factors"] for h in _data(gm(
+        "recall", "deploys release", "--explain", "--json", cwd=a))["hits"]}  # type: ignore[index]
+    assert explained[agent]["trust"] == 0.8 and "trust" not in explained[person]
+    # The agent confirming its own memory vouches for nothing; a second author does.
+    ok(gm("confirm", agent, "--by", "agent:claude-code", cwd=a))
+    assert "trust" in {h["id"]: h["explain"]["factors"] for h in _data(gm(
+        "recall", "deploys release", "--explain", "--json", cwd=a))["hits"]}[agent]  # type: ignore[index]
+    ok(gm("sync", cwd=a))
+    ok(gm("sync", cwd=b))
+    ok(gm("confirm", agent, cwd=b))
+    factors = {h["id"]: h["explain"]["factors"] for h in _data(gm(
+        "recall", "deploys release", "--explain", "--json", cwd=b))["hits"]}  # type: ignore[index]
+    assert "trust" not in factors[agent]
+
+
+def test_a_clones_first_session_brain_dump_is_trusted_like_an_agent(code_repo: Path) -> None:
+    dump = [_data(gm("add", f"fact number {n} about the build cache", "--session", "first",
+                     "--json", cwd=code_repo))["id"] for n in range(10)]  # type: ignore[index]
+    later = _data(gm("add", "the build cache lives in .cache/build", "--session", "second",
+                     "--json", cwd=code_repo))["id"]  # type: ignore[index]
+    factors = {h["id"]: h["explain"]["factors"] for h in _data(gm(
+        "recall", "build cache", "-k", "20", "--explain", "--json", cwd=code_repo))["hits"]}  # type: ignore[index]
+    assert all(factors[d].get("trust") == 0.8 for d in dump if d in factors)
+    assert "trust" not in factors[later]
+
+
+def test_by_is_checked(code_repo: Path) -> None:
+    proc = gm("add", "x y z", "--by", "robot", cwd=code_repo)
+    assert proc.returncode == 2 and "agent:NAME" in proc.stderr
