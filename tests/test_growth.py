@@ -360,3 +360,19 @@ def test_a_clones_first_session_brain_dump_is_trusted_like_an_agent(code_repo: P
 def test_by_is_checked(code_repo: Path) -> None:
     proc = gm("add", "x y z", "--by", "robot", cwd=code_repo)
     assert proc.returncode == 2 and "agent:NAME" in proc.stderr
+
+
+def test_the_prompt_hook_reads_the_sessions_working_memory_first(code_repo: Path) -> None:
+    ok(gm("add", "the upload service retries three times", cwd=code_repo))
+    ok(gm("add", "upload retries are off while the auth fix lands", "--ephemeral", "--session",
+          SESSION, cwd=code_repo))
+    payload = {"session_id": SESSION, "transcript_path": "/dev/null", "cwd": str(code_repo),
+               "hook_event_name": "UserPromptSubmit", "prompt": "why do upload retries fail?"}
+    out = ok(gm("hook", "user-prompt", cwd=code_repo, input=json.dumps(payload))).stdout
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    mine = context.index("[session]")
+    assert "auth fix lands" in context[mine:context.index("\n", mine)]
+    assert mine < context.index("retries three times")
+    other = ok(gm("hook", "user-prompt", cwd=code_repo,
+                  input=json.dumps(dict(payload, session_id="another")))).stdout
+    assert "auth fix lands" not in other

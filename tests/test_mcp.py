@@ -99,6 +99,12 @@ def test_add_recall_show_invalidate_round_trip(repo: Path, tmp_path: Path) -> No
         err, shown = await call(s, "show", id=mid[:10])
         assert not err and shown["data"]["memory"]["id"] == mid
         assert shown["data"]["memory"]["by"] == "agent:claude-code"  # the client's name
+        # Ephemeral: the session's working memory, not the log.
+        err, noted = await call(s, "add", text="tests are slow today", ephemeral=True,
+                                session="s-1")
+        assert not err and noted["data"]["session"] == "s-1", noted
+        err, refused = await call(s, "add", text="no session here", ephemeral=True)
+        assert err and "session" in refused["error"]["message"]
         assert [o["type"] for o in shown["data"]["ops"]] == ["add"]
 
         err, retired = await call(s, "invalidate", id=mid, reason="we use pytest now")

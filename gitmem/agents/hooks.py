@@ -98,6 +98,9 @@ def relevant(hits: Iterable[Hit]) -> list[Hit]:
     precision, so it asks for more. Session neighbours alone never qualify."""
     out = []
     for h in hits:
+        if h.pool == "session":  # the session's own working memory: it shares a word
+            out.append(h)
+            continue
         ex: dict[str, Any] = h.explain or {}
         ranks = ex.get("ranks") or {}
         cosine = float((ex.get("raw") or {}).get("vector", 0.0))
@@ -232,9 +235,13 @@ def answer_user_prompt(payload: dict[str, Any], k: int) -> str | None:
     if not isinstance(prompt, str) or not any(c.isalnum() for c in prompt):
         return None  # nothing to look for ("?", "...")
     prompt = prompt[:PROMPT_QUERY_CHARS]
+    session = payload.get("session_id")
+    session = session if isinstance(session, str) and session else None
     with _open(payload) as store:
         found, behind = store.within(
-            REFRESH_BUDGET, lambda s: s.recall(prompt, k=k, explain=True, record_use=False))
+            REFRESH_BUDGET, lambda s: s.recall(prompt, k=k, explain=True, record_use=False,
+                                               session=session))
         hits = relevant(found)
-        store.record_use(hits)  # only what is actually put before the agent
+        # Only what is actually put before the agent (working memory is not the log's).
+        store.record_use([h for h in hits if h.pool != "session"])
     return _behind_note(prompt_context(hits), behind)

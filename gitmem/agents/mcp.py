@@ -194,6 +194,12 @@ class Server:
         redact: Annotated[bool, Field(
             description="Store the text with detected secrets masked instead of refusing it.",
         )] = False,
+        ephemeral: Annotated[bool, Field(
+            description="Keep it in this session's working memory only (needs session): "
+                        "local, never pushed, dropped when the session ends.")] = False,
+        keep: Annotated[bool, Field(
+            description="With ephemeral: propose it for the shared log when the session "
+                        "ends.")] = False,
         ctx: Context | None = None,
     ) -> CallToolResult:
         """Add a memory to this repository; returns its id. Secrets, prompt-injection phrasing
@@ -201,6 +207,10 @@ class Server:
         session = (session or os.environ.get("GITMEM_SESSION")
                    or os.environ.get("GIT_MEM_SESSION") or None)
         by = _agent(ctx)
+        if ephemeral:
+            return await self.call("add", lambda s: s.note(
+                text, session=session or "", kind=kind, tags=_names(tags), keep=keep,
+                redact=redact))
         return await self.call("add", lambda s: s.add(
             text, kind=kind, key=key, tags=_names(tags), about=_names(about),
             paths=_names(paths), importance=importance, valid_from=valid_from,
