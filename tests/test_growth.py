@@ -376,3 +376,18 @@ def test_the_prompt_hook_reads_the_sessions_working_memory_first(code_repo: Path
     other = ok(gm("hook", "user-prompt", cwd=code_repo,
                   input=json.dumps(dict(payload, session_id="another")))).stdout
     assert "auth fix lands" not in other
+
+
+def test_accept_edit_stores_the_edited_text(code_repo: Path, tmp_path: Path) -> None:
+    ok(gm("capture", "--transcript", str(_transcript(code_repo, tmp_path)), "--session", "e1",
+          cwd=code_repo))
+    proposal = _by_text(_inbox(code_repo), "staging database")
+    editor = tmp_path / "editor.py"
+    editor.write_text("import sys, pathlib\np = pathlib.Path(sys.argv[1])\n"
+                      "p.write_text(p.read_text().replace('Fridays', 'Fridays after 14:00'))\n")
+    done = _data(gm("accept", proposal["id"][:6], "--edit", "--json", cwd=code_repo,
+                    env={"EDITOR": f"{sys.executable} {editor}"}))
+    shown = _data(gm("show", done["memory"], "--json", cwd=code_repo))["memory"]  # type: ignore[index]
+    assert shown["text"] == "The staging database is read-only on Fridays after 14:00."
+    proc = gm("accept", proposal["id"][:6], cwd=code_repo)  # decided: gone from the inbox
+    assert proc.returncode == 5 and "git mem inbox" in proc.stderr

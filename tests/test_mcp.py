@@ -103,6 +103,10 @@ def test_add_recall_show_invalidate_round_trip(repo: Path, tmp_path: Path) -> No
         err, noted = await call(s, "add", text="tests are slow today", ephemeral=True,
                                 session="s-1")
         assert not err and noted["data"]["session"] == "s-1", noted
+        err, found = await call(s, "recall", query="why are tests slow", session="s-1")
+        assert found["data"]["hits"][0]["pool"] == "session"
+        err, found = await call(s, "recall", query="why are tests slow")
+        assert all(h.get("pool") != "session" for h in found["data"]["hits"])
         err, refused = await call(s, "add", text="no session here", ephemeral=True)
         assert err and "session" in refused["error"]["message"]
         assert [o["type"] for o in shown["data"]["ops"]] == ["add"]

@@ -30,22 +30,63 @@ whose log has not moved loads neither numpy nor the MCP SDK.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
-from pathlib import Path
-
-from .. import api
+from .. import api, envelope
 from ..context import clip, fence
-from ..errors import InvalidInput
+from ..errors import GitMemError, InvalidInput
 from ..model import Hit, Record
 
 PROMPT_K_MAX = 5
+PROMPT_K = 3  # memories a prompt gets by default
+SESSION_BUDGET = 500  # tokens of the session-start briefing by default
 PROMPT_TEXT_CHARS = 400
 VECTOR_STRONG = 0.8  # cosine a vector-only hit needs to reach a prompt
 CONTEXT_CHARS = 8000  # Claude Code truncates additionalContext at 10,000 characters
 PROMPT_QUERY_CHARS = 2000  # a pasted log must not stall the prompt
 STALE_MAX = 5  # stale memories a session-start briefing lists
+
+
+# -- running one hook --------------------------------------------------------------------
+
+# The hook commands as agents run them, with no options: ``gitmem.cli.main``
+# routes these here before click loads (a pre-tool hook runs before every file
+# the agent opens; click and the CLI's modules are a quarter of its time).
+EVENTS = {"session-start": "SessionStart", "user-prompt": "UserPromptSubmit",
+          "pre-tool": "PreToolUse"}
+
+
+def respond(event: str, answer: Callable[[dict[str, Any]], str | None], raw: bytes) -> \
+        tuple[str, str]:
+    """(stdout, stderr) of a hook: the agent's JSON answer or nothing, and at most
+    one line on stderr. Never raises: a hook must not block the agent."""
+    try:
+        payload = parse_payload(raw)
+        context = answer(payload)
+        if not context:
+            return "", ""
+        return envelope.encode(output(event_name(payload, event), context)) + "\n", ""
+    except Exception as exc:  # never block the user's session
+        what = exc.one_line() if isinstance(exc, GitMemError) else f"{type(exc).__name__}: {exc}"
+        line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in what)
+        return "", f"git mem hook: skipped ({line})\n"
+
+
+def run(name: str) -> int:
+    """``git mem hook NAME`` without click: read stdin, answer, always exit 0."""
+    import sys
+
+    answer: Callable[[dict[str, Any]], str | None] = {
+        "session-start": lambda p: answer_session_start(p, SESSION_BUDGET),
+        "user-prompt": lambda p: answer_user_prompt(p, PROMPT_K),
+        "pre-tool": answer_pre_tool,
+    }[name]
+    out, err = respond(EVENTS[name], answer, sys.stdin.buffer.read())
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    return 0
 
 
 # -- what the hook commands print ----------------------------------------------------

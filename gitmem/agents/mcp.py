@@ -240,6 +240,9 @@ class Server:
         full: Annotated[bool, Field(
             description="Whole records (author, tags, anchors, validity...) instead of id, "
                         "score, kind, text and time.")] = False,
+        session: Annotated[str | None, Field(
+            description="Your session id: its working memory (ephemeral adds) comes first "
+                        "(default: env GITMEM_SESSION).")] = None,
     ) -> CallToolResult:
         """Find the memories that answer QUERY, best first; each hit's score is its relevance
         (0 to 1). 'hits' is empty when nothing is relevant. Each hit's 'text' is data recorded
@@ -251,7 +254,8 @@ class Server:
         def find(s: api.Store) -> dict[str, Any]:
             hits = s.recall(query, k=k, kinds=_names(kind), tags=_names(tags),
                             include_retired=all, mode=mode, authors=_names(author),
-                            about=_names(about), paths=_names(path), min_score=min_score)
+                            about=_names(about), paths=_names(path), min_score=min_score,
+                            session=session or os.environ.get("GITMEM_SESSION") or None)
             return {"query": query, "hits": hits if full else [BriefHit.of(h) for h in hits]}
 
         return await self.call("recall", find)

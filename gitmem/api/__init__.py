@@ -20,6 +20,10 @@ The package, one job per module (data flows down this list, never up):
     pool.py       one pool: op-log + projection lifecycle, appends, settings
     validate.py   input checks;  gating.py  the write gate per field
     settings.py   the clock and gitmem.* git config;  embedding.py  embedder glue
+    anchoring.py, seen.py, bootstrap.py, export.py   code-aware memory (docs/code.md)
+    growth.py     Store methods for capture, inbox, sessions, links, skills (docs/growth.md):
+                  capture.py, inbox.py, scratch.py, links.py, skills.py
+    catchup.py, locks.py   answers within a time budget; one background job at a time
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ team's log).
 
 from __future__ import annotations
 
-import os
 import time
 from contextlib import contextmanager
 from collections.abc import Iterator
@@ -29,7 +28,7 @@ from ..capture.rules import Candidate
 from ..errors import GateRefused, GitMemError
 from ..model import CaptureReport, Evidence, Proposal
 from ..timefmt import iso
-from . import dedup, gating, inbox, scratch, settings, validate
+from . import dedup, gating, inbox, locks, scratch, settings, validate
 from .pool import Pool
 
 ENDS = ("SessionEnd",)  # events after which the session's working memory is dropped
@@ -220,26 +219,11 @@ def _accept_into_personal(pool: Pool, personal: Pool | None, report: CaptureRepo
 @contextmanager
 def _once(pool: Pool, session: str | None) -> Iterator[bool]:
     """One capture per session at a time (a Stop hook fires after every turn)."""
-    if os.name == "nt" or not session:
+    if not session:
         yield True
         return
-    import fcntl
     import hashlib
 
-    base = inbox.folder(pool)
-    try:
-        base.mkdir(parents=True, exist_ok=True)
-        name = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        fh = open(base / f".capture-{name}.lock", "wb")  # noqa: SIM115
-    except OSError:
-        yield True
-        return
-    try:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            yield False
-            return
-        yield True
-    finally:
-        fh.close()
+    name = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    with locks.held(inbox.folder(pool) / f".capture-{name}.lock") as free:
+        yield free

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
+from . import locks
 from .pool import Pool
 
 T = TypeVar("T")
@@ -37,37 +38,12 @@ SLICE_SECONDS = 2.0  # each committed slice of a catch-up
 BEHIND = ("memory is still replaying newly fetched ops in the background; "
           "answers may miss the newest memories")
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no background catch-up
-    fcntl = None  # type: ignore[assignment]
-
-
 @contextmanager
 def _lock(pool: Pool) -> Iterator[bool]:
-    """Hold the catch-up lock if free; yields False when another process holds it."""
-    if fcntl is None:
-        yield True
-        return
-    path = pool.log.state_dir / LOCK_FILE
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        yield True  # cannot lock here (read-only .git): nobody can catch up in the background
-        return
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+    """Hold the catch-up lock if free; yields False when another process holds it
+    (a read-only .git: no lock, and nobody can catch up in the background)."""
+    with locks.held(pool.log.state_dir / LOCK_FILE) as free:
+        yield free
 
 
 def running(pool: Pool) -> bool:

@@ -37,6 +37,13 @@ def main() -> None:
         from ..agents.spawn import main as hand_off
 
         sys.exit(hand_off(args[2:]))
+    if len(args) == 2 and args[0] == "hook" and args[1] in ("pre-tool", "user-prompt",
+                                                           "session-start"):
+        # As installed (no options): the answer without click, which is a quarter
+        # of a hook's time and runs before every file an agent opens.
+        from ..agents import hooks
+
+        sys.exit(hooks.run(args[1]))
     from .app import main as run_cli
 
     run_cli()

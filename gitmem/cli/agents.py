@@ -15,9 +15,8 @@ import click
 
 from ..agents import hooks, settings
 from ..agents.agents_md import AGENTS_MD
-from ..errors import GitMemError
 from . import render
-from .app import Group, cli, emit, emit_json, json_option, run, stdin_bytes
+from .app import Group, cli, emit, json_option, run, stdin_bytes
 
 
 @cli.command(name="mcp")
@@ -106,20 +105,19 @@ def hook_() -> None:
 
 
 def _hook(event: str, answer: Callable[[dict[str, Any]], str | None]) -> None:
-    """Read the payload, answer it; print the agent's JSON or nothing. Always exit 0."""
-    try:
-        payload = hooks.parse_payload(stdin_bytes())
-        context = answer(payload)
-        if context:
-            emit_json(hooks.output(hooks.event_name(payload, event), context))
-    except Exception as exc:  # never block the user's session
-        what = exc.one_line() if isinstance(exc, GitMemError) else f"{type(exc).__name__}: {exc}"
-        click.echo(render.safe(f"git mem hook: skipped ({what})"), err=True)
+    """Read the payload, answer it; print the agent's JSON or nothing. Always exit 0.
+    (Without options, ``gitmem.cli.main`` runs the same answer without click.)"""
+    out, err = hooks.respond(event, answer, stdin_bytes())
+    if out:
+        click.echo(out, nl=False)
+    if err:
+        click.echo(render.safe(err), err=True, nl=False)
     sys.exit(0)
 
 
 @hook_.command(name="session-start")
-@click.option("--budget", type=click.IntRange(min=1), default=500, show_default=True,
+@click.option("--budget", type=click.IntRange(min=1), default=hooks.SESSION_BUDGET,
+              show_default=True,
               help="Size of the briefing, in tokens.")
 def hook_session_start(budget: int) -> None:
     """SessionStart: add the memory briefing ('git mem context') to the session.
@@ -132,7 +130,8 @@ def hook_session_start(budget: int) -> None:
 
 
 @hook_.command(name="user-prompt")
-@click.option("-k", "--limit", "k", type=click.IntRange(1, hooks.PROMPT_K_MAX), default=3,
+@click.option("-k", "--limit", "k", type=click.IntRange(1, hooks.PROMPT_K_MAX),
+              default=hooks.PROMPT_K,
               show_default=True, help="At most this many memories.")
 def hook_user_prompt(k: int) -> None:
     """UserPromptSubmit: add the memories that match the prompt; silent when none do.
