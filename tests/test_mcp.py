@@ -15,31 +15,41 @@ from pathlib import Path
 from typing import Any
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.types import Implementation
+from mcp.types import Implementation, ListRootsResult, Root
 
 from conftest import GIT_MEM, gm
 
-TOOLS = {"add", "recall", "context", "set", "get", "invalidate", "show"}
+TOOLS = {"add", "recall", "context", "set", "get", "invalidate", "show", "list", "keys",
+         "history", "about", "stale", "related", "inbox", "confirm", "link", "forget"}
+READ_ONLY = {"recall", "context", "show", "list", "get", "keys", "history", "about", "stale",
+             "related", "inbox"}
 
 
 @asynccontextmanager
-async def session(cwd: Path, errlog: Path) -> AsyncIterator[ClientSession]:
+async def session(cwd: Path, errlog: Path,
+                  roots: list[Path] | None = None) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(command=GIT_MEM, args=["mcp"], cwd=str(cwd),
                                    env=dict(os.environ))
+
+    async def list_roots(context: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=p.as_uri(), name=p.name) for p in roots or []])
+
     with errlog.open("w") as err:
         async with stdio_client(params, errlog=err) as (read, write):
             async with ClientSession(read, write, client_info=Implementation(
-                    name="claude-code", version="2.0.31")) as s:
+                    name="claude-code", version="2.0.31"),
+                    list_roots_callback=list_roots if roots is not None else None) as s:
                 await s.initialize()
                 yield s
 
 
-def run(repo: Path, tmp_path: Path, body: Callable[[ClientSession], Awaitable[None]]) -> str:
+def run(repo: Path, tmp_path: Path, body: Callable[[ClientSession], Awaitable[None]],
+        roots: list[Path] | None = None) -> str:
     """Run ``body`` against a fresh server; return what the server wrote on stderr."""
     errlog = tmp_path / "server.err"
 
     async def main() -> None:
-        async with session(repo, errlog) as s:
+        async with session(repo, errlog, roots) as s:
             await asyncio.wait_for(body(s), timeout=120)
 
     asyncio.run(main())
@@ -57,21 +67,39 @@ async def call(s: ClientSession, tool: str, **arguments: Any) -> tuple[bool, dic
     return bool(result.is_error), payload
 
 
-def test_tools_are_listed_with_their_arguments(repo: Path, tmp_path: Path) -> None:
+def test_tools_are_listed_with_titles_hints_and_strict_schemas(repo: Path,
+                                                                 tmp_path: Path) -> None:
     async def body(s: ClientSession) -> None:
         tools = {t.name: t for t in (await s.list_tools()).tools}
         assert set(tools) == TOOLS
         props = {name: set(t.input_schema["properties"]) for name, t in tools.items()}
         assert {"text", "kind", "key", "tags", "about", "paths", "importance", "valid_from",
-                "valid_until", "source", "session", "supersedes", "redact"} <= props["add"]
+                "valid_until", "source", "session", "supersedes", "redact", "ephemeral",
+                "keep", "repo"} <= props["add"]
+        assert "ctx" not in props["add"]  # the SDK's context is not an argument
         assert tools["add"].input_schema["required"] == ["text"]
-        assert {"query", "k", "kind", "tags", "all", "mode"} <= props["recall"]
-        assert props["show"] == {"id"}
-        assert props["invalidate"] == {"id", "reason"}
-        assert {"key", "value"} <= props["set"]
-        assert {"key"} <= props["get"]
-        assert props["context"] == {"budget"}
-        assert all(t.description for t in tools.values())
+        assert {"query", "k", "kind", "tags", "all", "mode", "repo"} <= props["recall"]
+        assert props["show"] == {"id", "repo"}
+        assert props["invalidate"] == {"id", "reason", "repo"}
+        assert props["context"] == {"budget", "repo"}
+        for name, t in tools.items():
+            a = t.annotations
+            assert a is not None and a.title and t.title == a.title, name
+            assert a.read_only_hint is (name in READ_ONLY), name
+            assert a.destructive_hint is (name in ("invalidate", "forget")), name
+            assert a.open_world_hint is False, name
+            assert t.description and "\n    " not in t.description, name  # no docstring indent
+        schema = tools["recall"].input_schema["properties"]
+        assert schema["mode"]["enum"] == ["hybrid", "lexical", "vector"]
+        assert schema["k"]["minimum"] == 1 and schema["k"]["maximum"] == 100
+        kinds = tools["add"].input_schema["properties"]["kind"]
+        assert kinds["enum"] == ["fact", "note", "edge", "procedure", "persona"]
+        imp = tools["add"].input_schema["properties"]["importance"]
+        assert (imp["minimum"], imp["maximum"]) == (0.0, 1.0)
+        assert tools["link"].input_schema["properties"]["predicate"]["enum"][0] == "works_on"
+        # A value outside the schema is our error shape, not a crash.
+        err, bad = await call(s, "recall", query="x", mode="fuzzy")
+        assert err and bad["error"]["code"] == "invalid_input"
 
     run(repo, tmp_path, body)
 
@@ -140,7 +168,8 @@ def test_errors_are_tool_errors_and_the_server_keeps_working(repo: Path, tmp_pat
 
         err, bad = await call(s, "recall", query="anything", k=0)
         assert err and bad["error"]["code"] == "invalid_input"
-        assert "k must be at least 1" in bad["error"]["message"]
+        assert bad["error"]["message"] == (
+            "k: Input should be greater than or equal to 1 [type=greater_than_equal]")
 
         err, unknown = await call(s, "show", id="f" * 12)
         assert err and unknown["error"] == {
@@ -159,7 +188,7 @@ def test_errors_are_tool_errors_and_the_server_keeps_working(repo: Path, tmp_pat
         assert err and missing["error"]["code"] == "invalid_input"
         assert "text" in missing["error"]["message"]
         err, kind = await call(s, "add", text="x", kind="rumour")
-        assert err and kind["error"]["message"] == "unknown kind 'rumour'"
+        assert err and kind["error"]["message"].startswith("kind: Input should be 'fact'")
 
         # Still serving.
         err, ok = await call(s, "add", text="still here after all those errors")
@@ -221,5 +250,104 @@ def test_set_get_and_context(repo: Path, tmp_path: Path) -> None:
         assert 0 < ctx["data"]["tokens"] <= 300
         err, bad = await call(s, "context", budget=0)
         assert err and bad["error"]["code"] == "invalid_input"
+
+    run(repo, tmp_path, body)
+
+
+
+def test_a_server_started_outside_a_repository_uses_the_clients_roots(repo: Path,
+                                                                        tmp_path: Path) -> None:
+    home = tmp_path / "elsewhere"
+    home.mkdir()
+    ok_add = gm("add", "deploys go out on Tuesdays", cwd=repo)
+    assert ok_add.returncode == 0, ok_add.stderr
+
+    async def with_roots(s: ClientSession) -> None:
+        err, found = await call(s, "recall", query="when do deploys go out")
+        assert not err, found
+        assert found["data"]["hits"][0]["text"] == "deploys go out on Tuesdays"
+
+    run(home, tmp_path, with_roots, roots=[tmp_path / "not-a-repo", repo])
+
+    async def without(s: ClientSession) -> None:
+        err, failed = await call(s, "recall", query="deploys")
+        assert err and failed["error"]["code"] == "not_a_repository"
+        assert str(home) in failed["error"]["message"]
+        assert "gave no roots" in failed["error"]["message"]
+        assert "repo=PATH" in failed["error"]["hint"]
+        err, found = await call(s, "recall", query="deploys", repo=str(repo))  # the argument
+        assert not err and found["data"]["hits"]
+        err, wrong = await call(s, "recall", query="deploys", repo=str(home))
+        assert err and wrong["error"]["code"] == "not_a_repository"
+
+    run(home, tmp_path, without)
+
+
+def test_every_tool_resources_and_the_prompt(repo: Path, tmp_path: Path) -> None:
+    (repo / "src").mkdir()
+    (repo / "src" / "app.py").write_text("def main():\n    pass\n")
+    assert gm("add", "x", "--json", cwd=repo).returncode == 0  # a log to begin with
+
+    async def body(s: ClientSession) -> None:
+        err, proc = await call(s, "add", text="Release: run `make dist`", kind="procedure",
+                               paths=["src/app.py"])
+        assert not err, proc
+        pid = proc["data"]["id"]
+        err, done = await call(s, "confirm", id=pid[:8], outcome="worked")
+        assert not err and done["data"]["outcome"] == "worked"
+        err, _ = await call(s, "set", key="db.engine", value="postgres")
+        err, _ = await call(s, "set", key="db.engine", value="cockroachdb")
+        err, keys = await call(s, "keys")
+        assert [k["value"] for k in keys["data"]["keys"]] == ["cockroachdb"]
+        err, hist = await call(s, "history", key="db.engine")
+        assert len(hist["data"]["values"]) == 2
+        err, page = await call(s, "list", kind=["procedure"])
+        assert [m["id"] for m in page["data"]["memories"]] == [pid]
+        assert set(page["data"]["memories"][0]) <= {"id", "score", "kind", "text",
+                                                    "recorded_at", "code_changed"}
+        err, about = await call(s, "about", path="src/app.py")
+        assert [m["id"] for m in about["data"]["memories"]] == [pid]
+        err, stale = await call(s, "stale")
+        assert not err and stale["data"]["memories"] == []
+        err, linked = await call(s, "link", a="ada@example.com", predicate="owns", b=pid[:10])
+        assert not err, linked
+        err, rel = await call(s, "related", node="ada@example.com")
+        assert rel["data"]["edges"][0]["dst"] == f"memory:{pid}"
+        err, inbox = await call(s, "inbox")
+        assert not err and inbox["data"]["proposals"] == []
+        err, gone = await call(s, "forget", id=linked["data"]["id"], reason="test")
+        assert not err and gone["data"]["status"] == "forgotten"
+        err, again = await call(s, "forget", id=linked["data"]["id"])
+        assert not err and again["data"]["changed"] is False  # idempotent
+
+        listed = await s.list_resources()
+        assert [str(r.uri) for r in listed.resources] == ["memory://context"]
+        templates = await s.list_resource_templates()
+        assert [t.uri_template for t in templates.resource_templates] == ["memory://memory/{id}"]
+        brief = await s.read_resource("memory://context")
+        assert "Release: run `make dist`" in brief.contents[0].text
+        one = await s.read_resource(f"memory://memory/{pid}")
+        assert json.loads(one.contents[0].text)["data"]["memory"]["id"] == pid
+        prompts = await s.list_prompts()
+        assert [p.name for p in prompts.prompts] == ["briefing"]
+        got = await s.get_prompt("briefing")
+        text = got.messages[0].content.text
+        assert "recall" in text and "Release: run `make dist`" in text
+
+    run(repo, tmp_path, body)
+
+
+def test_a_recall_result_is_compact(repo: Path, tmp_path: Path) -> None:
+    texts = [f"service {n} listens on port {8000 + n} behind the load balancer" for n in range(10)]
+    for t in texts:
+        assert gm("add", t, cwd=repo).returncode == 0
+
+    async def body(s: ClientSession) -> None:
+        result = await s.call_tool("recall", {"query": "which port does the service listen on"})
+        payload = result.structured_content
+        assert payload is not None
+        memory = sum(len(h["text"]) for h in payload["data"]["hits"])
+        wire = len(result.content[0].text)
+        assert wire < 3 * memory + 1500, (wire, memory)  # ids, scores, times; nothing else
 
     run(repo, tmp_path, body)

@@ -1,0 +1,33 @@
+"""Building and running the server: the tools, resources and prompt on one Server."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+
+from ... import __version__
+from . import content, tools
+from .server import INSTRUCTIONS, NAME, Server, argument_errors
+
+
+def build(server: Server) -> MCPServer[Any]:
+    app: MCPServer[Any] = MCPServer(NAME, version=__version__, instructions=INSTRUCTIONS,
+                                    log_level="WARNING", middleware=[argument_errors])
+    tools.register(app, tools.Tools(server))
+    content.register(app, server)
+    return app
+
+
+def serve(path: str | os.PathLike[str] | None = None) -> int:
+    """Run the server on stdin/stdout until the client closes it."""
+    server = Server(path)
+    server.warm()
+    try:
+        build(server).run("stdio")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    return 0
