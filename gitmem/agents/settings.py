@@ -115,7 +115,7 @@ def _load(path: Path, events: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _dump(path: Path, data: dict[str, Any]) -> None:
+def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write all or nothing: a temp file in the same directory, then a rename."""
     import tempfile
 
@@ -152,7 +152,7 @@ def _check_agent(agent: str) -> None:
         raise InvalidInput(f"unknown agent '{agent}'", f"use one of: {', '.join(AGENTS)}")
 
 
-def _inside(root: Path, path: Path) -> Path:
+def inside(root: Path, path: Path) -> Path:
     """``path``, refused when it (or a folder on the way) is a symlink leading out
     of the repository: a committed ``.claude/settings.json`` linking to the
     user's own settings must not make an install write there."""
@@ -170,7 +170,7 @@ def install(root: Path, agent: str = "claude-code") -> HooksReport:
     """Add our hooks to the agent's settings in ``root``, keeping everything else."""
     _check_agent(agent)
     spec = SPECS[agent]
-    path = _inside(root, root / spec.settings)
+    path = inside(root, root / spec.settings)
     data = _load(path, spec.hooks)
     hooks = data.setdefault("hooks", {})
     added = []
@@ -183,7 +183,7 @@ def install(root: Path, agent: str = "claude-code") -> HooksReport:
         groups.append(group)
         added.append(event)
     if added:
-        _dump(path, data)
+        write_json(path, data)
     return HooksReport(agent=agent, path=str(path),
                        status="installed" if added else "already installed",
                        changed=bool(added), events=added)
@@ -192,7 +192,7 @@ def install(root: Path, agent: str = "claude-code") -> HooksReport:
 def uninstall(root: Path, agent: str = "claude-code") -> HooksReport:
     """Remove exactly our hook entries; leave every other key and hook alone."""
     _check_agent(agent)
-    path = _inside(root, root / SPECS[agent].settings)
+    path = inside(root, root / SPECS[agent].settings)
     if not path.exists():
         return HooksReport(agent=agent, path=str(path), status="not installed", changed=False)
     data = _load(path, SPECS[agent].hooks)
@@ -222,7 +222,7 @@ def uninstall(root: Path, agent: str = "claude-code") -> HooksReport:
     if not removed:
         return HooksReport(agent=agent, path=str(path), status="not installed", changed=False)
     if data:
-        _dump(path, data)
+        write_json(path, data)
     else:  # nothing left but what install created
         path.unlink()
         try:
@@ -233,3 +233,18 @@ def uninstall(root: Path, agent: str = "claude-code") -> HooksReport:
     removed.sort(key=lambda e: (order.index(e) if e in order else len(order), e))
     return HooksReport(agent=agent, path=str(path), status="removed", changed=True,
                        events=removed)
+
+
+def installed(root: Path, agent: str) -> list[str]:
+    """The events whose git mem hook is in the agent's settings in ``root``."""
+    _check_agent(agent)
+    spec = SPECS[agent]
+    path = root / spec.settings
+    if not path.exists():
+        return []
+    try:
+        hooks = _load(path, spec.hooks).get("hooks", {})
+    except InvalidInput:
+        return []
+    return [event for event, (_, command, _) in spec.hooks.items()
+            if isinstance(hooks.get(event), list) and _has(hooks[event], command)]

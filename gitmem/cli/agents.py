@@ -9,37 +9,136 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
 
-from ..agents import hooks, settings
+from ..agents import clients, hooks, settings
+from ..agents import doctor as doctor_mod
 from ..agents.agents_md import AGENTS_MD
+from ..errors import InvalidInput
 from . import render
 from .app import Group, cli, emit, json_option, run, stdin_bytes
 
 
-@cli.command(name="mcp")
-def mcp_() -> None:
+@cli.group(name="mcp", cls=Group, invoke_without_command=True)
+@click.pass_context
+def mcp_(ctx: click.Context) -> None:
     """Serve this repository's memory to an agent over MCP, on stdin/stdout.
 
-    Tools: add, recall, context, set, get, invalidate and show, with the same
-    write gate, validation and errors as the commands (an error is a tool
-    error carrying code, message and hint). The server keeps the projection
-    open and sees memories other processes add. Run it from the work tree (or
-    'git -C PATH mem mcp'); see docs/agents.md.
+    Tools for recall, context, show, list, keys, history, about, stale,
+    related and inbox (read-only), and add, set, confirm, link, invalidate
+    and forget, with the same write gate, validation and errors as the
+    commands; resources memory://context and memory://memory/{id}; a
+    briefing prompt. The repository: a tool's repo argument, else the start
+    directory, else the client's roots. 'git mem mcp install' registers the
+    server with a client; see docs/agents.md.
 
     \b
     Example:
+      git mem mcp install --client cursor
       claude mcp add git-mem -- git mem mcp
     """
-    from ..agents import mcp  # the SDK is imported here only: other commands stay fast
+    if ctx.invoked_subcommand is None:
+        from ..agents import mcp  # the SDK is imported here only: other commands stay fast
 
-    sys.exit(mcp.serve())
+        sys.exit(mcp.serve())
 
 
-agent_option = click.option("--agent", type=click.Choice(settings.AGENTS), default="claude-code",
-                            show_default=True, help="Which agent's settings to change.")
+client_option = click.option("--client", type=click.Choice(list(clients.CLIENTS)),
+                             default="claude-code", show_default=True,
+                             help="Which MCP client's config to change.")
+scope_option = click.option("--scope", type=click.Choice(["project", "user"]), default="project",
+                            show_default=True,
+                            help="This work tree's config file, or your user config.")
+
+
+def _client_report(r: clients.ClientReport) -> str:
+    return f"{r.status}: {r.path} ({r.client}, {r.scope})"
+
+
+@mcp_.command(name="install")
+@client_option
+@scope_option
+@json_option
+def mcp_install(client: str, scope: str, as_json: bool) -> None:
+    """Register 'git mem mcp' with an MCP client (idempotent; other entries kept).
+
+    Clients: claude-code (.mcp.json), cursor, codex (TOML), gemini-cli,
+    windsurf (user scope), opencode, copilot (.vscode/mcp.json). A config
+    file that does not parse is left untouched (exit 2).
+
+    \b
+    Example:
+      git mem mcp install --client cursor --scope user
+    """
+    run("mcp install", as_json,
+        lambda s: clients.install(client, scope, s.log.workdir, Path.home()), _client_report)
+
+
+@mcp_.command(name="uninstall")
+@client_option
+@scope_option
+@json_option
+def mcp_uninstall(client: str, scope: str, as_json: bool) -> None:
+    """Remove exactly git mem's entry from an MCP client's config.
+
+    \b
+    Example:
+      git mem mcp uninstall --client cursor --scope user
+    """
+    run("mcp uninstall", as_json,
+        lambda s: clients.uninstall(client, scope, s.log.workdir, Path.home()), _client_report)
+
+
+@cli.command(name="doctor")
+@click.option("--all", "everything", is_flag=True, help="Every agent git mem knows, found or not.")
+@json_option
+def doctor(everything: bool, as_json: bool) -> None:
+    """What is wired to git mem, per coding agent found here.
+
+    An agent is found when its program is on PATH or its folder or file is in
+    the work tree. For each: hooks, the MCP entry (project, user), the
+    instruction file that mentions git mem, and the commands that would wire
+    what is missing. Changes nothing.
+
+    \b
+    Example:
+      git mem doctor
+    """
+    run("doctor", as_json, lambda s: doctor_mod.check(s.log.workdir, Path.home(),
+                                                      everything=everything), _doctor)
+
+
+def _doctor(states: list[doctor_mod.AgentState]) -> str:
+    if not states:
+        return "no coding agent found here (git mem doctor --all lists them all)"
+    out = []
+    for a in states:
+        mcp = ", ".join(f"{scope} {'yes' if v else 'no'}" for scope, v in
+                        (("project", a.mcp_project), ("user", a.mcp_user)) if v is not None)
+        out.append(f"{a.agent}: " + (f"found ({'; '.join(a.found)})" if a.found else
+                                     "not found here"))
+        out.append(f"  hooks: {a.hooks}; MCP: {mcp}; instructions: "
+                   f"{a.instructions or 'no file mentions git mem'}")
+        out += [f"  to do: {t}" for t in a.todo]
+    return "\n".join(out)
+
+
+agent_option = click.option("--agent", type=click.Choice(list(doctor_mod.AGENTS)),
+                            default="claude-code", show_default=True,
+                            help="Which agent's settings to change.")
+
+
+def _hooks_for(agent: str) -> str:
+    """The agent, if git mem can install hooks for it; else a one-line error."""
+    if agent not in settings.AGENTS:
+        raise InvalidInput(
+            f"{agent} has no hook system git mem can use (docs/agents.md says why)",
+            f"wire what it has: 'git mem mcp install --client {agent}' and its instruction "
+            "file ('git mem agents-md >> AGENTS.md')")
+    return agent
 
 
 @cli.group(name="hooks", cls=Group)
@@ -73,7 +172,8 @@ def hooks_install(agent: str, as_json: bool) -> None:
     Example:
       git mem hooks install --agent claude-code
     """
-    run("hooks install", as_json, lambda s: settings.install(s.log.workdir, agent), render.hooks)
+    run("hooks install", as_json, lambda s: settings.install(s.log.workdir, _hooks_for(agent)),
+        render.hooks)
 
 
 @hooks_.command(name="uninstall")
@@ -86,7 +186,7 @@ def hooks_uninstall(agent: str, as_json: bool) -> None:
     Example:
       git mem hooks uninstall
     """
-    run("hooks uninstall", as_json, lambda s: settings.uninstall(s.log.workdir, agent),
+    run("hooks uninstall", as_json, lambda s: settings.uninstall(s.log.workdir, _hooks_for(agent)),
         render.hooks)
 
 

@@ -1,0 +1,88 @@
+"""``git mem doctor``: per coding agent on this machine or in this repository, what
+is wired to git mem and what is not.
+
+An agent counts as present when its program is on PATH or its project folder or
+file is in the work tree. For each: its lifecycle hooks (Claude Code and Gemini
+CLI have hooks git mem installs; the others have none it can use, see
+docs/agents.md), its MCP entry (project and user scope), and whether the
+instruction file it reads mentions git mem. Reads files only; changes nothing.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import msgspec
+
+from . import clients, settings
+
+# agent -> (programs, project markers, instruction files it reads, hook agent or None)
+AGENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str | None]] = {
+    "claude-code": (("claude",), (".claude", ".mcp.json", "CLAUDE.md"), ("CLAUDE.md", "AGENTS.md"),
+                    "claude-code"),
+    "cursor": (("cursor", "cursor-agent"), (".cursor", ".cursorrules"),
+               (".cursor/rules", ".cursorrules", "AGENTS.md"), None),
+    "codex": (("codex",), (".codex",), ("AGENTS.md",), None),
+    "gemini-cli": (("gemini",), (".gemini", "GEMINI.md"), ("GEMINI.md", "AGENTS.md"),
+                   "gemini-cli"),
+    "windsurf": (("windsurf",), (".windsurf", ".windsurfrules"),
+                 (".windsurfrules", ".windsurf/rules", "AGENTS.md"), None),
+    "opencode": (("opencode",), ("opencode.json", ".opencode"), ("AGENTS.md",), None),
+    "copilot": (("code",), (".vscode", ".github/copilot-instructions.md"),
+                (".github/copilot-instructions.md", "AGENTS.md"), None),
+}
+
+
+class AgentState(msgspec.Struct, kw_only=True):
+    agent: str
+    found: list[str]  # why it counts as present ("on PATH: claude", ".cursor/")
+    hooks: str  # "installed", "partly installed (...)", "not installed", "no hooks"
+    mcp_project: bool | None  # None: the client has no project-level file
+    mcp_user: bool | None
+    instructions: str | None  # the instruction file that mentions git mem, if any
+    todo: list[str] = []  # the commands that would wire what is missing
+
+
+def check(root: Path, home: Path, *, everything: bool = False) -> list[AgentState]:
+    """Every agent found (all of them with ``everything``)."""
+    out = []
+    for agent, (programs, markers, files, hook_agent) in AGENTS.items():
+        found = [f"on PATH: {p}" for p in programs if shutil.which(p)]
+        found += [m + ("/" if (root / m).is_dir() else "") for m in markers
+                  if (root / m).exists()]
+        if not found and not everything:
+            continue
+        todo: list[str] = []
+        if hook_agent is None:
+            hooks = "no hooks"
+        else:
+            have = settings.installed(root, hook_agent)
+            want = list(settings.SPECS[hook_agent].hooks)
+            hooks = ("installed" if have == want else "not installed" if not have else
+                     f"partly installed ({', '.join(have)})")
+            if have != want:
+                todo.append(f"git mem hooks install --agent {hook_agent}")
+        project = clients.installed(agent, "project", root, home)
+        user = clients.installed(agent, "user", root, home)
+        if not project and not user:
+            scope = "project" if project is not None else "user"
+            todo.append(f"git mem mcp install --client {agent} --scope {scope}")
+        told = next((f for f in files if _mentions(root / f)), None)
+        if told is None:
+            todo.append(f"git mem agents-md >> {files[0] if '/' not in files[0] else 'AGENTS.md'}")
+        out.append(AgentState(agent=agent, found=found, hooks=hooks, mcp_project=project,
+                              mcp_user=user, instructions=told, todo=todo))
+    return out
+
+
+def _mentions(path: Path) -> bool:
+    """A file (or any file of a folder) that mentions git mem."""
+    files = sorted(path.rglob("*"))[:200] if path.is_dir() else [path]
+    for f in files:
+        try:
+            if f.is_file() and "git mem" in f.read_text(encoding="utf-8", errors="replace")[:200_000]:
+                return True
+        except OSError:
+            continue
+    return False

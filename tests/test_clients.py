@@ -1,0 +1,147 @@
+"""Registering git mem's MCP server with each client, hooks for agents without any,
+and `git mem doctor`: fixture configs in each client's documented format, through
+the real command in fresh processes."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import gm, ok
+
+OURS_PLAIN = {"command": "git", "args": ["mem", "mcp"]}
+
+# client -> (scope, file relative to the repo or HOME, an existing config in its format,
+#            where the servers live, our entry)
+CASES = {
+    "claude-code": ("project", ".mcp.json",
+                    {"mcpServers": {"github": {"command": "npx", "args": ["-y", "gh-mcp"]}}},
+                    "mcpServers", OURS_PLAIN),
+    "cursor": ("project", ".cursor/mcp.json",
+               {"mcpServers": {"docs": {"url": "https://example.com/mcp"}}}, "mcpServers",
+               OURS_PLAIN),
+    "gemini-cli": ("project", ".gemini/settings.json",
+                   {"theme": "GitHub", "mcpServers": {"x": {"command": "x"}}}, "mcpServers",
+                   OURS_PLAIN),
+    "windsurf": ("user", ".codeium/windsurf/mcp_config.json",
+                 {"mcpServers": {"ollama": {"command": "py", "args": ["-m", "mcp_ollama"],
+                                            "disabled": False, "env": {}}}}, "mcpServers",
+                 OURS_PLAIN),
+    "opencode": ("project", "opencode.json",
+                 {"$schema": "https://opencode.ai/config.json", "model": "anthropic/claude",
+                  "mcp": {"fs": {"type": "local", "command": ["npx", "fs-mcp"], "enabled": True}}},
+                 "mcp", {"type": "local", "command": ["git", "mem", "mcp"], "enabled": True}),
+    "copilot": ("project", ".vscode/mcp.json",
+                {"inputs": [{"type": "promptString", "id": "key", "password": True}],
+                 "servers": {"memory": {"command": "npx", "args": ["-y", "mem"]}}},
+                "servers", {"type": "stdio", "command": "git", "args": ["mem", "mcp"]}),
+}
+
+
+def _where(repo: Path, home: Path, scope: str, rel: str) -> Path:
+    return (repo if scope == "project" else home) / rel
+
+
+@pytest.mark.parametrize("client", sorted(CASES))
+def test_install_keeps_other_entries_is_idempotent_and_uninstall_is_exact(
+        client: str, repo: Path, hermetic: Path) -> None:
+    scope, rel, existing, key, ours = CASES[client]
+    path = _where(repo, hermetic, scope, rel)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    original = json.dumps(existing, indent=2) + "\n"
+    path.write_text(original)
+    out = json.loads(ok(gm("mcp", "install", "--client", client, "--scope", scope, "--json",
+                           cwd=repo)).stdout)["data"]
+    assert out["status"] == "installed" and out["path"] == str(path)
+    data = json.loads(path.read_text())
+    assert data[key]["git-mem"] == ours
+    for name, value in existing[key].items():
+        assert data[key][name] == value  # the others, as they were
+    assert {k: v for k, v in data.items() if k != key} == {
+        k: v for k, v in existing.items() if k != key}
+    installed = path.read_text()
+    again = ok(gm("mcp", "install", "--client", client, "--scope", scope, cwd=repo))
+    assert again.stdout.startswith("already installed") and path.read_text() == installed
+    ok(gm("mcp", "uninstall", "--client", client, "--scope", scope, cwd=repo))
+    assert json.loads(path.read_text()) == existing
+    gone = json.loads(ok(gm("mcp", "uninstall", "--client", client, "--scope", scope, "--json",
+                            cwd=repo)).stdout)["data"]
+    assert gone["status"] == "not installed"
+
+
+def test_codex_toml_keeps_comments_and_tables_and_uninstall_restores_it(
+        repo: Path, hermetic: Path) -> None:
+    path = hermetic / ".codex" / "config.toml"
+    path.parent.mkdir()
+    original = ('model = "gpt-5-codex"  # the default\n\n[mcp_servers.docs]\ncommand = "npx"\n'
+                'args = ["-y", "docs-mcp"]\n\n[mcp_servers.docs.env]\nTOKEN_FILE = "~/.t"\n\n'
+                '[profiles.fast]\nmodel = "o4-mini"\n')
+    path.write_text(original)
+    ok(gm("mcp", "install", "--client", "codex", "--scope", "user", cwd=repo))
+    parsed = tomllib.loads(path.read_text())
+    assert parsed["mcp_servers"]["git-mem"] == {"command": "git", "args": ["mem", "mcp"]}
+    assert parsed["mcp_servers"]["docs"]["env"] == {"TOKEN_FILE": "~/.t"}
+    assert path.read_text().startswith(original)  # appended, nothing rewritten
+    assert ok(gm("mcp", "install", "--client", "codex", "--scope", "user",
+                 cwd=repo)).stdout.startswith("already installed")
+    ok(gm("mcp", "uninstall", "--client", "codex", "--scope", "user", cwd=repo))
+    assert path.read_text() == original
+    # Project scope, from nothing: the file is created, and removed again.
+    ok(gm("mcp", "install", "--client", "codex", cwd=repo))
+    assert tomllib.loads((repo / ".codex" / "config.toml").read_text())["mcp_servers"]
+    ok(gm("mcp", "uninstall", "--client", "codex", cwd=repo))
+    assert not (repo / ".codex").exists()
+
+
+@pytest.mark.parametrize(("client", "rel", "content"), [
+    ("cursor", ".cursor/mcp.json", '{"mcpServers": {'),
+    ("opencode", "opencode.json", '{"mcp": {"a": 1}, // a comment\n}'),
+    ("codex", ".codex/config.toml", "[mcp_servers\ncommand = 1\n"),
+])
+def test_a_config_that_does_not_parse_is_left_untouched(repo: Path, client: str, rel: str,
+                                                        content: str) -> None:
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content)
+    proc = gm("mcp", "install", "--client", client, cwd=repo)
+    assert proc.returncode == 2 and "nothing was changed" in proc.stderr
+    assert path.read_text() == content
+
+
+def test_scopes_a_client_does_not_have_say_what_to_do(repo: Path) -> None:
+    proc = gm("mcp", "install", "--client", "claude-code", "--scope", "user", cwd=repo)
+    assert proc.returncode == 2 and "claude mcp add -s user" in proc.stderr
+    proc = gm("mcp", "install", "--client", "windsurf", cwd=repo)
+    assert proc.returncode == 2 and "--scope user" in proc.stderr
+
+
+def test_agents_without_hooks_are_told_what_to_wire_instead(repo: Path) -> None:
+    for agent in ("cursor", "codex", "windsurf", "opencode", "copilot"):
+        proc = gm("hooks", "install", "--agent", agent, cwd=repo)
+        assert proc.returncode == 2, agent
+        assert f"git mem mcp install --client {agent}" in proc.stderr
+    assert not (repo / ".claude").exists()
+
+
+def test_doctor_reports_what_is_wired_per_agent_found(repo: Path) -> None:
+    (repo / ".cursor").mkdir()
+    (repo / "AGENTS.md").write_text("Use `git mem recall` before you start.\n")
+    report = json.loads(ok(gm("doctor", "--json", cwd=repo)).stdout)["data"]
+    cursor = next(a for a in report if a["agent"] == "cursor")
+    assert cursor["found"] == [".cursor/"] and cursor["hooks"] == "no hooks"
+    assert cursor["mcp_project"] is False and cursor["instructions"] == "AGENTS.md"
+    assert cursor["todo"] == ["git mem mcp install --client cursor --scope project"]
+    assert not any(a["agent"] == "windsurf" for a in report)  # not here
+    ok(gm("mcp", "install", "--client", "cursor", cwd=repo))
+    ok(gm("hooks", "install", cwd=repo))
+    report = json.loads(ok(gm("doctor", "--all", "--json", cwd=repo)).stdout)["data"]
+    by = {a["agent"]: a for a in report}
+    assert by["cursor"]["mcp_project"] is True and by["cursor"]["todo"] == []
+    assert by["claude-code"]["hooks"] == "installed"
+    assert by["gemini-cli"]["hooks"] == "not installed"
+    assert len(by) == 7
+    human = ok(gm("doctor", cwd=repo)).stdout
+    assert "cursor: found (.cursor/)" in human
