@@ -1,7 +1,8 @@
 # The two set-up commands of the README's quick start. Both make their own
 # virtualenv in .venv, install what they need from PyPI, then run.
 #   make demo   install git-mem and run the demo in a throwaway repository
-#   make test   install git-mem with its test extras and run the whole suite
+#   make test   install git-mem with its test extras (and Debian's chromium for the
+#               browser tests) and run the whole suite
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -22,6 +23,7 @@ demo: $(BIN)/python
 # worksteal keeps both workers busy whatever order the slow tests land in.
 test: $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[test]'
+	bash scripts/browser.sh
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q tests/test_layers.py
 	$(BIN)/python -m pytest -n 2 --dist worksteal $(PYTEST_ARGS)

@@ -497,3 +497,13 @@ class SkillProposal(msgspec.Struct, kw_only=True):
     diff: str = ""  # graduate: the unified diff that --write applies
     written: bool = False
     reference: str | None = None  # after --write: the memory that now points at the file
+
+
+class Fading(msgspec.Struct, kw_only=True):
+    """A current memory on its way out of default recall, and why."""
+
+    memory: Record
+    salience: float
+    floor: float  # below it a memory has faded (gitmem.salienceFloor)
+    days_left: float | None  # until it fades, if nothing renews it (None: it never does)
+    why: str  # "note, half-life 90 days, last renewed 70 days ago, 0 confirmations"

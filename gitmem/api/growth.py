@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..model import (Added, CaptureReport, Hit, Proposal, Related, ScratchNote, SkillProposal,
-                     Verdict)
+from ..model import (Added, CaptureReport, Fading, Hit, Proposal, Related, ScratchNote,
+                     SkillProposal, Verdict)
 
 if TYPE_CHECKING:
     from .pool import Pool
@@ -103,6 +103,11 @@ class Growth:
         """The links within ``depth`` hops of ``node``, nearest first."""
         from . import links
         return links.related(self._pool, node, depth=depth)
+
+    def fading(self, *, limit: int = 20) -> list[Fading]:
+        """Current memories nearest to fading out of default recall, and why."""
+        from . import decay
+        return decay.fading(self._pool, limit=limit)
 
     def skills(self, *, write: bool = False) -> list[SkillProposal]:
         """Procedures ready to become SKILL.md files (diffs), skills to retire;

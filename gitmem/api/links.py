@@ -77,12 +77,10 @@ def link(pool: Pool, src: str, predicate: str, dst: str, *, by: str | None = Non
 
 
 def _shown(pool: Pool, n: str) -> str:
-    """How a node reads in the edge's text (a memory: its first words)."""
+    """How a node reads in the edge's text. A memory is named by its id only: its
+    words in the edge would make the edge compete with the memory in recall."""
     if n.startswith("memory:"):
-        mid = n[len("memory:"):]
-        rec = pool.read(lambda p: p.record(mid), embed=False)
-        words = (rec.text or "").split() if rec else []
-        return f"memory {mid[:12]}" + (f' ("{" ".join(words[:8])}")' if words else "")
+        return f"memory {n[len('memory:'):][:12]}"
     return ops.node_name(n)
 
 

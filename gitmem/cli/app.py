@@ -184,7 +184,7 @@ COMMANDS = {
     "init": "sync", "status": "sync", "sync": "sync", "pull": "sync", "push": "sync",
     "rebuild": "sync", "refresh": "sync", "rekey": "sync",
     "mcp": "agents", "hooks": "agents", "hook": "agents", "agents-md": "agents",
-    "doctor": "agents",
+    "doctor": "agents", "ui": "ui",
     "completion": "completion",
     "stale": "code", "about": "code", "bootstrap": "code", "export": "code",
     "capture": "growth", "inbox": "growth", "accept": "growth", "reject": "growth",

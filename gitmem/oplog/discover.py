@@ -164,6 +164,25 @@ def revision_time(workdir: Path, revision: str) -> int | None:
     return int(text) if proc.returncode == 0 and text.isdigit() else None
 
 
+def tag_times(workdir: Path, limit: int = 200) -> list[tuple[str, int]]:
+    """The repository's tags and their commits' committer times, newest first."""
+    from .gitcmd import run_git
+
+    try:
+        proc = run_git("for-each-ref", "--sort=-committerdate", f"--count={limit}",
+                       "--format=%(refname:short)%00%(*committerdate:unix)%00%(committerdate:unix)",
+                       "refs/tags", cwd=workdir)
+    except OSError:
+        return []
+    out = []
+    for line in proc.stdout.splitlines() if proc.returncode == 0 else []:
+        name, peeled, direct = (line.split("\0") + ["", ""])[:3]
+        when = peeled or direct  # an annotated tag's commit, or a lightweight tag's
+        if name and when.isdigit():
+            out.append((name, int(when)))
+    return out
+
+
 def without_credentials(urls: dict[str, str]) -> dict[str, str]:
     """Remote URLs with any user name or password removed."""
     return {name: re.sub(r"//[^/@]*@", "//", url.strip()) for name, url in urls.items()}

@@ -102,6 +102,10 @@ class Oplog:
         """The committer time of a revision (tag, branch, commit), or None."""
         return _discover.revision_time(self.workdir, revision)
 
+    def tag_times(self) -> list[tuple[str, int]]:
+        """Each tag and its commit's committer time (the as-of slider's stops)."""
+        return _discover.tag_times(self.workdir)
+
     def remote_urls(self) -> dict[str, str]:
         """Each remote's fetch URL, with any user name or password removed."""
         return _discover.without_credentials(self._config.remote_urls())

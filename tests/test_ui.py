@@ -1,0 +1,179 @@
+"""`git mem ui` in a real headless Chromium (Debian's chromium and chromium-driver,
+installed by scripts/browser.sh from 'make test') against a real repository, plus
+its access rules over plain HTTP."""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import os
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import GIT_MEM, git, gm, init_repo, ok
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+SHOTS = os.environ.get("GITMEM_UI_SCREENSHOTS")  # a folder: save the main views there
+
+needs_browser = pytest.mark.skipif(
+    (CHROMIUM is None or DRIVER is None) and not os.environ.get("CI"),
+    reason="chromium and chromium-driver are not installed (scripts/browser.sh installs them)")
+
+
+def _at(repo: Path, when: str, *args: str) -> str:
+    proc = gm(*args, "--json", cwd=repo, env={"GIT_COMMITTER_DATE": when, "GITMEM_NOW": when})
+    assert proc.returncode == 0, proc.stderr
+    return str(json.loads(proc.stdout)["data"]["id"])
+
+
+@pytest.fixture
+def seeded(tmp_path: Path) -> dict[str, str]:
+    repo = init_repo(tmp_path / "app")
+    ids = {"repo": str(repo)}
+    ids["old_db"] = _at(repo, "2026-01-10T10:00:00+00:00", "set", "db.engine", "postgres")
+    git("tag", "v1.0", cwd=repo, env={**os.environ, "GIT_COMMITTER_DATE": "2026-01-10T12:00:00+00:00"})
+    ids["new_db"] = _at(repo, "2026-02-20T10:00:00+00:00", "set", "db.engine", "cockroachdb")
+    ids["tests"] = _at(repo, "2026-02-21T10:00:00+00:00", "add",
+                       "tests live in spec/, run them with make spec", "--kind", "procedure")
+    ids["flaky"] = _at(repo, "2026-02-22T10:00:00+00:00", "add",
+                       "the upload test is flaky on CI <b>bold</b>", "--tag", "ci")
+    ok(gm("link", "ada@example.com", "owns", ids["tests"][:10], cwd=repo))
+    return ids
+
+
+@pytest.fixture
+def panel(seeded: dict[str, str]) -> Iterator[tuple[str, dict[str, str]]]:
+    proc = subprocess.Popen([GIT_MEM, "ui", "--no-browser"], cwd=seeded["repo"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("git mem ui: http://127.0.0.1:"), (line, proc.stderr.read()
+                                                               if proc.poll() else "")
+    try:
+        yield line.split(": ", 1)[1].strip(), seeded
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def _get(opener: urllib.request.OpenerDirector, url: str) -> tuple[int, str]:
+    try:
+        with opener.open(url, timeout=20) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def test_the_panel_listens_on_loopback_and_its_token_works_once(
+        panel: tuple[str, dict[str, str]]) -> None:
+    url, _ = panel
+    base = url.split("?")[0]
+    assert base.startswith("http://127.0.0.1:")
+    stranger = urllib.request.build_opener()
+    assert _get(stranger, base)[0] == 403  # no token, no cookie
+    me = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(
+        http.cookiejar.CookieJar()))
+    status, page = _get(me, url)
+    assert status == 200 and "tests live in spec/" in page
+    assert "&lt;b&gt;bold&lt;/b&gt;" in page  # memory text is escaped, never markup
+    late = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(
+        http.cookiejar.CookieJar()))
+    assert _get(late, url)[0] == 403  # the token is spent
+    # An action without the session's form token is refused.
+    req = urllib.request.Request(base + "memory/" + panel[1]["flaky"] + "/invalidate",
+                                 data=b"reason=x", method="POST")
+    try:
+        me.open(req, timeout=20)
+        raise AssertionError("a POST without the form token was accepted")
+    except urllib.error.HTTPError as e:
+        assert e.code == 403
+
+
+@needs_browser
+def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
+        panel: tuple[str, dict[str, str]]) -> None:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    url, ids = panel
+    base = url.split("?")[0].rstrip("/")
+    options = Options()
+    options.binary_location = CHROMIUM or "/usr/bin/chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1280,900"):
+        options.add_argument(arg)
+    os.environ["SE_OFFLINE"] = "true"  # never let selenium fetch a driver
+    driver = webdriver.Chrome(service=Service(executable_path=DRIVER or "/usr/bin/chromedriver"),
+                              options=options)
+    wait = WebDriverWait(driver, 20)
+
+    def shot(name: str) -> None:
+        if SHOTS:
+            Path(SHOTS).mkdir(parents=True, exist_ok=True)
+            driver.save_screenshot(str(Path(SHOTS) / f"{name}.png"))
+
+    try:
+        driver.get(url)  # the token becomes the session cookie
+        assert driver.title == "Search · git mem"
+        assert "tests live in spec/" in driver.find_element(By.ID, "results").text
+        box = driver.find_element(By.NAME, "q")
+        box.send_keys("how do we run the tests")  # live search through htmx
+        wait.until(ec.text_to_be_present_in_element((By.ID, "results"), "match"))
+        first = driver.find_elements(By.CSS_SELECTOR, "#results li a.open")[0]
+        assert "make spec" in first.text
+        shot("search")
+        first.click()
+        wait.until(ec.presence_of_element_located((By.ID, "ops")))
+        assert "tests live in spec/" in driver.find_element(By.ID, "text").text
+        assert "add" in driver.find_element(By.ID, "ops").text
+        assert "owns" in driver.find_element(By.ID, "links").text
+        shot("memory")
+
+        driver.get(base + "/timeline")
+        slider = driver.find_element(By.ID, "as-of")
+        stops = driver.find_element(By.ID, "as-of").get_attribute("data-labels").split("|")
+        assert "v1.0" in stops
+        # Move the slider to the tag: what the memory believed then.
+        driver.execute_script("arguments[0].value = arguments[1];"
+                              "arguments[0].dispatchEvent(new Event('input'));"
+                              "arguments[0].dispatchEvent(new Event('change'));",
+                              slider, stops.index("v1.0"))
+        wait.until(ec.text_to_be_present_in_element((By.ID, "as-of-label"), "v1.0"))
+        wait.until(ec.text_to_be_present_in_element((By.ID, "facts-then"), "postgres"))
+        assert "cockroachdb" not in driver.find_element(By.ID, "facts-then").text
+        shot("timeline")
+        driver.get(base + "/timeline")
+        assert "cockroachdb" in driver.find_element(By.ID, "facts-then").text
+
+        driver.get(base + "/facts?key=db.engine")
+        assert "cockroachdb" in driver.find_element(By.ID, "facts").text
+        assert "postgres" in driver.find_element(By.ID, "history").text
+        driver.get(base + "/review")
+        assert "Fading soon" in driver.page_source
+        shot("review")
+
+        # Invalidate one, after the confirmation dialog; the CLI no longer recalls it.
+        driver.get(base + "/memory/" + ids["flaky"])
+        driver.find_element(By.NAME, "reason").send_keys("fixed in #42")
+        driver.find_element(By.ID, "invalidate-btn").click()
+        wait.until(ec.alert_is_present()).accept()
+        wait.until(ec.presence_of_element_located((By.ID, "done")))
+        assert driver.find_element(By.ID, "status").text.startswith("invalidated")
+    finally:
+        driver.quit()
+    hits = json.loads(ok(gm("recall", "upload test flaky", "--json", cwd=ids["repo"])).stdout)
+    assert ids["flaky"] not in [h["id"] for h in hits["data"]["hits"]]
+    shown = json.loads(ok(gm("show", ids["flaky"], "--json", cwd=ids["repo"])).stdout)
+    assert shown["data"]["memory"]["retired_reason"] == "fixed in #42"
