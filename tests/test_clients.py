@@ -118,12 +118,32 @@ def test_scopes_a_client_does_not_have_say_what_to_do(repo: Path) -> None:
     assert proc.returncode == 2 and "--scope user" in proc.stderr
 
 
-def test_agents_without_hooks_are_told_what_to_wire_instead(repo: Path) -> None:
-    for agent in ("cursor", "codex", "windsurf", "opencode", "copilot"):
-        proc = gm("hooks", "install", "--agent", agent, cwd=repo)
-        assert proc.returncode == 2, agent
-        assert f"git mem mcp install --client {agent}" in proc.stderr
-    assert not (repo / ".claude").exists()
+@pytest.mark.parametrize(("agent", "mcp_file", "instructions"), [
+    ("cursor", ".cursor/mcp.json", "AGENTS.md"),
+    ("codex", ".codex/config.toml", "AGENTS.md"),
+    ("copilot", ".vscode/mcp.json", ".github/copilot-instructions.md"),
+    ("opencode", "opencode.json", "AGENTS.md"),
+])
+def test_an_agent_without_hooks_gets_its_mcp_entry_and_instruction_block(
+        repo: Path, agent: str, mcp_file: str, instructions: str) -> None:
+    mine = "# Team notes\n\n- Deploys go out on Tuesdays.\n"
+    (repo / instructions).parent.mkdir(parents=True, exist_ok=True)
+    (repo / instructions).write_text(mine)
+    out = json.loads(ok(gm("hooks", "install", "--agent", agent, "--json", cwd=repo)).stdout)
+    assert out["data"]["events"] == ["mcp", "instructions"]
+    assert (repo / mcp_file).exists()
+    text = (repo / instructions).read_text()
+    assert text.startswith(mine) and "git mem recall" in text
+    again = json.loads(ok(gm("hooks", "install", "--agent", agent, "--json", cwd=repo)).stdout)
+    assert again["data"]["status"] == "already installed"
+    assert (repo / instructions).read_text() == text
+    # Bootstrap proposes the team's line, not our block.
+    proposed = json.loads(ok(gm("bootstrap", "--json", cwd=repo)).stdout)["data"]["items"]
+    assert [p["text"] for p in proposed] == ["Team notes: Deploys go out on Tuesdays."]
+    gone = json.loads(ok(gm("hooks", "uninstall", "--agent", agent, "--json", cwd=repo)).stdout)
+    assert gone["data"]["events"] == ["mcp", "instructions"]
+    assert (repo / instructions).read_text() == mine
+    assert not (repo / mcp_file).exists()
 
 
 def test_doctor_reports_what_is_wired_per_agent_found(repo: Path) -> None:

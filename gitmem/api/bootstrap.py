@@ -77,16 +77,18 @@ def candidates(path: str, text: str) -> list[Candidate]:
 
 
 def _without_export(text: str) -> str:
-    """The file with ``git mem export``'s block blanked (line numbers kept)."""
+    """The file with ``git mem export``'s block and the usage block ``git mem hooks
+    install`` adds blanked (line numbers kept): both are ours, not the repository's."""
     lines = text.splitlines()
-    inside = False
-    for i, line in enumerate(lines):
-        if line.strip() == export.BEGIN:
-            inside = True
-        if inside:
-            lines[i] = ""
-        if line.strip() == export.END:
-            inside = False
+    for begin, end in ((export.BEGIN, export.END), (export.AGENTS_BEGIN, export.AGENTS_END)):
+        inside = False
+        for i, line in enumerate(lines):
+            if line.strip() == begin:
+                inside = True
+            if inside:
+                lines[i] = ""
+            if line.strip() == end:
+                inside = False
     return "\n".join(lines)
 
 

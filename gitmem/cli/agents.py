@@ -14,10 +14,9 @@ from typing import Any
 
 import click
 
-from ..agents import clients, hooks, settings
+from ..agents import clients, hooks, settings, wiring
 from ..agents import doctor as doctor_mod
 from ..agents.agents_md import AGENTS_MD
-from ..errors import InvalidInput
 from . import render
 from .app import Group, cli, emit, json_option, run, stdin_bytes
 
@@ -131,14 +130,18 @@ agent_option = click.option("--agent", type=click.Choice(list(doctor_mod.AGENTS)
                             help="Which agent's settings to change.")
 
 
-def _hooks_for(agent: str) -> str:
-    """The agent, if git mem can install hooks for it; else a one-line error."""
-    if agent not in settings.AGENTS:
-        raise InvalidInput(
-            f"{agent} has no hook system git mem can use (docs/agents.md says why)",
-            f"wire what it has: 'git mem mcp install --client {agent}' and its instruction "
-            "file ('git mem agents-md >> AGENTS.md')")
-    return agent
+def _install(root: Path, agent: str) -> settings.HooksReport:
+    """The agent's hooks; for an agent without hooks git mem can use, what it has
+    instead: its MCP entry and the usage block in its instruction file."""
+    if agent in settings.AGENTS:
+        return settings.install(root, agent)
+    return wiring.install(root, Path.home(), agent)
+
+
+def _uninstall(root: Path, agent: str) -> settings.HooksReport:
+    if agent in settings.AGENTS:
+        return settings.uninstall(root, agent)
+    return wiring.uninstall(root, Path.home(), agent)
 
 
 @cli.group(name="hooks", cls=Group)
@@ -172,8 +175,7 @@ def hooks_install(agent: str, as_json: bool) -> None:
     Example:
       git mem hooks install --agent claude-code
     """
-    run("hooks install", as_json, lambda s: settings.install(s.log.workdir, _hooks_for(agent)),
-        render.hooks)
+    run("hooks install", as_json, lambda s: _install(s.log.workdir, agent), render.hooks)
 
 
 @hooks_.command(name="uninstall")
@@ -186,8 +188,7 @@ def hooks_uninstall(agent: str, as_json: bool) -> None:
     Example:
       git mem hooks uninstall
     """
-    run("hooks uninstall", as_json, lambda s: settings.uninstall(s.log.workdir, _hooks_for(agent)),
-        render.hooks)
+    run("hooks uninstall", as_json, lambda s: _uninstall(s.log.workdir, agent), render.hooks)
 
 
 @cli.group(name="hook", cls=Group)
