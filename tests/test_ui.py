@@ -46,6 +46,10 @@ def seeded(tmp_path: Path) -> dict[str, str]:
     ids["flaky"] = _at(repo, "2026-02-22T10:00:00+00:00", "add",
                        "the upload test is flaky on CI <b>bold</b>", "--tag", "ci")
     ok(gm("link", "ada@example.com", "owns", ids["tests"][:10], cwd=repo))
+    fixture = Path(__file__).parent.parent / "fixtures" / "transcripts" / "claude-code.jsonl"
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text(fixture.read_text().replace("{ROOT}", str(repo)))
+    ok(gm("capture", "--transcript", str(transcript), "--session", "s1", "--no-model", cwd=repo))
     return ids
 
 
@@ -163,6 +167,13 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
         driver.get(base + "/review")
         assert "Fading soon" in driver.page_source
         shot("review")
+        # Accept a proposal from the inbox (after the dialog): it becomes a memory.
+        row = next(r for r in driver.find_elements(By.CSS_SELECTOR, "#inbox tr")
+                   if "staging database" in r.text)
+        row.find_element(By.XPATH, ".//button[text()='Accept']").click()
+        wait.until(ec.alert_is_present()).accept()
+        wait.until(ec.text_to_be_present_in_element((By.CLASS_NAME, "notice"), "accept"))
+        assert "staging database" not in driver.find_element(By.ID, "inbox").text
 
         # Invalidate one, after the confirmation dialog; the CLI no longer recalls it.
         driver.get(base + "/memory/" + ids["flaky"])
@@ -177,3 +188,6 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
     assert ids["flaky"] not in [h["id"] for h in hits["data"]["hits"]]
     shown = json.loads(ok(gm("show", ids["flaky"], "--json", cwd=ids["repo"])).stdout)
     assert shown["data"]["memory"]["retired_reason"] == "fixed in #42"
+    staging = json.loads(ok(gm("recall", "staging database fridays", "--json",
+                               cwd=ids["repo"])).stdout)["data"]["hits"]
+    assert staging and "read-only on Fridays" in staging[0]["text"]
