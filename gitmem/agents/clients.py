@@ -29,7 +29,6 @@ repository from its start directory or the client's roots (agents/mcp).
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ from typing import Any
 import msgspec
 
 from ..errors import InvalidInput
-from .settings import inside, write_json
+from .settings import inside, write_json, write_text
 
 NAME = "git-mem"
 COMMAND = ["git", "mem", "mcp"]
@@ -105,7 +104,7 @@ def install(client: str, scope: str, root: Path, home: Path) -> ClientReport:
                  f'args = [{", ".join(json.dumps(a) for a in COMMAND[1:])}]\n')
         new = text + ("" if not text or text.endswith("\n") else "\n") + ("\n" if text.strip() else "") + block
         _check_toml(path, new)
-        _write_text(path, new)
+        write_text(path, new)
         return ClientReport(client=client, scope=scope, path=str(path), status="installed",
                             changed=True)
     data = _load(path)
@@ -140,7 +139,7 @@ def uninstall(client: str, scope: str, root: Path, home: Path) -> ClientReport:
         new = new + "\n" if new else ""
         _check_toml(path, new)
         if new:
-            _write_text(path, new)
+            write_text(path, new)
         else:
             _remove(path)  # nothing left but what install created
     else:
@@ -250,23 +249,3 @@ def _check_toml(path: Path, text: str) -> None:
     except tomllib.TOMLDecodeError as exc:
         raise InvalidInput(f"{path} is not valid TOML ({exc}); nothing was changed",
                            "fix the file, then run the command again") from None
-
-
-def _write_text(path: Path, text: str) -> None:
-    import tempfile
-
-    path = Path(os.path.realpath(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".config.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

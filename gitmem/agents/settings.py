@@ -116,12 +116,16 @@ def _load(path: Path, events: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write all or nothing (see ``write_text``), 2-space indented."""
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_text(path: Path, text: str) -> None:
     """Write all or nothing: a temp file in the same directory, then a rename."""
     import tempfile
 
     path = Path(os.path.realpath(path))  # a symlinked settings file stays a symlink
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings.", suffix=".tmp")
     try:
