@@ -120,7 +120,6 @@ def test_scopes_a_client_does_not_have_say_what_to_do(repo: Path) -> None:
 
 @pytest.mark.parametrize(("agent", "mcp_file", "instructions"), [
     ("cursor", ".cursor/mcp.json", "AGENTS.md"),
-    ("codex", ".codex/config.toml", "AGENTS.md"),
     ("copilot", ".vscode/mcp.json", ".github/copilot-instructions.md"),
     ("opencode", "opencode.json", "AGENTS.md"),
 ])
@@ -165,3 +164,30 @@ def test_doctor_reports_what_is_wired_per_agent_found(repo: Path) -> None:
     assert len(by) == 7
     human = ok(gm("doctor", cwd=repo)).stdout
     assert "cursor: found (.cursor/)" in human
+
+
+def test_codex_hooks_install_in_its_hooks_file_and_answer_its_payloads(repo: Path) -> None:
+    path = repo / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    mine = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./notify.sh",
+                                           "timeout": 5}]}]}}
+    path.write_text(json.dumps(mine))
+    out = json.loads(ok(gm("hooks", "install", "--agent", "codex", "--json", cwd=repo)).stdout)
+    assert out["data"]["events"] == ["SessionStart", "UserPromptSubmit"]
+    data = json.loads(path.read_text())
+    assert data["hooks"]["Stop"] == mine["hooks"]["Stop"]
+    assert data["hooks"]["SessionStart"][0]["matcher"] == "startup|clear"
+    ok(gm("add", "deploys go out on Tuesdays", cwd=repo))
+    # A Codex UserPromptSubmit payload (its hooks reference: session_id, transcript_path,
+    # cwd, hook_event_name, model, turn_id, prompt).
+    payload = {"session_id": "019a-codex", "transcript_path": None, "cwd": str(repo),
+               "hook_event_name": "UserPromptSubmit", "model": "gpt-5-codex",
+               "turn_id": "t1", "prompt": "when do deploys go out?"}
+    answer = json.loads(ok(gm("hook", "user-prompt", cwd=repo,
+                              input=json.dumps(payload))).stdout)
+    # Codex's output schema allows exactly these two keys.
+    assert set(answer["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}
+    assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert "Tuesdays" in answer["hookSpecificOutput"]["additionalContext"]
+    ok(gm("hooks", "uninstall", "--agent", "codex", cwd=repo))
+    assert json.loads(path.read_text()) == mine

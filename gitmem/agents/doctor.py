@@ -23,7 +23,7 @@ AGENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str |
                     "claude-code"),
     "cursor": (("cursor", "cursor-agent"), (".cursor", ".cursorrules"),
                (".cursor/rules", ".cursorrules", "AGENTS.md"), None),
-    "codex": (("codex",), (".codex",), ("AGENTS.md",), None),
+    "codex": (("codex",), (".codex",), ("AGENTS.md",), "codex"),
     "gemini-cli": (("gemini",), (".gemini", "GEMINI.md"), ("GEMINI.md", "AGENTS.md"),
                    "gemini-cli"),
     "windsurf": (("windsurf",), (".windsurf", ".windsurfrules"),

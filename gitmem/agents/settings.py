@@ -54,6 +54,13 @@ GEMINI_HOOKS: dict[str, tuple[str | None, str, int]] = {
     "SessionEnd": (None, COMMAND_PREFIX + "session-end --agent gemini-cli", 10_000),
     "PreCompress": (None, COMMAND_PREFIX + "session-end --agent gemini-cli", 10_000),
 }
+# Codex CLI reads Claude Code's shape from .codex/hooks.json (developers.openai.com/
+# codex/hooks; its PreToolUse sees only Bash, so files get no hook). Its session
+# transcripts are in another format that capture does not read yet: no session-end.
+CODEX_HOOKS: dict[str, tuple[str | None, str, int]] = {
+    "SessionStart": ("startup|clear", COMMAND_PREFIX + "session-start", 30),
+    "UserPromptSubmit": (None, COMMAND_PREFIX + "user-prompt", 10),
+}
 
 
 class AgentSpec(msgspec.Struct, frozen=True):
@@ -64,6 +71,7 @@ class AgentSpec(msgspec.Struct, frozen=True):
 SPECS: dict[str, AgentSpec] = {
     "claude-code": AgentSpec(Path(".claude") / "settings.json", CLAUDE_HOOKS),
     "gemini-cli": AgentSpec(Path(".gemini") / "settings.json", GEMINI_HOOKS),
+    "codex": AgentSpec(Path(".codex") / "hooks.json", CODEX_HOOKS),
 }
 AGENTS = tuple(SPECS)
 SETTINGS = SPECS["claude-code"].settings

@@ -1,7 +1,7 @@
 """Wiring an agent that has no hook system git mem uses: its MCP entry and a
 usage block in the instruction file it reads.
 
-``git mem hooks install --agent cursor|codex|windsurf|opencode|copilot`` comes
+``git mem hooks install --agent cursor|windsurf|opencode|copilot`` comes
 here: it installs what the agent has (clients.py for the MCP entry, at project
 scope where the client has one) and the ``git mem agents-md`` block between
 markers in the agent's instruction file, so a re-run changes nothing and
@@ -19,7 +19,7 @@ from .clients import CLIENTS, install as mcp_install, uninstall as mcp_uninstall
 from .settings import HooksReport, inside
 
 # The instruction file each agent reads (AGENTS.md where it reads that).
-INSTRUCTIONS = {"cursor": "AGENTS.md", "codex": "AGENTS.md", "opencode": "AGENTS.md",
+INSTRUCTIONS = {"cursor": "AGENTS.md", "opencode": "AGENTS.md",
                 "windsurf": ".windsurfrules", "copilot": ".github/copilot-instructions.md"}
 
 
