@@ -153,8 +153,11 @@ def hooks_() -> None:
     the few memories that match it ('git mem hook user-prompt'), before a
     file is read or changed the memories about it ('git mem hook pre-tool').
     For Gemini CLI (--agent gemini-cli), .gemini/settings.json gets the same
-    three on SessionStart, BeforeAgent and AfterTool. Other settings and
-    hooks are kept.
+    three on SessionStart, BeforeAgent and AfterTool; for Codex CLI, its
+    .codex/hooks.json gets the briefing and the prompt hook. Agents without
+    hooks git mem can use (cursor, windsurf, opencode, copilot) get their MCP
+    entry and the usage block in their instruction file instead. Other
+    settings and hooks are kept.
 
     \b
     Example:
