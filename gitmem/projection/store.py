@@ -25,7 +25,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .. import ops
 from ..model import RefreshReport
-from . import code, fold, graph, queries, schema
+from . import code, fold, graph, queries, schema, signals
 from .fold import Fold, LogSource
 from .schema import DB_NAME, ProjectionCorrupt, guarded, guarded_read
 from .scope import Scope
@@ -402,10 +402,10 @@ class Projection:
     bootstrapped = _query(code.bootstrapped)
     current_anchors = _query(code.current_anchors)
     salience_inputs = _query(queries.salience_inputs)
-    paths_of = _query(queries.paths_of)
-    unvouched = _query(queries.unvouched)
-    procedures_naming = _query(queries.procedures_naming)
-    procedure_outcomes = _query(queries.procedure_outcomes)
+    paths_of = _query(signals.paths_of)
+    unvouched = _query(signals.unvouched)
+    procedures_naming = _query(signals.procedures_naming)
+    procedure_outcomes = _query(signals.procedure_outcomes)
     graph_walk = _query(graph.walk)
     any_edges = _query(graph.any_edges)
     keyed = _query(queries.keyed)
