@@ -124,3 +124,28 @@ def test_a_login_that_is_an_email_address_is_not_a_password(text: str) -> None:
 ])
 def test_a_chosen_password_after_the_word_is_still_refused(text: str) -> None:
     assert "password-in-prose" in [f.kind for f in gate.scan(text)]
+
+
+def test_an_unknown_vendors_random_token_is_refused_and_public_blobs_are_not() -> None:
+    token = "zq_" + "Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt"  # no vendor this gate knows
+    assert [f.kind for f in gate.scan(f"the billing export uses {token} for auth")] == ["random-token"]
+    masked, n = gate.redact(f"export key {token} (read only)")
+    assert n == 1 and token not in masked and not gate.redaction_leftovers(masked)
+    for public in (
+        "lock integrity sha512-p5RQb86j1Y/UnslOjvh5EIBgMITOHVI/hcIyer8vrMOc4S0aUHv9hYwhCNOAVvJa",
+        "badge data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk",
+        "dashboard https://grafana.acme.dev/d/XSyl4hh66Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6/checkout",
+        "range 332065be98736c5d411389e06c71e859b73b3487..HEAD has the hotfix",
+    ):
+        assert gate.scan(public) == [], public
+
+
+@pytest.mark.parametrize("text", [
+    "das Passwort ist Sturmvogel_8812 für den NAS",
+    "la contraseña del panel es Lagarto$verde91",
+    "共有サーバーのパスワードは Sakura-kumo-2718 です",
+    "the server room door code is 480317",
+    "ops@acme.io / Marzipan4Quokka! for the QA account",
+])
+def test_passwords_in_other_languages_and_pairs_are_refused(text: str) -> None:
+    assert any(f.category == "secret" for f in gate.scan(text)), text

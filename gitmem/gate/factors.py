@@ -5,7 +5,7 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "639aeb647d676734",
+    "digest": "56f522a6dff4bd4a",
     "factors": [
         ['aws'],
         ['github_pat_'],
@@ -62,7 +62,16 @@ SECRETS: dict[str, Any] = {
         ['admin', 'administrator', 'elastic', 'guest', 'jenkins', 'pi', 'postgres', 'root', 'sa', 'ubuntu'],
         ['code'],
         ['access', 'api', 'apikey', 'app', 'auth', 'client', 'community', 'cred', 'credential', 'encryption', 'license', 'login', 'master', 'pass', 'pat', 'private', 'pw', 'pwd', 'secret', 'seed', 'signing', 'token'],
-        ['cred', 'credential', 'login', 'pass', 'pw', 'pwd'],
+        None,
+        ['@', 'login', 'u', 'user', 'usr'],
+        ['pass'],
+        ['alarm', 'disarm', 'door', 'entry', 'gate', 'keypad', 'lock', 'passcode', 'pin', 'safe'],
+        ['mnemonic', 'recovery', 'seed', 'wallet'],
+        ['bcp', 'ipmitool', 'isql', 'mysqladmin', 'osql', 'racadm', 'snmp', 'sqlcmd', 'sqlplus'],
+        ['echo', 'printf'],
+        None,
+        ['outlook.office.com/webhook', 'webhook.office.com/webhookb2'],
+        ['flyv1', 'fo1_'],
     ],
 }
 

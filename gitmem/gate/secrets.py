@@ -114,7 +114,7 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
 # placeholder, option or the name of an algorithm a password is hashed or encoded with.
 _TECH = r"(?:argon2\w*|pbkdf2\w*|sha-?\d+|md5|base(?:32|64)|utf-?8|https?2?|oauth2?|v\d[\w.]*|s3|ec2|k8s|\w+\d\.\d\w*)"
 _EMAIL = r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![^\s\"'`,;)])"  # a login, not a password
-_HUMAN = (rf"(?![\"'`]?(?:[$<{{*\[(%-]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/|{_EMAIL}))"
+_HUMAN = (rf"(?![\"'`]?(?:[$<{{*\[(%^\\-]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/|{_EMAIL}))"
           r"[\"'`]?(?=[^\s\"'`]{0,64}[A-Za-z])(?=[^\s\"'`]{0,64}[\d!@#$%^&*?~+])[^\s\"'`<>{}]{6,}")
 _ARG = r"(?:\s+|\s*=\s*)"  # how a command line option takes its value
 EXTRA_PATTERNS += [
@@ -132,26 +132,32 @@ EXTRA_PATTERNS += [
     ("default-account-password",
      r"\b(?:admin|administrator|root|sa|postgres|guest|elastic|jenkins|ubuntu|pi)\s?[:/]\s?"
      r"(?=\S{0,64}[A-Z])(?=\S{0,64}[a-z])(?=\S{0,64}\d)[^\s/:@]{6,}", "admin:Password1 with no keyword near it"),
-    ("recovery-codes", r"(?i)\b(?:backup|recovery|2fa|mfa|one-time)\s+codes?\b[^\n]{0,80}?"
-     r"\b(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9]{4,5}-[a-z0-9]{4,5}\b", "account recovery codes"),
+    ("recovery-codes", r"(?i)\b(?:backup|recovery|2fa|mfa|one-time|scratch)\s+codes?\b[^\n]{0,80}?\n?\s*"
+     r"(?:\b(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9]{4,5}-[a-z0-9]{4,5}\b|\b\d{4,8}(?:[ ,;]+\d{4,8}){3})",
+     "account recovery codes (hyphenated, or a run of digit groups)"),
 ]
 
 _KW = (r"(?:pass(?:word|wd|phrase|code)?|pwd|pw|secret|token|creds?|credentials?|api[_ -]?key|apikey"
        r"|access[_ -]?key|secret[_ -]?key|private[_ -]?key|signing[_ -]?key|encryption[_ -]?key"
-       r"|master[_ -]?key|license[_ -]?key|app(?:lication)?[_ -]key|client[_ -]?secret|auth|pat|login"
+       r"|master[_ .-]?key|license[_ .-]?key|app(?:lication)?[_ -]key|client[_ -]?secret|auth|pat|login"
        r"|seed|community[_ -]string)")
-_HUMAN_KW = r"(?:pass(?:word|wd|phrase|code)?|pwd|pw|login|creds?|credentials?)"  # values chosen by people
+# The word for a password in the languages a team is likely to write notes in.
+_PW_WORDS = (r"passwort\w*|kennwort\w*|contrase(?:ñ|n)a\w*|mot de passe|wachtwoord\w*|l(?:ö|o)senord\w*"
+             r"|salasana\w*|has(?:ł|l)o\w*|senha\w*|adgangskode\w*|passord\w*|heslo\w*|jelsz(?:ó|o)\w*"
+             r"|(?:ş|s)ifre\w*|парол\w*|パスワード|暗証番号|密码|密碼|口令|비밀번호")
+_HUMAN_KW = rf"(?:pass(?:word|wd|phrase|code)?|pwd|pw|login|creds?|credentials?|{_PW_WORDS})"  # chosen by people
 # bounded repetitions: an unbounded (?:[A-Za-z0-9]+[_.-])* is quadratic on long snake_case runs
 _PRE = r"(?<![A-Za-z0-9])_?(?:[A-Za-z0-9]{1,40}[_.-]){0,6}(?:(?-i:[a-z][a-z0-9]{0,39}(?=[A-Z])))?(?:pg)?"
 _POST = r"(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])"
-_GAP = r"(?:\s+[^\s:=\"'`]+){0,6}?"                     # "password for the lab router is ..."
-_SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|[:=])\s*|\s+(?:is|was)\s+)"
+_GAP = r"(?:\s+(?:(?!\(\?)[^\s:=\"'`\[\]^]){1,60}){0,8}?"                     # "password for the lab router is ..."
+_SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|[:=：])\s*|\s*(?:は|是|为|為|는|은)\s*"
+        r"|\s+(?:is|was|ist|war|är|var|est|es|era|è|é|er|on|jest|je|zijn|wordt|lautet)\s+)"
         r"(?:(?:now|still|currently|also|set to|changed to)\s+)?")
 _V = r"[^\s\"'`<>{}]"                                    # one character of a value
 _SWITCH = r"(?:[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z]))"  # letter/digit/case change
 _VALUE = (r"(?:[\w.@-]+ ?[/:] ?)?"                        # optional "user / " or "user:" before it
           r"[\"'`]?"
-          r"(?![<{$*\[(%]|~/|\.{1,2}/|https?://)"         # placeholders, relative paths, URLs
+          r"(?![<{$*\[(%^]|~/|\.{1,2}/|https?://)"        # placeholders, regexes, paths, URLs
           rf"(?!{_V}{{0,64}}?\[[^\]\s]{{0,64}}-)"                          # a regex character class
           r"(?!/[\w.-]+/[\w./-]*(?![^\s\"'`]))"            # absolute paths
           r"(?!(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file):)"  # references
@@ -165,6 +171,41 @@ EXTRA_PATTERNS += [
      "KeywordDetector needs quotes in ad-hoc mode (DB_PASSWORD=x, password: x, 'password is x' are missed)"),
     ("password-in-prose", rf"(?i)(?<![A-Za-z0-9]){_HUMAN_KW}{_POST}(?:{_GAP}{_SEP}|\s+)(?:[\w.@-]+ ?/ ?)?{_HUMAN}",
      "a password a person chose, after the word for it: 'the password is hunter2', 'pw for the nas: ...'"),
+]
+
+# A strong password on its own: upper and lower case and a digit, 8 or more characters.
+_STRONG = r"(?=\S{0,64}[a-z])(?=\S{0,64}[A-Z])(?=\S{0,64}\d)[^\s/<>{}]{8,}"
+# A mnemonic word: lower case, not one of the small words a sentence is made of.
+_MNEMONIC_WORD = r"(?!(?:the|and|for|with|from|that|this|then|into|when|are|was|you|our|but|not|run)\b)[a-z]{3,8}"
+EXTRA_PATTERNS += [
+    ("login-password-pair",
+     rf"{_EMAIL}\s*[/|]\s*{_STRONG}"
+     rf"|(?i:\b(?:u|usr|user(?:name)?|login)\s*[:=]\s*\S+[\s,;]+(?:p|pw|pwd|pass)\s*[:=]\s*){_HUMAN}",
+     "an account and its password side by side: 'qa@acme.io / ...', 'u: viewer p: ...'"),
+    ("quoted-passphrase",
+     rf"(?i)\bpass(?:phrase|word)\b{_GAP}{_SEP}([\"'])(?=[^\"'\n]{{0,64}}\s)[^\"'\n]{{12,64}}\1",
+     "a passphrase of several words, in quotes"),
+    ("pin-code",
+     r"(?i)\b(?:pin(?:\s+code)?|passcode|(?:alarm|door|entry|gate|keypad|lock|safe|disarm)\s+code)\b"
+     r"(?:\s+(?:is|was|number))?(?:\s*[:=]\s*|\s+)\d{4,8}\b", "a PIN, door or alarm code"),
+    ("seed-phrase",
+     rf"(?i)\b(?:seed(?:\s+phrase)?|mnemonic|recovery\s+phrase|wallet\s+words)\b[^\n]{{0,80}}?[:=]\s*"
+     rf"(?:{_MNEMONIC_WORD}\s+){{11,23}}{_MNEMONIC_WORD}\b", "a wallet's mnemonic (12 to 24 words)"),
+    ("admin-tool-password",
+     rf"\b(?:ipmitool|sqlcmd|bcp|osql|isql|racadm|mysqladmin)\b[^\n]*?\s-P\s*{_HUMAN}"
+     rf"|\bsnmp\w*\b[^\n]*?\s-[cAX]\s*{_HUMAN}|\bsqlplus\s+\w+/{_HUMAN}",
+     "passwords and SNMP communities given to ipmitool, sqlcmd, snmpwalk, sqlplus, ..."),
+    ("password-from-echo",
+     r"(?i)(?:password|passwd|pass|secret|token|key)[\w-]*(?:\s+|=)<\(\s*(?:echo|printf)\s+['\"]?(?![$<{])"
+     r"[^\s'\")]{6,}", "a password handed over through <(echo ...)"),
+    ("access-key-pair",
+     r"\b(?=[A-Z0-9]{0,23}\d)(?=[A-Z0-9]{0,23}[A-Z])[A-Z0-9]{16,24}\s+(?=[A-Za-z0-9/+]{0,39}[a-z])"
+     r"(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}\d)[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+     "an S3-style access key id and secret side by side (mc alias set, s3cmd)"),
+    ("teams-webhook-url",
+     r"https://[\w.-]*(?:webhook\.office\.com/webhookb2|outlook\.office\.com/webhook)/[\w@-]{20,}/IncomingWebhook/",
+     "a Microsoft Teams incoming webhook URL"),
+    ("flyio-token", r"\bFlyV1\s+fm\d_[A-Za-z0-9_-]{20,}|\bfo1_[A-Za-z0-9_-]{30,}", "no Fly.io plugin"),
 ]
 
 
@@ -194,6 +235,9 @@ DOCUMENTED_EXAMPLES = (
 PLACEHOLDER_VALUE = re.compile(
     r"(?i)^(?:your[_-]?\w*|\w*[_-]here|replace[_-]?me|change[_-]?me|x{3,}|\*+|todo|tbd|"
     r"example|dummy|redacted|none|null)$")
+
+# ...and on the name of the environment variable that holds the secret (password_env = "DB_PASSWORD").
+ENV_VAR_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 
 # A key block is masked whole, from its BEGIN line to its END line (to the end of the text
 # when the END line is missing): the body is the secret, not the header.
@@ -283,6 +327,58 @@ def _rule(i: int) -> re.Pattern[str]:
     return re.compile(EXTRA_PATTERNS[i][1])
 
 
+# A run of token characters long enough to be a credential.
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=.-]{24,}")
+# What such a run is when it is public: a hash or digest, a public key's body.
+_PUBLIC_PREFIX = re.compile(r"(?i)(?:sha\d+|h1|md5)[-:]|eyJ|AAAA[A-Za-z0-9+/]{8}|pk_(?:live|test)_")
+_PUBLIC_BEFORE = re.compile(
+    r"(?i)(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+|sha(?:256|384|512)[-:]|h1:|@|base64,)\s*$")
+# A vendor's short prefix before the random part (cus_, ord_, gsk_): object ids are
+# short, so what is random must be 32 characters long on its own.
+_ID_PREFIX = re.compile(r"^[A-Za-z]{1,10}[_-]")
+_PUBLIC_BLOCK = re.compile(r"-----BEGIN (?:[A-Z0-9 ]+ )?(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?)-----")
+
+
+def _switches(token: str) -> int:
+    """How often the character class (upper, lower, digit, other) changes along ``token``."""
+    def cls(ch: str) -> int:
+        return 0 if ch.isupper() else 1 if ch.islower() else 2 if ch.isdigit() else 3
+    classes = [cls(ch) for ch in token]
+    return sum(1 for a, b in zip(classes, classes[1:]) if a != b)
+
+
+def random_token_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of tokens that look machine-generated, whatever vendor made them: 32+
+    random characters (after a short vendor prefix) of the URL-safe alphabet vendors use
+    for tokens, with upper case, lower case and two digits, the class changing at least
+    ten times. Standard base64 (with / or +: encoded data, paths; keys in it have rules
+    of their own), hashes, digests, base64 of JSON, data URIs, URL paths, git ranges,
+    publishable keys and public keys are left alone.
+    (A run is found and then checked in Python: lookaheads per position are quadratic.)"""
+    spans = []
+    for m in _TOKEN_RUN.finditer(text):
+        token = m.group()
+        core = _ID_PREFIX.sub("", token, count=1)
+        if (len(core) < 32 or len(token) > 400 or ".." in token or "/" in token or "+" in token
+                or sum(ch.isdigit() for ch in token) < 2
+                or not any(ch.islower() for ch in token) or not any(ch.isupper() for ch in token)
+                or _switches(token) < 10):
+            continue
+        if _PUBLIC_PREFIX.match(token) and token.count(".") < 2:
+            continue  # sha512-..., h1:..., base64 of '{"', a public key's AAAA...
+        word_start = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
+        if "://" in text[word_start:m.end()] or text[word_start:m.start()].startswith("|1|"):
+            continue  # a URL's path or query (secrets in URLs have rules of their own), known_hosts
+        before = text[max(0, m.start() - 40):m.start()]
+        if _PUBLIC_BEFORE.search(before):
+            continue
+        block = text.rfind("-----BEGIN ", 0, m.start())
+        if block >= 0 and _PUBLIC_BLOCK.match(text, block) and "-----END" not in text[block:m.start()]:
+            continue
+        spans.append((m.start(), m.end()))
+    return spans
+
+
 def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
     """Secret findings, each with the (start, end) span of the value when known."""
     for value in DOCUMENTED_EXAMPLES:  # blanked with spaces: offsets stay true
@@ -299,6 +395,8 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
         for m in _rule(i).finditer(text):
             line, col = _line_col(text, m.start())
             out.append((Finding("secret", name, line, col), (m.start(), m.end())))
+    for start, end in random_token_spans(text):
+        out.append((Finding("secret", "random-token", *_line_col(text, start)), (start, end)))
     for start, end in key_block_spans(text):  # the whole block is the secret
         out.append((Finding("secret", "private-key-block", *_line_col(text, start)), (start, end)))
     return out
@@ -312,7 +410,8 @@ def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] 
         if _needs_detect_secrets(line):
             for secret in ds["scan_line"](line):
                 value = secret.secret_value or ""
-                if secret.type == "Secret Keyword" and PLACEHOLDER_VALUE.match(value):
+                if secret.type == "Secret Keyword" and (PLACEHOLDER_VALUE.match(value)
+                                                        or ENV_VAR_NAME.match(value)):
                     continue
                 col = line.find(value) + 1 if value and value in line else 0
                 span = None
