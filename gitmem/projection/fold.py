@@ -12,7 +12,6 @@ so any arrival order of partitions and commits gives the same rows.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -22,7 +21,7 @@ import msgspec
 
 from .. import ops, replay
 from ..model import RefreshReport
-from . import code
+from . import code, schema
 from .rows import MEMORY_COLS, partition
 
 
@@ -34,6 +33,14 @@ class LogSource(Protocol):
     def is_ancestor(self, old: str, new: str) -> bool: ...
 
     def iter_packs(self, tip: str, since: str | None = None) -> Iterator[object]: ...
+
+
+_encode = msgspec.json.Encoder()
+
+
+def _json(value: object) -> str:
+    """A JSON column's text (msgspec: a tenth of json.dumps' cost on a rebuild)."""
+    return _encode.encode(value).decode()
 
 
 def id_rowid(memory_id: str) -> int | None:
@@ -102,8 +109,22 @@ class Fold:
         self._progress = progress
         self.scrubbed = False  # content was removed: compact the index
         self._dirty_keys: set[str] = set()  # keys whose conflict winner must be recomputed
+        # Full-text rows not yet inserted. FTS5 flushes its pending terms whenever a
+        # rowid is not above the last one, and ours are the ids' bits, in no order:
+        # inserted as they come, 100k rows take 6.5 s; sorted, in one go, 2.5 s.
+        # Flushed before anything deletes from the index and at the end of a refresh.
+        self._fts_pending: list[tuple[int, str | None, str, str, str]] = []
+
+    def _flush_fts(self) -> None:
+        if self._fts_pending:
+            self._fts_pending.sort(key=lambda row: row[0])
+            self._c.executemany(
+                "INSERT INTO memories_fts(rowid, text, key, tags, entities) VALUES (?,?,?,?,?)",
+                self._fts_pending)
+            self._fts_pending.clear()
 
     def clear(self) -> None:
+        self._fts_pending.clear()
         clear(self._c)
 
     def apply_moves(
@@ -139,6 +160,10 @@ class Fold:
         else:
             stored = {r: t for r, t in stored.items() if r not in gone and r not in rewritten}
         report.partitions_rewritten = len(rewritten)
+        # A first replay (nothing stored, empty tables) builds the indexes it does not
+        # read at its end; the same transaction holds the drop, so a failure keeps them.
+        remake = (schema.drop_deferrable(c) if not stored and
+                  c.execute("SELECT 1 FROM ops LIMIT 1").fetchone() is None else [])
         complete = True
         progressed = False  # a bounded refresh replays at least one commit
         for ref, tip in sorted(current.items()):
@@ -193,6 +218,9 @@ class Fold:
                 break
         for ref in gone:
             c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
+        for sql in remake:
+            c.execute(sql)
+        self._flush_fts()
         self._rekey_dirty()
         return complete
 
@@ -256,12 +284,12 @@ class Fold:
                     "VALUES (?, ?, 'supersede', ?, ?)",
                     (old, d.id, op.at, closes),
                 )
-            values = (d.id, m.kind, m.text, m.key, json.dumps(m.tags), json.dumps(m.entities),
+            values = (d.id, m.kind, m.text, m.key, _json(m.tags), _json(m.entities),
                       m.importance, m.valid_from, m.valid_until, m.source, m.session,
-                      m.anchors.commit, json.dumps(m.anchors.paths), json.dumps(op.supersedes),
+                      m.anchors.commit, _json(m.anchors.paths), _json(op.supersedes),
                       ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email,
                       quarantine, m.by,
-                      msgspec.json.encode(m.link).decode() if m.link is not None else None,
+                      _json(m.link) if m.link is not None else None,
                       ops.text_hash(m.text))
             insert = (f"INSERT INTO memories({MEMORY_COLS}, norm, fts) VALUES "
                       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',NULL,NULL,NULL,NULL,"
@@ -279,10 +307,8 @@ class Fold:
             if fts_row is None:
                 fts_row = (c.execute("SELECT max(fts) FROM memories").fetchone()[0] or 0) + 1
                 c.execute("UPDATE memories SET fts = ? WHERE id = ?", (fts_row, d.id))
-            c.execute(
-                "INSERT INTO memories_fts(rowid, text, key, tags, entities) VALUES (?,?,?,?,?)",
-                (fts_row, m.text, m.key or "", " ".join(m.tags), " ".join(m.entities)),
-            )
+            self._fts_pending.append(
+                (fts_row, m.text, m.key or "", " ".join(m.tags), " ".join(m.entities)))
             if m.link is not None and m.kind == "edge":  # before a forget that came first
                 c.execute("INSERT OR IGNORE INTO edges(memory, src, predicate, dst, src_name, "
                           "dst_name) VALUES (?, ?, ?, ?, ?, ?)",
@@ -362,6 +388,7 @@ class Fold:
         )
         if st.status == "forgotten" and old_status != "forgotten":
             # Tombstone: scrub every content field, here and in the index.
+            self._flush_fts()
             c.execute(
                 "UPDATE memories SET text = NULL, key = NULL, tags = '[]', "
                 "entities = '[]', source = NULL, session = NULL, paths = '[]', norm = NULL, "
@@ -394,6 +421,7 @@ class Fold:
                 (ref,),
             )
         ]
+        self._flush_fts()
         c.execute(
             "DELETE FROM memories_fts WHERE rowid IN (SELECT fts FROM memories WHERE ref = ?)",
             (ref,),

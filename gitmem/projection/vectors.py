@@ -19,7 +19,6 @@ needs them: a fresh recall never loads numpy.
 from __future__ import annotations
 
 import heapq
-import json
 import mmap
 import os
 import re
@@ -48,6 +47,23 @@ class DocEmbedder(Protocol):
     dim: int
 
     def embed(self, texts: list[str]) -> Any: ...
+
+
+_decode_strings: Callable[[str], list[str]] | None = None
+
+
+def _strings(raw: str) -> list[str]:
+    """A JSON column holding a list of strings (msgspec, loaded when first needed: a
+    read never embeds)."""
+    global _decode_strings
+    if _decode_strings is None:
+        import msgspec
+
+        _decode_strings = msgspec.json.Decoder(list[str]).decode
+    try:
+        return _decode_strings(raw)
+    except ValueError as exc:  # msgspec.DecodeError: not what replay wrote
+        raise ProjectionCorrupt(f"a list column holds {exc}") from exc
 
 
 def top_slot(c: sqlite3.Connection) -> int | None:
@@ -233,7 +249,7 @@ class VectorFile:
         that name them; a crash before the commit leaves unnamed rows only.
         """
         pending = [
-            (rowid, key, text, json.loads(entities), json.loads(tags))
+            (rowid, key, text, _strings(entities), _strings(tags))
             for rowid, key, text, entities, tags in c.execute(
                 "SELECT rowid, key, text, entities, tags FROM memories "
                 "WHERE vec_slot IS NULL AND text IS NOT NULL ORDER BY id")
