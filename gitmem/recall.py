@@ -258,7 +258,7 @@ def _rank_at(
     if q.mode in ("hybrid", "lexical") and words:
         lists["lexical"] = [
             (mid, -bm25)
-            for mid, bm25 in projection.lexical(fts_match(words), scope=scope, limit=depth)
+            for mid, bm25 in projection.lexical(words, scope=scope, limit=depth)
         ]
         fetched.append(len(lists["lexical"]))
     if qvec:

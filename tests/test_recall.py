@@ -275,3 +275,26 @@ def test_within_finds_every_row_inside_the_cut_in_order() -> None:
         cut = rnd.choice([0.0, 0.05, 0.3, 0.9, 1.0, 1.2, 2.0])
         expected = sorted((d, i) for i, d in enumerate(dist) if d <= cut and d < 1.0)
         assert within(dist, cut) == expected, (trial, n, cut)
+
+
+def test_a_broad_query_ranks_memories_holding_two_of_its_words_first(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem.projection import lexical
+
+    notes = [f"the cache warms up on start, note {i}" for i in range(30)]
+    notes += [f"the worker retries three times, note {i}" for i in range(30)]
+    both = ["the worker clears the cache before it retries"]
+    lines = "\n".join(json.dumps({"text": t, "kind": "note"}) for t in notes + both)
+    assert gm("import", "-", cwd=repo, input=lines).returncode == 0
+    with gitmem.open(repo) as s:
+        def top(query: str, k: int = 5) -> list[str]:
+            return [h.text for h in s.recall(query, k=k, mode="lexical", min_score=0)]
+
+        full = top("worker cache zyzzyva")  # every match ranked: BROAD not reached
+        monkeypatch.setattr(lexical, "BROAD", 10)
+        assert top("worker cache zyzzyva") == full  # the unknown word changes nothing
+        assert full[0] == both[0]
+        # Fewer memories hold two words than asked for: every match is ranked.
+        assert len(top("worker cache", k=12)) == 12
+        monkeypatch.setattr(lexical, "BROAD", 10 ** 9)
+        assert top("worker cache", k=12)[0] == both[0]

@@ -103,50 +103,6 @@ def log(c: sqlite3.Connection, limit: int | None = None,
     return [opinfo(r) for r in rows]
 
 
-def lexical(
-    c: sqlite3.Connection,
-    match: str,
-    *,
-    scope: Scope,
-    limit: int,
-) -> list[tuple[str, float]]:
-    """FTS5 bm25 candidates as (memory id, bm25); lower bm25 is better, ties in id order.
-
-    Two steps, same answer as one join: FTS5 ranks its own rows first, by bm25
-    and then rowid, which is the id's order (a memory's FTS row is its id's first
-    60 bits, see fold.id_rowid); a join per matching row costs as much again as
-    the ranking, and at 100k memories a common word matches a quarter of them.
-    Then only the best rows are looked up and filtered, in that order; if the
-    filters leave fewer than ``limit``, the first step takes more rows.
-    """
-    want = 4 * limit + 32
-    while True:
-        ranked = c.execute(
-            "SELECT rowid, bm25(memories_fts, 1.0, 0.6, 0.4, 0.4) AS r FROM memories_fts "
-            "WHERE memories_fts MATCH ? ORDER BY r, rowid LIMIT ?", (match, want)).fetchall()
-        if not ranked:
-            return []
-        # INDEXED BY: look the rows up by their FTS row (the planner would otherwise
-        # walk every active memory through the status index).
-        sql, args = filters("SELECT m.fts, m.id FROM memories m INDEXED BY memories_fts_row "
-                            f"WHERE m.fts IN ({','.join('?' * len(ranked))})",
-                            [r for r, _ in ranked], scope)
-        ids = dict(c.execute(sql, args).fetchall())
-        hits = [(ids[rowid], float(r)) for rowid, r in ranked if rowid in ids][:limit]
-        if len(hits) >= limit or len(ranked) < want:
-            return hits
-        if want > 4096:
-            break
-        want *= 8
-    # The filters reject nearly every match (a narrow scope): one join.
-    sql, args = filters(
-        "SELECT m.id, bm25(memories_fts, 1.0, 0.6, 0.4, 0.4) AS r "
-        "FROM memories_fts JOIN memories m ON m.fts = memories_fts.rowid "
-        "WHERE memories_fts MATCH ?", [match], scope)
-    args.append(limit)
-    return [(r[0], float(r[1])) for r in c.execute(sql + " ORDER BY r, m.fts LIMIT ?", args)]
-
-
 def best_per_memory(
     c: sqlite3.Connection,
     slots: list[int],

@@ -26,6 +26,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from .. import ops
 from ..model import RefreshReport
 from . import code, fold, graph, queries, schema, signals
+from . import lexical as lexical_channel
 from .fold import Fold, LogSource
 from .schema import DB_NAME, ProjectionCorrupt, guarded, guarded_read
 from .scope import Scope
@@ -389,7 +390,7 @@ class Projection:
     records = _query(queries.records)
     ops_touching = _query(queries.ops_touching)
     log = _query(queries.log)
-    lexical = _query(queries.lexical)
+    lexical = _query(lexical_channel.lexical)
     size = _query(queries.size)
     term_weights = _query(queries.term_weights)
     term_presence = _query(queries.term_presence)
