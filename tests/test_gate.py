@@ -149,3 +149,9 @@ def test_an_unknown_vendors_random_token_is_refused_and_public_blobs_are_not() -
 ])
 def test_passwords_in_other_languages_and_pairs_are_refused(text: str) -> None:
     assert any(f.category == "secret" for f in gate.scan(text)), text
+
+
+def test_the_gate_version_names_the_installed_scanner() -> None:
+    from importlib.metadata import version
+
+    assert gate.version() == f"gate-{gate.GATE_VERSION}/detect-secrets-{version('detect-secrets')}"
