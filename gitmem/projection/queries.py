@@ -191,7 +191,9 @@ def _believable_times(c: sqlite3.Connection, ids: list[str], horizon: int) -> di
 
 def keyed(c: sqlite3.Connection, scope: Scope, key: str | None = None) -> list[Record]:
     """Keyed memories under ``scope`` (one key, or every key), by key, newest first."""
-    sql = f"SELECT {MEMORY_COLS} FROM memories m WHERE m.key IS NOT NULL"
+    # INDEXED BY: without statistics the planner walks every active memory through
+    # memories_status (113 ms at 100k) rather than the few keyed ones.
+    sql = f"SELECT {MEMORY_COLS} FROM memories m INDEXED BY memories_key WHERE m.key IS NOT NULL"
     args: list[object] = []
     if key is not None:
         sql += " AND m.key = ?"
