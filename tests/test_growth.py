@@ -236,6 +236,55 @@ def test_codex_shell_outcomes_in_each_output_shape_codex_has_written(tmp_path: P
         ("said", "never push to main", None), ("command", "make check", True)]
 
 
+def test_codex_hooks_hand_its_rollout_to_capture_and_its_session_end_drops_working_memory(
+        code_repo: Path, tmp_path: Path) -> None:
+    ok(gm("hooks", "install", "--agent", "codex", cwd=code_repo))
+    hooks = json.loads((code_repo / ".codex" / "hooks.json").read_text())["hooks"]
+    ours = {event: groups[0]["hooks"][0] for event, groups in hooks.items()}
+    command = ours["Stop"]["command"]
+    assert command == ours["PreCompact"]["command"] == ours["SessionEnd"]["command"]
+    sessions = tmp_path / "codex-home" / "sessions" / "2026" / "11" / "20"
+    sessions.mkdir(parents=True)
+    rollout = _transcript(code_repo, sessions, CODEX_FIXTURE,
+                          f"rollout-2026-11-20T10-00-00-{CODEX_SESSION}")
+    ok(gm("add", "check the logout spec next", "--ephemeral", "--session", CODEX_SESSION,
+          cwd=code_repo))
+    log = code_repo / ".git" / "mem" / "capture.log"
+
+    def hook(payload: dict, runs: int) -> None:
+        # The installed command, run as Codex runs it: its payload on stdin.
+        proc = gm(*command.split()[2:], cwd=code_repo, input=json.dumps(payload))
+        assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == "", proc.stderr
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (
+                not log.exists() or log.read_text().count("session=") < runs):
+            time.sleep(0.3)
+        assert log.read_text().count("session=") == runs
+
+    # Codex's Stop input (codex-rs/hooks/schema/generated/stop.command.input.schema.json).
+    common = {"session_id": CODEX_SESSION, "transcript_path": str(rollout),
+              "cwd": str(code_repo), "model": "gpt-5.1-codex", "permission_mode": "default"}
+    hook({**common, "hook_event_name": "Stop", "turn_id": "turn-5", "stop_hook_active": False,
+          "last_assistant_message": "Done: the spec passes and the clock is faked."}, 1)
+    items = _inbox(code_repo)
+    assert sorted(p["text"] for p in items) == EXPECTED
+    staging = _by_text(items, "staging database")
+    assert staging["agent"] == "codex" and staging["session"] == CODEX_SESSION
+    assert staging["evidence"][0]["line"] == 29
+    assert "refused=1" in log.read_text()  # the deploy token
+    # A turn ended, not the session: its working memory stays ...
+    assert len(list(_data(gm("session", "show", "--session", CODEX_SESSION, "--json",
+                             cwd=code_repo)))) == 1  # type: ignore[arg-type]
+    # ... until Codex's SessionEnd (cwd, session_id, transcript_path, model, permission_mode).
+    hook({**common, "hook_event_name": "SessionEnd"}, 2)
+    assert _data(gm("session", "show", "--session", CODEX_SESSION, "--json",
+                    cwd=code_repo)) == []
+    assert len(_inbox(code_repo)) == 5  # nothing proposed twice
+    ok(gm("accept", staging["id"][:8], cwd=code_repo))
+    hits = _data(gm("recall", "staging database fridays", "--json", cwd=code_repo))["hits"]  # type: ignore[index]
+    assert hits[0]["source"] == "capture:builtin:codex"
+
+
 def test_a_model_extractor_command_proposes_through_the_same_gate(code_repo: Path,
                                                                     tmp_path: Path) -> None:
     script = tmp_path / "extract.py"
