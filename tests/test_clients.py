@@ -173,9 +173,13 @@ def test_codex_hooks_install_in_its_hooks_file_and_answer_its_payloads(repo: Pat
                                            "timeout": 5}]}]}}
     path.write_text(json.dumps(mine))
     out = json.loads(ok(gm("hooks", "install", "--agent", "codex", "--json", cwd=repo)).stdout)
-    assert out["data"]["events"] == ["SessionStart", "UserPromptSubmit"]
+    assert out["data"]["events"] == ["SessionStart", "UserPromptSubmit", "Stop", "PreCompact",
+                                     "SessionEnd"]
     data = json.loads(path.read_text())
-    assert data["hooks"]["Stop"] == mine["hooks"]["Stop"]
+    assert data["hooks"]["Stop"][0] == mine["hooks"]["Stop"][0]  # theirs first, kept
+    assert data["hooks"]["Stop"][1]["hooks"][0]["command"] == \
+        "git mem hook session-end --agent codex"
+    assert data["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] == 3  # Codex's cap
     assert data["hooks"]["SessionStart"][0]["matcher"] == "startup|clear"
     ok(gm("add", "deploys go out on Tuesdays", cwd=repo))
     # A Codex UserPromptSubmit payload (its hooks reference: session_id, transcript_path,

@@ -1,6 +1,6 @@
 """Memory that grows by itself: session capture into an inbox, session working memory,
 links, skills and trust. Real repositories, a real bare remote, real hook processes
-and a Claude Code transcript written in its documented format
+and Claude Code and Codex CLI transcripts written in their documented formats
 (fixtures/transcripts/README.md)."""
 
 from __future__ import annotations
@@ -16,6 +16,16 @@ from conftest import git, gm, init_repo, ok
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "transcripts" / "claude-code.jsonl"
 SESSION = "5d3c2a4e-7b1f-4c1e-9d6a-2f8e0b9c1a7d"
+CODEX_FIXTURE = FIXTURE.with_name("codex.jsonl")
+CODEX_SESSION = "019aa3f1-5c2e-7d40-9b8e-3e1f2a6c4d5b"
+# What the built-in rules make of either fixture (the same session, told by two agents).
+EXPECTED = sorted([
+    "Run the tests with `make spec` before you commit.",
+    "To run the tests: `make spec`",
+    "Use the fake clock in spec/support/clock.rb and never sleep in specs.",
+    "The staging database is read-only on Fridays.",
+    "Work here keeps coming back to src/auth/session.py.",
+])
 
 
 def _code(repo: Path) -> None:
@@ -27,9 +37,9 @@ def _code(repo: Path) -> None:
     git("commit", "-q", "-m", "code", cwd=repo)
 
 
-def _transcript(repo: Path, tmp: Path) -> Path:
-    path = tmp / f"{SESSION}.jsonl"
-    path.write_text(FIXTURE.read_text().replace("{ROOT}", str(repo)))
+def _transcript(repo: Path, tmp: Path, fixture: Path = FIXTURE, name: str = SESSION) -> Path:
+    path = tmp / f"{name}.jsonl"
+    path.write_text(fixture.read_text().replace("{ROOT}", str(repo)))
     return path
 
 
@@ -74,13 +84,7 @@ def test_session_end_hook_fills_the_inbox_and_an_accepted_memory_reaches_a_teamm
         time.sleep(0.3)
         items = _inbox(a)
     texts = sorted(p["text"] for p in items)
-    assert texts == sorted([
-        "Run the tests with `make spec` before you commit.",
-        "To run the tests: `make spec`",
-        "Use the fake clock in spec/support/clock.rb and never sleep in specs.",
-        "The staging database is read-only on Fridays.",
-        "Work here keeps coming back to src/auth/session.py.",
-    ])
+    assert texts == EXPECTED
     staging = _by_text(items, "staging database")
     assert staging["action"] == "add" and staging["reason"] == "explicit request"
     assert staging["session"] == SESSION and staging["agent"] == "claude-code"
@@ -130,6 +134,155 @@ def test_the_builtin_rules_read_requests_corrections_commands_and_files(code_rep
     assert found["Use the fake clock in spec/support/clock.rb and never sleep in specs."].reason \
         == "correction"
     assert not any("ask me" in t for t in found)  # a question is not a request
+
+
+def test_a_codex_rollout_is_read_by_its_content_not_its_name(code_repo: Path,
+                                                               tmp_path: Path) -> None:
+    from gitmem.capture import rules, transcript
+
+    # Named like nothing in particular: the envelope's types tell the format.
+    events = transcript.read(_transcript(code_repo, tmp_path, CODEX_FIXTURE, "notes"))
+    said = [e.text for e in events if e.kind == "said"]
+    assert said == [  # once each (the event_msg mirror is not read), nothing Codex injected
+        "The login spec is flaky on CI. From now on, run the tests with `make spec` before "
+        "you commit.",
+        "no, use the fake clock in spec/support/clock.rb and never sleep in specs",
+        "Good. Please also remember that the staging database is read-only on Fridays.",
+        "remember that the deploy token is ghp_R7pK2mQ9xV4sL8nB3wE6tY1uI5oP0aZcDfGh for now",
+        "Why does the logout spec exist at all? Always remember to ask me?",
+    ]
+    assert [e.text for e in events if e.kind == "reply"][-1] == \
+        "Done: the spec passes and the clock is faked."
+    commands = [(e.text, e.ok) for e in events if e.kind == "command"]
+    assert commands == [("sed -n '1,80p' src/auth/session.py", True), ("make spec", False),
+                        ("make spec", True), ("make spec", True),
+                        ("nl -ba src/auth/session.py", True)]
+    session_py = str(code_repo / "src" / "auth" / "session.py")
+    assert [(e.text, e.action) for e in events if e.kind == "file"] == [
+        (session_py, "read"), (session_py, "edit"), (session_py, "edit"), (session_py, "read")]
+    found = {c.text: c for c in rules.extract(events)}
+    assert found["To run the tests: `make spec`"].reason == "command succeeded 2 of 3 times"
+    assert found["Use the fake clock in spec/support/clock.rb and never sleep in specs."].reason \
+        == "correction"
+    assert found["The staging database is read-only on Fridays."].evidence[0][0] == 29
+    assert found[f"Work here keeps coming back to {session_py}."].reason == \
+        "read or changed in 4 turns"
+    assert not any("tests first" in t or "ask me" in t for t in found)  # AGENTS.md; a question
+
+
+def test_codex_shell_outcomes_in_each_output_shape_codex_has_written(tmp_path: Path) -> None:
+    from gitmem.capture import transcript
+
+    def item(payload: dict) -> str:
+        return json.dumps({"timestamp": "2026-11-20T10:00:00.000Z", "type": "response_item",
+                           "payload": payload})
+
+    def call(cid: str, name: str, args: dict) -> str:
+        return item({"type": "function_call", "name": name, "arguments": json.dumps(args),
+                     "call_id": cid})
+
+    def out(cid: str, output: object) -> str:
+        return item({"type": "function_call_output", "call_id": cid, "output": output})
+
+    lines = [
+        json.dumps({"timestamp": "t", "type": "session_meta", "payload": {"id": "s",
+                                                                          "cwd": "/w"}}),
+        # shell: an argv, structured JSON output
+        call("c1", "shell", {"command": ["bash", "-lc", "pytest -q"], "workdir": "/w"}),
+        out("c1", json.dumps({"output": "1 failed", "metadata": {"exit_code": 1,
+                                                                 "duration_seconds": 1.5}})),
+        # shell_command: a string, freeform output
+        call("c2", "shell_command", {"command": "pytest -q"}),
+        out("c2", "Exit code: 0\nWall time: 1.5 seconds\nOutput:\n3 passed"),
+        # exec_command (unified exec) still running: no outcome yet
+        call("c3", "exec_command", {"cmd": "npm run dev"}),
+        out("c3", "Chunk ID: a1\nWall time: 10.0 seconds\nProcess running with session ID 7\n"
+                  "Output:\nready"),
+        # the terminal's own record wins over the text when the rollout kept it
+        call("c4", "exec_command", {"cmd": "make lint"}),
+        json.dumps({"timestamp": "t", "type": "event_msg", "payload": {
+            "type": "exec_command_end", "call_id": "c4", "exit_code": 2}}),
+        out("c4", "Output:\nsomething that says Exit code: 0 later on"),
+        # local_shell_call, and an apply_patch sent through the shell
+        item({"type": "local_shell_call", "call_id": "c5", "status": "completed",
+              "action": {"type": "exec", "command": ["cargo", "test"]}}),
+        out("c5", {"content": "ok", "success": True}),
+        call("c6", "shell", {"command": ["apply_patch", "*** Begin Patch\n*** Add File: "
+                                                        "docs/new.md\n+hi\n*** End Patch"]}),
+        # a call whose output never came (the session ended)
+        call("c7", "shell", {"command": ["bash", "-lc", "make build"]}),
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    events = transcript.read(path)
+    assert [(e.text, e.ok) for e in events if e.kind == "command"] == [
+        ("pytest -q", False), ("pytest -q", True), ("npm run dev", None), ("make lint", False),
+        ("cargo test", True), ("make build", None)]
+    assert [(e.text, e.action) for e in events if e.kind == "file"] == [
+        ("/w/docs/new.md", "write")]
+    # Older rollouts wrote the items bare, after a session line without a type.
+    bare = tmp_path / "old.jsonl"
+    bare.write_text("\n".join([
+        json.dumps({"id": "s", "timestamp": "2025-05-01T10:00:00Z", "instructions": None}),
+        json.dumps({"type": "message", "role": "user",
+                    "content": [{"type": "input_text", "text": "never push to main"}]}),
+        json.dumps({"type": "function_call", "name": "shell", "call_id": "c1",
+                    "arguments": json.dumps({"command": ["make", "check"]})}),
+        json.dumps({"type": "function_call_output", "call_id": "c1",
+                    "output": json.dumps({"output": "", "metadata": {"exit_code": 0}})}),
+    ]) + "\n")
+    events = transcript.read(bare)
+    assert [(e.kind, e.text, e.ok) for e in events] == [
+        ("said", "never push to main", None), ("command", "make check", True)]
+
+
+def test_codex_hooks_hand_its_rollout_to_capture_and_its_session_end_drops_working_memory(
+        code_repo: Path, tmp_path: Path) -> None:
+    ok(gm("hooks", "install", "--agent", "codex", cwd=code_repo))
+    hooks = json.loads((code_repo / ".codex" / "hooks.json").read_text())["hooks"]
+    ours = {event: groups[0]["hooks"][0] for event, groups in hooks.items()}
+    command = ours["Stop"]["command"]
+    assert command == ours["PreCompact"]["command"] == ours["SessionEnd"]["command"]
+    sessions = tmp_path / "codex-home" / "sessions" / "2026" / "11" / "20"
+    sessions.mkdir(parents=True)
+    rollout = _transcript(code_repo, sessions, CODEX_FIXTURE,
+                          f"rollout-2026-11-20T10-00-00-{CODEX_SESSION}")
+    ok(gm("add", "check the logout spec next", "--ephemeral", "--session", CODEX_SESSION,
+          cwd=code_repo))
+    log = code_repo / ".git" / "mem" / "capture.log"
+
+    def hook(payload: dict, runs: int) -> None:
+        # The installed command, run as Codex runs it: its payload on stdin.
+        proc = gm(*command.split()[2:], cwd=code_repo, input=json.dumps(payload))
+        assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == "", proc.stderr
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (
+                not log.exists() or log.read_text().count("session=") < runs):
+            time.sleep(0.3)
+        assert log.read_text().count("session=") == runs
+
+    # Codex's Stop input (codex-rs/hooks/schema/generated/stop.command.input.schema.json).
+    common = {"session_id": CODEX_SESSION, "transcript_path": str(rollout),
+              "cwd": str(code_repo), "model": "gpt-5.1-codex", "permission_mode": "default"}
+    hook({**common, "hook_event_name": "Stop", "turn_id": "turn-5", "stop_hook_active": False,
+          "last_assistant_message": "Done: the spec passes and the clock is faked."}, 1)
+    items = _inbox(code_repo)
+    assert sorted(p["text"] for p in items) == EXPECTED
+    staging = _by_text(items, "staging database")
+    assert staging["agent"] == "codex" and staging["session"] == CODEX_SESSION
+    assert staging["evidence"][0]["line"] == 29
+    assert "refused=1" in log.read_text()  # the deploy token
+    # A turn ended, not the session: its working memory stays ...
+    assert len(list(_data(gm("session", "show", "--session", CODEX_SESSION, "--json",
+                             cwd=code_repo)))) == 1  # type: ignore[arg-type]
+    # ... until Codex's SessionEnd (cwd, session_id, transcript_path, model, permission_mode).
+    hook({**common, "hook_event_name": "SessionEnd"}, 2)
+    assert _data(gm("session", "show", "--session", CODEX_SESSION, "--json",
+                    cwd=code_repo)) == []
+    assert len(_inbox(code_repo)) == 5  # nothing proposed twice
+    ok(gm("accept", staging["id"][:8], cwd=code_repo))
+    hits = _data(gm("recall", "staging database fridays", "--json", cwd=code_repo))["hits"]  # type: ignore[index]
+    assert hits[0]["source"] == "capture:builtin:codex"
 
 
 def test_a_model_extractor_command_proposes_through_the_same_gate(code_repo: Path,

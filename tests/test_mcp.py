@@ -283,6 +283,42 @@ def test_a_server_started_outside_a_repository_uses_the_clients_roots(repo: Path
     run(home, tmp_path, without)
 
 
+def test_resources_read_first_find_the_repository_through_the_clients_roots(
+        repo: Path, tmp_path: Path) -> None:
+    home = tmp_path / "elsewhere"
+    home.mkdir()
+    added = gm("add", "deploys go out on Tuesdays", "--json", cwd=repo)
+    assert added.returncode == 0, added.stderr
+    mid = json.loads(added.stdout)["data"]["id"]
+    roots = [tmp_path / "not-a-repo", repo]
+
+    # Each a fresh server started outside any repository, the resource its first request.
+    async def briefing_first(s: ClientSession) -> None:
+        brief = await s.read_resource("memory://context")
+        assert "deploys go out on Tuesdays" in brief.contents[0].text
+
+    run(home, tmp_path, briefing_first, roots=roots)
+
+    async def memory_first(s: ClientSession) -> None:
+        one = await s.read_resource(f"memory://memory/{mid}")
+        payload = json.loads(one.contents[0].text)
+        assert payload["ok"] and payload["data"]["memory"]["id"] == mid
+
+    run(home, tmp_path, memory_first, roots=roots)
+
+    # Neither the start directory nor any root: the tools' error, as the resource's text.
+    async def nowhere(s: ClientSession) -> None:
+        for uri in ("memory://context", f"memory://memory/{mid}"):
+            failed = json.loads((await s.read_resource(uri)).contents[0].text)
+            assert failed["ok"] is False and failed["error"]["code"] == "not_a_repository"
+            assert str(home) in failed["error"]["message"]
+            assert str(tmp_path / "not-a-repo") in failed["error"]["message"]
+        err, tool = await call(s, "recall", query="deploys")
+        assert err and tool["error"] == failed["error"]
+
+    assert "Traceback" not in run(home, tmp_path, nowhere, roots=[tmp_path / "not-a-repo"])
+
+
 def test_every_tool_resources_and_the_prompt(repo: Path, tmp_path: Path) -> None:
     (repo / "src").mkdir()
     (repo / "src" / "app.py").write_text("def main():\n    pass\n")

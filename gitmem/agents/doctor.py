@@ -2,8 +2,8 @@
 is wired to git mem and what is not.
 
 An agent counts as present when its program is on PATH or its project folder or
-file is in the work tree. For each: its lifecycle hooks (Claude Code and Gemini
-CLI have hooks git mem installs; the others have none it can use, see
+file is in the work tree. For each: its lifecycle hooks (Claude Code, Gemini
+CLI and Codex CLI have hooks git mem installs; the others have none it can use, see
 docs/agents.md), its MCP entry (project and user scope), and whether the
 instruction file it reads mentions git mem. Reads files only; changes nothing.
 """

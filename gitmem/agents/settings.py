@@ -2,7 +2,7 @@
 
 Pure file and JSON logic (no git, no SQLite): the CLI finds the work tree;
 this module edits the agent's project settings (``.claude/settings.json``,
-``.gemini/settings.json``) and nothing else, keeping every other key and hook
+``.gemini/settings.json``, ``.codex/hooks.json``) and nothing else, keeping every other key and hook
 as it found them.
 
 The Claude Code settings contract (hooks reference,
@@ -55,11 +55,16 @@ GEMINI_HOOKS: dict[str, tuple[str | None, str, int]] = {
     "PreCompress": (None, COMMAND_PREFIX + "session-end --agent gemini-cli", 10_000),
 }
 # Codex CLI reads Claude Code's shape from .codex/hooks.json (developers.openai.com/
-# codex/hooks; its PreToolUse sees only Bash, so files get no hook). Its session
-# transcripts are in another format that capture does not read yet: no session-end.
+# codex/hooks; its PreToolUse sees only Bash, so files get no hook). Stop (after each
+# turn), PreCompact and SessionEnd (Codex 0.145 and later, which caps its timeout at
+# 3 s) send the session's rollout as transcript_path: capture reads it. A Codex
+# without SessionEnd ignores the key (its hooks file has one field per known event).
 CODEX_HOOKS: dict[str, tuple[str | None, str, int]] = {
     "SessionStart": ("startup|clear", COMMAND_PREFIX + "session-start", 30),
     "UserPromptSubmit": (None, COMMAND_PREFIX + "user-prompt", 10),
+    "Stop": (None, COMMAND_PREFIX + "session-end --agent codex", 10),
+    "PreCompact": (None, COMMAND_PREFIX + "session-end --agent codex", 10),
+    "SessionEnd": (None, COMMAND_PREFIX + "session-end --agent codex", 3),
 }
 
 

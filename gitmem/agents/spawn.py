@@ -1,8 +1,8 @@
 """The session-end hook's hand-off: start capture in the background, return at once.
 
 Why this exists: an agent waits for its hooks. ``git mem hook session-end``
-(Claude Code's Stop, SessionEnd and PreCompact; Gemini CLI's SessionEnd and
-PreCompress) must give control back in milliseconds, so it imports nothing of
+(Claude Code's and Codex CLI's Stop, SessionEnd and PreCompact; Gemini CLI's
+SessionEnd and PreCompress) must give control back in milliseconds, so it imports nothing of
 git mem's (no pygit2, no SQLite, no click: ``gitmem.cli.main`` routes here
 before anything loads), reads the agent's JSON, and starts ``python -m gitmem
 capture`` detached in its own session, with the transcript path, session id

@@ -15,6 +15,24 @@ holds ``text`` and ``tool_use`` (``id``, ``name``, ``input``) blocks. Gemini
 CLI's JSON transcript (``{"messages": [{"type": "user" | "gemini", "content",
 "toolCalls"}]}``) is read the same way, as far as it goes.
 
+Codex CLI's rollout (JSON lines; ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl,
+the ``transcript_path`` its hooks send): every line is ``{"timestamp", "type",
+"payload"}`` with ``type`` one of ``session_meta`` (``cwd``), ``turn_context``
+(``cwd``), ``response_item`` (what the model saw: ``message`` with ``role`` and
+``input_text``/``output_text`` blocks, ``function_call`` with ``name``, JSON
+``arguments`` and ``call_id``, ``function_call_output`` whose ``output`` is the
+text the model read, ``custom_tool_call`` such as ``apply_patch`` with its patch
+as ``input``, ``local_shell_call``, ``reasoning``) and ``event_msg`` (what the
+terminal showed; mostly a mirror, read only for ``exec_command_end``'s
+``exit_code``). Older rollouts wrote the response items bare, without the
+envelope. The person's words are the ``user`` messages, less what Codex injects
+(AGENTS.md, ``<environment_context>``, ...). A shell command's outcome is read
+from its output (``"exit_code"`` in JSON metadata, ``Exit code: N`` or ``Process
+exited with code N``); Codex reads files through the shell, so a plain ``cat``,
+``sed -n``, ``nl``, ``head`` or ``tail`` of one file counts as reading it, and an
+``apply_patch`` as changing the files it names. The format is told from the
+content (the envelope's types), never from the file name.
+
 The transcript is hostile input like anything from disk: every line is parsed
 on its own, a line that is not what we expect is skipped, and the amount read
 is bounded (the newest MAX_BYTES).
@@ -24,6 +42,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -73,6 +93,8 @@ def read(path: str | os.PathLike[str]) -> list[Event]:
     stripped = data.lstrip()
     if stripped.startswith(b"{") and b'"messages"' in data[:4096] and not _is_jsonl(data):
         return list(_gemini(data))
+    if _is_codex(data):
+        return list(_codex(data, first_line))
     return list(_claude(data, first_line))
 
 
@@ -85,8 +107,8 @@ def _is_jsonl(data: bytes) -> bool:
     return isinstance(obj, dict) and "messages" not in obj
 
 
-def _claude(data: bytes, first_line: int) -> Iterator[Event]:
-    pending: dict[str, tuple[int, str]] = {}  # tool_use id -> (line, command)
+def _lines(data: bytes, first_line: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for every line that is a JSON object."""
     for n, raw in enumerate(data.split(b"\n"), start=max(first_line, 1)):
         if not raw.strip():
             continue
@@ -94,7 +116,14 @@ def _claude(data: bytes, first_line: int) -> Iterator[Event]:
             obj = json.loads(raw)
         except ValueError:
             continue
-        if not isinstance(obj, dict) or obj.get("isSidechain") is True:
+        if isinstance(obj, dict):
+            yield n, obj
+
+
+def _claude(data: bytes, first_line: int) -> Iterator[Event]:
+    pending: dict[str, tuple[int, str]] = {}  # tool_use id -> (line, command)
+    for n, obj in _lines(data, first_line):
+        if obj.get("isSidechain") is True:
             continue  # a subagent's own conversation: not this session's
         message = obj.get("message")
         if not isinstance(message, dict):
@@ -182,6 +211,226 @@ def _gemini(data: bytes) -> Iterator[Event]:
                     if e.kind == "command" and isinstance(status, str):
                         e = msgspec.structs.replace(e, ok=status == "success")
                     yield e
+
+
+# -- Codex CLI rollouts -----------------------------------------------------------------
+
+_CODEX_ENVELOPES = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
+# Response items as older rollouts wrote them, bare (no envelope).
+_CODEX_ITEMS = {"message", "function_call", "function_call_output", "custom_tool_call",
+                "custom_tool_call_output", "local_shell_call", "reasoning"}
+# What Codex puts in a "user" message that the person did not type (its contextual
+# fragments: AGENTS.md, the environment, a `!command` the person ran, an interrupted
+# turn, a skill, a subagent's report, ...).
+_CODEX_INJECTED = ("# AGENTS.md instructions", "<INSTRUCTIONS>", "<user_instructions>",
+                   "<environment_context>", "<user_shell_command>", "<turn_aborted>",
+                   "<subagent_notification>", "<skill>", "<codex_internal_context",
+                   "<goal_context>", "<hook_prompt")
+_WRAPPED = re.compile(r"^<([a-z][a-z0-9_]*)(?:\s[^>]*)?>.*</\1>$", re.S)  # a whole tagged block
+_EXIT = re.compile(r"^(?:Exit code|Shell exit code): (-?\d+)\s*$|"
+                   r"^Process exited with code (-?\d+)\s*$", re.M)
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$",
+                         re.M)
+_SHELLS = {"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash",
+           "/usr/bin/zsh"}
+_READERS = {"cat", "nl", "head", "tail", "sed", "bat", "less"}
+
+
+def _is_codex(data: bytes) -> bool:
+    """Whether the first objects in ``data`` are Codex rollout lines (by their shape)."""
+    for seen, (_, obj) in enumerate(_lines(data[:256 * 1024], 1)):
+        typ = obj.get("type")
+        if typ in _CODEX_ENVELOPES and isinstance(obj.get("payload"), dict):
+            return True
+        if typ in _CODEX_ITEMS and ("role" in obj or "call_id" in obj):
+            return True
+        if isinstance(typ, str) or seen >= 20:
+            return False  # another agent's line (Claude Code: "user", "assistant", ...)
+    return False
+
+
+class _Codex:
+    """One pass over a rollout: calls wait for their output, paths resolve against the
+    session's working directory."""
+
+    def __init__(self) -> None:
+        self.cwd: str | None = None
+        self.pending: dict[str, tuple[int, str]] = {}  # call_id -> (line, command)
+        self.exit_codes: dict[str, int] = {}  # call_id -> exec_command_end's exit_code
+
+    def line(self, n: int, obj: dict[str, Any]) -> Iterator[Event]:
+        typ, payload = obj.get("type"), obj.get("payload")
+        if typ not in _CODEX_ENVELOPES:
+            yield from self.item(n, obj)  # an older rollout's bare response item
+            return
+        if not isinstance(payload, dict):
+            return
+        if typ in ("session_meta", "turn_context") and isinstance(payload.get("cwd"), str):
+            self.cwd = payload["cwd"]
+        elif typ == "response_item":
+            yield from self.item(n, payload)
+        elif typ == "event_msg" and payload.get("type") == "exec_command_end":
+            call, code = payload.get("call_id"), payload.get("exit_code")
+            if isinstance(call, str) and isinstance(code, int) and not isinstance(code, bool):
+                self.exit_codes[call] = code
+
+    def item(self, n: int, item: dict[str, Any]) -> Iterator[Event]:
+        typ = item.get("type")
+        if typ == "message":
+            role = item.get("role")
+            for block in _blocks(item.get("content")):
+                text = block.get("text")
+                if not isinstance(text, str) or not text.strip():
+                    continue
+                if role == "user" and block.get("type") == "input_text" and not _injected(text):
+                    yield Event(line=n, kind="said", text=text[:MAX_TEXT])
+                elif role == "assistant" and block.get("type") == "output_text":
+                    yield Event(line=n, kind="reply", text=text[:MAX_TEXT])
+        elif typ == "function_call":
+            args = _json_object(item.get("arguments"))
+            yield from self.call(n, item.get("name"), args, item.get("call_id"))
+        elif typ == "local_shell_call":
+            action = item.get("action")
+            args = {"command": action.get("command")} if isinstance(action, dict) else {}
+            call = item.get("call_id") or item.get("id")
+            yield from self.call(n, "local_shell", args, call)
+        elif typ == "custom_tool_call" and item.get("name") == "apply_patch":
+            yield from self.patch(n, item.get("input"))
+        elif typ == "function_call_output":
+            call = item.get("call_id")
+            if isinstance(call, str) and call in self.pending:
+                line, command = self.pending.pop(call)
+                code = self.exit_codes.get(call)
+                ok = (code == 0) if code is not None else _outcome(item.get("output"))
+                yield Event(line=line, kind="command", text=command, ok=ok)
+
+    def call(self, n: int, name: object, args: dict[str, Any], call: object) -> Iterator[Event]:
+        if name == "apply_patch":
+            yield from self.patch(n, args.get("input") or args.get("patch"))
+            return
+        if name == "read_file":  # Codex's own file reader, where the model has it
+            if isinstance(args.get("file_path"), str) and args["file_path"].strip():
+                yield Event(line=n, kind="file", text=self.path(args["file_path"]),
+                            action="read")
+            return
+        command = _shell_command(name, args)
+        if command is None:
+            return
+        workdir = args.get("workdir")
+        if command.startswith("apply_patch"):
+            yield from self.patch(n, command, workdir)  # a patch sent through the shell
+            return
+        read = _read_target(command)
+        if read is not None:
+            yield Event(line=n, kind="file", text=self.path(read, workdir), action="read")
+        if isinstance(call, str):
+            self.pending[call] = (n, command[:MAX_TEXT])
+        else:
+            yield Event(line=n, kind="command", text=command[:MAX_TEXT])
+
+    def patch(self, n: int, patch: object, workdir: object = None) -> Iterator[Event]:
+        if not isinstance(patch, str):
+            return
+        for m in _PATCH_FILE.finditer(patch):
+            path = m.group(2) or m.group(3)
+            action = "write" if m.group(1) == "Add" else "edit"
+            yield Event(line=n, kind="file", text=self.path(path, workdir), action=action)
+
+    def path(self, path: str, workdir: object = None) -> str:
+        """``path`` made absolute against the call's workdir or the session's cwd (the
+        rules count visits by path, so one file must always read the same)."""
+        path = path.strip()
+        base = workdir if isinstance(workdir, str) and os.path.isabs(workdir) else self.cwd
+        if os.path.isabs(path) or not base:
+            return path
+        return os.path.normpath(os.path.join(base, path))
+
+    def rest(self) -> Iterator[Event]:
+        for line, command in self.pending.values():  # never answered (the session ended)
+            yield Event(line=line, kind="command", text=command, ok=None)
+
+
+def _codex(data: bytes, first_line: int) -> Iterator[Event]:
+    reader = _Codex()
+    for n, obj in _lines(data, first_line):
+        yield from reader.line(n, obj)
+    yield from reader.rest()
+
+
+def _injected(text: str) -> bool:
+    head = text.lstrip()
+    return head.startswith(_CODEX_INJECTED) or bool(_WRAPPED.match(head.rstrip()))
+
+
+def _json_object(raw: object) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            return {}
+        return obj if isinstance(obj, dict) else {}
+    return {}
+
+
+def _shell_command(name: object, args: dict[str, Any]) -> str | None:
+    """The command line a Codex shell tool ran: ``shell`` and ``local_shell`` take an
+    argv (``["bash", "-lc", "make spec"]`` is the inner command), ``shell_command``
+    a string, unified exec's ``exec_command`` a ``cmd`` string."""
+    if name in ("shell", "local_shell", "container.exec"):
+        argv = args.get("command")
+        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+            return None
+        if len(argv) == 3 and argv[0] in _SHELLS and argv[1] in ("-lc", "-c"):
+            command = argv[2]
+        else:
+            command = shlex.join(argv)
+    elif name == "shell_command":
+        command = args.get("command")
+    elif name == "exec_command":
+        command = args.get("cmd")
+    else:
+        return None
+    return command.strip() if isinstance(command, str) and command.strip() else None
+
+
+def _outcome(output: object) -> bool | None:
+    """Whether a shell call succeeded, from the text its output gave the model."""
+    if isinstance(output, dict):  # older rollouts: {"content": ..., "success": ...}
+        success = output.get("success")
+        return success if isinstance(success, bool) else _outcome(output.get("content"))
+    if not isinstance(output, str):
+        return None
+    obj = _json_object(output) if output.lstrip().startswith("{") else {}
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        code = meta.get("exit_code", meta.get("shell_exit_code"))
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code == 0
+    m = _EXIT.search(output[:4096])
+    if m:
+        return int(m.group(1) or m.group(2)) == 0
+    return None
+
+
+def _read_target(command: str) -> str | None:
+    """The one file a plain read command shows (``sed -n '1,80p' f``, ``cat f``,
+    ``nl -ba f``, ``head -n 40 f``), or None."""
+    if any(c in command for c in "|;&<>`$\n"):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) < 2 or words[0] not in _READERS:
+        return None
+    args = [w for w in words[1:] if not w.startswith("-")]
+    if words[0] == "sed":
+        args = args[1:]  # the script
+    elif words[0] in ("head", "tail"):
+        args = [a for a in args if not a.lstrip("+").isdigit()]
+    return args[0] if len(args) == 1 else None
 
 
 def excerpt(text: str, limit: int = 200) -> str:

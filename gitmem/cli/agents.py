@@ -154,10 +154,12 @@ def hooks_() -> None:
     file is read or changed the memories about it ('git mem hook pre-tool').
     For Gemini CLI (--agent gemini-cli), .gemini/settings.json gets the same
     three on SessionStart, BeforeAgent and AfterTool; for Codex CLI, its
-    .codex/hooks.json gets the briefing and the prompt hook. Agents without
-    hooks git mem can use (cursor, windsurf, opencode, copilot) get their MCP
-    entry and the usage block in their instruction file instead. Other
-    settings and hooks are kept.
+    .codex/hooks.json gets the briefing and the prompt hook. All three also
+    hand the session's transcript to a background capture at the end of a
+    turn or session ('git mem hook session-end'). Agents without hooks git
+    mem can use (cursor, windsurf, opencode, copilot) get their MCP entry and
+    the usage block in their instruction file instead. Other settings and
+    hooks are kept.
 
     \b
     Example:
@@ -263,7 +265,7 @@ def hook_pre_tool() -> None:
 
 @hook_.command(name="session-end")
 @click.option("--agent", default="claude-code", show_default=True, metavar="NAME",
-              help="Whose session it is (claude-code, gemini-cli).")
+              help="Whose session it is (claude-code, gemini-cli, codex).")
 def hook_session_end(agent: str) -> None:
     """Stop, SessionEnd, PreCompact: capture the session in the background.
 

@@ -18,9 +18,11 @@ session_option = click.option("--session", envvar=["GITMEM_SESSION", "GIT_MEM_SE
 
 @cli.command(name="capture")
 @click.option("--transcript", type=click.Path(dir_okay=False), metavar="FILE",
-              help="The session's transcript (Claude Code JSONL, Gemini CLI JSON).")
+              help="The session's transcript (Claude Code JSONL, Gemini CLI JSON, "
+              "Codex CLI rollout JSONL; told apart by content).")
 @session_option
-@click.option("--agent", metavar="NAME", help="Whose session it was (claude-code, gemini-cli).")
+@click.option("--agent", metavar="NAME", help="Whose session it was (claude-code, gemini-cli, "
+              "codex).")
 @click.option("--event", metavar="EVENT", hidden=True,
               help="The hook event that asked (SessionEnd drops the working memory).")
 @click.option("--no-model", is_flag=True, help="Only the built-in rules, even if "

@@ -14,7 +14,8 @@ from .server import INSTRUCTIONS, NAME, Server, argument_errors
 
 def build(server: Server) -> MCPServer[Any]:
     app: MCPServer[Any] = MCPServer(NAME, version=__version__, instructions=INSTRUCTIONS,
-                                    log_level="WARNING", middleware=[argument_errors])
+                                    log_level="WARNING",
+                                    middleware=[argument_errors, server.roots_first])
     tools.register(app, tools.Tools(server))
     content.register(app, server)
     return app

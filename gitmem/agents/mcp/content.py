@@ -3,9 +3,10 @@
 ``memory://context``: the briefing (``git mem context``, Markdown).
 ``memory://memory/{id}``: one memory with every op on it (``git mem show``, JSON).
 The ``briefing`` prompt: the briefing wrapped as a user message that tells the
-agent how to use the memory. A static resource gets no request context, so it
-reads the start directory's repository, or the one the client's roots named
-on an earlier tool call.
+agent how to use the memory. Each finds its repository as the tools do (the
+start directory, else the client's roots). A static resource gets no request
+context from the SDK, so the server's ``roots_first`` middleware asks the roots
+before it is read.
 """
 
 from __future__ import annotations

@@ -12,7 +12,11 @@ was started in, when it is inside a repository; else the client's roots (MCP
 ``roots/list``: the first root that is inside a repository). A client that
 configures the server globally (Cursor, Claude Desktop) starts it in the home
 directory; its roots name the workspace. When none of these is a repository,
-the error names all of them.
+the error names all of them. Roots are asked once, through the request's
+session: a tool or a resource template gets it as its ``Context``; a static
+resource (``memory://context``) gets none from the SDK, so ``roots_first``, a
+middleware that sees every request with its session, asks before a resource is
+read.
 
 Results, success or error, are the CLI's ``--json`` envelope
 (gitmem/envelope.py) with ``tool`` in place of ``command``, in the structured
@@ -37,6 +41,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from mcp.server import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, TextContent
 
@@ -106,9 +112,22 @@ class Server:
         """Candidate directories, in order: ``repo``, the start directory, the roots."""
         if repo:
             return [repo]
+        await self.learn_roots(ctx)
+        return [str(self.path), *(self._roots or [])]
+
+    async def learn_roots(self, ctx: Context | ServerRequestContext[Any, Any] | None) -> None:
+        """Ask the client for its roots, once, through this request's session."""
         if self._roots is None and ctx is not None:
             self._roots = await _roots(ctx)
-        return [str(self.path), *(self._roots or [])]
+
+    async def roots_first(self, ctx: ServerRequestContext[Any, Any],
+                          call_next: CallNext) -> HandlerResult:
+        """Middleware: the client's roots before a resource is read. The SDK hands a
+        static resource no Context (it refuses one at registration), so without this
+        ``memory://context`` could only read the start directory's repository."""
+        if ctx.method == "resources/read":
+            await self.learn_roots(ctx)
+        return await call_next(ctx)
 
     def _open(self, candidates: list[str], explicit: bool = False) -> api.Store:
         for where in candidates:
@@ -203,7 +222,7 @@ class Server:
         self._worker.shutdown()
 
 
-async def _roots(ctx: Context) -> list[str]:
+async def _roots(ctx: Context | ServerRequestContext[Any, Any]) -> list[str]:
     """The client's roots as local directories (file:// URIs only); [] when the
     client has none or does not answer."""
     try:
