@@ -164,6 +164,8 @@ class Fold:
         # read at its end; the same transaction holds the drop, so a failure keeps them.
         remake = (schema.drop_deferrable(c) if not stored and
                   c.execute("SELECT 1 FROM ops LIMIT 1").fetchone() is None else [])
+        if remake:  # a first replay's random-order inserts: a page cache of 64 MiB for it
+            c.execute("PRAGMA cache_size = -65536")
         complete = True
         progressed = False  # a bounded refresh replays at least one commit
         for ref, tip in sorted(current.items()):
@@ -220,6 +222,8 @@ class Fold:
             c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
         for sql in remake:
             c.execute(sql)
+        if remake:  # back to SQLite's default: other commands keep a small footprint
+            c.execute("PRAGMA cache_size = -2000")
         self._flush_fts()
         self._rekey_dirty()
         return complete

@@ -211,7 +211,6 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = NORMAL")
         # Forgotten text must not linger in free pages of the file.
         conn.execute("PRAGMA secure_delete = ON")
-        conn.execute("PRAGMA cache_size = -65536")
     except BaseException:
         conn.close()
         raise
