@@ -120,9 +120,8 @@ def test_scopes_a_client_does_not_have_say_what_to_do(repo: Path) -> None:
 
 @pytest.mark.parametrize(("agent", "mcp_file", "instructions"), [
     ("cursor", ".cursor/mcp.json", "AGENTS.md"),
-    ("copilot", ".vscode/mcp.json", ".github/copilot-instructions.md"),
     ("opencode", "opencode.json", "AGENTS.md"),
-])
+])  # copilot: its hooks file as well (test_hooks_more.py)
 def test_an_agent_without_hooks_gets_its_mcp_entry_and_instruction_block(
         repo: Path, agent: str, mcp_file: str, instructions: str) -> None:
     mine = "# Team notes\n\n- Deploys go out on Tuesdays.\n"

@@ -3,8 +3,8 @@ is wired to git mem and what is not.
 
 An agent counts as present when its program is on PATH or its project folder or
 file is in the work tree. For each: its lifecycle hooks (Claude Code, Gemini
-CLI and Codex CLI have hooks git mem installs; the others have none it can use, see
-docs/agents.md), its MCP entry (project and user scope), and whether the
+CLI, Codex CLI and GitHub Copilot have hooks git mem installs; the others have
+none it can use, see docs/agents.md), its MCP entry (project and user scope), and whether the
 instruction file it reads mentions git mem. Reads files only; changes nothing.
 """
 
@@ -29,8 +29,9 @@ AGENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], str |
     "windsurf": (("windsurf",), (".windsurf", ".windsurfrules"),
                  (".windsurfrules", ".windsurf/rules", "AGENTS.md"), None),
     "opencode": (("opencode",), ("opencode.json", ".opencode"), ("AGENTS.md",), None),
-    "copilot": (("code",), (".vscode", ".github/copilot-instructions.md"),
-                (".github/copilot-instructions.md", "AGENTS.md"), None),
+    "copilot": (("code", "copilot"),
+                (".vscode", ".github/copilot-instructions.md", ".github/hooks"),
+                (".github/copilot-instructions.md", "AGENTS.md"), "copilot"),
 }
 
 

@@ -2,8 +2,8 @@
 
 Pure file and JSON logic (no git, no SQLite): the CLI finds the work tree;
 this module edits the agent's project settings (``.claude/settings.json``,
-``.gemini/settings.json``, ``.codex/hooks.json``) and nothing else, keeping every other key and hook
-as it found them.
+``.gemini/settings.json``, ``.codex/hooks.json``, ``.github/hooks/git-mem.json``)
+and nothing else, keeping every other key and hook as it found them.
 
 The Claude Code settings contract (hooks reference,
 https://code.claude.com/docs/en/hooks): ``{"hooks": {"<Event>": [{"matcher":
@@ -16,6 +16,22 @@ Gemini CLI uses the same shape in ``.gemini/settings.json`` (hooks reference,
 https://geminicli.com/docs/hooks/reference) with its own event names, tool
 names and timeouts in milliseconds. Its ``BeforeTool`` cannot add context, so
 a file's memories come with ``AfterTool`` (appended to what the tool read).
+
+GitHub Copilot reads ``.github/hooks/*.json`` in two hosts: VS Code's agent
+hooks and Copilot CLI (and its cloud agent). The file is Copilot CLI's format
+(hooks reference, https://docs.github.com/en/copilot/reference/hooks-reference):
+``{"version": 1, "hooks": {"<event>": [{"type": "command", "bash": "...",
+"powershell": "...", "timeoutSec": <seconds>}]}}``, flat (no groups), events in
+camelCase, the spelling every Copilot CLI release reads (PascalCase names came
+later, as a VS Code-compatible variant).
+VS Code reads the same file, turning ``sessionStart`` into ``SessionStart``,
+``bash`` into its macOS and Linux command and ``powershell`` into its Windows
+one (https://code.visualstudio.com/docs/agent-customization/hooks). We write
+our own file, ``git-mem.json``, and wire only the two events whose output both
+hosts add to the model's context: sessionStart and postToolUse (a file's
+memories after it was viewed or changed). Copilot CLI drops what a
+userPromptSubmitted command prints, and VS Code reads no context from
+UserPromptSubmit, so prompts get no hook.
 
 Our entries are recognised by their command (``git mem hook ...``), so
 uninstall removes exactly them and install never duplicates them.
@@ -68,16 +84,28 @@ CODEX_HOOKS: dict[str, tuple[str | None, str, int]] = {
 }
 
 
+# GitHub Copilot (.github/hooks/git-mem.json, read by VS Code and Copilot CLI):
+# the matcher is Copilot CLI's tool-name regex (VS Code ignores matchers and
+# runs the command after every tool; the answer is empty for a tool without a file).
+COPILOT_HOOKS: dict[str, tuple[str | None, str, int]] = {
+    "sessionStart": (None, COMMAND_PREFIX + "session-start", 30),
+    "postToolUse": ("view|edit|create|str_replace_editor", COMMAND_PREFIX + "pre-tool", 10),
+}
+
+
 class AgentSpec(msgspec.Struct, frozen=True):
     settings: Path  # relative to the work tree
     hooks: dict[str, tuple[str | None, str, int]]
+    flat: bool = False  # Copilot's entries: commands straight in the event's list
 
 
 SPECS: dict[str, AgentSpec] = {
     "claude-code": AgentSpec(Path(".claude") / "settings.json", CLAUDE_HOOKS),
     "gemini-cli": AgentSpec(Path(".gemini") / "settings.json", GEMINI_HOOKS),
     "codex": AgentSpec(Path(".codex") / "hooks.json", CODEX_HOOKS),
+    "copilot": AgentSpec(Path(".github") / "hooks" / "git-mem.json", COPILOT_HOOKS, flat=True),
 }
+COPILOT_VERSION = 1  # the "version" of a Copilot hooks file
 AGENTS = tuple(SPECS)
 SETTINGS = SPECS["claude-code"].settings
 
@@ -93,7 +121,7 @@ class HooksReport(msgspec.Struct, kw_only=True):
 # -- settings.json -------------------------------------------------------------------
 
 
-def _load(path: Path, events: dict[str, Any]) -> dict[str, Any]:
+def _load(path: Path, events: dict[str, Any], flat: bool = False) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
@@ -125,6 +153,9 @@ def _load(path: Path, events: dict[str, Any]) -> dict[str, Any]:
             f'{path}: "hooks" is not an object of lists; nothing was changed',
             "fix the file's hooks section (see the Claude Code hooks reference), then run again",
         )
+    if flat and data.get("version", COPILOT_VERSION) != COPILOT_VERSION:
+        raise InvalidInput(f'{path}: "version" is not {COPILOT_VERSION}; nothing was changed',
+                           "fix the file (Copilot's hooks files are version 1), then run again")
     return data
 
 
@@ -154,14 +185,40 @@ def write_text(path: Path, text: str) -> None:
         raise
 
 
+# Where an entry keeps its command: "command" (Claude Code's shape); Copilot's
+# "bash" and "powershell" as well.
+_COMMAND_KEYS = ("command", "bash", "powershell")
+
+
 def _ours(entry: object) -> bool:
-    return isinstance(entry, dict) and str(entry.get("command", "")).startswith(COMMAND_PREFIX)
+    return isinstance(entry, dict) and any(
+        str(entry.get(k, "")).startswith(COMMAND_PREFIX) for k in _COMMAND_KEYS)
 
 
-def _has(groups: list[Any], command: str) -> bool:
-    return any(isinstance(g, dict) and any(isinstance(h, dict) and h.get("command") == command
-                                           for h in g.get("hooks") or [])
+def _runs(entry: object, command: str) -> bool:
+    return isinstance(entry, dict) and any(entry.get(k) == command for k in _COMMAND_KEYS)
+
+
+def _has(groups: list[Any], command: str, flat: bool = False) -> bool:
+    if flat:
+        return any(_runs(e, command) for e in groups)
+    return any(isinstance(g, dict) and any(_runs(h, command) for h in g.get("hooks") or [])
                for g in groups)
+
+
+def _entry(matcher: str | None, command: str, timeout: int, flat: bool) -> dict[str, Any]:
+    """One of our entries in the agent's shape."""
+    if not flat:
+        group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        return group
+    # Copilot CLI reads bash/powershell and timeoutSec; VS Code maps bash and
+    # powershell to its OS commands and documents "timeout" (both in seconds).
+    entry: dict[str, Any] = {"type": "command", "bash": command, "powershell": command}
+    if matcher is not None:
+        entry["matcher"] = matcher
+    entry["timeoutSec"] = entry["timeout"] = timeout
+    return entry
 
 
 def _check_agent(agent: str) -> None:
@@ -188,16 +245,16 @@ def install(root: Path, agent: str = "claude-code") -> HooksReport:
     _check_agent(agent)
     spec = SPECS[agent]
     path = inside(root, root / spec.settings)
-    data = _load(path, spec.hooks)
+    data = _load(path, spec.hooks, spec.flat)
+    if spec.flat and "version" not in data:
+        data = {"version": COPILOT_VERSION, **data}
     hooks = data.setdefault("hooks", {})
     added = []
     for event, (matcher, command, timeout) in spec.hooks.items():
         groups = hooks.setdefault(event, [])
-        if _has(groups, command):
+        if _has(groups, command, spec.flat):
             continue
-        group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
-        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
-        groups.append(group)
+        groups.append(_entry(matcher, command, timeout, spec.flat))
         added.append(event)
     if added:
         write_json(path, data)
@@ -209,10 +266,11 @@ def install(root: Path, agent: str = "claude-code") -> HooksReport:
 def uninstall(root: Path, agent: str = "claude-code") -> HooksReport:
     """Remove exactly our hook entries; leave every other key and hook alone."""
     _check_agent(agent)
-    path = inside(root, root / SPECS[agent].settings)
+    spec = SPECS[agent]
+    path = inside(root, root / spec.settings)
     if not path.exists():
         return HooksReport(agent=agent, path=str(path), status="not installed", changed=False)
-    data = _load(path, SPECS[agent].hooks)
+    data = _load(path, spec.hooks, spec.flat)
     hooks = data.get("hooks")
     removed = []
     if isinstance(hooks, dict):
@@ -221,6 +279,10 @@ def uninstall(root: Path, agent: str = "claude-code") -> HooksReport:
                 continue
             kept_groups = []
             for group in hooks[event]:
+                if spec.flat and _ours(group):
+                    if event not in removed:
+                        removed.append(event)
+                    continue
                 if isinstance(group, dict) and isinstance(group.get("hooks"), list) and any(
                         _ours(h) for h in group["hooks"]):
                     rest = [h for h in group["hooks"] if not _ours(h)]
@@ -238,7 +300,7 @@ def uninstall(root: Path, agent: str = "claude-code") -> HooksReport:
             del data["hooks"]
     if not removed:
         return HooksReport(agent=agent, path=str(path), status="not installed", changed=False)
-    if data:
+    if data and not (spec.flat and data == {"version": COPILOT_VERSION}):
         write_json(path, data)
     else:  # nothing left but what install created
         path.unlink()
@@ -246,7 +308,7 @@ def uninstall(root: Path, agent: str = "claude-code") -> HooksReport:
             path.parent.rmdir()
         except OSError:
             pass  # not empty: other files live there
-    order = list(SPECS[agent].hooks)
+    order = list(spec.hooks)
     removed.sort(key=lambda e: (order.index(e) if e in order else len(order), e))
     return HooksReport(agent=agent, path=str(path), status="removed", changed=True,
                        events=removed)
@@ -260,8 +322,8 @@ def installed(root: Path, agent: str) -> list[str]:
     if not path.exists():
         return []
     try:
-        hooks = _load(path, spec.hooks).get("hooks", {})
+        hooks = _load(path, spec.hooks, spec.flat).get("hooks", {})
     except InvalidInput:
         return []
     return [event for event, (_, command, _) in spec.hooks.items()
-            if isinstance(hooks.get(event), list) and _has(hooks[event], command)]
+            if isinstance(hooks.get(event), list) and _has(hooks[event], command, spec.flat)]

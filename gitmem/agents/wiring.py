@@ -1,12 +1,16 @@
-"""Wiring an agent that has no hook system git mem uses: its MCP entry and a
-usage block in the instruction file it reads.
+"""Wiring an agent: its lifecycle hooks where git mem can use them (settings.py),
+and for the agents that read an MCP config and an instruction file of their
+own, the MCP entry and a usage block.
 
-``git mem hooks install --agent cursor|windsurf|opencode|copilot`` comes
-here: it installs what the agent has (clients.py for the MCP entry, at project
-scope where the client has one) and the ``git mem agents-md`` block between
-markers in the agent's instruction file, so a re-run changes nothing and
-uninstall removes exactly the block (and the file, if the block was all of it).
-``git mem bootstrap`` skips the block: it is ours, not the repository's.
+``git mem hooks install --agent NAME`` comes here. Claude Code, Gemini CLI and
+Codex get their hooks. Cursor, Windsurf and OpenCode have no hooks that can add
+context (docs/agents.md says why), so they get what they have instead: the MCP
+entry (clients.py, at project scope where the client has one) and the ``git
+mem agents-md`` block between markers in the instruction file they read.
+GitHub Copilot gets all three: its hooks file, its MCP entry and its block. A
+re-run changes nothing and uninstall removes exactly what install added (the
+block's file too, if the block was all of it). ``git mem bootstrap`` skips the
+block: it is ours, not the repository's.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..api.export import AGENTS_BEGIN as BEGIN, AGENTS_END as END
+from ..errors import InvalidInput
 from .agents_md import AGENTS_MD
 from .clients import CLIENTS, install as mcp_install, uninstall as mcp_uninstall
+from . import settings
 from .settings import HooksReport, inside
 
 # The instruction file each agent reads (AGENTS.md where it reads that).
@@ -28,6 +34,38 @@ def scope_of(agent: str) -> str:
 
 
 def install(root: Path, home: Path, agent: str) -> HooksReport:
+    """Everything git mem wires for ``agent``, as one report."""
+    reports = []
+    if agent in settings.SPECS:
+        reports.append(settings.install(root, agent))
+    if agent in INSTRUCTIONS:
+        reports.append(_install_extras(root, home, agent))
+    return _merged(agent, reports, "installed", "already installed")
+
+
+def uninstall(root: Path, home: Path, agent: str) -> HooksReport:
+    """Remove exactly what ``install`` added for ``agent``."""
+    reports = []
+    if agent in settings.SPECS:
+        reports.append(settings.uninstall(root, agent))
+    if agent in INSTRUCTIONS:
+        reports.append(_uninstall_extras(root, home, agent))
+    return _merged(agent, reports, "removed", "not installed")
+
+
+def _merged(agent: str, reports: list[HooksReport], done: str, nothing: str) -> HooksReport:
+    if not reports:
+        raise InvalidInput(f"unknown agent '{agent}'",
+                           f"use one of: {', '.join(sorted({*settings.SPECS, *INSTRUCTIONS}))}")
+    if len(reports) == 1:
+        return reports[0]
+    changed = any(r.changed for r in reports)
+    return HooksReport(agent=agent, path=", ".join(r.path for r in reports),
+                       status=done if changed else nothing, changed=changed,
+                       events=[e for r in reports for e in r.events])
+
+
+def _install_extras(root: Path, home: Path, agent: str) -> HooksReport:
     mcp = mcp_install(agent, scope_of(agent), root, home)
     path = inside(root, root / INSTRUCTIONS[agent])
     text = path.read_text(encoding="utf-8") if path.exists() else ""
@@ -43,7 +81,7 @@ def install(root: Path, home: Path, agent: str) -> HooksReport:
                        changed=bool(added), events=added)
 
 
-def uninstall(root: Path, home: Path, agent: str) -> HooksReport:
+def _uninstall_extras(root: Path, home: Path, agent: str) -> HooksReport:
     mcp = mcp_uninstall(agent, scope_of(agent), root, home)
     path = inside(root, root / INSTRUCTIONS[agent])
     removed = ["mcp"] if mcp.changed else []

@@ -131,16 +131,12 @@ agent_option = click.option("--agent", type=click.Choice(list(doctor_mod.AGENTS)
 
 
 def _install(root: Path, agent: str) -> settings.HooksReport:
-    """The agent's hooks; for an agent without hooks git mem can use, what it has
-    instead: its MCP entry and the usage block in its instruction file."""
-    if agent in settings.AGENTS:
-        return settings.install(root, agent)
+    """The agent's hooks where it has usable ones; its MCP entry and the usage
+    block in its instruction file where it reads its own (agents/wiring.py)."""
     return wiring.install(root, Path.home(), agent)
 
 
 def _uninstall(root: Path, agent: str) -> settings.HooksReport:
-    if agent in settings.AGENTS:
-        return settings.uninstall(root, agent)
     return wiring.uninstall(root, Path.home(), agent)
 
 
@@ -154,12 +150,15 @@ def hooks_() -> None:
     file is read or changed the memories about it ('git mem hook pre-tool').
     For Gemini CLI (--agent gemini-cli), .gemini/settings.json gets the same
     three on SessionStart, BeforeAgent and AfterTool; for Codex CLI, its
-    .codex/hooks.json gets the briefing and the prompt hook. All three also
-    hand the session's transcript to a background capture at the end of a
-    turn or session ('git mem hook session-end'). Agents without hooks git
-    mem can use (cursor, windsurf, opencode, copilot) get their MCP entry and
-    the usage block in their instruction file instead. Other settings and
-    hooks are kept.
+    .codex/hooks.json gets the briefing and the prompt hook. For GitHub
+    Copilot (VS Code, Copilot CLI, cloud agent), .github/hooks/git-mem.json
+    gets the briefing and a file's memories after a tool reads or changes
+    it, plus its MCP entry and instruction block. Claude Code, Gemini CLI and
+    Codex also hand the session's transcript to a background capture at the
+    end of a turn or session ('git mem hook session-end'). Agents without
+    hooks git mem can use (cursor, windsurf, opencode) get their MCP entry
+    and the usage block in their instruction file instead. Other settings
+    and hooks are kept.
 
     \b
     Example:

@@ -1,0 +1,246 @@
+"""GitHub Copilot hooks (.github/hooks/git-mem.json, read by VS Code's agent hooks and by
+Copilot CLI and its cloud agent) and Windsurf, which keeps MCP and its rules file.
+
+Payloads are shaped as the hosts document them:
+VS Code, https://code.visualstudio.com/docs/agents/reference/hooks-reference (common
+fields timestamp, hookEventName, sessionId, transcript_path, cwd; tool_input in VS Code's
+camelCase); Copilot CLI, https://docs.github.com/en/copilot/reference/hooks-reference
+(camelCase: sessionId, a timestamp in epoch ms, cwd, source, toolName, toolArgs)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import git, gm, ok
+
+HOOKS = Path(".github") / "hooks" / "git-mem.json"
+
+# Someone's own entries in the same file, and a key Copilot CLI reads beside "hooks".
+EXISTING = {
+    "version": 1,
+    "hooks": {
+        "sessionStart": [{"type": "command", "bash": "./scripts/log-start.sh",
+                          "powershell": "./scripts/log-start.ps1", "timeoutSec": 5}],
+        "preToolUse": [{"type": "command", "bash": "./scripts/guard.sh"}],
+    },
+    "disableAllHooks": False,
+}
+
+OUR_SESSION_START = {"type": "command", "bash": "git mem hook session-start",
+                     "powershell": "git mem hook session-start", "timeoutSec": 30, "timeout": 30}
+OUR_POST_TOOL = {"type": "command", "bash": "git mem hook pre-tool",
+                 "powershell": "git mem hook pre-tool",
+                 "matcher": "view|edit|create|str_replace_editor", "timeoutSec": 10, "timeout": 10}
+
+
+def hook(repo: Path, name: str, payload: dict[str, object]) -> str:
+    proc = gm("hook", name, cwd=repo, input=json.dumps(payload))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    return proc.stdout
+
+
+def anchored(repo: Path, text: str, rel: str) -> str:
+    """A memory anchored to the committed file ``rel``; its id."""
+    (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+    (repo / rel).write_text("def login(user):\n    return user.ok\n")
+    git("add", rel, cwd=repo)
+    git("commit", "-q", "-m", f"add {rel}", cwd=repo)
+    proc = ok(gm("add", text, "--path", rel, "--json", cwd=repo))
+    return str(json.loads(proc.stdout)["data"]["id"])
+
+
+# -- install ----------------------------------------------------------------------------
+
+
+def test_copilot_install_merges_is_idempotent_and_uninstall_is_exact(repo: Path) -> None:
+    path = repo / HOOKS
+    path.parent.mkdir(parents=True)
+    original = json.dumps(EXISTING, indent=2) + "\n"
+    path.write_text(original)
+    other = path.parent / "security.json"  # another hooks file in the folder
+    other.write_text('{"version": 1, "hooks": {"preToolUse": []}}\n')
+
+    out = json.loads(ok(gm("hooks", "install", "--agent", "copilot", "--json", cwd=repo)).stdout)
+    data = out["data"]
+    assert data["events"] == ["sessionStart", "postToolUse", "mcp", "instructions"]
+    assert data["status"] == "installed" and data["changed"] is True
+    assert data["path"].split(", ") == [str(path), str(repo / ".vscode" / "mcp.json"),
+                                        str(repo / ".github" / "copilot-instructions.md")]
+    merged = json.loads(path.read_text())
+    assert list(merged) == ["version", "hooks", "disableAllHooks"]  # order kept
+    assert merged["version"] == 1 and merged["disableAllHooks"] is False
+    hooks = merged["hooks"]
+    assert list(hooks) == ["sessionStart", "preToolUse", "postToolUse"]
+    assert hooks["sessionStart"] == [*EXISTING["hooks"]["sessionStart"], OUR_SESSION_START]
+    assert hooks["preToolUse"] == EXISTING["hooks"]["preToolUse"]
+    assert hooks["postToolUse"] == [OUR_POST_TOOL]
+    assert "git mem recall" in (repo / ".github" / "copilot-instructions.md").read_text()
+    mcp = json.loads((repo / ".vscode" / "mcp.json").read_text())
+    assert mcp["servers"]["git-mem"] == {"type": "stdio", "command": "git", "args": ["mem", "mcp"]}
+
+    installed = path.read_text()
+    again = ok(gm("hooks", "install", "--agent", "copilot", cwd=repo))
+    assert again.stdout.startswith("already installed: ")
+    assert path.read_text() == installed
+
+    gone = json.loads(ok(gm("hooks", "uninstall", "--agent", "copilot", "--json",
+                            cwd=repo)).stdout)["data"]
+    assert gone["status"] == "removed"
+    assert gone["events"] == ["sessionStart", "postToolUse", "mcp", "instructions"]
+    assert path.read_text() == original  # byte for byte
+    assert other.read_text() == '{"version": 1, "hooks": {"preToolUse": []}}\n'
+    assert not (repo / ".vscode").exists() and not (repo / ".github" / "copilot-instructions.md").exists()
+    twice = json.loads(ok(gm("hooks", "uninstall", "--agent", "copilot", "--json",
+                             cwd=repo)).stdout)["data"]
+    assert twice["status"] == "not installed" and twice["events"] == []
+    assert path.read_text() == original
+
+
+def test_copilot_install_creates_its_own_file_and_uninstall_removes_it(repo: Path) -> None:
+    ok(gm("hooks", "install", "--agent", "copilot", cwd=repo))
+    text = (repo / HOOKS).read_text()
+    assert text.startswith('{\n  "version": 1,\n  "hooks": {\n')  # Copilot's format, version first
+    assert json.loads(text) == {"version": 1, "hooks": {"sessionStart": [OUR_SESSION_START],
+                                                        "postToolUse": [OUR_POST_TOOL]}}
+    ok(gm("hooks", "uninstall", "--agent", "copilot", cwd=repo))
+    assert not (repo / ".github" / "hooks").exists()
+    assert git("status", "--porcelain", cwd=repo).stdout == ""  # nothing of ours left
+
+
+@pytest.mark.parametrize("content", [
+    '{"version": 2, "hooks": {}}',  # a format this writer does not know
+    '{"version": 1, "hooks": {"sessionStart": {"type": "command"}}}',  # not a list
+    '{"version": 1, "hooks": {',  # not JSON
+])
+def test_a_copilot_hooks_file_it_cannot_read_is_left_untouched(repo: Path, content: str) -> None:
+    path = repo / HOOKS
+    path.parent.mkdir(parents=True)
+    path.write_text(content)
+    for command in ("install", "uninstall"):
+        proc = gm("hooks", command, "--agent", "copilot", cwd=repo)
+        assert proc.returncode == 2 and "nothing was changed" in proc.stderr, proc.stderr
+        assert path.read_text() == content
+    assert not (repo / ".vscode").exists()  # refused before anything else was written
+
+
+def test_a_copilot_hooks_file_linked_out_of_the_repository_is_refused(repo: Path,
+                                                                      tmp_path: Path) -> None:
+    outside = tmp_path / "home" / ".copilot" / "hooks"
+    outside.mkdir(parents=True)
+    theirs = outside / "git-mem.json"
+    theirs.write_text('{"version": 1, "hooks": {}}\n')
+    (repo / ".github").mkdir()
+    (repo / ".github" / "hooks").symlink_to(outside)  # the whole folder leads out
+    proc = gm("hooks", "install", "--agent", "copilot", cwd=repo)
+    assert proc.returncode == 2 and "outside this repository" in proc.stderr
+    assert theirs.read_text() == '{"version": 1, "hooks": {}}\n'
+    assert gm("hooks", "uninstall", "--agent", "copilot", cwd=repo).returncode == 2
+    assert theirs.read_text() == '{"version": 1, "hooks": {}}\n'
+
+
+def test_doctor_reports_copilot_hooks(repo: Path) -> None:
+    (repo / ".github" / "hooks").mkdir(parents=True)
+
+    def copilot() -> dict[str, object]:
+        report = json.loads(ok(gm("doctor", "--json", cwd=repo)).stdout)["data"]
+        return dict(next(a for a in report if a["agent"] == "copilot"))
+
+    before = copilot()
+    assert ".github/hooks/" in before["found"]  # type: ignore[operator]
+    assert before["hooks"] == "not installed"
+    assert "git mem hooks install --agent copilot" in before["todo"]  # type: ignore[operator]
+    ok(gm("hooks", "install", "--agent", "copilot", cwd=repo))
+    after = copilot()
+    assert after["hooks"] == "installed" and after["mcp_project"] is True
+    assert after["instructions"] == ".github/copilot-instructions.md" and after["todo"] == []
+    data = json.loads((repo / HOOKS).read_text())
+    del data["hooks"]["postToolUse"]
+    (repo / HOOKS).write_text(json.dumps(data))
+    assert copilot()["hooks"] == "partly installed (sessionStart)"
+    assert "copilot: found" in ok(gm("doctor", cwd=repo)).stdout
+
+
+def test_windsurf_keeps_mcp_and_its_rules_file_and_gets_no_hooks_file(repo: Path) -> None:
+    home = Path(os.environ["HOME"])
+    out = json.loads(ok(gm("hooks", "install", "--agent", "windsurf", "--json", cwd=repo)).stdout)
+    assert out["data"]["events"] == ["mcp", "instructions"]
+    assert not (repo / ".windsurf").exists()  # Cascade hooks cannot add context
+    config = home / ".codeium" / "windsurf" / "mcp_config.json"
+    assert json.loads(config.read_text())["mcpServers"]["git-mem"]["args"] == ["mem", "mcp"]
+    assert "git mem recall" in (repo / ".windsurfrules").read_text()
+    gone = json.loads(ok(gm("hooks", "uninstall", "--agent", "windsurf", "--json",
+                            cwd=repo)).stdout)
+    assert gone["data"]["events"] == ["mcp", "instructions"]
+    assert not config.exists() and not (repo / ".windsurfrules").exists()
+
+
+# -- the hook commands, fed each host's payloads ------------------------------------------
+
+
+def test_copilot_cli_payloads_get_a_top_level_additional_context(repo: Path) -> None:
+    ok(gm("add", "deploys go out on Tuesdays", "--kind", "procedure", cwd=repo))
+    mid = anchored(repo, "login must check the account first", "src/auth.py")
+    start = {"sessionId": "cdcfa3e5-7191-4064-a6c6-d4895b01f888", "timestamp": 1776373391304,
+             "cwd": str(repo), "source": "new", "initialPrompt": "fix the login bug"}
+    answer = json.loads(hook(repo, "session-start", start))
+    assert list(answer) == ["additionalContext"]  # Copilot CLI's output: no hookSpecificOutput
+    assert "Tuesdays" in answer["additionalContext"]
+    assert "<git-mem-context>" in answer["additionalContext"]
+    # Once per session (some Copilot CLI releases fired sessionStart on every prompt).
+    assert hook(repo, "session-start", dict(start, timestamp=1776373399000)) == ""
+    assert "Tuesdays" in hook(repo, "session-start", dict(start, sessionId="another"))
+
+    viewed = {"sessionId": start["sessionId"], "timestamp": 1776373401684, "cwd": str(repo),
+              "toolName": "view", "toolArgs": {"path": str(repo / "src" / "auth.py")},
+              "toolResult": {"resultType": "success", "textResultForLlm": "1. def login"}}
+    answer = json.loads(hook(repo, "pre-tool", viewed))
+    assert list(answer) == ["additionalContext"]
+    assert mid[:12] in answer["additionalContext"]
+    assert "<git-mem-memories>" in answer["additionalContext"]
+    assert hook(repo, "pre-tool", viewed) == ""  # once per file per session
+    # Before a tool runs Copilot CLI sends toolArgs as a JSON string.
+    edited = dict(viewed, sessionId="s2", toolName="edit",
+                  toolArgs=json.dumps({"path": "src/auth.py", "old_str": "a", "new_str": "b"}))
+    assert mid[:12] in json.loads(hook(repo, "pre-tool", edited))["additionalContext"]
+    for silent in ({"command": "ls", "description": "list"}, "not json", None):
+        assert hook(repo, "pre-tool", dict(viewed, sessionId="s3", toolName="bash",
+                                           toolArgs=silent)) == ""
+
+
+def test_vscode_payloads_get_hook_specific_output_naming_their_event(repo: Path) -> None:
+    ok(gm("add", "deploys go out on Tuesdays", "--kind", "procedure", cwd=repo))
+    mid = anchored(repo, "login must check the account first", "src/auth.py")
+    common = {"timestamp": "2026-02-09T10:30:00.000Z", "cwd": str(repo),
+              "sessionId": "vscode-session-1",
+              "transcript_path": str(repo / ".vscode-transcript.json")}
+    start = {**common, "hookEventName": "SessionStart", "source": "new"}
+    answer = json.loads(hook(repo, "session-start", start))
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "Tuesdays" in answer["hookSpecificOutput"]["additionalContext"]
+    # VS Code also runs .claude/settings.json's SessionStart entry: no second briefing.
+    assert hook(repo, "session-start", start) == ""
+
+    # Our postToolUse entry reaches VS Code as PostToolUse; VS Code drops an answer
+    # naming another event, so the answer must say PostToolUse, not PreToolUse.
+    read = {**common, "hookEventName": "PostToolUse", "tool_name": "read_file",
+            "tool_input": {"filePath": str(repo / "src" / "auth.py"), "startLine": 1,
+                           "endLine": 40},
+            "tool_use_id": "tool-123", "tool_response": "def login(user): ..."}
+    answer = json.loads(hook(repo, "pre-tool", read))
+    assert set(answer) == {"hookSpecificOutput"}
+    spec = answer["hookSpecificOutput"]
+    assert set(spec) == {"hookEventName", "additionalContext"}  # no permission decision
+    assert spec["hookEventName"] == "PostToolUse"
+    assert mid[:12] in spec["additionalContext"]
+    # The same file through .claude/settings.json's PreToolUse entry: already shown.
+    assert hook(repo, "pre-tool", dict(read, hookEventName="PreToolUse")) == ""
+    assert hook(repo, "pre-tool", dict(read, tool_name="run_in_terminal",
+                                       tool_input={"command": "ls"})) == ""
+
+    # VS Code's UserPromptSubmit reads the common output only: nothing to add.
+    prompt = {**common, "hookEventName": "UserPromptSubmit", "prompt": "when do deploys go out?"}
+    assert hook(repo, "user-prompt", prompt) == ""
