@@ -14,6 +14,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,10 +47,16 @@ def seeded(tmp_path: Path) -> dict[str, str]:
     ids["flaky"] = _at(repo, "2026-02-22T10:00:00+00:00", "add",
                        "the upload test is flaky on CI <b>bold</b>", "--tag", "ci")
     ok(gm("link", "ada@example.com", "owns", ids["tests"][:10], cwd=repo))
+    # Two hops around the tests memory: ada and the flaky memory on the inner ring,
+    # billing (through ada) and the db.engine key (through the flaky memory) outside.
+    ok(gm("link", ids["tests"][:10], "relates_to", ids["flaky"][:10], cwd=repo))
+    ok(gm("link", "ada@example.com", "works_on", "billing", cwd=repo))
+    ok(gm("link", ids["flaky"][:10], "depends_on", "key:db.engine", cwd=repo))
     fixture = Path(__file__).parent.parent / "fixtures" / "transcripts" / "claude-code.jsonl"
     transcript = tmp_path / "session.jsonl"
     transcript.write_text(fixture.read_text().replace("{ROOT}", str(repo)))
     ok(gm("capture", "--transcript", str(transcript), "--session", "s1", "--no-model", cwd=repo))
+    ids["transcript"] = str(transcript)
     return ids
 
 
@@ -112,6 +119,9 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
     from selenium.webdriver.support.ui import WebDriverWait
 
     url, ids = panel
+    repo = ids["repo"]
+    proposals = json.loads(ok(gm("inbox", "--json", cwd=repo)).stdout)["data"]
+    clock = next(p["id"] for p in proposals if "fake clock" in p["text"])
     base = url.split("?")[0].rstrip("/")
     options = Options()
     options.binary_location = CHROMIUM or "/usr/bin/chromium"
@@ -123,10 +133,14 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
                               options=options)
     wait = WebDriverWait(driver, 20)
 
-    def shot(name: str) -> None:
+    def shot(name: str, element: Any = None) -> None:
         if SHOTS:
             Path(SHOTS).mkdir(parents=True, exist_ok=True)
-            driver.save_screenshot(str(Path(SHOTS) / f"{name}.png"))
+            target = str(Path(SHOTS) / f"{name}.png")
+            if element is None:
+                driver.save_screenshot(target)
+            else:  # one element only (the graph sits below the fold)
+                element.screenshot(target)
 
     try:
         driver.get(url)  # the token becomes the session cookie
@@ -144,6 +158,23 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
         assert "add" in driver.find_element(By.ID, "ops").text
         assert "owns" in driver.find_element(By.ID, "links").text
         shot("memory")
+        # The links graph, drawn in SVG over the same walk as the list (which stays):
+        # the memory in the centre and the four nodes within two hops, each a link.
+        graph = driver.find_element(By.ID, "graph")
+        nodes = {n.get_attribute("data-node"): n
+                 for n in graph.find_elements(By.CSS_SELECTOR, "a.node")}
+        assert set(nodes) == {"memory:" + ids["tests"], "memory:" + ids["flaky"],
+                              "person:ada@example.com", "component:billing", "key:db.engine"}
+        assert "centre" in (nodes["memory:" + ids["tests"]].get_attribute("class") or "")
+        assert sorted(e.text for e in graph.find_elements(By.CSS_SELECTOR, "a.edge text")) == \
+            ["depends on", "owns", "relates to", "works on"]
+        assert len(graph.find_elements(By.TAG_NAME, "line")) == 4
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#links li")) == 4
+        driver.execute_script("arguments[0].scrollIntoView()", graph)
+        shot("graph", graph)
+        nodes["memory:" + ids["flaky"]].find_element(By.TAG_NAME, "circle").click()
+        wait.until(ec.url_contains("/memory/" + ids["flaky"]))
+        assert "upload test is flaky" in driver.find_element(By.ID, "text").text
 
         driver.get(base + "/timeline")
         slider = driver.find_element(By.ID, "as-of")
@@ -174,6 +205,13 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
         wait.until(ec.alert_is_present()).accept()
         wait.until(ec.text_to_be_present_in_element((By.CLASS_NAME, "notice"), "accept"))
         assert "staging database" not in driver.find_element(By.ID, "inbox").text
+        # Reject another (after its dialog): it leaves the inbox, never becoming a memory.
+        row = next(r for r in driver.find_elements(By.CSS_SELECTOR, "#inbox tr")
+                   if "fake clock" in r.text)
+        row.find_element(By.XPATH, ".//button[text()='Reject']").click()
+        wait.until(ec.alert_is_present()).accept()
+        wait.until(ec.text_to_be_present_in_element((By.CLASS_NAME, "notice"), "reject"))
+        assert "fake clock" not in driver.find_element(By.ID, "inbox").text
 
         # Invalidate one, after the confirmation dialog; the CLI no longer recalls it.
         driver.get(base + "/memory/" + ids["flaky"])
@@ -191,3 +229,18 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
     staging = json.loads(ok(gm("recall", "staging database fridays", "--json",
                                cwd=ids["repo"])).stdout)["data"]["hits"]
     assert staging and "read-only on Fridays" in staging[0]["text"]
+    # The rejected proposal: gone from the inbox, in no memory, and a second capture
+    # of the same session does not propose it again.
+    left = json.loads(ok(gm("inbox", "--json", cwd=repo)).stdout)["data"]
+    assert clock not in [p["id"] for p in left] and len(left) == len(proposals) - 2
+    listed = json.loads(ok(gm("list", "--status", "all", "-n", "500", "--json",
+                              cwd=repo)).stdout)["data"]["memories"]
+    assert any("read-only on Fridays" in (m["text"] or "") for m in listed)
+    assert not any("fake clock" in (m["text"] or "") for m in listed)
+    hits = json.loads(ok(gm("recall", "fake clock in spec support", "--json",
+                            cwd=repo)).stdout)["data"]["hits"]
+    assert not any("fake clock" in h["text"] for h in hits)
+    ok(gm("capture", "--transcript", ids["transcript"], "--session", "s1", "--no-model",
+          cwd=repo))
+    again = json.loads(ok(gm("inbox", "--json", cwd=repo)).stdout)["data"]
+    assert not any("fake clock" in p["text"] for p in again)

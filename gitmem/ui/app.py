@@ -32,6 +32,7 @@ from starlette.staticfiles import StaticFiles
 from .. import api
 from ..errors import GitMemError
 from ..ops import KINDS
+from .graph import layout
 
 T = TypeVar("T")
 COOKIE = "gitmem_ui"
@@ -130,7 +131,7 @@ def create(store: api.Store, token: str) -> tuple[Starlette, Panel]:
         shown, related = await panel.do(run)
         done = request.query_params.get("done")
         return panel.page("memory.html", request, shown=shown, m=shown.memory, related=related,
-                          done=done)
+                          graph=layout(related), done=done)
 
     async def act(request: Request) -> Response:
         mid = request.path_params["id"]
