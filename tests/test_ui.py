@@ -41,7 +41,13 @@ def seeded(tmp_path: Path) -> dict[str, str]:
     ids = {"repo": str(repo)}
     ids["old_db"] = _at(repo, "2026-01-10T10:00:00+00:00", "set", "db.engine", "postgres")
     git("tag", "v1.0", cwd=repo, env={**os.environ, "GIT_COMMITTER_DATE": "2026-01-10T12:00:00+00:00"})
-    ids["new_db"] = _at(repo, "2026-02-20T10:00:00+00:00", "set", "db.engine", "cockroachdb")
+    # Recorded on 20 February, true in the world since 12 January (before the tests'
+    # "now", conftest's FIXED_DATE): the two timelines differ.
+    ids["new_db"] = _at(repo, "2026-02-20T10:00:00+00:00", "set", "db.engine", "cockroachdb",
+                        "--valid-from", "2026-01-12")
+    ids["freeze"] = _at(repo, "2026-02-20T11:00:00+00:00", "set", "deploy.freeze",
+                        "no deploys during the audit", "--valid-from", "2026-03-01",
+                        "--valid-until", "2026-03-08")
     ids["tests"] = _at(repo, "2026-02-21T10:00:00+00:00", "add",
                        "tests live in spec/, run them with make spec", "--kind", "procedure")
     ids["flaky"] = _at(repo, "2026-02-22T10:00:00+00:00", "add",
@@ -176,21 +182,42 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
         wait.until(ec.url_contains("/memory/" + ids["flaky"]))
         assert "upload test is flaky" in driver.find_element(By.ID, "text").text
 
+        def slide(to: str) -> str:
+            """Move the slider to the stop labelled ``to``; the facts then."""
+            slider = driver.find_element(By.ID, "as-of")
+            stops = (slider.get_attribute("data-labels") or "").split("|")
+            assert to in stops, stops
+            driver.execute_script("arguments[0].value = arguments[1];"
+                                  "arguments[0].dispatchEvent(new Event('input'));"
+                                  "arguments[0].dispatchEvent(new Event('change'));",
+                                  slider, stops.index(to))
+            wait.until(ec.text_to_be_present_in_element((By.ID, "as-of-label"), to))
+            wait.until(ec.url_contains(f"at={stops.index(to)}"))
+            return str(driver.find_element(By.ID, "facts-then").text)
+
         driver.get(base + "/timeline")
-        slider = driver.find_element(By.ID, "as-of")
         stops = driver.find_element(By.ID, "as-of").get_attribute("data-labels").split("|")
-        assert "v1.0" in stops
+        assert "2026-01-12" not in stops  # no op was recorded that day
         # Move the slider to the tag: what the memory believed then.
-        driver.execute_script("arguments[0].value = arguments[1];"
-                              "arguments[0].dispatchEvent(new Event('input'));"
-                              "arguments[0].dispatchEvent(new Event('change'));",
-                              slider, stops.index("v1.0"))
-        wait.until(ec.text_to_be_present_in_element((By.ID, "as-of-label"), "v1.0"))
-        wait.until(ec.text_to_be_present_in_element((By.ID, "facts-then"), "postgres"))
-        assert "cockroachdb" not in driver.find_element(By.ID, "facts-then").text
+        then = slide("v1.0")
+        assert "postgres" in then and "cockroachdb" not in then
         shot("timeline")
         driver.get(base + "/timeline")
         assert "cockroachdb" in driver.find_element(By.ID, "facts-then").text
+        # The other timeline: what the memory now says was true in the world then.
+        driver.find_element(By.ID, "axis-valid").click()
+        wait.until(ec.url_contains("axis=valid"))
+        then = driver.find_element(By.ID, "facts-then").text
+        assert "cockroachdb" in then and "no deploys" not in then  # today: the freeze is over
+        then = slide("2026-01-12")  # before it was recorded, already true
+        assert "cockroachdb" in then and "postgres" not in then and "axis=valid" in \
+            driver.current_url
+        then = slide("v1.0")  # 15 January: the log said postgres, the world had moved on
+        assert "cockroachdb" in then and "postgres" not in then
+        then = slide("2026-01-10")
+        assert "postgres" in then and "cockroachdb" not in then
+        assert "no deploys during the audit" in slide("2026-03-01")
+        shot("timeline-valid")
 
         driver.get(base + "/facts?key=db.engine")
         assert "cockroachdb" in driver.find_element(By.ID, "facts").text

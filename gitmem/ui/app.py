@@ -154,19 +154,24 @@ def create(store: api.Store, token: str) -> tuple[Starlette, Panel]:
         return RedirectResponse(f"/memory/{target}?done={verb}", status_code=303)
 
     async def timeline(request: Request) -> Response:
+        # Both timelines: "recorded" answers what the memory said then (as_of),
+        # "valid" what it now says was true in the world then (valid_at).
+        valid = request.query_params.get("axis") == "valid"
+
         def run(s: api.Store) -> tuple[list[tuple[str, int]], Any, Any, int]:
-            points = _points(s)
+            points = _points(s, valid=valid)
             at = request.query_params.get("at")
             index = int(at) if at and at.isdigit() and int(at) < len(points) else len(points) - 1
             when = points[index][1] if points else None
-            keys = s.keys(as_of=when) if when is not None else []
-            recorded = s.list_memories(until=when, status="all", limit=50) \
-                if when is not None else None
+            if when is None:
+                return points, [], None, index
+            keys = s.keys(valid_at=when) if valid else s.keys(as_of=when)
+            recorded = None if valid else s.list_memories(until=when, status="all", limit=50)
             return points, keys, recorded, index
 
         points, keys, recorded, index = await panel.do(run)
         return panel.page("timeline.html", request, points=points, index=index, keys=keys,
-                          recorded=recorded)
+                          recorded=recorded, axis="valid" if valid else "recorded")
 
     async def facts(request: Request) -> Response:
         key = request.query_params.get("key")
@@ -213,15 +218,22 @@ def _many(values: list[str]) -> list[str]:
     return [v.strip() for value in values for v in value.split(",") if v.strip()]
 
 
-def _points(s: api.Store) -> list[tuple[str, int]]:
-    """The as-of slider's stops: each day an op was recorded, and each git tag,
-    oldest first, as (label, unix seconds at the end of that day or the tag)."""
+def _points(s: api.Store, *, valid: bool = False) -> list[tuple[str, int]]:
+    """The slider's stops: each day an op was recorded, and each git tag, oldest
+    first, as (label, unix seconds at the end of that day or the tag). On the
+    valid timeline also each day a memory became or stopped being true."""
     from ..timefmt import parse_date
 
     stops: dict[int, str] = {}
-    for op in s.log_ops(limit=5000):
-        day = op.recorded_at[:10]
-        ts = parse_date(day)[0] + 86399
+    days = [op.recorded_at[:10] for op in s.log_ops(limit=5000)]
+    if valid:
+        for m in s.list_memories(status="all", limit=5000).memories:
+            days += [d[:10] for d in (m.valid_from, m.valid_until) if d]
+    for day in days:
+        try:
+            ts = parse_date(day)[0] + 86399
+        except GitMemError:  # a date from another clone that does not parse
+            continue
         stops.setdefault(ts, day)
     for tag, ts in s.log.tag_times():
         stops[ts] = f"{tag}"
