@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import msgspec
@@ -218,6 +218,15 @@ def top(c: sqlite3.Connection, scope: Scope, *, keyed: bool | None = None,
     sql, args = filters(sql, [], scope)
     sql += " ORDER BY m.importance DESC, m.clock DESC, m.id LIMIT ?"
     return [_record(r) for r in c.execute(sql, [*args, limit])]
+
+
+def anyone_else(c: sqlite3.Connection, emails: Sequence[str]) -> bool:
+    """Some memory (of any kind or status) has an author not in ``emails``. Cheap
+    when true, one scan when false: it spares the context profile a search past
+    a lone author's memories for others' that do not exist (a solo repository)."""
+    marks = ",".join("?" * len(emails))
+    return c.execute(f"SELECT 1 FROM memories WHERE author_email NOT IN ({marks}) LIMIT 1",
+                     list(emails)).fetchone() is not None
 
 
 def future_dated(c: sqlite3.Connection, after: int, limit: int = 20) -> tuple[int, list[str]]:
