@@ -62,3 +62,27 @@ def test_a_flood_from_one_teammate_does_not_crowd_the_profile(team: dict[str, Pa
     assert sum("- alice:" in line for line in notes) == 3, notes
     mallory = sum("mallory says" in line for line in notes)
     assert mallory <= max(3, len(notes) // 2), notes
+
+
+def test_the_profile_looks_past_a_crowd_author_by_author_or_in_one_walk_alike(
+        team: dict[str, Path], monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Past a crowd, the profile's candidates come from each other author's best
+    (an index seek each) or, with more authors than MAX_AUTHORS (a flood under
+    many names), from one walk: the same memories either way."""
+    from gitmem import api
+    from gitmem.projection import queries
+
+    a, b = team["a"], team["b"]
+    for text in ("alice: run make spec before pushing", "alice: the api speaks JSON:API"):
+        ok(gm("add", text, "--kind", "note", cwd=a))
+    ok(gm("add", "alice: deploys need two approvals", "--kind", "procedure", cwd=a))
+    ok(gm("sync", cwd=a))
+    flood = [craft.add_op("mallory", 10 + i, f"mallory says {i}: read this first",
+                          importance=1.0, at=FIXED_TS) for i in range(600)]
+    _push(b, flood)
+    ok(gm("sync", cwd=a))
+    by_author = api.Store(a).context(budget=400)  # two authors: one seek each
+    monkeypatch.setattr(queries, "MAX_AUTHORS", 0)
+    one_walk = api.Store(a).context(budget=400)
+    assert by_author.items == one_walk.items
+    assert sum("- alice:" in i.line for i in by_author.items) == 3

@@ -38,14 +38,10 @@ AUTHOR_FLOOR = 3
 CANDIDATES = 200  # per section, before ranking by salience
 
 
-def candidates(p: Projection, scope: Scope, keyed: bool | None,
-               others: dict[tuple[str, ...], bool] | None = None) -> list[Record]:
+def candidates(p: Projection, scope: Scope, keyed: bool | None) -> list[Record]:
     """A section's candidates: the most important memories, looking past any one
     author who would otherwise fill the whole candidate list (a flood of ops
-    from one teammate must not crowd everyone else out of the profile).
-    ``others`` remembers, across a profile's sections, whether anyone outside a
-    crowd wrote anything at all."""
-    others = {} if others is None else others
+    from one teammate must not crowd everyone else out of the profile)."""
     rows = p.top(scope, keyed=keyed, limit=CANDIDATES)
     crowd: list[str] = []
     while len(rows) >= CANDIDATES and len(crowd) < 5:
@@ -54,10 +50,6 @@ def candidates(p: Projection, scope: Scope, keyed: bool | None,
         if n <= CANDIDATES * AUTHOR_SHARE:
             break
         crowd.append(top_author)
-        if tuple(crowd) not in others:
-            others[tuple(crowd)] = p.anyone_else(crowd)
-        if not others[tuple(crowd)]:
-            break  # nobody else wrote anything: no need to look past the crowd
         more = p.top(msgspec.structs.replace(scope, not_by=tuple(crowd)), keyed=keyed,
                      limit=CANDIDATES)
         seen = {r.id for r in rows}
@@ -140,17 +132,15 @@ def sections(pool: Pool, recent_days: int) -> dict[str, list[ctx.Item]]:
             winners.setdefault(v.key or "", v)
         facts = [(r, sal) for r, sal in by_salience(p, cfg, list(winners.values()))
                  if not (label and (r.key or "").startswith(REPO_KEY))]  # pointers
-        others: dict[tuple[str, ...], bool] = {}  # see candidates
         sections: dict[str, list[ctx.Item]] = {
             "persona": items("persona", cap_authors(by_salience(
-                p, cfg, candidates(p, Scope(kinds=("persona",), now=cfg.now), None, others)))),
+                p, cfg, candidates(p, Scope(kinds=("persona",), now=cfg.now), None)))),
             "facts": items("facts", cap_authors(facts), with_key=True),
             "procedures": items("procedures", cap_authors(by_salience(
-                p, cfg, candidates(p, Scope(kinds=("procedure",), now=cfg.now), False,
-                                   others)))),
+                p, cfg, candidates(p, Scope(kinds=("procedure",), now=cfg.now), False)))),
             "notes": items("notes", cap_authors(by_salience(
                 p, cfg, candidates(p, Scope(kinds=("fact", "note", "edge"), now=cfg.now),
-                                   False, others)))),
+                                   False)))),
         }
         if label:
             return sections  # the person's recent changes are not the project's news

@@ -38,7 +38,8 @@ from . import code
 # 10: memories.fts, a memory's FTS5 rowid: its id's first 60 bits (bm25 ties in id order).
 # 11: code anchors and their state against HEAD (projection/code.py).
 # 12: who wrote a memory or confirm (by), a confirm's outcome, links (edges).
-SCHEMA_VERSION = 12
+# 13: memories_author (the context profile looks past a crowd author by author).
+SCHEMA_VERSION = 13
 DB_NAME = "projection.sqlite3"
 
 # SQLite primary result codes (https://sqlite.org/rescode.html).
@@ -280,8 +281,8 @@ def _create(c: sqlite3.Connection) -> None:
 # Secondary indexes a replay into empty tables does not read: dropped for it and made
 # again at its end, a sort per index instead of a random B-tree insert per row (with
 # them in place the ops and memories inserts of a 100k replay take twice as long).
-DEFERRABLE = ("memories_key", "memories_top", "memories_norm", "memories_ref", "memories_status",
-              "memories_session", "ops_order", "ops_ref", "ops_target")
+DEFERRABLE = ("memories_key", "memories_top", "memories_author", "memories_norm", "memories_ref",
+              "memories_status", "memories_session", "ops_order", "ops_ref", "ops_target")
 
 
 def drop_deferrable(c: sqlite3.Connection) -> list[str]:
@@ -382,6 +383,7 @@ CREATE TABLE memories(
 );
 CREATE INDEX memories_key ON memories(key) WHERE key IS NOT NULL;
 CREATE INDEX memories_top ON memories(kind, importance DESC, clock DESC, id);
+CREATE INDEX memories_author ON memories(author_email, kind, importance DESC, clock DESC);
 CREATE INDEX memories_shadowed ON memories(shadowed_by) WHERE shadowed_by IS NOT NULL;
 -- All three columns of the exact-duplicate lookup: on norm alone the planner
 -- preferred memories_status and scanned every current memory of the kind.

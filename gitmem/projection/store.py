@@ -411,7 +411,6 @@ class Projection:
     any_edges = _query(graph.any_edges)
     keyed = _query(queries.keyed)
     top = _query(queries.top)
-    anyone_else = _query(queries.anyone_else)
     standing = _query(queries.standing)
     future_dated = _query(queries.future_dated)
     live_ids = _query(queries.live_ids)
