@@ -38,7 +38,8 @@ from . import code
 # 10: memories.fts, a memory's FTS5 rowid: its id's first 60 bits (bm25 ties in id order).
 # 11: code anchors and their state against HEAD (projection/code.py).
 # 12: who wrote a memory or confirm (by), a confirm's outcome, links (edges).
-# 13: memories_author (the context profile looks past a crowd author by author).
+# 13: memories_author (the context profile looks past a crowd author by author);
+#     ops_target and memories_session partial (NULLs left out).
 SCHEMA_VERSION = 13
 DB_NAME = "projection.sqlite3"
 
@@ -345,7 +346,9 @@ CREATE TABLE ops(
 ) WITHOUT ROWID;
 CREATE INDEX ops_order ON ops(clock, id);
 CREATE INDEX ops_ref ON ops(ref);
-CREATE INDEX ops_target ON ops(target);
+-- Partial: most ops (every add) have no target, most memories no session, and every
+-- query reads them by "= ?", which the planner knows is never NULL (14 MB at 100k).
+CREATE INDEX ops_target ON ops(target) WHERE target IS NOT NULL;
 -- One row per (retired memory, op retiring it): invalidate, forget, supersede.
 -- at: when the log learned of the retirement (the op's time; transaction
 -- time, for --as-of); closes: when the memory stopped being true in the world
@@ -396,7 +399,7 @@ CREATE TABLE vec_rows(slot INTEGER PRIMARY KEY, memory INTEGER NOT NULL);
 CREATE INDEX vec_rows_memory ON vec_rows(memory);
 CREATE INDEX memories_ref ON memories(ref, clock, id);
 CREATE INDEX memories_status ON memories(status, kind);
-CREATE INDEX memories_session ON memories(session, clock, id);
+CREATE INDEX memories_session ON memories(session, clock, id) WHERE session IS NOT NULL;
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     text, key, tags, entities, tokenize = 'porter unicode61 remove_diacritics 2'
 );
