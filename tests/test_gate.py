@@ -155,3 +155,51 @@ def test_the_gate_version_names_the_installed_scanner() -> None:
     from importlib.metadata import version
 
     assert gate.version() == f"gate-{gate.GATE_VERSION}/detect-secrets-{version('detect-secrets')}"
+
+
+# Round 3 of the corpus (fixtures/gate/figures, "round": 3): shapes its dev part showed
+# the rules did not know. Each of these passed the gate before.
+@pytest.mark.parametrize("text", [
+    "Parola pentru contul de admin din staging este 9vgzhEtgV+k6TiiGLu",
+    "La password dell'account di servizio per l'FTP è Mango#Ember863",
+    "كلمة المرور لحساب المسؤول هي Cobalt%Glacier320",
+    "รหัสผ่านของเซิร์ฟเวอร์ทดสอบคือ 4UhB8t-dufL5nhmE!z",
+    "Mật khẩu tài khoản admin trên máy chủ test là rocket-falcon-marble-13",
+    'const SMTP_PASS: &str = "2M+6=V5fTp6lVVgKEh";',
+    "Office wifi: SSID Acme-Staff, WPA2 key 4tt9u1sj2K-GIWYeCw",
+    "keytool -importcert -keystore truststore.jks -storepass Tundra_cJDYs9IW97 -noprompt",
+    "CREATE USER 'reporting'@'%' IDENTIFIED BY 'GY*evNHV+iutd54XF3';",
+    "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=send;"
+    "SharedAccessKey=VfCbq6FR06rNUQadVDph8kM8nb8+Ojn8LchmAwT0M3q=",
+    "BitLocker recovery key: 929615-504810-224549-809724-104338-712292-640963-397289",
+    "POST https://fn.azurewebsites.net/api/reindex?code=7u9EY5NFXFZl6wPzcK2HXw4MlUwwYRABujaef76E3bs==",
+    "unseal key 2 of 5 (Dana's share): VFd77HKdMdu/xADyu9oO1zYt/eIDvcjJMAvQe6sWFyFv",
+    "ORACLE_DSN=hr/Banjo_xSpOW2Qc11@ora19c-scan:1521/HRPROD",
+    "define( 'DB_PASSWORD', 'pcqUP3scn91cODky0wbSyj' );",
+    "SFTP for the vendor drop: user acme_upload - Harbor.Sprocket446",
+])
+def test_round_three_shapes_are_refused(text: str) -> None:
+    assert gate.scan(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "base64 of our robots.txt header for the test: VXNlci1hZ2VudDogKgpEaXNhbGxvdzogL2FkbWluCg==",
+    "example from the Postgres docs: postgresql://USER:PASSWORD@HOST:5432/DBNAME",
+    "the dedupe key is sha1(url) = e3e6f19f197963c28483f1e909c76416d075d610",
+    "パスワードは1Passwordの共有保管庫にあります",
+    "secret ARN: arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-AbCdEf",
+    "env:\n  - name: REDIS_PASSWORD\n    valueFrom:\n      secretKeyRef: {name: redis-auth, key: pw}",
+    'JWKS entry: {"kty": "RSA", "e": "AQAB", "n": "UQipEBqLSX7i4jxiPYLQC-ob5E4qdBKyuYnqj2_6n_enKckjiq"}',
+    "la clave primaria es user_id_v2 en todas las tablas",
+])
+def test_round_three_look_alikes_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    # base64 of "user:password" (no space) and of a PEM key (a secret inside): not "just text"
+    'proxy_set_header Authorization "Basic cHJvbWV0aGV1czp6cEFiQXdjN1kwbzVKUHZYV2lnaA==";',
+    "heroku auth:token for the release bot: 0815f443-99f6-4faa-984f-9366a3186b91",
+])
+def test_encoded_credentials_and_keywords_after_a_colon_are_still_refused(text: str) -> None:
+    assert gate.scan(text), text
