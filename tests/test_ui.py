@@ -225,20 +225,18 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
         driver.get(base + "/review")
         assert "Fading soon" in driver.page_source
         shot("review")
-        # Accept a proposal from the inbox (after the dialog): it becomes a memory.
-        row = next(r for r in driver.find_elements(By.CSS_SELECTOR, "#inbox tr")
-                   if "staging database" in r.text)
-        row.find_element(By.XPATH, ".//button[text()='Accept']").click()
-        wait.until(ec.alert_is_present()).accept()
-        wait.until(ec.text_to_be_present_in_element((By.CLASS_NAME, "notice"), "accept"))
-        assert "staging database" not in driver.find_element(By.ID, "inbox").text
-        # Reject another (after its dialog): it leaves the inbox, never becoming a memory.
-        row = next(r for r in driver.find_elements(By.CSS_SELECTOR, "#inbox tr")
-                   if "fake clock" in r.text)
-        row.find_element(By.XPATH, ".//button[text()='Reject']").click()
-        wait.until(ec.alert_is_present()).accept()
-        wait.until(ec.text_to_be_present_in_element((By.CLASS_NAME, "notice"), "reject"))
-        assert "fake clock" not in driver.find_element(By.ID, "inbox").text
+        def decide(proposal: str, button: str) -> None:
+            """Press ``button`` on the inbox row of ``proposal``, after its dialog."""
+            row = next(r for r in driver.find_elements(By.CSS_SELECTOR, "#inbox tr")
+                       if proposal in r.text)
+            row.find_element(By.XPATH, f".//button[text()='{button}']").click()
+            wait.until(ec.alert_is_present()).accept()
+            wait.until(ec.text_to_be_present_in_element((By.CLASS_NAME, "notice"),
+                                                        button.lower()))
+            assert proposal not in driver.find_element(By.ID, "inbox").text
+
+        decide("staging database", "Accept")  # it becomes a memory
+        decide("fake clock", "Reject")  # it leaves the inbox, never becoming a memory
 
         # Invalidate one, after the confirmation dialog; the CLI no longer recalls it.
         driver.get(base + "/memory/" + ids["flaky"])
