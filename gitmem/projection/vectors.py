@@ -124,15 +124,22 @@ def spread(dist: array[float], n: int) -> tuple[float, float, int] | None:
     memories, not of the order they arrived in (rounded, so that the order of
     a floating-point sum cannot show).
     """
-    import simsimd
+    np = sys.modules.get("numpy")
+    if np is not None:  # loaded already (a long-lived process): ~0.3 ms for 100k rows
+        arr = np.frombuffer(dist, dtype=np.float64)
+        zero = int(np.count_nonzero(arr == 1.0))
+        total, squares = float(arr.sum()), float(arr @ arr)
+    else:  # every step in C: ~5 ms for 100k rows
+        import simsimd
 
-    zero = dist.count(1.0)  # every step here runs in C: ~2 ms for 100k rows
+        zero = dist.count(1.0)
+        total = sum(dist)
+        view = memoryview(dist)
+        squares = cast(float, simsimd.dot(view, view))  # a float for two float64 buffers
     live = n - zero
     if not live:
         return None
-    mean = (sum(dist) - zero) / live
-    view = memoryview(dist)
-    squares = cast(float, simsimd.dot(view, view))  # a float for two float64 buffers
+    mean = (total - zero) / live
     std = max((squares - zero) / live - mean * mean, 0.0) ** 0.5
     return (round(1.0 - mean, 9), round(std, 9), live)
 
