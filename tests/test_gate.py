@@ -203,3 +203,37 @@ def test_round_three_look_alikes_pass(text: str) -> None:
 ])
 def test_encoded_credentials_and_keywords_after_a_colon_are_still_refused(text: str) -> None:
     assert gate.scan(text), text
+
+
+# Round 4 (fixtures/gate/figures/round4): ordinary notes in terminal, code and config
+# form that the rules refused. Each of these was refused before.
+@pytest.mark.parametrize("text", [
+    "README: set GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx before running the sync.",
+    "connect postgres://api:xxxxx@db:5432/api?sslmode=require: connection refused",
+    "Slack webhook format: https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "DATABASE_URL=postgres://user:password@localhost:5432/kestrel_dev",
+    "db_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  92c67f7ab462fc377b60357cb014e0bc3937d3022f2c6484",
+    "kind: SealedSecret\nspec:\n  encryptedData:\n    password: AgjwpLwN3jWLdhN5dDdcR3wbKSHh0OrIfxb20rWjd6gjFDuFX85xgwUJTO7UIBz8WM",
+    "kestrel:dbPassword:\n    secure: v1:n5a6fg17eXJyjyou:5JCJHFCLgDG1Oahbvtxu5aZ7n08BnXy2Mr4A9NnZ93dI",
+    "superuser_password: >\n  ENC[PKCS7,MIIBiQYJKoZIhvcNAQcDoIIBejCCAXYCAQAxggEhMIIBHQIBADAFMAACAQEwXp4ymN5InJA1Vt]",
+    "aws ecr get-login-password | docker login --username AWS --password-stdin 504123667851.dkr.ecr.eu-west-1.amazonaws.com",
+    "credential = DefaultAzureCredential()\nsecret = Chef::EncryptedDataBagItem.load_secret('/etc/chef/key')",
+    'with: {username: "${{ github.actor }}", password: "${{ secrets.GITHUB_TOKEN }}"}',
+    "aws secretsmanager describe-secret --secret-id prod/payments/stripe --query '{Name:Name,Rotation:RotationEnabled}'",
+    'creds = json.loads(sm.get_secret_value(SecretId="prod/payments/db")["SecretString"])',
+    "//fs01/finance /mnt/finance cifs credentials=/root/.smb-finance,domain=CORP,vers=3.0 0 0",
+    "posthog.init('phc_yoQpRVsk6ynX4cFvOWh0GR3Uj8FxlaREfVi9Y1qMOia', {api_host: 'https://eu.i.posthog.com'})",
+    '<div class="g-recaptcha" data-sitekey="6LcI-iymz-Y3_L3tx8KoOWe5YUJ0aypNRDScmZ4P"></div>',
+    "Cache restored from key: node-cache-Linux-x64-npm-10b13525b91fd19942e46b7d8fcfb8b77e23a933e30fae1d1b57010e16c84772",
+])
+def test_round_four_look_alikes_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    'val auth = Authorization(BasicHttpCredentials("api", "vnvDJ5i6wsngrL71IiKKe9LE8H"))',
+    "kubectl create secret generic db --from-literal=password=Xk2pL9qRtZ7m",
+    "the staging token is ghp_Rk2mQ9xLp4Zt7Wv1Ny8Bc3Hd6Fj0Gs5Ka2Qe",  # no filler run in it
+])
+def test_round_four_guards_are_still_refused(text: str) -> None:
+    assert gate.scan(text), text

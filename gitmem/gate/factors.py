@@ -5,7 +5,7 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "9df35248cb177186",
+    "digest": "44c54489e5f39a9d",
     "factors": [
         ['aws'],
         ['github_pat_'],
@@ -85,7 +85,7 @@ SECRETS: dict[str, Any] = {
         ['variable'],
         ['define('],
         ['identified'],
-        ['networkcredential('],
+        ['auth', 'credential'],
         ['2fa', 'authenticator', 'mfa', 'otp', 'totp', 'two-factor'],
         ['secret_key'],
     ],

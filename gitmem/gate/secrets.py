@@ -87,7 +87,7 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
      r"(?-i:(?<![0-9A-Za-z])[0-9a-f]{32,}(?![0-9A-Za-z]))",
      "32+ lowercase hex right after 'key'/'hmac'/'salt': the hex entropy plugin would catch it, at the cost of every commit id"),
     ("url-userinfo-password",
-     r"(?i)\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@]*:(?![<{$*]|%\()(?!(?-i:[A-Z_]+)@)[^\s/@]+@[^\s/@]+",
+     r"(?i)\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@]*:(?![<{$*]|%\()(?!(?-i:[A-Z_]+)@|(?:password|passwd|pass|pwd|secret|changeme)@)[^\s/@]+@[^\s/@]+",
      "BasicAuthDetector misses an empty user (redis://:pw@) and passwords with !&*+=?#@"),
     ("query-or-dsn-password", r"(?i)[?&;]\s*(?:password|passwd|pwd|pass)=(?![<{$*]|%\()[^&;\s]+",
      "JDBC/ADO.NET/ODBC put the password in a key=value parameter, no plugin sees it"),
@@ -112,11 +112,14 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
      "mysql -pSECRET on a command line"),
 ]
 
+# Never a value: a YAML tag (!vault, !Ref) or a call (DefaultAzureCredential(), x.load(...)).
+_NOT_VALUE = r"!(?:vault|secret|env|ENV|Ref|Sub|GetAtt|ImportValue)\b|[\w.:]{1,80}\("
+
 # A value that looks chosen by a person: a letter and a digit or symbol, not a reference,
 # placeholder, option or the name of an algorithm a password is hashed or encoded with.
 _TECH = r"(?:argon2\w*|pbkdf2\w*|sha-?\d+|md5|base(?:32|64)|utf-?8|https?2?|oauth2?|v\d[\w.]*|s3|ec2|k8s|\w+\d\.\d\w*)"
 _EMAIL = r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![^\s\"'`,;)])"  # a login, not a password
-_HUMAN = (rf"(?![\"'`]?(?:[$<{{*\[(%^\\-]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/|{_EMAIL}"
+_HUMAN = (rf"(?![\"'`]?(?:[$<{{*\[(%^\\-]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/|{_EMAIL}|{_NOT_VALUE}"
           r"|(?:1Password|Bitwarden|LastPass|KeePass\w*|Dashlane|Keeper|Vault)(?![A-Za-z])))"
           r"[\"'`]?(?=[^\s\"'`]{0,64}[A-Za-z])(?=[^\s\"'`]{0,64}[\d!@#$%^&*?~+])[^\s\"'`<>{}]{6,}")
 _ARG = r"(?:\s+|\s*=\s*)"  # how a command line option takes its value
@@ -138,7 +141,7 @@ EXTRA_PATTERNS += [
      r"\b(?:curl|wget|http)\b[^\n|]*?\s(?:-u|--user)(?:\s+|=)?['\"]?(?![$<{])[^\s:'\"]+:(?![$<{'\"\s])[^\s'\"]{3,}",
      "curl -u user:password"),
     ("default-account-password",
-     r"\b(?:admin|administrator|root|sa|postgres|guest|elastic|jenkins|ubuntu|pi)\s?[:/]\s?"
+     r"(?<![/\w.-])(?:admin|administrator|root|sa|postgres|guest|elastic|jenkins|ubuntu|pi)\s?[:/]\s?"
      r"(?=\S{0,64}[A-Z])(?=\S{0,64}[a-z])(?=\S{0,64}\d)[^\s/:@]{6,}", "admin:Password1 with no keyword near it"),
     ("recovery-codes", r"(?i)\b(?:backup|recovery|2fa|mfa|one-time|scratch)\s+codes?\b[^\n]{0,80}?\n?\s*"
      r"(?:\b(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9]{4,5}-[a-z0-9]{4,5}\b|\b\d{4,8}(?:[ ,;]+\d{4,8}){3})",
@@ -159,8 +162,8 @@ _HUMAN_KW = (rf"(?:pass(?:word|wd|phrase|code)?|pwd|pw|login|creds?|credentials?
              r"|(?:wi-?fi|wlan|wpa[23]?)[ -]?(?:key|psk|passphrase|code)|psk)")  # chosen by people
 # bounded repetitions: an unbounded (?:[A-Za-z0-9]+[_.-])* is quadratic on long snake_case runs
 _PRE = r"(?<![A-Za-z0-9])(?<!\d{12}:)_?(?:[A-Za-z0-9]{1,40}[_.-]){0,6}(?:(?-i:[a-z][a-z0-9]{0,39}(?=[A-Z])))?(?:pg)?"
-_POST = r"(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])"
-_GAP = r"(?:\s+(?:(?!\(\?)[^\s:=`\[\]^]){1,60}){0,8}?"                     # "password for the lab router is ..."
+_POST = r"(?![_.-](?:stdin|file|path|env|cmd|command|fd|prompt)\b)(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])"
+_GAP = r"(?:\s+(?:(?!\(\?)[^\s:=`\[\]^{}]){1,60}){0,8}?"                     # "password for the lab router is ..."
 _SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|[:=：])\s*|\s*(?:は|是|为|為|는|은)\s*"
         r"|\s*:\s*&?(?:'static\s+)?[A-Za-z_][\w:<>\[\]]*\s*=\s*"  # const PASS: &str = ...
         r"|[\u0e00-\u0e7f]{0,40}?คือ\s*"                              # Thai writes no spaces
@@ -172,9 +175,9 @@ _SWITCH = r"(?:[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z]))"  # letter
 _VALUE = (r"(?![\"'`]?(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file):)"  # references
           r"(?:[\w.@-]+ ?[/:] ?)?"                        # optional "user / " or "user:" before it
           r"[\"'`]?"
-          r"(?![<{$*\[(%^]|~/|\.{1,2}/|https?://|pk[._](?:live_|test_|eyJ))"  # placeholders, regexes, paths, URLs, publishable keys
+          rf"(?![<{{$*\[(%^]|~/|\.{{1,2}}/|https?://|pk[._](?:live_|test_|eyJ)|{_NOT_VALUE})"  # placeholders, regexes, paths, URLs, publishable keys
           rf"(?!{_V}{{0,64}}?\[[^\]\s]{{0,64}}-)"                          # a regex character class
-          r"(?!/[\w.-]+/[\w./-]*(?![^\s\"'`]))"            # absolute paths
+          r"(?!/[\w.-]+/[\w./-]*(?![^\s\"'`,;]))"          # absolute paths
           rf"(?!{_V}{{0,80}}?:(?:\s|$))"                      # a YAML key (secretKeyRef:)
           r"(?!(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file):)"  # references
           rf"(?!{_V}{{0,80}}\.(?:pem|key|pub|crt|cer|p12|pfx|json|ya?ml|toml|env|txt|md|py|sh)\b)"  # file names
@@ -200,7 +203,7 @@ EXTRA_PATTERNS += [
      rf"|(?i:\b(?:user(?:name)?|login|account)\s+[\w.@-]+\s+[-–—]\s+){_STRONG}",
      "an account and its password side by side: 'qa@acme.io / ...', 'u: viewer p: ...'"),
     ("quoted-passphrase",
-     rf"(?i)\bpass(?:phrase|word)\b{_GAP}{_SEP}([\"'])(?=[^\"'\n]{{0,64}}\s)[^\"'\n]{{12,64}}\1",
+     rf"(?i)\bpass(?:phrase|word)\b{_GAP}{_SEP}([\"'])(?![$<{{])(?=[^\"'\n]{{0,64}}\s)[^\"'\n]{{12,64}}\1",
      "a passphrase of several words, in quotes"),
     ("pin-code",
      r"(?i)\b(?:pin(?:\s+code)?|passcode|(?:alarm|door|entry|gate|keypad|lock|safe|disarm)\s+code)\b"
@@ -253,8 +256,10 @@ EXTRA_PATTERNS += [
     ("sql-identified-by",
      r"(?i)\bidentified\s+(?:with\s+\w+\s+)?by\s+(?:password\s+)?(['\"]?)(?![$<{:?%])[^'\"\s;]{6,}\1",
      "CREATE USER ... IDENTIFIED BY '...'"),
-    ("network-credential", r"\bnew\s+NetworkCredential\(\s*\"[^\"]*\"\s*,\s*\"(?![{$<])[^\"]{6,}\"",
-     ".NET's NetworkCredential(user, password)"),
+    ("credentials-constructor",
+     r"\b\w*(?:Credentials?|Auth(?:entication)?)\(\s*([\"'])[^\"'\n]*\1\s*,\s*([\"'])"
+     r"(?![{$<]|(?i:password|passwd|secret|changeme)[\"'])[^\"'\s]{6,}\2",
+     "NetworkCredential, BasicHttpCredentials, HTTPBasicAuth, ...(user, password) in code"),
     ("totp-setup-key",
      r"(?i)\b(?:2fa|mfa|totp|otp|authenticator|two-factor)\b[^\n]{0,40}?\b(?:key|secret|seed)\b[^\n]{0,30}?"
      r"[:=]\s*[a-z2-7]{4}(?:\s[a-z2-7]{4}){3,}\b", "an authenticator's setup key in groups of four"),
@@ -289,8 +294,11 @@ PLACEHOLDER_VALUE = re.compile(
     r"(?i)^(?:your[_-]?\w*|\w*[_-]here|replace[_-]?me|change[_-]?me|x{3,}|\*+|todo|tbd|"
     r"example|dummy|redacted|none|null)$")
 
+# A secret manager's path (prod/payments/db) names a secret, it is not one.
+_REF_PATH = re.compile(r"^[a-z][a-z0-9_.-]*(?:/[a-z0-9_.-]+)+$")
+
 # A password written in capitals is a placeholder (USER:PASSWORD@HOST).
-_CAPS_WORD = re.compile(r"[A-Z][A-Z_]*")
+_CAPS_WORD = re.compile(r"[A-Z][A-Z_]*|(?i:password|passwd|pass|pwd|secret|changeme)")
 
 # ...and on the name of the environment variable that holds the secret (password_env = "DB_PASSWORD").
 ENV_VAR_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
@@ -386,12 +394,13 @@ def _rule(i: int) -> re.Pattern[str]:
 # A run of token characters long enough to be a credential.
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=.-]{24,}")
 # What such a run is when it is public: a hash or digest, a public key's body.
-_PUBLIC_PREFIX = re.compile(r"(?i)(?:sha\d+|h1|md5)[-:]|eyJ|AAAA[A-Za-z0-9+/]{8}|pk_(?:live|test)_")
+_PUBLIC_PREFIX = re.compile(r"(?i)(?:sha\d+|h1|md5)[-:]|eyJ|AAAA[A-Za-z0-9+/]{8}|pk_(?:live|test)_|phc_")
 _PUBLIC_BEFORE = re.compile(
     r"(?i)(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+|sha(?:256|384|512)[-:]|h1:|@|base64,"
-    r"|(?-i:\"(?:n|e|x|y)\"\s*:\s*\")|\bkid\b[^\n]{0,30})\s*$")  # public JWK members, key ids
+    r"|(?-i:\"(?:n|e|x|y)\"\s*:\s*\")|\bkid\b[^\n]{0,30}|sitekey=[\"']?)\s*$")  # public JWK members, key ids
 # A vendor's short prefix before the random part (cus_, ord_, gsk_): object ids are
 # short, so what is random must be 32 characters long on its own.
+_HASH_PART = re.compile(r"(?:^|[-_.])[0-9a-f]{32,}(?:$|[-_.])")
 _ID_PREFIX = re.compile(r"^[A-Za-z]{1,10}[_-]")
 _PUBLIC_BLOCK = re.compile(r"-----BEGIN (?:[A-Z0-9 ]+ )?(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?)-----")
 
@@ -440,6 +449,8 @@ def random_token_spans(text: str) -> list[tuple[int, int]]:
             continue
         if _PUBLIC_PREFIX.match(token) and token.count(".") < 2:
             continue  # sha512-..., h1:..., base64 of '{"', a public key's AAAA...
+        if _HASH_PART.search(token):
+            continue  # an id built on a hash (node-cache-Linux-x64-npm-<sha256>)
         if token.startswith("pk.eyJ"):
             continue  # a Mapbox public token (its secret tokens start sk.)
         if _encodes_text(token):
@@ -477,7 +488,25 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
         out.append((Finding("secret", "random-token", *_line_col(text, start)), (start, end)))
     for start, end in key_block_spans(text):  # the whole block is the secret
         out.append((Finding("secret", "private-key-block", *_line_col(text, start)), (start, end)))
-    return out
+    return [(f, span) for f, span in out if span is None or not _stand_in(text, span)]
+
+
+# A run of one character standing in for a value (ghp_xxxx..., T00000000, ****).
+_FILLER = re.compile(r"(?i:x{5,})|0{6,}|\*{4,}|•{3,}")
+# Values encrypted for a secret manager: sops and hiera-eyaml ENC[...], Pulumi's
+# "secure: v1:...", a SealedSecret's encryptedData, an Ansible vault's body.
+_ENCRYPTED = re.compile(
+    r"ENC\[[^\]]*\]?|\bsecure:\s*v1:\S+|\$ANSIBLE_VAULT;[^\n]*(?:\n[ \t]+[0-9a-f]+)*"
+    r"|^([ \t]*)encryptedData:[^\n]*(?:\n\1[ \t]+[^\n]*)*", re.M)
+
+
+def _stand_in(text: str, span: tuple[int, int]) -> bool:
+    """The finding at ``span`` is a placeholder or an encrypted value, not a secret."""
+    if _FILLER.search(text, span[0], span[1]):
+        return True
+    return any(m.start() <= span[0] + 1 and span[1] <= m.end() + 1 or
+               m.start() <= span[1] - 1 < m.end() and m.group().startswith(("ENC[", "secure:"))
+               for m in _ENCRYPTED.finditer(text))
 
 
 def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
@@ -489,7 +518,8 @@ def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] 
             for secret in ds["scan_line"](line):
                 value = secret.secret_value or ""
                 if secret.type == "Secret Keyword" and (PLACEHOLDER_VALUE.match(value)
-                                                        or ENV_VAR_NAME.match(value)):
+                                                        or ENV_VAR_NAME.match(value)
+                                                        or _REF_PATH.match(value)):
                     continue
                 if secret.type == "Basic Auth Credentials" and _CAPS_WORD.fullmatch(value):
                     continue  # postgresql://USER:PASSWORD@HOST, as documentation writes it
