@@ -13,7 +13,9 @@ alternation); anything else (classes, optional parts, lookarounds) yields no
 factor, and a pattern with none is always run. Factors are compared in lower
 case against an ASCII text in lower case; a non-ASCII text runs every rule,
 since Unicode case folding can match a literal letter with another code point
-(the Kelvin sign matches "k").
+(the Kelvin sign matches "k"). A non-ASCII factor ("пароль") is kept: it is
+never in an ASCII text, unless one of its letters folds to ASCII ("ſ", the
+Kelvin sign, dotted İ), in which case the rule has no factor and always runs.
 """
 
 from __future__ import annotations
@@ -86,9 +88,17 @@ def required(pattern: str) -> Factors:
         factors = _sequence(sre_parse.parse(pattern))
     except (re.error, RecursionError, TypeError, ValueError):
         return None
-    if factors is None or not all(factors) or not all(f.isascii() for f in factors):
-        return None  # a non-ASCII literal may match ASCII text under IGNORECASE ("ſ" ~ "s")
+    if factors is None or not all(factors) or not all(map(_ascii_proof, factors)):
+        return None  # a non-ASCII letter that folds to ASCII ("ſ" ~ "s") may match ASCII text
     return frozenset(f.lower() for f in factors)
+
+
+def _ascii_proof(factor: str) -> bool:
+    """No letter of ``factor`` can match an ASCII letter under IGNORECASE. Then a
+    non-ASCII factor ("пароль", "키") is simply never in an ASCII text, and a
+    non-ASCII text runs every rule anyway (see Present.runnable)."""
+    return all(ch.isascii() or not any(c.isascii() for c in (ch.lower() + ch.upper()))
+               for ch in factor)
 
 
 class Present:

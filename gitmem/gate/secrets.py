@@ -83,7 +83,7 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
     ("wireguard-private-key", r"(?im)^\s*PrivateKey\s*=\s*[A-Za-z0-9+/]{42,43}=", "no WireGuard plugin"),
     # --- generic rules ---
     ("hex-near-key",
-     r"(?i)\b(?:key|hmac|salt)\b(?:(?!sha\d|md5|hash|digest|checksum)[^\n]){0,24}?"
+     r"(?i)(?:\b(?:key|hmac|salt)\b|키|キー|密钥|密鑰)(?:(?!sha\d|md5|hash|digest|checksum)[^\n]){0,24}?"
      r"(?-i:(?<![0-9A-Za-z])[0-9a-f]{32,}(?![0-9A-Za-z]))",
      "32+ lowercase hex right after 'key'/'hmac'/'salt': the hex entropy plugin would catch it, at the cost of every commit id"),
     ("url-userinfo-password",
@@ -140,6 +140,9 @@ EXTRA_PATTERNS += [
     ("curl-user-password",
      r"\b(?:curl|wget|http)\b[^\n|]*?\s(?:-u|--user)(?:\s+|=)?['\"]?(?![$<{])[^\s:'\"]+:(?![$<{'\"\s])[^\s'\"]{3,}",
      "curl -u user:password"),
+    ("curl-token-as-user",
+     r"\bcurl\b[^\n]*?\s(?:-u|--user)\s*['\"]?(?=[^\s:'\"]{0,64}\d)(?=[^\s:'\"]{0,64}[A-Za-z])"
+     r"[A-Za-z0-9_-]{20,}:[Xx]?['\"]?(?=\s|$)", "curl -u APIKEY:X (Freshdesk, Harvest, ...)"),
     ("default-account-password",
      r"(?<![/\w.-])(?:admin|administrator|root|sa|postgres|guest|elastic|jenkins|ubuntu|pi)\s?[:/]\s?"
      r"(?=\S{0,64}[A-Z])(?=\S{0,64}[a-z])(?=\S{0,64}\d)[^\s/:@]{6,}", "admin:Password1 with no keyword near it"),
@@ -150,25 +153,26 @@ EXTRA_PATTERNS += [
 
 _KW = (r"(?:pass(?:word|wd|phrase|code)?|pwd|pw|secret|token|creds?|credentials?|api[_ -]?key|apikey"
        r"|access[_ -]?key|secret[_ -]?key|private[_ -]?key|signing[_ -]?key|encryption[_ -]?key"
-       r"|master[_ .-]?key|license[_ .-]?key|(?:unseal|recovery|integration|routing)[_ -]?key|app(?:lication)?[_ -]key|client[_ -]?secret|auth|pat|login"
+       r"|master[_ .-]?key|license[_ .-]?key|(?:unseal|recovery|integration|routing)[_ -]?keys?|app(?:lication)?[_ -]key|client[_ -]?secret|auth|pat|login"
        r"|seed|community[_ -]string)")
 # The word for a password in the languages a team is likely to write notes in.
 _PW_WORDS = (r"passwort\w*|kennwort\w*|contrase(?:ñ|n)a\w*|mot de passe|wachtwoord\w*|l(?:ö|o)senord\w*"
              r"|salasana\w*|has(?:ł|l)o\w*|senha\w*|adgangskode\w*|passord\w*|heslo\w*|jelsz(?:ó|o)\w*"
              r"|(?:ş|s)ifre\w*|парол\w*|パスワード|暗証番号|密码|密碼|口令|비밀번호"
              r"|parol(?:a|ă)\w*|jelszav\w*|mdp|m(?:ậ|a)t kh(?:ẩ|a)u|पासवर्ड|รหัสผ่าน|كلمة (?:المرور|السر)"
-             r"|clave(?!\s+(?:primaria|for(?:á|a)nea|externa|(?:ú|u)nica))\w*")
+             r"|clave(?!\s+(?:primaria|for(?:á|a)nea|externa|(?:ú|u)nica))\w*"
+             r"|পাসওয়ার্ড|nenosiri|پاس ?ورڈ|கடவுச்சொல்\w*|رمز عبور|kata laluan|🔑|🔐")
 _HUMAN_KW = (rf"(?:pass(?:word|wd|phrase|code)?|pwd|pw|login|creds?|credentials?|{_PW_WORDS}"
              r"|(?:wi-?fi|wlan|wpa[23]?)[ -]?(?:key|psk|passphrase|code)|psk)")  # chosen by people
 # bounded repetitions: an unbounded (?:[A-Za-z0-9]+[_.-])* is quadratic on long snake_case runs
 _PRE = r"(?<![A-Za-z0-9])(?<!\d{12}:)_?(?:[A-Za-z0-9]{1,40}[_.-]){0,6}(?:(?-i:[a-z][a-z0-9]{0,39}(?=[A-Z])))?(?:pg)?"
 _POST = r"(?![_.-](?:stdin|file|path|env|cmd|command|fd|prompt)\b)(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])"
 _GAP = r"(?:\s+(?:(?!\(\?)[^\s:=`\[\]^{}]){1,60}){0,8}?"                     # "password for the lab router is ..."
-_SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|[:=：])\s*|\s*(?:は|是|为|為|는|은)\s*"
+_SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|[:=：])\s*|\\\"\s*:\s*\\?(?=\")|\s*(?:は|是|为|為|는|은)\s*"
         r"|\s*:\s*&?(?:'static\s+)?[A-Za-z_][\w:<>\[\]]*\s*=\s*"  # const PASS: &str = ...
         r"|[\u0e00-\u0e7f]{0,40}?คือ\s*"                              # Thai writes no spaces
         r"|\s+(?:is|was|ist|war|är|var|est|es|era|è|é|er|on|jest|je|zijn|wordt|lautet|to|este"
-        r"|là|هي|هو)\s+)"
+        r"|là|هي|هو|হলো|ni|ialah|adalah)\s+)"
         r"(?:(?:now|still|currently|also|set to|changed to)\s+)?")
 _V = r"[^\s\"'`<>{}]"                                    # one character of a value
 _SWITCH = r"(?:[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z]))"  # letter/digit/case change
@@ -202,12 +206,19 @@ EXTRA_PATTERNS += [
      rf"|(?i:\b(?:u|usr|user(?:name)?|login)\s*[:=]\s*\S+[\s,;]+(?:p|pw|pwd|pass)\s*[:=]\s*){_HUMAN}"
      rf"|(?i:\b(?:user(?:name)?|login|account)\s+[\w.@-]+\s+[-–—]\s+){_STRONG}",
      "an account and its password side by side: 'qa@acme.io / ...', 'u: viewer p: ...'"),
+    # Apart from the pairs above: its own literals ("account", "admin") keep it off most texts.
+    ("account-password-pair",
+     rf"(?i:\baccount\b[^\n/]{{0,40}}?[:\s]\s*['\"]?[\w.@-]+['\"]?\s*/\s*){_STRONG}"
+     rf"|(?i:\badmin\s+[-–—]\s+){_STRONG}",
+     "'account for contractors: vpn-contractor / ...', 'realm admin — ...'"),
     ("quoted-passphrase",
      rf"(?i)\bpass(?:phrase|word)\b{_GAP}{_SEP}([\"'])(?![$<{{])(?=[^\"'\n]{{0,64}}\s)[^\"'\n]{{12,64}}\1",
      "a passphrase of several words, in quotes"),
     ("pin-code",
-     r"(?i)\b(?:pin(?:\s+code)?|passcode|(?:alarm|door|entry|gate|keypad|lock|safe|disarm)\s+code)\b"
-     r"(?:\s+(?:is|was|number))?(?:\s*[:=]\s*|\s+|[^\n:=\d]{1,40}?[:=]\s*)\d{4,8}\b", "a PIN, door or alarm code"),
+     r"(?i)(?:\b(?:pin(?:\s+code)?|passcode|(?:alarm|door|entry|gate|keypad|lock|safe|disarm)\s+code)\b"
+     r"|\bc(?:ó|o)digo\s+d[aoe]l?\s+(?:porta|puerta|alarme|alarma|cofre)|κωδικός\s+(?:του\s+)?συναγερμού)"
+     r"(?:\s+(?:is|was|number))?(?:\s*[:=]\s*|\s+|[^\n:=\d]{1,40}?[:=]\s*|[^\n:=\d]{0,60}?\s(?:is|é|es|ist|est|είναι)\s+)\d{4,8}#?(?!\w)",
+     "a PIN, door or alarm code"),
     ("passphrase-words",
      rf"(?i)\bpass\s?phrase\b[^\n:=]{{0,60}}?[:=]\s*(?:{_MNEMONIC_WORD}[\s-]+){{3,}}{_MNEMONIC_WORD}\b",
      "a passphrase of four or more words"),
@@ -232,7 +243,7 @@ EXTRA_PATTERNS += [
     # --- round 3 (fixtures/gate/figures, "round": 3): dev misses ---
     ("url-query-credential",
      r"(?i)[?&](?:code|sig|signature|x-amz-signature|x-goog-signature|token|access_token|api_?key"
-     r"|apikey|secret|client_secret|auth)=(?![<{$*]|%\()(?=[^&\s#]{0,300}\d)(?=[^&\s#]{0,300}[A-Za-z])"
+     r"|apikey|key|secret|client_secret|auth)=(?![<{$*]|%\()(?=[^&\s#]{0,300}\d)(?=[^&\s#]{0,300}[A-Za-z])"
      r"[A-Za-z0-9%._~+/=-]{20,}", "a signature, function key or token in a URL's query"),
     ("azure-shared-key", r"(?i)\b(?:SharedAccessKey|AccountKey|SharedSecretValue)\s*=\s*[A-Za-z0-9+/]{30,}={0,2}",
      "Azure Service Bus, Event Hubs and Storage connection strings"),
@@ -263,6 +274,55 @@ EXTRA_PATTERNS += [
     ("totp-setup-key",
      r"(?i)\b(?:2fa|mfa|totp|otp|authenticator|two-factor)\b[^\n]{0,40}?\b(?:key|secret|seed)\b[^\n]{0,30}?"
      r"[:=]\s*[a-z2-7]{4}(?:\s[a-z2-7]{4}){3,}\b", "an authenticator's setup key in groups of four"),
+    ("bearer-token", r"\bBearer\s+(?![<{$])(?=[A-Za-z0-9._~+/=-]{0,200}\d)[A-Za-z0-9._~+/=-]{20,}",
+     "a bearer token anywhere (a header set in code, a log)"),
+    ("openrouter-key", r"\bsk-or-v1-[a-f0-9]{64}\b", "no OpenRouter plugin"),
+    ("mollie-key", r"\b(?:live|test)_(?=[A-Za-z0-9]{0,30}\d)[A-Za-z0-9]{30}\b", "no Mollie plugin"),
+    ("launchdarkly-key", r"\b(?:api|sdk)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
+     "LaunchDarkly API access tokens and server-side SDK keys"),
+    ("midtrans-server-key", r"\bMid-server-[A-Za-z0-9_-]{20,}", "no Midtrans plugin (client keys are public)"),
+    ("convex-deploy-key", r"\b(?:prod|dev|preview):[a-z]+-[a-z]+-\d+\|[A-Za-z0-9_-]{20,}", "no Convex plugin"),
+    ("honeycomb-key", r"(?i)\bx-honeycomb-team\s*:\s*[A-Za-z0-9]{20,}", "no Honeycomb plugin"),
+    ("der-private-key",
+     r"\b(?:MC4CAQAwBQYDK2VwBCIEI|MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg"
+     r"|MII[A-Za-z0-9+/]{2}(?:IBADANBgkqhkiG9w0BAQEFAASC|AIBAAKC))[A-Za-z0-9+/]{16,}",
+     "a private key's DER body in base64 without its PEM lines (PKCS#8 Ed25519, EC, RSA; PKCS#1)"),
+    ("positional-credentials",
+     r"\bnew\s+PDO\(\s*(['\"])[^'\"]*\1\s*,\s*(['\"])[^'\"]*\2\s*,\s*(['\"])(?![$<{])[^'\"\s]{6,}\3"
+     r"|\bDBI->connect\(\s*(['\"])[^'\"]*\4\s*,\s*(['\"])[^'\"]*\5\s*,\s*(['\"])(?![$<{])[^'\"\s]{6,}\6"
+     r"|->credentials\((?:\s*(['\"])[^'\"]*\7\s*,){3}\s*(['\"])(?![$<{])[^'\"\s]{6,}\8"
+     r"|\.login\(\s*(['\"])[^'\"]*\9\s*,\s*(['\"])(?![$<{])[^'\"\n]{6,}\10"
+     r"|\bauth\s*=\s*\(\s*(['\"])[^'\"]*\11\s*,\s*(['\"])(?![$<{])(?=[^'\"]{0,64}\d)[^'\"\s]{8,}\12"
+     r"|\bjwt\.encode\([^,\n]+,\s*(['\"])(?![$<{])[^'\"]{16,}\13",
+     "credentials passed by position: PDO, DBI->connect, LWP credentials, smtplib/ftplib login, "
+     "an auth tuple, jwt.encode's secret"),
+    ("client-constructor-secret",
+     r"\b\w*(?:Client|Api|API|Sdk|SDK)\(\s*(['\"])(?=[^'\"]{0,80}\d)(?=[^'\"]{0,80}[A-Za-z])[A-Za-z0-9_-]{32,}\1",
+     "DeepgramClient(\"<key>\") and the like: a long random literal as a client's first argument"),
+    ("set-key-call",
+     r"(?i)\bset(?:default|env)?\(\s*(['\"])\w*(?:key|token|secret|password|passwd)\w*\1\s*,\s*(['\"])"
+     r"(?![$<{])(?=[^'\"]{0,80}\d)[^'\"\s]{8,}\2"
+     r"|\bset(?:Api|API)?(?:Key|Token|Secret|Password)\(\s*(['\"])(?![$<{])(?=[^'\"]{0,80}\d)[^'\"\s]{8,}\3",
+     "os.environ.setdefault('X_API_KEY', '...'), setApiKey('...')"),
+    ("option-value-in-a-list",
+     r"(['\"])-{1,2}\w*(?i:password|passwd|token|secret|api-?key)\1\s*,\s*(['\"])(?![$<{])"
+     r"(?=[^'\"]{0,64}[A-Za-z])(?=[^'\"]{0,64}\d)[^'\"\s]{6,}\2",
+     "[\"--password\", \"...\"] in an argument list"),
+    ("echo-to-password-reader",
+     rf"\becho\s+(['\"]?){_HUMAN}\1\s*\|\s*(?:sudo\s+-S|kinit|passwd|chpasswd|docker\s+login|podman\s+login)\b",
+     "a password piped into sudo -S, kinit, passwd"),
+    ("pgbouncer-userlist", r'(?m)^"[\w.-]+"\s+"(?!md5|SCRAM-SHA-256\$)(?![$<{])[^"\s]{6,}"\s*$',
+     "a plain-text pgbouncer userlist.txt line"),
+    ("cisco-plaintext-secret", r"(?i)\b(?:secret|password)\s+0\s+(?![$<{])\S{6,}", "Cisco type 0 (plain text)"),
+    ("snmpv3-create-user", r'\bcreateUser\s+\S+\s+(?:MD5|SHA\S*)\s+"?(?![$<{])[^"\s]{8,}',
+     "snmpd.conf createUser with its passphrases"),
+    ("go-mysql-dsn", r"(?<![\w/])[\w.-]+:(?![$<{])[^\s@:/]{6,}@(?:tcp|unix)\(", "user:pass@tcp(host)/db"),
+    ("sensitive-output-value",
+     r'(?i)"[\w-]*(?:password|secret|token|key)[\w-]*"\s*:\s*\{[^{}]{0,120}?"value"\s*:\s*"(?![$<{])[^"\s]{6,}"',
+     "terraform output -json prints sensitive values"),
+    ("google-app-password",
+     r"(?i)(?:password|passwd|pwd|pass|login|app)[^\n]{0,40}?[\"'=:]\s*[\"']?[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}(?![a-z])",
+     "a Google app password (four groups of four letters)"),
     ("django-secret-key", r"\bSECRET_KEY\s*=\s*(['\"])(?![<{$])[^'\"\s]{40,}\1", "Django's SECRET_KEY"),
 ]
 
