@@ -5,7 +5,7 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "99e8cd281a591e2e",
+    "digest": "641058f73521138e",
     "factors": [
         ['aws'],
         ['github_pat_'],
@@ -64,7 +64,8 @@ SECRETS: dict[str, Any] = {
         ['code'],
         ['access', 'api', 'apikey', 'app', 'auth', 'client', 'community', 'cred', 'credential', 'encryption', 'integration', 'license', 'login', 'master', 'pass', 'pat', 'private', 'pw', 'pwd', 'recovery', 'routing', 'secret', 'seed', 'signing', 'token', 'unseal'],
         ['adgangskode', 'clave', 'code', 'contrase', 'cred', 'credential', 'has', 'heslo', 'ifre', 'jelsz', 'jelszav', 'kata laluan', 'kennwort', 'key', 'login', 'mdp', 'mot de passe', 'nenosiri', 'parol', 'pass', 'passord', 'passphrase', 'passwort', 'psk', 'pw', 'pwd', 'salasana', 'senha', 'senord', 't kh', 'wachtwoord', 'парол', 'رمز عبور', 'كلمة ال', 'پاس', 'पासवर्ड', 'পাসওয়ার্ড', 'கடவுச்சொல்', 'รหัสผ่าน', 'パスワード', '口令', '密码', '密碼', '暗証番号', '비밀번호', '🔐', '🔑'],
-        ['@', 'account', 'login', 'u', 'user', 'usr'],
+        ['@'],
+        ['account', 'login', 'u', 'user', 'usr'],
         ['account', 'admin'],
         ['pass'],
         ['alarm', 'alarma', 'alarme', 'cofre', 'disarm', 'door', 'entry', 'gate', 'keypad', 'lock', 'passcode', 'pin', 'porta', 'puerta', 'safe', 'συναγερμού'],

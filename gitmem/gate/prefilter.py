@@ -106,15 +106,27 @@ class Present:
 
     def __init__(self, rules: list[Factors]) -> None:
         self.rules = rules
-        self.every = sorted({f for fs in rules if fs is not None for f in fs})
+        self.always = [fs is None for fs in rules]
+        # Each factor an ASCII text can hold, and the rules it lets run (a non-ASCII
+        # factor is never in an ASCII text; any other text runs every rule).
+        users: dict[str, list[int]] = {}
+        for i, fs in enumerate(rules):
+            for f in fs or ():
+                if f.isascii():
+                    users.setdefault(f, []).append(i)
+        self.users = sorted(users.items())
 
     def runnable(self, text: str) -> list[bool]:
         """Per rule: may it match ``text``? (False only when it cannot.)"""
         if not text.isascii():
             return [True] * len(self.rules)  # Unicode case folding: run everything
         low = text.lower()
-        have = {f for f in self.every if f in low}
-        return [fs is None or not fs.isdisjoint(have) for fs in self.rules]
+        out = list(self.always)
+        for factor, rules in self.users:
+            if factor in low:
+                for i in rules:
+                    out[i] = True
+        return out
 
 
 def digest(patterns: list[str]) -> str:

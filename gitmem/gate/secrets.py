@@ -201,11 +201,14 @@ _STRONG = r"(?=\S{0,64}[a-z])(?=\S{0,64}[A-Z])(?=\S{0,64}\d)[^\s/<>{}]{8,}"
 # A mnemonic word: lower case, not one of the small words a sentence is made of.
 _MNEMONIC_WORD = r"(?!(?:the|and|for|with|from|that|this|then|into|when|are|was|you|our|but|not|run)\b)[a-z]{3,8}"
 EXTRA_PATTERNS += [
+    # Two rules, so that the e-mail one runs only on a text with an "@" in it (trying an
+    # address at every word costs more than the rest of the gate on long prose).
+    ("email-password-pair", rf"{_EMAIL}\s*[/|]\s*{_STRONG}",
+     "an account's e-mail address and its password side by side: 'qa@acme.io / ...'"),
     ("login-password-pair",
-     rf"{_EMAIL}\s*[/|]\s*{_STRONG}"
-     rf"|(?i:\b(?:u|usr|user(?:name)?|login)\s*[:=]\s*\S+[\s,;]+(?:p|pw|pwd|pass)\s*[:=]\s*){_HUMAN}"
+     rf"(?i:\b(?:u|usr|user(?:name)?|login)\s*[:=]\s*\S+[\s,;]+(?:p|pw|pwd|pass)\s*[:=]\s*){_HUMAN}"
      rf"|(?i:\b(?:user(?:name)?|login|account)\s+[\w.@-]+\s+[-–—]\s+){_STRONG}",
-     "an account and its password side by side: 'qa@acme.io / ...', 'u: viewer p: ...'"),
+     "an account and its password side by side: 'u: viewer p: ...', 'user svc-x - ...'"),
     # Apart from the pairs above: its own literals ("account", "admin") keep it off most texts.
     ("account-password-pair",
      rf"(?i:\baccount\b[^\n/]{{0,40}}?[:\s]\s*['\"]?[\w.@-]+['\"]?\s*/\s*){_STRONG}"
