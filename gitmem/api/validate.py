@@ -93,13 +93,14 @@ def by_whom(value: str | None) -> str | None:
 def repo_paths(paths: Iterable[str], cwd: Path, root: Path) -> list[str]:
     """Paths relative to the repository root, whatever directory we run in."""
     out: list[str] = []
-    root = root.resolve()
+    base: Path | None = None  # resolved on the first path (a stat per part: most have none)
     for p in paths:
         if not p or not p.strip():
             continue
+        base = base or root.resolve()
         full = (cwd / p).resolve()
         try:
-            rel = full.relative_to(root).as_posix()
+            rel = full.relative_to(base).as_posix()
         except ValueError:
             raise InvalidInput(
                 f"path '{p}' is outside the repository", "give a path inside the work tree"
