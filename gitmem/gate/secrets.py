@@ -239,7 +239,11 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
         out.append((Finding("secret", "random-token", *_line_col(text, start)), (start, end)))
     for start, end in key_block_spans(text):  # the whole block is the secret
         out.append((Finding("secret", "private-key-block", *_line_col(text, start)), (start, end)))
-    return [(f, span) for f, span in out if span is None or not _stand_in(text, span)]
+    if not out:
+        return out
+    encrypted = [(m.start(), m.end(), m.group().startswith(("ENC[", "secure:")))
+                 for m in _ENCRYPTED.finditer(text)]  # once per text, not per finding
+    return [(f, span) for f, span in out if span is None or not _stand_in(text, span, encrypted)]
 
 
 # A run of one character standing in for a value (ghp_xxxx..., T00000000, ****).
@@ -251,13 +255,14 @@ _ENCRYPTED = re.compile(
     r"|^([ \t]*)encryptedData:[^\n]*(?:\n\1[ \t]+[^\n]*)*", re.M)
 
 
-def _stand_in(text: str, span: tuple[int, int]) -> bool:
-    """The finding at ``span`` is a placeholder or an encrypted value, not a secret."""
+def _stand_in(text: str, span: tuple[int, int],
+              encrypted: list[tuple[int, int, bool]]) -> bool:
+    """The finding at ``span`` is a placeholder or lies in an ``encrypted`` value
+    ((start, end, whether a finding that only ends inside it counts)), not a secret."""
     if _FILLER.search(text, span[0], span[1]):
         return True
-    return any(m.start() <= span[0] + 1 and span[1] <= m.end() + 1 or
-               m.start() <= span[1] - 1 < m.end() and m.group().startswith(("ENC[", "secure:"))
-               for m in _ENCRYPTED.finditer(text))
+    return any(start <= span[0] + 1 and span[1] <= end + 1 or
+               tail and start <= span[1] - 1 < end for start, end, tail in encrypted)
 
 
 def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
