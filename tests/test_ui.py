@@ -112,6 +112,17 @@ def test_the_panel_listens_on_loopback_and_its_token_works_once(
         raise AssertionError("a POST without the form token was accepted")
     except urllib.error.HTTPError as e:
         assert e.code == 403
+    # Slider stops int() refuses ("²" is a digit to str.isdigit; 5,000 digits is over
+    # int()'s limit) fall back to a stop; they were a 500.
+    for at in ("%C2%B2", "1" + "0" * 5000, "-1", "abc"):
+        assert _get(me, base + "timeline?axis=valid&at=" + at)[0] == 200, at
+    # The valid timeline opens today, not at the furthest stop: a value that starts in
+    # 2031 is not shown first (conftest pins today at 2026-01-15).
+    ok(gm("set", "app.release", "the-2031-line", "--valid-from", "2031-01-01",
+          cwd=panel[1]["repo"]))
+    status, page = _get(me, base + "timeline?axis=valid")
+    assert status == 200 and "2031-01-01" in page and "the-2031-line" not in page
+    assert "cockroachdb" in page
 
 
 @needs_browser

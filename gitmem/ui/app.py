@@ -160,8 +160,7 @@ def create(store: api.Store, token: str) -> tuple[Starlette, Panel]:
 
         def run(s: api.Store) -> tuple[list[tuple[str, int]], Any, Any, int]:
             points = _points(s, valid=valid)
-            at = request.query_params.get("at")
-            index = int(at) if at and at.isdigit() and int(at) < len(points) else len(points) - 1
+            index = _stop(points, request.query_params.get("at"), valid)
             when = points[index][1] if points else None
             if when is None:
                 return points, [], None, index
@@ -216,6 +215,21 @@ def create(store: api.Store, token: str) -> tuple[Starlette, Panel]:
 def _many(values: list[str]) -> list[str]:
     """A filter given as repeated fields or as one comma-separated field."""
     return [v.strip() for value in values for v in value.split(",") if v.strip()]
+
+
+def _stop(points: list[tuple[str, int]], at: str | None, valid: bool) -> int:
+    """The slider stop asked for by ``at`` (an index), else the last: everything the
+    log holds, or on the valid timeline the latest stop not after today (a fact set
+    far ahead, valid from 9999, must not hide what is true today)."""
+    if at and at.isascii() and at.isdigit() and len(at) < 10 and int(at) < len(points):
+        return int(at)  # (str.isdigit() also holds for "²", which int() refuses)
+    if not valid:
+        return len(points) - 1
+    from ..api import settings
+
+    today = settings.now() + 86400  # a day's stop stands at that day's end
+    past = [i for i, (_, ts) in enumerate(points) if ts <= today]
+    return past[-1] if past else len(points) - 1
 
 
 def _points(s: api.Store, *, valid: bool = False) -> list[tuple[str, int]]:
