@@ -244,3 +244,16 @@ def test_vscode_payloads_get_hook_specific_output_naming_their_event(repo: Path)
     # VS Code's UserPromptSubmit reads the common output only: nothing to add.
     prompt = {**common, "hookEventName": "UserPromptSubmit", "prompt": "when do deploys go out?"}
     assert hook(repo, "user-prompt", prompt) == ""
+
+
+def test_a_copilot_install_that_fails_half_way_leaves_nothing_behind(repo: Path,
+                                                                      tmp_path: Path) -> None:
+    """Its MCP file is a symlink out of the repository: refused, and the hooks file
+    written just before is taken back, as the error says ("nothing was changed")."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (repo / ".vscode").symlink_to(outside)
+    out = gm("hooks", "install", "--agent", "copilot", cwd=repo)
+    assert out.returncode == 2 and "nothing was changed" in out.stderr
+    assert not (repo / HOOKS).exists() and not (repo / ".github" / "hooks").exists()
+    assert list(outside.iterdir()) == []

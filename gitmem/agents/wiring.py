@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..api.export import AGENTS_BEGIN as BEGIN, AGENTS_END as END
-from ..errors import InvalidInput
+from ..errors import GitMemError, InvalidInput
 from .agents_md import AGENTS_MD
 from .clients import CLIENTS, install as mcp_install, uninstall as mcp_uninstall
 from . import settings
@@ -39,7 +39,13 @@ def install(root: Path, home: Path, agent: str) -> HooksReport:
     if agent in settings.SPECS:
         reports.append(settings.install(root, agent))
     if agent in INSTRUCTIONS:
-        reports.append(_install_extras(root, home, agent))
+        try:
+            reports.append(_install_extras(root, home, agent))
+        except GitMemError:
+            # The error says nothing was changed: take back the hooks just written.
+            if reports and reports[0].changed:
+                settings.uninstall(root, agent)
+            raise
     return _merged(agent, reports, "installed", "already installed")
 
 
