@@ -480,6 +480,7 @@ class Related(msgspec.Struct, kw_only=True):
     depth: int
     edges: list[RelatedEdge] = []
     memories: list[Record] = []  # memories that are nodes of the walk
+    truncated: bool = False  # the walk stopped at its edge limit: there are more links
 
 
 class SkillProposal(msgspec.Struct, kw_only=True):

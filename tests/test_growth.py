@@ -544,3 +544,20 @@ def test_accept_edit_stores_the_edited_text(code_repo: Path, tmp_path: Path) -> 
     assert shown["text"] == "The staging database is read-only on Fridays after 14:00."
     proc = gm("accept", proposal["id"][:6], cwd=code_repo)  # decided: gone from the inbox
     assert proc.returncode == 5 and "git mem inbox" in proc.stderr
+
+
+def test_related_says_when_a_walk_stopped_at_its_edge_limit(repo: Path) -> None:
+    """A hub with more links than a walk returns: the answer says it is cut, so the
+    panel's graph does not claim that its list holds every link."""
+    from gitmem import api
+    from gitmem.projection import MAX_EDGES
+
+    with api.Store(repo) as store:
+        for i in range(MAX_EDGES + 1):
+            store.link("component:hub", "depends_on", f"component:part-{i}")
+        assert store.related("component:hub").truncated
+        assert len(store.related("component:hub").edges) == MAX_EDGES
+        store.link("component:small", "depends_on", "component:other")
+        assert not store.related("component:small").truncated
+    shown = _data(gm("related", "component:hub", "--json", cwd=repo))
+    assert shown["truncated"] is True  # type: ignore[index]

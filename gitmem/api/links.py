@@ -17,7 +17,7 @@ import re
 from .. import ops
 from ..errors import AmbiguousId, InvalidInput, UnknownId
 from ..model import Added, Related, RelatedEdge
-from ..projection import Projection, Scope
+from ..projection import MAX_EDGES, Projection, Scope
 from . import validate, write
 from .pool import Pool
 
@@ -105,6 +105,7 @@ def related(pool: Pool, value: str, *, depth: int = 2) -> Related:
             nodes.add(start[len("memory:"):])
         mems = p.records(sorted(nodes))
         return Related(node=start, depth=depth, edges=edges,
-                       memories=[mems[m] for m in sorted(mems)])
+                       memories=[mems[m] for m in sorted(mems)],
+                       truncated=len(reached) >= MAX_EDGES)
 
     return pool.read(run)

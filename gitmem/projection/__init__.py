@@ -16,6 +16,7 @@ Read the modules in this order:
 """
 
 from .fold import LogSource
+from .graph import MAX_EDGES
 from .schema import DB_NAME, SCHEMA_VERSION, ProjectionCorrupt
 from .scope import Scope
 from .store import Projection
@@ -24,6 +25,7 @@ from .vectors import EMBED_BATCH, VEC_NAME, DocEmbedder
 
 __all__ = [
     "DB_NAME",
+    "MAX_EDGES",
     "EMBED_BATCH",
     "SCHEMA_VERSION",
     "VEC_NAME",
