@@ -283,3 +283,33 @@ def test_a_non_ascii_literal_keeps_its_rule_off_ascii_text_unless_it_folds_to_as
     present = prefilter.Present([prefilter.required("(?i)пароль:")])
     assert present.runnable("password: hunter2") == [False]
     assert present.runnable("пароль: hunter2") == [True]
+
+
+# Generated passwords, whatever word stands near them (or none). Each passed before.
+@pytest.mark.parametrize("text", [
+    "svc_report:jjvd-Xwfw-b6cl-LEq0",
+    "رمز عبور پنل مدیریت: GicC-zgOU-OHJm-xGeL لطفاً بعد از ورود عوضش کن.",
+    "$ op read 'op://Prod/Postgres/password'\nBMwL3!M8Me*VXu_AdYJ",
+    "the new one for the build box is qTz4-Wp9x-LmR2-vK8s, don't paste it in Slack",
+])
+def test_generated_password_shapes_are_refused(text: str) -> None:
+    assert "generated-password" in [f.kind for f in gate.scan(text)], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "the stack is MyService-UserApi-DevEnv in eu-west-1",
+    "request 6F9619FF-8B86-D011-B42D-00C04FC964FF failed",
+    "pod web-7d9f8b6c5-x2x4q restarted twice",
+    "licence key ABCDE-12345-FGHIJ-KLMNO is the vendor's demo key",
+    "echo -n 'hello world' | base64\naGVsbG8gd29ybGQ=",
+    "mail it to\nJ.Doe2@Corp.example.com",
+    "build macOS-arm64-v2 and iPhone-XR-Pro artefacts",
+    "regex for it:\n^[A-Z]{2}\\d{4}(?:-[a-z]+)*$",
+])
+def test_generated_password_look_alikes_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+def test_a_generated_password_is_redacted_whole() -> None:
+    masked, n = gate.redact("vpn login: ops / 5HOh-QXaP-AFWU-pp2P")
+    assert n >= 1 and "5HOh" not in masked and "pp2P" not in masked

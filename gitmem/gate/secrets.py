@@ -219,13 +219,56 @@ def random_token_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+# A generated password, the shapes password managers and generators print: groups of
+# letters and digits joined by one separator ("jjvd-Xwfw-b6cl-LEq0"), or a run of
+# letters, digits and symbols standing alone on its line ("BMwL3!M8Me*VXu_AdYJ").
+_GROUPED = re.compile(r"(?<![\w.-])[A-Za-z0-9]{3,8}([-_])[A-Za-z0-9]{3,8}(?:\1[A-Za-z0-9]{3,8}){1,6}(?![\w-])")
+_INNER_GROUP = re.compile(r"[-_][A-Za-z0-9]{3,8}[-_]")  # a cheap test before _GROUPED
+# A group a person would write: a word, a CamelCase word, all capitals, all digits.
+_WORDLIKE = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+|[0-9]+")
+_LONE = re.compile(r"^[ \t>]*([!-~]{12,64})[ \t]*$", re.M)
+_PASSWORD_SYMBOLS = frozenset("!#$%&*?^~")  # not + and =: base64 has them
+_CODE_CHARS = frozenset("/\\()[]{}<>\"'`,;:@")
+
+
+def generated_password_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of values shaped like generated passwords, whatever word stands near them.
+
+    Grouped: three or more groups, upper and lower case in the whole, and at least
+    half the groups (two or more) unlike anything a person writes as a word
+    ("GicC", "b6cl"): CamelCase names, UUIDs, product keys and k8s pod names are
+    words, capitals or lower-case hex. Lone: a single token on its own line with
+    upper case, lower case, a digit and a password symbol, its class changing at
+    least eight times, and nothing of code, paths, URLs or addresses in it.
+    """
+    spans = []
+    grouped = _GROUPED.finditer(text) if _INNER_GROUP.search(text) else ()
+    for m in grouped:
+        token = m.group()
+        groups = token.split(m.group(1))
+        odd = sum(1 for g in groups if not _WORDLIKE.fullmatch(g))
+        if (odd >= 2 and 2 * odd >= len(groups) and any(ch.islower() for ch in token)
+                and any(ch.isupper() for ch in token)):
+            spans.append((m.start(), m.end()))
+    for m in _LONE.finditer(text):
+        token = m.group(1)
+        if (any(ch.islower() for ch in token) and any(ch.isupper() for ch in token)
+                and any(ch.isdigit() for ch in token) and _PASSWORD_SYMBOLS.intersection(token)
+                and not _CODE_CHARS.intersection(token) and _switches(token) >= 8
+                and not token.startswith(("$", "%", "-", "#", "=", "+", "*"))):
+            spans.append((m.start(1), m.end(1)))
+    return spans
+
+
 def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
     """Secret findings, each with the (start, end) span of the value when known."""
     for value in DOCUMENTED_EXAMPLES:  # blanked with spaces: offsets stay true
         text = text.replace(value, " " * len(value))
-    out: list[tuple[Finding, tuple[int, int] | None]] = []
+    out: list[tuple[Finding, tuple[int, int] | None]] = [
+        (Finding("secret", "generated-password", *_line_col(text, start)), (start, end))
+        for start, end in generated_password_spans(text)]  # they need no keyword
     if not _MAYBE_SECRET.search(text):
-        return out  # no keyword, no digit, no symbol: no pattern can fire
+        return out  # no keyword, no digit, no symbol: no other pattern can fire
     if _needs_detect_secrets(text):
         out += _scan_with_detect_secrets(text)
     runnable = _extra_factors().runnable(text)
