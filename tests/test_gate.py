@@ -313,3 +313,34 @@ def test_generated_password_look_alikes_pass(text: str) -> None:
 def test_a_generated_password_is_redacted_whole() -> None:
     masked, n = gate.redact("vpn login: ops / 5HOh-QXaP-AFWU-pp2P")
     assert n >= 1 and "5HOh" not in masked and "pp2P" not in masked
+
+
+# Round 5's dev misses: a generated password wherever it stands. Each passed before.
+@pytest.mark.parametrize("text", [
+    "requirepass U@t*..P+%I5.Ak~L=NaA",
+    "db = pymysql.connect('mysql-legacy.int', 'reporting', 'SRBXMOlv0Z!a!a=rpc*m', 'erp')",
+    "<AdministratorPassword>\n  <Value>Lh!3_zk7zQ*J+wq</Value>\n</AdministratorPassword>",
+    "[10:15] Marco D.: Q@~rPX.H^jW!?N=91+",
+    "Ο κωδικός για το VPN είναι x@2q~rAUdo++-G-%A",
+    "| rabbitmq mgmt | https://mq.int | ops | rk?=Y0vb9zSBwNQ |",
+])
+def test_a_symbol_rich_generated_password_is_refused(text: str) -> None:
+    assert "generated-password" in [f.kind for f in gate.scan(text)], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "set LANG=sr_RS.UTF-8@latin on the build box",
+    "the bound is context.Emax-context.prec+1 there",
+    "simplify 0.5*x**3+x**2+0.5+I first",
+    "allowed characters: A-Za-z0-9._%+- only",
+    "see https://docs.example.org/Boolean.html#parseBoolean%28java.lang.String%29",
+    "subject =?ISO-8859-1?B?SWYgeW91IGNhbiByZWFkIHRoaXMgeW8=?= arrived garbled",
+    "advisory GHSA-hxm8-2xgr-2p9m is fixed in 2.4.1",
+    "run Test_ISO2022_JP2 and CTask_CFuture_Tests again",
+    "tone Sine-1000Hz-300ms.wav is the fixture",
+    "integrity metkI7vCyx7+g== at the end of the lock line",
+    "callback ?response_type=code&client_id=Web1&scope=openid+email after login",
+    "the index is 2*self.KL+1+i in that loop",
+])
+def test_symbol_rich_look_alikes_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)

@@ -220,26 +220,60 @@ def random_token_spans(text: str) -> list[tuple[int, int]]:
 
 
 # A generated password, the shapes password managers and generators print: groups of
-# letters and digits joined by one separator ("jjvd-Xwfw-b6cl-LEq0"), or a run of
-# letters, digits and symbols standing alone on its line ("BMwL3!M8Me*VXu_AdYJ").
+# letters and digits joined by one separator ("jjvd-Xwfw-b6cl-LEq0"), or a token of
+# letters, digits and symbols ("BMwL3!M8Me*VXu_AdYJ").
 _GROUPED = re.compile(r"(?<![\w.-])[A-Za-z0-9]{3,8}([-_])[A-Za-z0-9]{3,8}(?:\1[A-Za-z0-9]{3,8}){1,6}(?![\w-])")
 _INNER_GROUP = re.compile(r"[-_][A-Za-z0-9]{3,8}[-_]")  # a cheap test before _GROUPED
 # A group a person would write: a word, a CamelCase word, all capitals, all digits.
-_WORDLIKE = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+|[0-9]+")
-_LONE = re.compile(r"^[ \t>]*([!-~]{12,64})[ \t]*$", re.M)
-_PASSWORD_SYMBOLS = frozenset("!#$%&*?^~")  # not + and =: base64 has them
-_CODE_CHARS = frozenset("/\\()[]{}<>\"'`,;:@")
+# (And "CTask", "Math56a", "S08", "300ms".)
+_WORDLIKE = re.compile(r"[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+|[0-9]+"
+                       r"|(?:[A-Z]?[a-z]+|[A-Z]+)[0-9]+[a-z]?|[0-9]+[A-Za-z]{1,3}")
+# A run of token characters between white space, quotes, brackets and separators.
+_BARE_TOKEN = re.compile(r"[^\s\"'`()\[\]{}<>,;|]{10,}")
+_STRONG_SYMBOLS = frozenset("!#$%&*+=?@^~")
+_TOKEN_SYMBOLS = _STRONG_SYMBOLS | frozenset("._-")
+_BASE64_SYMBOLS = frozenset("+=")  # a piece of base64 (keys in base64 have rules of their own)
+# Syntax, not a value: a regex class (A-Z, a-z, 0-9), a power (**), a token paste (##),
+_SYNTAX = re.compile(r"A-Z|a-z|0-9|\*\*|##|%[0-9A-F]{2}|=\?")  # and %-escapes, =?MIME?=
+_ARITHMETIC = frozenset("*+=")
+# A run of letters and digits no word or name has inside it (zk7zQz, M8Me); an
+# expression of names and numbers ("2*self.KL+1+i") has at most one kind of them.
+_ODD_SEGMENT = re.compile(r"[A-Za-z0-9]*(?:[a-z][A-Z]|[0-9][A-Za-z][0-9]|[A-Za-z][0-9][A-Za-z])[A-Za-z0-9]*")
+_HAS_STRONG = re.compile(r"[!#$%&*+=?@^~]")
+_NAME_EQUALS = re.compile(r"[A-Za-z_][\w.-]*=")  # "name=value": judge the value
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+def _symbol_rich(token: str) -> bool:
+    """``token`` mixes upper case, lower case, digits and two or more kinds of symbol,
+    two of them beyond the . _ - that names and versions use ("U@t*..P+%I5.Ak~L",
+    "BMwL3!M8Me*VXu_AdYJ"), its class changing at least six times: what a password
+    generator prints, and what people almost never write otherwise (a locale name
+    "sr_RS.UTF-8@latin" or an expression "ctx.Emax-ctx.prec+1" has one). Not base64
+    (only + and =), a query string (& and =), an address, a variable, a reference
+    (~mod.Class) or a list item."""
+    symbols = {ch for ch in token if not ch.isalnum()}
+    return (10 <= len(token) <= 64 and token.isascii() and len(symbols) >= 2
+            and symbols <= _TOKEN_SYMBOLS and sum(ch in _STRONG_SYMBOLS for ch in token) >= 2
+            and not symbols <= _BASE64_SYMBOLS and not {"&", "="} <= symbols
+            and any(ch.isupper() for ch in token) and any(ch.islower() for ch in token)
+            and any(ch.isdigit() for ch in token) and _switches(token) >= 6
+            and not token.startswith(("$", "%", "&", "-", "+", "=", "*", "#", "@", ".", "~", "^"))
+            and not _EMAIL.fullmatch(token) and not _encodes_text(token)
+            and not _SYNTAX.search(token)
+            and (not symbols & _STRONG_SYMBOLS <= _ARITHMETIC
+                 or len(set(_ODD_SEGMENT.findall(token))) >= 2))
 
 
 def generated_password_spans(text: str) -> list[tuple[int, int]]:
     """Spans of values shaped like generated passwords, whatever word stands near them.
 
-    Grouped: three or more groups, upper and lower case in the whole, and at least
-    half the groups (two or more) unlike anything a person writes as a word
+    Grouped: three or more groups, two or more with upper case and two with lower
+    case (an advisory id GHSA-hxm8-2xgr-2p9m has one), and at least half the
+    groups (two or more) unlike anything a person writes as a word
     ("GicC", "b6cl"): CamelCase names, UUIDs, product keys and k8s pod names are
-    words, capitals or lower-case hex. Lone: a single token on its own line with
-    upper case, lower case, a digit and a password symbol, its class changing at
-    least eight times, and nothing of code, paths, URLs or addresses in it.
+    words, capitals or lower-case hex. Symbol-rich: see ``_symbol_rich``; quotes,
+    brackets and a leading ``name=`` are not part of the value.
     """
     spans = []
     grouped = _GROUPED.finditer(text) if _INNER_GROUP.search(text) else ()
@@ -247,16 +281,18 @@ def generated_password_spans(text: str) -> list[tuple[int, int]]:
         token = m.group()
         groups = token.split(m.group(1))
         odd = sum(1 for g in groups if not _WORDLIKE.fullmatch(g))
-        if (odd >= 2 and 2 * odd >= len(groups) and any(ch.islower() for ch in token)
-                and any(ch.isupper() for ch in token)):
+        upper = sum(1 for g in groups if any(ch.isupper() for ch in g))
+        lower = sum(1 for g in groups if any(ch.islower() for ch in g))
+        if odd >= 2 and 2 * odd >= len(groups) and upper >= 2 and lower >= 2:
             spans.append((m.start(), m.end()))
-    for m in _LONE.finditer(text):
-        token = m.group(1)
-        if (any(ch.islower() for ch in token) and any(ch.isupper() for ch in token)
-                and any(ch.isdigit() for ch in token) and _PASSWORD_SYMBOLS.intersection(token)
-                and not _CODE_CHARS.intersection(token) and _switches(token) >= 8
-                and not token.startswith(("$", "%", "-", "#", "=", "+", "*"))):
-            spans.append((m.start(1), m.end(1)))
+    bare = _BARE_TOKEN.finditer(text) if _HAS_STRONG.search(text) else ()
+    for m in bare:
+        start, token = m.start(), m.group()
+        name = _NAME_EQUALS.match(token)
+        if name:
+            start, token = start + name.end(), token[name.end():]
+        if _symbol_rich(token):
+            spans.append((start, m.end()))
     return spans
 
 
