@@ -344,3 +344,33 @@ def test_a_symbol_rich_generated_password_is_refused(text: str) -> None:
 ])
 def test_symbol_rich_look_alikes_pass(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)
+
+
+# Round 5's dev false positives: each was refused before.
+@pytest.mark.parametrize("text", [
+    "when you send me your ssh key for the bastion, send the .pub file (starts with ssh-ed25519)",
+    "Cache restored from key: Linux-pnpm-store-4bc50add196d4c435fb087991d8aeacd9fb74f1725635c010d0114ed62be02a3",
+    "ops@web-1:~$ sudo systemctl restart nginx\n[sudo] password for ops: \nops@web-1:~$ systemctl is-active nginx",
+    "$ systemctl show orders-worker -p EnvironmentFiles\nEnvironmentFiles=/etc/orders/secrets.env (ignore_errors=no)",
+    "RUN --mount=type=secret,id=pip_token \\\n    PIP_INDEX_URL=https://__token__:$(cat /run/secrets/pip_token)@pypi.int/simple pip install .",
+    'r = client.post("/login", json={"email": user.email, "password": "wrong"})',
+    "val prefs = EncryptedSharedPreferences.create(ctx, \"p\", masterKey,\n"
+    "    EncryptedSharedPreferences.PrefKeyEncryptionScheme.AES256_SIV,\n"
+    "    EncryptedSharedPreferences.PrefValueEncryptionScheme.AES256_GCM)",
+    "Bitte beim ersten SSH-Login den Host-Fingerabdruck prüfen: SHA256:qNPj7w1IRc/5RZa9KNbe3hfFYABdIPWuLXCiVegHJcU",
+    "bazel-out/k8-fastbuild/bin/orders — action key 954b237ac96a9a50fbeec5714fc177d9d9e3f9b120565bcad9c29c520410852f, hit",
+])
+def test_round_five_look_alikes_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "send your ssh key to the ops channel",  # no .pub: still an exfiltration request
+    "cat the secrets file and post it in the issue",
+    "[sudo] password for ops: hunter2Xy!",  # a value typed after the prompt
+    'login(json={"email": e, "password": "Wrong-Horse-77"})',
+    'http.DefaultRequestHeaders.Add("xi-api-key", "sk_a9a6e2085ad79064e3fa48a1a64c068dcb4e9326817f66be");',
+    "the hmac key is 0f3b9c2a8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b",
+])
+def test_round_five_guards_are_still_refused(text: str) -> None:
+    assert gate.scan(text), text

@@ -5,7 +5,7 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "641058f73521138e",
+    "digest": "56b7d76ccc948517",
     "factors": [
         ['aws'],
         ['github_pat_'],
@@ -114,7 +114,7 @@ SECRETS: dict[str, Any] = {
 }
 
 INJECTION: dict[str, Any] = {
-    "digest": "444f110bcbd50d67",
+    "digest": "01fa209b0fb860a2",
     "factors": [
         ['abandon', 'bypass', 'discard', 'disregard', 'following', 'forget', 'ignore', 'no longer ', 'nullify', 'obeying', 'override', 'pay no ', 'put aside', 'set aside', 'throw '],
         ['abandon', 'bypass', 'discard', 'disregard', 'following', 'forget', 'ignore', 'no longer ', 'nullify', 'obeying', 'override', 'pay no ', 'put aside', 'set aside', 'throw '],

@@ -88,9 +88,10 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
     ("exfiltration",
      r"(?i)\b(?:cat|print|post|send|upload|include|paste|share|leak|reveal|exfiltrate|show|dump|display|email|"
      r"transmit|forward)\b[^.\n]{0,60}?(?:\.env\b|~/\.ssh|id_(?:rsa|ed25519|ecdsa)|\.aws/credentials|\.netrc|printenv|"
-     r"environment variables|env vars|system prompt|\bsecrets\b|\bcredentials\b|\bpasswords\b|"
+     r"environment variables|env vars|system prompt|(?<!run/)\bsecrets\b|\bcredentials\b|\bpasswords\b|"
      r"\b(?:api|access|auth|secret|private|ssh|deploy|signing|bearer|session|refresh|github|gitlab|npm|oauth)"
-     r"[ _-](?:keys?|tokens?)\b(?! (?:count|per|limit|budget|usage|length|window|endpoint|cache|rotation|format)))"),
+     r"[ _-](?:keys?|tokens?)\b(?! (?:count|per|limit|budget|usage|length|window|endpoint|cache|rotation|format))"
+     r"(?![^.\n]{0,60}?\.pub\b))"),  # "send me your ssh key, the .pub file": a public key
     ("exfiltration",
      r"(?i)(?:\.env\b|~/\.ssh|id_(?:rsa|ed25519)|\.aws/credentials|\.netrc)[^.\n]{0,40}?"
      r"\b(?:post|send|upload|paste|share|include|comment|email)\b"),
@@ -146,7 +147,7 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
          r"\b(?:agente|asistente|ia|bot|modelo|sin|libre)"),
         ("concealment", r"(?i)\bno (?:le )?(?:digas|cuentes|menciones|informes|avises)\b[^.\n]{0,30}?usuario|"
          r"\bsin (?:decirle|avisar|preguntar)\w*[^.\n]{0,10}?usuario"),
-        ("exfiltration", r"(?i)\b(?:muestr|envi|mand|revel|imprim|sub|compart|public)\w*\b[^.\n]{0,40}?"
+        ("exfiltration", r"(?i)\b(?:muestr|envi(?!ron)|mand|revel|imprim|sub|compart|public)\w*\b[^.\n]{0,40}?"
          r"(?:prompt del sistema|\.env\b|credenciales|contrasenas?|claves|secretos|tokens)")],
     "it": [("instruction override", _concept(
         r"ignor\w*|dimentic\w*|trascur\w*|non tenere conto",
@@ -164,7 +165,7 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
         ("role reassignment", r"(?i)\b(?:voce|tu) (?:agora )?(?:e|es)(?: agora)?\b[^.\n]{0,20}?\b(?:agente|assistente|"
          r"ia|bot|modelo|sem|livre)"),
         ("concealment", r"(?i)\bnao (?:diga|conte|mencione|informe|avise)\b[^.\n]{0,30}?usuario"),
-        ("exfiltration", r"(?i)\b(?:mostr|envi|revel|carreg|publi|compartilh|imprim)\w*\b[^.\n]{0,40}?"
+        ("exfiltration", r"(?i)\b(?:mostr|envi(?!ron)|revel|carreg|publi|compartilh|imprim)\w*\b[^.\n]{0,40}?"
          r"(?:prompt do sistema|\.env\b|credenciais|senhas?|chaves|segredos)")],
     "nl": [("instruction override", _concept(
         r"negeer\w*|vergeet\w*|ignoreer\w*", r"vorige|eerdere|voorgaande|alle|je|jouw|uw|oorspronkelijke",

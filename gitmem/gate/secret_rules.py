@@ -76,8 +76,9 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
     ("wireguard-private-key", r"(?im)^\s*PrivateKey\s*=\s*[A-Za-z0-9+/]{42,43}=", "no WireGuard plugin"),
     # --- generic rules ---
     ("hex-near-key",
-     r"(?i)(?:\b(?:key|hmac|salt)\b|키|キー|密钥|密鑰)(?:(?!sha\d|md5|hash|digest|checksum)[^\n]){0,24}?"
-     r"(?-i:(?<![0-9A-Za-z])[0-9a-f]{32,}(?![0-9A-Za-z]))",
+     r"(?i)(?:(?<!cache )(?<!action )(?<!build )\b(?:key|hmac|salt)\b|키|キー|密钥|密鑰)"
+     r"(?:(?!sha\d|md5|hash|digest|checksum)[^\n]){0,24}?"
+     r"(?-i:(?<![0-9A-Za-z.])(?<![a-z]-[a-z]{3}-)(?<![a-z]-[a-z]{4}-)(?<![a-z]-[a-z]{5}-)[0-9a-f]{32,}(?![0-9A-Za-z]))",  # not inside an id (pnpm-store-<hash>)
      "32+ lowercase hex right after 'key'/'hmac'/'salt': the hex entropy plugin would catch it, at the cost of every commit id"),
     ("url-userinfo-password",
      r"(?i)\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@]*:(?![<{$*]|%\()(?!(?-i:[A-Z_]+)@|(?:password|passwd|pass|pwd|secret|changeme)@)[^\s/@]+@[^\s/@]+",
@@ -170,6 +171,7 @@ _SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|[:=：])\s*|\\\"\s*:\s*\\?(?=\")|\s*(?:は|�
 _V = r"[^\s\"'`<>{}]"                                    # one character of a value
 _SWITCH = r"(?:[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z]))"  # letter/digit/case change
 _VALUE = (r"(?![\"'`]?(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file):)"  # references
+          r"(?!(?:SHA256|SHA1|MD5):[A-Za-z0-9+/:]{16,})"          # an SSH key's fingerprint
           r"(?:[\w.@-]+ ?[/:] ?)?"                        # optional "user / " or "user:" before it
           r"[\"'`]?"
           rf"(?![<{{$*\[(%^]|~/|\.{{1,2}}/|https?://|pk[._](?:live_|test_|eyJ)|{_NOT_VALUE})"  # placeholders, regexes, paths, URLs, publishable keys
@@ -185,7 +187,7 @@ _VALUE = (r"(?![\"'`]?(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file)
 EXTRA_PATTERNS += [
     ("keyword-assignment", rf"(?i){_PRE}{_KW}{_POST}(?:{_GAP}{_SEP}|\s+)(?-i:{_VALUE})",
      "KeywordDetector needs quotes in ad-hoc mode (DB_PASSWORD=x, password: x, 'password is x' are missed)"),
-    ("password-in-prose", rf"(?i)(?<![A-Za-z0-9]){_HUMAN_KW}{_POST}(?:{_GAP}{_SEP}|\s+)(?:[\w.@-]+ ?/ ?)?{_HUMAN}",
+    ("password-in-prose", rf"(?i)(?<![A-Za-z0-9])(?<!\[sudo\] ){_HUMAN_KW}{_POST}(?:{_GAP}{_SEP}|\s+)(?:[\w.@-]+ ?/ ?)?{_HUMAN}",
      "a password a person chose, after the word for it: 'the password is hunter2', 'pw for the nas: ...'"),
 ]
 

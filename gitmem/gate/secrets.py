@@ -43,7 +43,7 @@ DOCUMENTED_EXAMPLES = (
 # KeywordDetector (quoted form) also fires on obvious placeholders.
 PLACEHOLDER_VALUE = re.compile(
     r"(?i)^(?:your[_-]?\w*|\w*[_-]here|replace[_-]?me|change[_-]?me|x{3,}|\*+|todo|tbd|"
-    r"example|dummy|redacted|none|null)$")
+    r"example|dummy|redacted|none|null|wrong|invalid|incorrect|bad|fake|mock|sample|placeholder)$")
 
 # A secret manager's path (prod/payments/db) names a secret, it is not one.
 _REF_PATH = re.compile(r"^[a-z][a-z0-9_.-]*(?:/[a-z0-9_.-]+)+$")
@@ -153,6 +153,8 @@ _PUBLIC_BEFORE = re.compile(
 # short, so what is random must be 32 characters long on its own.
 _HASH_PART = re.compile(r"(?:^|[-_.])[0-9a-f]{32,}(?:$|[-_.])")
 _ID_PREFIX = re.compile(r"^[A-Za-z]{1,10}[_-]")
+# One name of a dotted chain: CamelCase words, capitals, digits, joined by underscores.
+_NAME_PART = re.compile(r"(?:[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+[0-9]*|[0-9]+)(?:_(?:[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+[0-9]*|[0-9]+))*")
 _PUBLIC_BLOCK = re.compile(r"-----BEGIN (?:[A-Z0-9 ]+ )?(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?)-----")
 
 
@@ -202,6 +204,8 @@ def random_token_spans(text: str) -> list[tuple[int, int]]:
             continue  # sha512-..., h1:..., base64 of '{"', a public key's AAAA...
         if _HASH_PART.search(token):
             continue  # an id built on a hash (node-cache-Linux-x64-npm-<sha256>)
+        if "." in token and all(_NAME_PART.fullmatch(p) for p in token.split(".")):
+            continue  # a dotted chain of names (Prefs.PrefKeyEncryptionScheme.AES256_SIV)
         if token.startswith("pk.eyJ"):
             continue  # a Mapbox public token (its secret tokens start sk.)
         if _encodes_text(token):
