@@ -374,3 +374,39 @@ def test_round_five_look_alikes_pass(text: str) -> None:
 ])
 def test_round_five_guards_are_still_refused(text: str) -> None:
     assert gate.scan(text), text
+
+
+# Round 5's dev misses, second pass: formats and camelCase keys. Each passed before.
+@pytest.mark.parametrize("text", [
+    'npmScopes:\n  acme:\n    npmAuthToken: "QK4d8KwSYAUncZ1mZ5gE/oWadnB2pLA6"',
+    '<property name="hibernate.connection.password">am.p_bGE^os9E6pXH</property>',
+    "<AdministratorPassword>\n  <Value>W2d6=wZb5b.mKMQGVc</Value>\n</AdministratorPassword>",
+    "WIFI:T:WPA;S:Acme-Events;P:Coffee9205#;;",
+    "htpasswd -b -c /etc/nginx/.htpasswd staging 'PEyNrf69B+_hUimU'",
+    "networks: { sepolia: { accounts: ['0xad9f16cefab84e0d984948ae02f499cf0cbf41d5684ca61aea276b223e4e9edc'] } }",
+    "2FA seed for the shared account (add it to your authenticator): loxb d26g 2ybq s43v 4syk waxx kf74 hzd2",
+    'encrypt = "2A8Ruz6hk/g/zhbnkgwEvlhzztGYoIPGzUwgdUnW6XM="',
+    "$ kubectl -n payments get secret adyen -o jsonpath='{.data.api-key}' | base64 -d\nAQEbbxc4sFR+twiS9VAEUuAQ",
+    "export const db = new Sequelize('shop', 'shop_rw', 'U5H8.^b2q.EFAI', { host: 'mariadb.int' });",
+    "The restic repo passphrase is `oyster-umber-juniper-pepper-marble`, same as in the safe.",
+    "app-specific password for the shared calendar sync: sjyc-kueb-voeb-wlpw",
+    "door code for the colo cage at FRA2 is 773886, badge still needed",
+    "Il PIN del badge per la stampante è 0325",
+    "Code du coffre des clés (salle serveur) : 774521",
+    "/etc/postfix/sasl_passwd\n[smtp.office365.com]:587 alerts@acme-logistics.net:s*7+c!MoM^5k~=!MNyu",
+    'expect "password:"\nsend "GPt0-OG=Y=*y0ds!@33\\r"',
+])
+def test_round_five_formats_are_refused(text: str) -> None:
+    assert gate.scan(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "pin numpy to 1.26, the latest is 2024.1",
+    "we pin the base image; the current tag is 20240101",
+    "CSP: script-src 'nonce-aasLwJsvXBY7pVVFEEKupw==' 'strict-dynamic'",
+    "the passphrase lives in the team-vault-entry-for-backups item",
+    "rotate the 2FA device, then run totp-sync with the new phone",
+    "<property name=\"hibernate.connection.password\">${DB_PASSWORD}</property>",
+])
+def test_round_five_format_look_alikes_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)

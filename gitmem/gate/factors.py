@@ -5,7 +5,7 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "56b7d76ccc948517",
+    "digest": "dff50dedb237aa83",
     "factors": [
         ['aws'],
         ['github_pat_'],
@@ -68,7 +68,7 @@ SECRETS: dict[str, Any] = {
         ['account', 'login', 'u', 'user', 'usr'],
         ['account', 'admin'],
         ['pass'],
-        ['alarm', 'alarma', 'alarme', 'cofre', 'disarm', 'door', 'entry', 'gate', 'keypad', 'lock', 'passcode', 'pin', 'porta', 'puerta', 'safe', 'συναγερμού'],
+        ['alarm', 'alarma', 'alarme', 'badge', 'cadenas', 'coffre', 'cofre', 'digicode', 'disarm', 'door', 'entry', 'gate', 'keypad', 'lock', 'passcode', 'pin', 'porta', 'portail', 'portillon', 'puerta', 'safe', 'συναγερμού'],
         ['phrase'],
         ['mnemonic', 'recovery', 'seed', 'wallet'],
         ['bcp', 'ipmitool', 'isql', 'mysqladmin', 'osql', 'racadm', 'snmp', 'sqlcmd', 'sqlplus'],
@@ -110,6 +110,16 @@ SECRETS: dict[str, Any] = {
         ['"value"'],
         ['app', 'login', 'pass', 'passwd', 'password', 'pwd'],
         ['secret_key'],
+        ['passwd', 'password', 'secret', 'token'],
+        ['password'],
+        ['wifi:'],
+        ['htpasswd'],
+        ['accounts'],
+        ['2fa', 'authenticator', 'mfa', 'otp', 'totp', 'two-factor'],
+        ['encrypt'],
+        ['secret'],
+        ['sequelize('],
+        ['phrase', 'vault_pass', 'фраза-пароль'],
     ],
 }
 

@@ -159,7 +159,7 @@ _PW_WORDS = (r"passwort\w*|kennwort\w*|contrase(?:ñ|n)a\w*|mot de passe|wachtwo
 _HUMAN_KW = (rf"(?:pass(?:word|wd|phrase|code)?|pwd|pw|login|creds?|credentials?|{_PW_WORDS}"
              r"|(?:wi-?fi|wlan|wpa[23]?)[ -]?(?:key|psk|passphrase|code)|psk)")  # chosen by people
 # bounded repetitions: an unbounded (?:[A-Za-z0-9]+[_.-])* is quadratic on long snake_case runs
-_PRE = r"(?<![A-Za-z0-9])(?<!\d{12}:)_?(?:[A-Za-z0-9]{1,40}[_.-]){0,6}(?:(?-i:[a-z][a-z0-9]{0,39}(?=[A-Z])))?(?:pg)?"
+_PRE = r"(?<![A-Za-z0-9])(?<!\d{12}:)_?(?:[A-Za-z0-9]{1,40}[_.-]){0,6}(?:(?-i:[a-z][a-z0-9]{0,39}(?:[A-Z][a-z0-9]{1,20}){0,3}(?=[A-Z])))?(?:pg)?"
 _POST = r"(?![_.-](?:stdin|file|path|env|cmd|command|fd|prompt)\b)(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])"
 _GAP = r"(?:\s+(?:(?!\(\?)[^\s:=`\[\]^{}]){1,60}){0,8}?"                     # "password for the lab router is ..."
 _SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|[:=：])\s*|\\\"\s*:\s*\\?(?=\")|\s*(?:は|是|为|為|는|은)\s*"
@@ -213,9 +213,12 @@ EXTRA_PATTERNS += [
      rf"(?i)\bpass(?:phrase|word)\b{_GAP}{_SEP}([\"'])(?![$<{{])(?=[^\"'\n]{{0,64}}\s)[^\"'\n]{{12,64}}\1",
      "a passphrase of several words, in quotes"),
     ("pin-code",
-     r"(?i)(?:\b(?:pin(?:\s+code)?|passcode|(?:alarm|door|entry|gate|keypad|lock|safe|disarm)\s+code)\b"
-     r"|\bc(?:ó|o)digo\s+d[aoe]l?\s+(?:porta|puerta|alarme|alarma|cofre)|κωδικός\s+(?:του\s+)?συναγερμού)"
-     r"(?:\s+(?:is|was|number))?(?:\s*[:=]\s*|\s+|[^\n:=\d]{1,40}?[:=]\s*|[^\n:=\d]{0,60}?\s(?:is|é|es|ist|est|είναι)\s+)\d{4,8}#?(?!\w)",
+     r"(?i)(?:\b(?:pin(?:\s+code)?(?!\s+(?:the|a|an|it|this|that|these|them|to|our|your|its|down|back"
+     r"|versions?|deps|dependenc\w+|packages?|images?)\b)|passcode|(?:alarm|door|entry|gate|keypad|lock|safe|disarm)\s+code)\b"
+     r"|\bc(?:ó|o)digo\s+d[aoe]l?\s+(?:porta|puerta|alarme|alarma|cofre)|κωδικός\s+(?:του\s+)?συναγερμού"
+     r"|\bcode\s+du\s+(?:coffre|cadenas|portail|portillon|badge)|\bdigicode)"
+     r"(?:\s+(?:is|was|number))?(?:\s*[:=]\s*|\s+|[^\n:=\d]{1,40}?[:=]\s*"
+     r"|(?:[^\n:=\d]|(?<=[A-Za-z])\d){0,60}?\s(?:is|é|è|es|ist|est|είναι)\s+)\d{4,8}#?(?!\w)",
      "a PIN, door or alarm code"),
     ("passphrase-words",
      rf"(?i)\bpass\s?phrase\b[^\n:=]{{0,60}}?[:=]\s*(?:{_MNEMONIC_WORD}[\s-]+){{3,}}{_MNEMONIC_WORD}\b",
@@ -319,7 +322,35 @@ EXTRA_PATTERNS += [
      r'(?i)"[\w-]*(?:password|secret|token|key)[\w-]*"\s*:\s*\{[^{}]{0,120}?"value"\s*:\s*"(?![$<{])[^"\s]{6,}"',
      "terraform output -json prints sensitive values"),
     ("google-app-password",
-     r"(?i)(?:password|passwd|pwd|pass|login|app)[^\n]{0,40}?[\"'=:]\s*[\"']?[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4}(?![a-z])",
-     "a Google app password (four groups of four letters)"),
+     r"(?i)(?:password|passwd|pwd|pass|login|app)[^\n]{0,40}?[\"'=:]\s*[\"']?[a-z]{4}([ -])[a-z]{4}\1[a-z]{4}\1[a-z]{4}(?![a-z])",
+     "a Google or Apple app password (four groups of four letters)"),
     ("django-secret-key", r"\bSECRET_KEY\s*=\s*(['\"])(?![<{$])[^'\"\s]{40,}\1", "Django's SECRET_KEY"),
+    # Formats from round 5 of the corpus (fixtures/gate/figures/round5).
+    ("xml-password-property",
+     r"(?i)<(\w+)\b[^>\n]*\bname\s*=\s*[\"'][^\"'\n]*(?:password|passwd|secret|token)[^\"'\n]*[\"'][^>\n]*>"
+     r"(?![$<{])[^<\s]{4,}</\1>", "<property name=\"...password\">value</property> (Hibernate, Spring XML)"),
+    ("xml-password-value", r"(?i)<(\w*password)>\s*<value>(?![$<{*])[^<\s]{4,}</value>",
+     "Windows unattend.xml: <AdministratorPassword><Value>...</Value>"),
+    ("wifi-qr-password", r"\bWIFI:[^\n]*?[:;]P:(?![;$<{])[^;\n]{4,};", "a Wi-Fi QR code's payload"),
+    ("htpasswd-batch-password",
+     r"\bhtpasswd\s+-[A-Za-z]*b[A-Za-z]*(?:\s+-[A-Za-z]+)*\s+\S+\s+\S+\s+(['\"]?)(?![$<{])[^\s'\"]{4,}\1",
+     "htpasswd -b FILE USER PASSWORD"),
+    ("ethereum-private-key", r"(?i)\baccounts\s*:\s*\[\s*[\"'`]0x[0-9a-f]{64}[\"'`]",
+     "a Hardhat/Truffle network account given as a private key"),
+    ("otp-seed-groups",
+     r"(?i)\b(?:2fa|mfa|totp|otp|authenticator|two-factor)\b[^\n]{0,80}?(?<![A-Za-z0-9])"
+     r"(?-i:(?:[a-z2-7]{4}[ -]){5,}[a-z2-7]{4}|(?:[A-Z2-7]{4}[ -]){5,}[A-Z2-7]{4})(?![A-Za-z0-9])",
+     "a TOTP seed written in groups of four base32 letters"),
+    ("gossip-encryption-key", r"(?i)(?:^|\s|-)encrypt\s*[=:]\s*[\"']?[A-Za-z0-9+/]{43}=",
+     "Consul's gossip encryption key (32 bytes of base64)"),
+    ("decoded-secret-output",
+     r"(?i)\bget\s+secrets?\b[^\n]*\|\s*base64\s+(?:-d|--decode|-D)\b[^\n]*\n[ \t]*(?![$#>])\S{8,}",
+     "what `kubectl get secret ... | base64 -d` printed"),
+    ("positional-credentials",
+     r"\bnew\s+Sequelize\(\s*(['\"])[^'\"]*\1\s*,\s*(['\"])[^'\"]*\2\s*,\s*(['\"])(?![$<{])[^'\"\s]{6,}\3",
+     "Sequelize(database, user, password)"),
+    ("passphrase-words",
+     r"(?i)\b(?:pass\s?phrase|vault_pass\w*|фраза-пароль)\b[^\n]{0,60}?(?<![\w-])"  # words, not for/the
+     rf"(?-i:(?:{_MNEMONIC_WORD}-){{3,7}}{_MNEMONIC_WORD})(?![\w-])",
+     "diceware words joined by dashes after the word passphrase"),
 ]

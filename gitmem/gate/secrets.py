@@ -233,18 +233,20 @@ _INNER_GROUP = re.compile(r"[-_][A-Za-z0-9]{3,8}[-_]")  # a cheap test before _G
 _WORDLIKE = re.compile(r"[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+|[0-9]+"
                        r"|(?:[A-Z]?[a-z]+|[A-Z]+)[0-9]+[a-z]?|[0-9]+[A-Za-z]{1,3}")
 # A run of token characters between white space, quotes, brackets and separators.
-_BARE_TOKEN = re.compile(r"[^\s\"'`()\[\]{}<>,;|]{10,}")
+_BARE_TOKEN = re.compile(r"[^\s\"'`()\[\]{}<>,;|:]{10,}")  # ":" too: user:password
 _STRONG_SYMBOLS = frozenset("!#$%&*+=?@^~")
 _TOKEN_SYMBOLS = _STRONG_SYMBOLS | frozenset("._-")
 _BASE64_SYMBOLS = frozenset("+=")  # a piece of base64 (keys in base64 have rules of their own)
 # Syntax, not a value: a regex class (A-Z, a-z, 0-9), a power (**), a token paste (##),
-_SYNTAX = re.compile(r"A-Z|a-z|0-9|\*\*|##|%[0-9A-F]{2}|=\?")  # and %-escapes, =?MIME?=
+_SYNTAX = re.compile(r"A-Z|a-z|0-9|\*\*|##|%[0-9A-F]{2}|=\?")  # %-escapes, =?MIME?=
 _ARITHMETIC = frozenset("*+=")
 # A run of letters and digits no word or name has inside it (zk7zQz, M8Me); an
 # expression of names and numbers ("2*self.KL+1+i") has at most one kind of them.
 _ODD_SEGMENT = re.compile(r"[A-Za-z0-9]*(?:[a-z][A-Z]|[0-9][A-Za-z][0-9]|[A-Za-z][0-9][A-Za-z])[A-Za-z0-9]*")
 _HAS_STRONG = re.compile(r"[!#$%&*+=?@^~]")
-_NAME_EQUALS = re.compile(r"[A-Za-z_][\w.-]*=")  # "name=value": judge the value
+_NAME_EQUALS = re.compile(r"[A-Za-z_][A-Za-z_.-]*=")  # "name=value": judge the value
+_QUERY = re.compile(r"[A-Za-z_]\w*=[^&=]*&[A-Za-z_]\w*=")  # a=1&b=2
+_ESCAPE_END = re.compile(r"(?:\\[rnt])+$")  # send "...\r" in an expect script
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
@@ -256,16 +258,17 @@ def _symbol_rich(token: str) -> bool:
     "sr_RS.UTF-8@latin" or an expression "ctx.Emax-ctx.prec+1" has one). Not base64
     (only + and =), a query string (& and =), an address, a variable, a reference
     (~mod.Class) or a list item."""
-    symbols = {ch for ch in token if not ch.isalnum()}
+    body = token.rstrip("=")  # base64 padding is not a symbol anyone chose
+    symbols = {ch for ch in body if not ch.isalnum()}
     return (10 <= len(token) <= 64 and token.isascii() and len(symbols) >= 2
-            and symbols <= _TOKEN_SYMBOLS and sum(ch in _STRONG_SYMBOLS for ch in token) >= 2
-            and not symbols <= _BASE64_SYMBOLS and not {"&", "="} <= symbols
+            and symbols <= _TOKEN_SYMBOLS and sum(ch in _STRONG_SYMBOLS for ch in body) >= 2
+            and not symbols <= _BASE64_SYMBOLS and not _QUERY.search(token)
             and any(ch.isupper() for ch in token) and any(ch.islower() for ch in token)
             and any(ch.isdigit() for ch in token) and _switches(token) >= 6
             and not token.startswith(("$", "%", "&", "-", "+", "=", "*", "#", "@", ".", "~", "^"))
             and not _EMAIL.fullmatch(token) and not _encodes_text(token)
-            and not _SYNTAX.search(token)
-            and (not symbols & _STRONG_SYMBOLS <= _ARITHMETIC
+            and not _SYNTAX.search(body)
+            and ("*" not in token or not symbols & _STRONG_SYMBOLS <= _ARITHMETIC
                  or len(set(_ODD_SEGMENT.findall(token))) >= 2))
 
 
@@ -291,12 +294,12 @@ def generated_password_spans(text: str) -> list[tuple[int, int]]:
             spans.append((m.start(), m.end()))
     bare = _BARE_TOKEN.finditer(text) if _HAS_STRONG.search(text) else ()
     for m in bare:
-        start, token = m.start(), m.group()
+        start, token = m.start(), _ESCAPE_END.sub("", m.group())
         name = _NAME_EQUALS.match(token)
         if name:
             start, token = start + name.end(), token[name.end():]
         if _symbol_rich(token):
-            spans.append((start, m.end()))
+            spans.append((start, start + len(token)))
     return spans
 
 
