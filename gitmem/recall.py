@@ -218,6 +218,7 @@ def rank(
     q: Query,
     embed_query: Callable[[str], bytes | None] | None = None,
     usage: UsageFn | None = None,
+    word_rank: Callable[[str], int | None] | None = None,
 ) -> list[Hit]:
     """The one ranking function every front end uses.
 
@@ -232,7 +233,7 @@ def rank(
     qvec = embed_query(q.text) if q.mode in ("hybrid", "vector") and embed_query else None
     depth = max(CANDIDATES, q.k)
     while True:
-        hits, exhausted, cut = _rank_at(projection, q, qvec, usage, depth)
+        hits, exhausted, cut = _rank_at(projection, q, qvec, usage, depth, word_rank)
         if (len(hits) + cut >= q.k or exhausted or q.salience is None
                 or q.include_retired):
             return hits
@@ -245,6 +246,7 @@ def _rank_at(
     qvec: bytes | None,
     usage: UsageFn | None,
     depth: int,
+    word_rank: Callable[[str], int | None] | None = None,
 ) -> tuple[list[Hit], bool, int]:
     """One ranking with ``depth`` candidates per channel; True when no channel
     was cut short (a deeper look would find nothing more); how many of the
@@ -358,11 +360,13 @@ def _rank_at(
     looked = 0
     matches = {w: fts_match([w]) for w in words} if q.mode != "vector" else {}
     weights = projection.term_weights(matches) if matches else {}
+    novel = (relevance.novelty(projection.unseen_terms(matches), weights, word_rank)
+             if matches and word_rank is not None else 0.0)
     while len(kept) < q.k and looked < min(len(scored), 3 * q.k):
         batch = scored[looked : looked + q.k]
         looked += len(batch)
         evidence.update(_evidence(projection, matches, weights, [x[1] for x in batch],
-                                  cosines, stats, hops))
+                                  cosines, stats, hops, novel))
         kept += [x for x in batch if relevance.score(q.mode, evidence[x[1]]) >= min_score]
         if min_score <= 0:
             break
@@ -384,7 +388,8 @@ def _rank_at(
                 "signals": signals.get(mid, {}),
                 "final": round(-neg, 6),
                 "relevance": {"coverage": round(evidence[mid].coverage, 3),
-                              "z": round(evidence[mid].z, 3), "score": rel[mid]},
+                              "z": round(evidence[mid].z, 3),
+                              "novel": round(evidence[mid].novel, 3), "score": rel[mid]},
             }
         hits.append(Hit(**_fields(records[mid]), rank=n, score=rel[mid], rank_score=round(-neg, 6),
                         salience=round(sal, 6), faded=faded, explain=explain))
@@ -402,7 +407,8 @@ def _rank_at(
 def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str, float],
               ids: list[str], cosines: dict[str, float],
               stats: tuple[float, float, int] | None,
-              hops: dict[str, int] | None = None) -> dict[str, relevance.Evidence]:
+              hops: dict[str, int] | None = None,
+              novel: float = 0.0) -> dict[str, relevance.Evidence]:
     """Each hit's evidence of relevance (see gitmem.relevance); ``matches``: the
     query's words and their FTS5 expressions (none in vector mode). A link
     reached through the graph (``hops``) is judged with the words of the links
@@ -422,7 +428,7 @@ def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str
     # A hit the vector channel did not list stands at most as high as its last.
     floor = min(z.values()) if z else 0.0
     return {mid: relevance.Evidence(coverage=relevance.coverage(found.get(mid, set()), weights),
-                                    z=z.get(mid, floor)) for mid in ids}
+                                    z=z.get(mid, floor), novel=novel) for mid in ids}
 
 
 def _fields(rec: Record) -> dict[str, Any]:

@@ -148,6 +148,22 @@ def test_a_relevant_memory_scores_high_and_the_cutoff_is_a_floor(team_store: Pat
     assert conf.returncode != 0 and "gitmem.minScore" in conf.stderr
 
 
+def test_a_question_about_something_unheard_of_stays_quiet(team_store: Path) -> None:
+    repo = team_store
+    # "datadog" is in no memory and is no common English word: nothing here answers it,
+    # however close "configure ... agents" comes (it scored above the cutoff before).
+    query = "how do I configure Datadog agents"
+    assert data(gm("recall", query, "--json", cwd=repo))["hits"] == []
+    every = data(gm("recall", query, "--min-score", "0", "--explain", "--json", cwd=repo))["hits"]
+    assert every and all(h["explain"]["relevance"]["novel"] > 0.2 for h in every)
+    text = gm("recall", query, "--min-score", "0", "--explain", "-k", "1", cwd=repo).stdout
+    assert "rare words no memory holds" in text
+    # A paraphrase in common words is not novel, however few of them memories hold.
+    para = data(gm("recall", "who do I page when something is down", "--min-score", "0",
+                   "--explain", "--json", cwd=repo))["hits"]
+    assert para and all(h["explain"]["relevance"]["novel"] == 0 for h in para)
+
+
 def test_a_handful_of_memories_is_not_cut_by_default(repo: Path) -> None:
     ok(gm("add", "the deploy runs on argo", cwd=repo))
     ok(gm("add", "tests live in spec/", cwd=repo))

@@ -34,3 +34,12 @@ def query_vector(text: str) -> bytes | None:
 
     q = quantize_query(embed.embed_query(text))
     return q if any(q) else None
+
+
+def word_rank(word: str) -> int | None:
+    """How common ``word`` is in English: its id in the embedder's frequency-ordered
+    vocabulary (None: not a word of it). Used by recall to tell a question about
+    something unheard-of from a paraphrase."""
+    from .. import embed
+
+    return embed.query_embedder().word_rank(word)

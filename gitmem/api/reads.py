@@ -20,7 +20,7 @@ from ..model import (CodeAnchorInfo, Hit, Listing, OpInfo, PartitionInfo, Record
                      Shown, Skipped, Status)
 from . import anchoring, settings, sharing
 from .validate import repo_paths
-from .embedding import query_vector
+from .embedding import query_vector, word_rank
 from ..recall import FUTURE_SKEW
 from .pool import Pool
 
@@ -90,7 +90,7 @@ def recall(
               paths=narrowing_paths(pool, paths), min_score=cutoff(pool, min_score))
     usage = pool.usage()
     hits = pool.read(lambda p: anchoring.annotate(
-        pool, p, rank(p, q, query_vector, usage.read if usage else None),
+        pool, p, rank(p, q, query_vector, usage.read if usage else None, word_rank),
         fade=not include_retired))
     if not hits:
         sharing.note_remote_memory(pool)

@@ -299,6 +299,8 @@ def hit_lines(h: Hit) -> str:
         if rel:
             out += (f"\n    ~ relevance {rel['score']:.3f}: query words held {rel['coverage']:.2f}"
                     f" (idf-weighted), vector z {rel['z']:.2f}")
+            if rel.get("novel"):
+                out += f", rare words no memory holds {rel['novel']:.2f}"
     return out
 
 

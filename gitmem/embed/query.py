@@ -85,6 +85,12 @@ class QueryEmbedder:
         unk = self._unk
         return ids if unk is None else [i for i in ids if i != unk]
 
+    def word_rank(self, word: str) -> int | None:
+        """``word``'s id in the vocabulary, None when it is not one token of it. The
+        WordPiece vocabulary lists whole words by how common they were in the text
+        it was built from, so the id says how rare a word is in English."""
+        return self.tokenizer.vocab.get(word.lower()) if word else None
+
     def embed_query(self, text: str) -> array[float]:
         """One text -> ``array('f')`` of length dim, L2-normalised; all zeros if no known token."""
         ids = self.token_ids(text)

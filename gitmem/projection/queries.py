@@ -429,6 +429,14 @@ def term_weights(c: sqlite3.Connection, matches: dict[str, str]) -> dict[str, fl
     return out
 
 
+def unseen_terms(c: sqlite3.Connection, matches: dict[str, str]) -> set[str]:
+    """The words of ``matches`` no memory holds (an existence check each: the
+    FTS5 index stops at the first row)."""
+    return {word for word, match in matches.items()
+            if c.execute("SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1",
+                         (match,)).fetchone() is None}
+
+
 def term_presence(c: sqlite3.Connection, ids: list[str],
                   matches: dict[str, str]) -> dict[str, set[str]]:
     """memory id -> which of ``matches``' words its text, key, tags or entities hold."""

@@ -393,6 +393,7 @@ class Projection:
     lexical = _query(lexical_channel.lexical)
     size = _query(queries.size)
     term_weights = _query(queries.term_weights)
+    unseen_terms = _query(queries.unseen_terms)
     term_presence = _query(queries.term_presence)
     browse = _query(queries.browse)
     code_head = _query(code.code_head)
