@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 import unicodedata
@@ -134,6 +135,39 @@ def test_hard_cases_are_what_they_claim(static: StaticEmbedder, query: QueryEmbe
 def test_parity_on_random_text(static: StaticEmbedder, query: QueryEmbedder, text: str) -> None:
     assert query.token_ids(text) == static.token_ids([text])[0]
     assert np.abs(_vec(query.embed_query(text)) - static.embed([text])[0]).max() <= TOL
+
+
+def test_document_rows_are_the_same_bytes_either_way(static: StaticEmbedder,
+                                                     query: QueryEmbedder) -> None:
+    """The projection's int8 rows: numpy in batches and pure Python one text at a time
+    give identical bytes (integer sums), and a batch's makeup changes nothing: a
+    rebuild and a read that embeds a few new memories store the same vectors."""
+    texts = HARD + [t.upper() for t in HARD[:60]] + ["", "🙂", "a " * 700, "the the the"]
+    if LOCOMO.is_dir():
+        texts += _locomo_texts()[:1500]
+    rows = static.doc_rows(texts)
+    assert len(rows) == len(texts) * static.dim
+    assert query.doc_rows(texts) == rows
+    order = list(range(len(texts)))
+    random.Random(7).shuffle(order)
+    shuffled = static.doc_rows([texts[i] for i in order])
+    dim = static.dim
+    assert shuffled == b"".join(rows[i * dim : (i + 1) * dim] for i in order)
+    assert static.doc_rows(texts[:1]) == rows[:dim]
+    # The direction of the normalised mean (embed), to int8 precision.
+    got = np.frombuffer(rows, dtype=np.int8).reshape(len(texts), dim).astype(np.float64)
+    want = static.embed(texts).astype(np.float64)
+    live = np.linalg.norm(got, axis=1) > 0
+    assert np.array_equal(live, np.linalg.norm(want, axis=1) > 0)
+    cos = (got[live] * want[live]).sum(axis=1) / np.linalg.norm(got[live], axis=1)
+    assert cos.min() > 0.999
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.text(st.characters(exclude_categories=["Cs"]), max_size=60), max_size=4))
+def test_document_rows_agree_on_random_text(static: StaticEmbedder, query: QueryEmbedder,
+                                           texts: list[str]) -> None:
+    assert query.doc_rows(texts) == static.doc_rows(texts)
 
 
 @pytest.mark.slow

@@ -182,6 +182,37 @@ def test_numpy_and_pure_python_scans_agree(repo: Path) -> None:
     assert all(len(hits) == 12 for hits in runs["pure"][0])
 
 
+def test_a_read_after_an_add_embeds_it_without_numpy(repo: Path) -> None:
+    """The first read after an add embeds the new memory on the standard library
+    (numpy and tokenizers cost ~100 ms to load), and stores the same vector a
+    rebuild with numpy stores: the vector channel finds it with the same cosine."""
+    import subprocess
+    import sys
+
+    gm("add", "the cache is warmed at boot", cwd=repo)
+    ok(gm("recall", "cache", cwd=repo))
+    gm("add", "zookeeper needs three nodes for a quorum", cwd=repo)
+    gm("add", "kafka brokers register themselves in zookeeper", cwd=repo)
+    script = (
+        "import json, sys, gitmem, gitmem.embed\n"
+        "if sys.argv[1] == 'rebuild': gitmem.embed.default_embedder()\n"
+        "with gitmem.open(sys.argv[2]) as s:\n"
+        "    if sys.argv[1] == 'rebuild': s.rebuild()\n"
+        "    hits = s.recall('zookeeper ensemble size', mode='vector', min_score=0, explain=True)\n"
+        "    out = [(h.text, h.explain['raw']['vector']) for h in hits]\n"
+        "print(json.dumps([out, 'numpy' in sys.modules, 'tokenizers' in sys.modules]))\n")
+    runs = {}
+    for how in ("read", "rebuild"):
+        proc = subprocess.run([sys.executable, "-c", script, how, str(repo)],
+                              capture_output=True, text=True, check=True)
+        runs[how] = json.loads(proc.stdout)
+    hits, numpy_loaded, tokenizers_loaded = runs["read"]
+    assert not numpy_loaded and not tokenizers_loaded
+    assert "zookeeper needs three nodes for a quorum" in [text for text, _ in hits]
+    assert runs["rebuild"][1] is True
+    assert runs["rebuild"][0] == hits
+
+
 def test_no_hnsw_index_is_left_behind(repo: Path) -> None:
     """Earlier versions kept an HNSW index in the cache: it is deleted, not kept forever."""
     gm("add", "the cache is warmed at boot", cwd=repo)

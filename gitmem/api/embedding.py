@@ -12,17 +12,29 @@ from __future__ import annotations
 from typing import Any
 
 
+# Up to this many memories to embed, a read uses the pure-Python document path
+# (~1 ms a memory) rather than loading numpy and tokenizers (~100 ms): the first
+# read after an add or a small pull. Same bytes either way (embed.text.WEIGHT_BITS).
+SMALL_BATCH = 64
+
+
 def identity() -> tuple[str, int]:
-    """(embedder version, dimensions): what the projection's vectors were made with."""
+    """(version, dimensions) of the projection's vectors: the embedder's version and
+    the recipe that turns its rows into the stored int8 rows."""
     from .. import embed
+    from ..embed.text import DOC_RECIPE
 
     _, version, dim = embed.identity()
-    return version, dim
+    return f"{version}/{DOC_RECIPE}", dim
 
 
-def doc_embedder() -> Any:
+def doc_embedder(pending: int) -> Any:
+    """The embedder for ``pending`` memories: once numpy's is loaded, always it."""
     from .. import embed
 
+    light = embed.query_embedder()
+    if pending <= SMALL_BATCH and not embed.default_embedder_loaded() and light.exact_docs:
+        return light
     return embed.default_embedder()
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Protocol
 from .data import DATA_DIR, DERIVED_FILES, FORMAT, data_digest, identity, read_meta
 from .npy import open_npy
 from .query import QueryEmbedder, embed_query, query_embedder
-from .static import StaticEmbedder, default_embedder
+from .static import StaticEmbedder, default_embedder, default_embedder_loaded
 from .vocab import SortedVocab
 from .wordpiece import BertWordPiece
 
@@ -48,6 +48,7 @@ __all__ = [
     "StaticEmbedder",
     "data_digest",
     "default_embedder",
+    "default_embedder_loaded",
     "embed_query",
     "identity",
     "query_embedder",

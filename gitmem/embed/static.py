@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .data import DATA_DIR, identity, read_meta
+from .text import WEIGHT_BITS, quantize_rows, quantize_sums
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -66,6 +67,12 @@ class StaticEmbedder:
             if self._scales.shape != (matrix.shape[0],):
                 raise ValueError(f"{self.path}: scales {self._scales.shape} do not match the matrix")
 
+        # Integer weights for doc_rows (int8 data only): see text.WEIGHT_BITS.
+        self._weights: np.ndarray | None = None
+        if self._scales is not None and matrix.dtype == np.int8:
+            scales = self._scales.astype(np.float64)
+            self._weights = np.rint(scales / scales.max() * float(1 << WEIGHT_BITS))
+
         tok = Tokenizer.from_file(str(self.path / "tokenizer.json"))
         tok.no_padding()
         if self.max_length is None:
@@ -108,6 +115,43 @@ class StaticEmbedder:
             norms = np.linalg.norm(out, axis=1, keepdims=True)
             np.divide(out, norms, out=out, where=norms > 0)
         return out
+
+    def doc_rows(self, texts: list[str]) -> bytes:
+        """The projection's int8 rows for ``texts``: exact integer sums of the token rows
+        (see gitmem.embed.text.WEIGHT_BITS), the same bytes whatever the batch and
+        as ``QueryEmbedder.doc_rows``; a float16 matrix falls back to ``embed``."""
+        import numpy as np
+
+        if self._weights is None:
+            return quantize_rows(self.embed(texts))
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float64)
+        for start in range(0, len(texts), _CHUNK):
+            ids = self.token_ids(texts[start : start + _CHUNK])
+            lo = 0
+            while lo < len(ids):  # groups of at most _TOKENS tokens (or one longer text)
+                hi, total = lo + 1, len(ids[lo])
+                while hi < len(ids) and total + len(ids[hi]) <= _TOKENS:
+                    total += len(ids[hi])
+                    hi += 1
+                self._sums_into(ids[lo:hi], out[start + lo : start + hi])
+                lo = hi
+        return quantize_sums(out)
+
+    def _sums_into(self, ids: list[list[int]], out: np.ndarray) -> None:
+        import numpy as np
+
+        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+        if not lengths.any():
+            return
+        flat = np.fromiter((i for x in ids for i in x), dtype=np.int64, count=int(lengths.sum()))
+        uniq, inverse = np.unique(flat, return_inverse=True)
+        text_of = np.repeat(np.arange(len(ids)), lengths)
+        counts = np.bincount(text_of * len(uniq) + inverse, minlength=len(ids) * len(uniq))
+        assert self._weights is not None
+        rows = np.asarray(self._matrix[uniq], dtype=np.float64) * self._weights[uniq, None]
+        # Integers below 2**53 throughout: exact whatever order the product sums in.
+        out[:] = counts.astype(np.float64).reshape(len(ids), len(uniq)) @ rows
 
     def _embed_into(self, texts: list[str], out: np.ndarray) -> None:
         ids = self.token_ids(texts)
@@ -157,6 +201,11 @@ class StaticEmbedder:
 
 
 _default: StaticEmbedder | None = None
+
+
+def default_embedder_loaded() -> bool:
+    """Whether this process has built the shipped StaticEmbedder already."""
+    return _default is not None
 
 
 def default_embedder() -> StaticEmbedder:

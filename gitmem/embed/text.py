@@ -62,6 +62,30 @@ def quantize_rows(vectors: Any) -> bytes:
     return out
 
 
+# Document rows (``doc_rows``) are computed in integers, so that any two ways of
+# computing them give the same bytes: each token row's float32 scale becomes an
+# integer weight, round(scale / largest scale * 2**WEIGHT_BITS). A memory's sum
+# of (count x int8 row x weight) over at most 512 tokens stays below 2**40, so
+# float64 holds every partial sum exactly, in whatever order BLAS adds them, and
+# the pure-Python path (QueryEmbedder.doc_rows) matches numpy's byte for byte.
+WEIGHT_BITS = 24
+# How the projection's rows are made, part of the version it stores: a change
+# here must re-embed every memory.
+DOC_RECIPE = "int-sums-1"
+
+
+def quantize_sums(sums: Any) -> bytes:
+    """Integer-valued float64 row sums (numpy) -> int8 rows, as quantize_query
+    does one vector: round(x * 127 / peak), ties to even."""
+    import numpy as np
+
+    v = np.asarray(sums, dtype=np.float64)
+    peak = np.abs(v).max(axis=1, keepdims=True) if v.size else np.zeros((len(v), 1))
+    scaled = np.divide(v * 127.0, peak, out=np.zeros_like(v), where=peak > 0)
+    out: bytes = np.rint(scaled).astype(np.int8).tobytes()
+    return out
+
+
 def quantize_query(vector: Any) -> bytes:
     """One float vector (any sequence) -> int8 bytes, without numpy."""
     values = [float(x) for x in vector]

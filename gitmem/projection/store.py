@@ -64,14 +64,13 @@ class Projection:
         *,
         embedder_version: str | None = None,
         embedder_dim: int = 0,
-        make_embedder: Callable[[], DocEmbedder] | None = None,
+        make_embedder: Callable[[int], DocEmbedder] | None = None,
     ) -> None:
         self.directory = directory
         self.path = directory / DB_NAME
         # Vectors are optional: without an embedder the projection is lexical only.
         self.embedder_version = embedder_version
         self._make_embedder = make_embedder
-        self._embedder: DocEmbedder | None = None
         self._vectors = VectorFile(directory, embedder_dim)
         # The write gate, applied to replayed memories too (injected by the api so
         # the projection does not depend on it): a reason, or None when it passes.
@@ -295,11 +294,10 @@ class Projection:
             self._reset_vectors()  # rebuild, a damaged file, or a new model: re-embed all
         return self._vectors.embed_pending(self._c, self._doc_embedder, self.progress, deadline)
 
-    def _doc_embedder(self) -> DocEmbedder:
-        if self._embedder is None:
-            assert self._make_embedder is not None
-            self._embedder = self._make_embedder()
-        return self._embedder
+    def _doc_embedder(self, pending: int) -> DocEmbedder:
+        """The embedder for ``pending`` memories (the maker picks, and keeps, one)."""
+        assert self._make_embedder is not None
+        return self._make_embedder(pending)
 
     @guarded_read
     def vector(

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from ..embed.text import embed_chunks, quantize_rows
+from ..embed.text import embed_chunks
 from . import queries
 from .schema import ProjectionCorrupt
 from .scope import Scope, filters
@@ -41,12 +41,13 @@ EMBED_BATCH = 1024
 
 
 class DocEmbedder(Protocol):
-    """What the projection needs to embed memories (gitmem.embed.StaticEmbedder)."""
+    """What the projection needs to embed memories (gitmem.embed: StaticEmbedder, or
+    QueryEmbedder for a few texts; both give the same bytes)."""
 
     version: str
     dim: int
 
-    def embed(self, texts: list[str]) -> Any: ...
+    def doc_rows(self, texts: list[str]) -> bytes: ...
 
 
 _decode_strings: Callable[[str], list[str]] | None = None
@@ -245,7 +246,7 @@ class VectorFile:
     def embed_pending(
         self,
         c: sqlite3.Connection,
-        embedder: Callable[[], DocEmbedder],
+        embedder: Callable[[int], DocEmbedder],
         progress: Callable[[str, int, int | None], None] | None,
         deadline: float | None = None,
     ) -> int:
@@ -263,7 +264,7 @@ class VectorFile:
         ]
         if not pending:
             return 0
-        model = embedder()
+        model = embedder(len(pending))  # how many: a few need no numpy
         with open(self.path(c), "ab") as fh:
             if fh.tell() % self.dim:
                 # A crash left half a row: pad it (never truncate under readers).
@@ -283,7 +284,7 @@ class VectorFile:
                     firsts.append((slot + len(texts), row[0]))
                     texts.extend(pieces)
                     owners.extend([row[0]] * len(pieces))
-                fh.write(quantize_rows(model.embed(texts)))
+                fh.write(model.doc_rows(texts))
                 c.executemany(
                     "INSERT INTO vec_rows(slot, memory) VALUES (?, ?)",
                     [(slot + i, owner) for i, owner in enumerate(owners)],
