@@ -53,6 +53,11 @@ SMALL_CORPUS = 50
 # direct hits and cost R@5 and MRR.)
 CONTEXT_SHARE = 0.1
 CONTEXT_SOURCES = 20
+# A candidate that asks a question ("how did they handle the accident?") lends
+# more to the next memory of its session, where the answer usually is. (LoCoMo
+# dev set, categories 1-4: R@10 71.0 -> 73.4, R@5 63.2 -> 63.5, MRR 0.459 ->
+# 0.476; 0.6 gains more R@10 but costs MRR, 1.0 costs R@5 too.)
+REPLY_SHARE = 0.3
 WEIGHTS = {"lexical": 1.0, "vector": 1.0, "graph": 0.5}  # RRF weight per channel
 # The graph channel: links reached from the nodes a query names, within this
 # many hops (docs/growth.md, Links).
@@ -301,12 +306,16 @@ def _rank_at(
     context: dict[str, float] = {}
     if CONTEXT_SHARE > 0 and q.mode == "hybrid":  # single-channel modes stay pure baselines
         sources = sorted(base, key=lambda m: (-base[m], m))[:CONTEXT_SOURCES]
-        for src, near in projection.neighbours(
-            sources, scope=scope
-        ).items():
-            for mid in near:
-                context[mid] = context.get(mid, 0.0) + CONTEXT_SHARE * base[src]
-                fused.setdefault(mid, {"rank": {}, "raw": {}})
+        near = projection.neighbours(sources, scope=scope)
+        asking = projection.questions(list(near))
+        for src, (after, before) in near.items():
+            # A question's answer is usually the next memory of its session.
+            lent = [(after, REPLY_SHARE if src in asking else CONTEXT_SHARE),
+                    (before, CONTEXT_SHARE)]
+            for other, share in lent:
+                if other is not None:
+                    context[other] = context.get(other, 0.0) + share * base[src]
+                    fused.setdefault(other, {"rank": {}, "raw": {}})
     inputs = projection.salience_inputs(
         fused, q.as_of, horizon=q.salience.now + FUTURE_SKEW if q.salience is not None else None)
     # Uses are recorded with their last time only: an as-of query leaves them out.

@@ -329,3 +329,27 @@ def test_a_broad_query_ranks_memories_holding_two_of_its_words_first(
         assert len(top("worker cache", k=12)) == 12
         monkeypatch.setattr(lexical, "BROAD", 10 ** 9)
         assert top("worker cache", k=12)[0] == both[0]
+
+
+def test_a_question_lends_more_to_the_reply_after_it(repo: Path) -> None:
+    """In a session, the memory after a question holds its answer: a matching
+    question lends three times the usual share to the next memory, not to the
+    one before it (hybrid mode's session context)."""
+    turns = ["we met at the office on monday",
+             "how did the kids handle the accident?",
+             "they were scared but we reassured them",
+             "the weather was lovely all week"]
+    lines = "\n".join(json.dumps({"text": t, "session": "chat-1",
+                                  "recorded_at": f"2026-01-0{i + 1}T10:00:00Z"})
+                      for i, t in enumerate(turns))
+    ok(gm("import", "-", cwd=repo, input=lines))
+    with gitmem.open(repo) as s:
+        hits = {h.text: h for h in s.recall("how did the kids handle the accident", k=10,
+                                             min_score=0, explain=True, record_use=False)}
+    question = hits[turns[1]].explain
+    assert question is not None
+    lent = {t: hits[t].explain["context"] for t in (turns[0], turns[2])}  # type: ignore[index]
+    base = question["rrf"] - question["context"]
+    assert lent[turns[0]] == pytest.approx(0.1 * base, abs=1e-5)  # the turn before
+    assert lent[turns[2]] >= 0.3 * base - 1e-5  # the reply (the turn after it may lend too)
+    assert list(hits)[:2] == [turns[1], turns[2]]

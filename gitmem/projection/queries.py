@@ -326,16 +326,18 @@ def embedding_pending(c: sqlite3.Connection) -> int:
     ).fetchone()[0])
 
 
-def neighbours(c: sqlite3.Connection, ids: list[str], *, scope: Scope) -> dict[str, list[str]]:
-    """For each memory with a session: the previous and next memory of that
-    session in log order (clock, id) that pass the filters."""
-    out: dict[str, list[str]] = {}
+def neighbours(c: sqlite3.Connection, ids: list[str], *,
+               scope: Scope) -> dict[str, tuple[str | None, str | None]]:
+    """For each memory with a session: (the next, the previous) memory of that
+    session in log order (clock, id) that pass the filters, None where there is
+    none; and whether the memory itself asks a question (its text holds a '?')."""
+    out: dict[str, tuple[str | None, str | None]] = {}
     for mid in ids:
         row = c.execute("SELECT session, clock FROM memories WHERE id = ?", (mid,)).fetchone()
         if row is None or row[0] is None:
             continue
         session, clock = row
-        found = []
+        found: list[str | None] = []
         for cmp, order in ((">", "ASC"), ("<", "DESC")):
             sql = (
                 "SELECT m.id FROM memories m WHERE m.session = ? AND "
@@ -344,10 +346,15 @@ def neighbours(c: sqlite3.Connection, ids: list[str], *, scope: Scope) -> dict[s
             sql, args = filters(sql, [session, clock, clock, mid], scope)
             sql += f" ORDER BY m.clock {order}, m.id {order} LIMIT 1"
             r = c.execute(sql, args).fetchone()
-            if r:
-                found.append(r[0])
-        out[mid] = found
+            found.append(r[0] if r else None)
+        out[mid] = (found[0], found[1])
     return out
+
+
+def questions(c: sqlite3.Connection, ids: list[str]) -> set[str]:
+    """Which of ``ids`` ask something: their text holds a question mark."""
+    return {r[0] for r in by_ids(
+        c, "SELECT id FROM memories WHERE instr(text, '?') > 0 AND id IN", ids)}
 
 
 def counts(c: sqlite3.Connection) -> dict[str, object]:

@@ -419,6 +419,7 @@ class Projection:
     unembedded = _query(queries.unembedded)
     embedding_pending = _query(queries.embedding_pending)
     neighbours = _query(queries.neighbours)
+    questions = _query(queries.questions)
     counts = _query(queries.counts)
     skipped = _query(queries.skipped)
     dump = _query(queries.dump)
