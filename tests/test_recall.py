@@ -353,3 +353,31 @@ def test_a_question_lends_more_to_the_reply_after_it(repo: Path) -> None:
     assert lent[turns[0]] == pytest.approx(0.1 * base, abs=1e-5)  # the turn before
     assert lent[turns[2]] >= 0.3 * base - 1e-5  # the reply (the turn after it may lend too)
     assert list(hits)[:2] == [turns[1], turns[2]]
+
+
+def test_a_read_after_a_write_does_not_gate_the_writers_ops_again(repo: Path) -> None:
+    """add and import record the gate's verdict on what they wrote (they have just
+    scanned it), so the next read, in another process, replays those ops without
+    scanning them again; ops it did not write are still scanned."""
+    import subprocess
+    import sys
+
+    ok(gm("add", "the cache is warmed at boot", cwd=repo))
+    ok(gm("recall", "cache", cwd=repo))
+    ok(gm("add", "zookeeper needs three nodes for a quorum", cwd=repo))
+    ok(gm("import", "-", cwd=repo, input=json.dumps({"text": "kafka keeps 7 days of logs"})))
+    script = (
+        "import json, sys, gitmem\n"
+        "import gitmem.api.gating as g\n"
+        "asked = []\n"
+        "real = g._scan\n"
+        "g._scan = lambda text: asked.append(text) or real(text)\n"
+        "with gitmem.open(sys.argv[1]) as s:\n"
+        "    hits = [h.text for h in s.recall('zookeeper kafka', min_score=0)]\n"
+        "print(json.dumps([hits, asked]))\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(repo)], capture_output=True,
+                          text=True, check=True)
+    hits, asked = json.loads(proc.stdout)
+    assert "zookeeper needs three nodes for a quorum" in hits
+    assert "kafka keeps 7 days of logs" in hits
+    assert asked == []
