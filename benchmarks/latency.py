@@ -234,9 +234,16 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
         t0 = time.perf_counter()
         store.rebuild()
         rebuild_s = time.perf_counter() - t0
-    # Refresh after 1k new ops arrive (one import of 1000, then one read).
+    # Refresh after 1k ops arrive from a teammate, as a pull brings them: a clone
+    # imports them under another name and pushes them here; the next read replays
+    # them, the gate included (a writer records its verdicts only in its own
+    # projection: ops from others are always scanned).
+    mate = base / f"mate-{n}"
+    subprocess.run(["git", "clone", "-q", str(repo), str(mate)], check=True, env=env)
+    mate_env = env_for(home, "Teammate", "mate@example.com")
     more = "\n".join(json.dumps(r) for r in synthetic(1000, seed=n)).encode()
-    run([GIT_MEM, "import", "-"], repo, env, stdin=more)
+    run([GIT_MEM, "import", "-"], mate, mate_env, stdin=more)
+    run([GIT_MEM, "push"], mate, mate_env)
     refresh_s, _, _ = run([GIT_MEM, "recall", QUERIES[1]], repo, env)
     INDEX_ROWS.append(bench_index(repo, n + 1000 + reps))
     return [f"{n:,}", ms(ref), vs(pct(recall_t, 50), ref), vs(pct(recall_t, 95), ref), str(recall_rss),
