@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -402,9 +401,9 @@ class Pool:
         rows = [(ops.op_id(line), version, gating.quarantine_reason(op))
                 for line, op in zip(lines, written, strict=True)]
         try:
-            self._projection.keep_verdicts(rows)
-        except (ProjectionCorrupt, ProjectionUnwritable, sqlite3.Error, OSError):
-            pass
+            self._projection.remember_verdicts(rows)
+        except (ProjectionCorrupt, ProjectionUnwritable, OSError):
+            pass  # damage shows, and is handled, on the next read
 
     def next_clock(self, partition: str, n: int = 1) -> int:
         """The first Lamport clock for a pack of ``n`` ops on our ``partition``,

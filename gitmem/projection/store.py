@@ -188,6 +188,17 @@ class Projection:
             schema.rollback(c)
             raise
 
+    @guarded
+    def remember_verdicts(self, rows: list[tuple[str, str, str | None]]) -> bool:
+        """``keep_verdicts`` for a writer's own ops, best effort: only a cache (the
+        next replay asks the gate if they are missing), so a busy or read-only
+        file is no reason to fail the write. False when they were not kept."""
+        try:
+            self.keep_verdicts(rows)
+        except sqlite3.OperationalError:
+            return False
+        return True
+
     def close(self) -> None:
         if self.conn is not None:
             try:
