@@ -55,8 +55,8 @@ CONTEXT_SHARE = 0.1
 CONTEXT_SOURCES = 20
 # A candidate that asks a question ("how did they handle the accident?") lends
 # more to the next memory of its session, where the answer usually is. (LoCoMo
-# dev set, categories 1-4: R@10 71.0 -> 73.4, R@5 63.2 -> 63.5, MRR 0.459 ->
-# 0.476; 0.6 gains more R@10 but costs MRR, 1.0 costs R@5 too.)
+# dev set, categories 1-4: R@10 71.0 -> 73.4, R@5 63.2 -> 63.4, MRR 0.459 ->
+# 0.475; 0.6 gains more R@10 but costs MRR, 1.0 costs R@5 too.)
 REPLY_SHARE = 0.3
 WEIGHTS = {"lexical": 1.0, "vector": 1.0, "graph": 0.5}  # RRF weight per channel
 # The graph channel: links reached from the nodes a query names, within this

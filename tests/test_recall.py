@@ -381,3 +381,38 @@ def test_a_read_after_a_write_does_not_gate_the_writers_ops_again(repo: Path) ->
     assert "zookeeper needs three nodes for a quorum" in hits
     assert "kafka keeps 7 days of logs" in hits
     assert asked == []
+
+
+def test_a_write_does_not_wait_for_the_projection_to_note_its_verdicts(repo: Path) -> None:
+    """Noting the gate's verdicts is only a cache: while another process holds the
+    projection's write lock (a long refresh), add writes its op and returns at
+    once instead of waiting up to a minute for the lock."""
+    import subprocess
+    import sys
+
+    ok(gm("add", "the cache is warmed at boot", cwd=repo))
+    ok(gm("recall", "cache", cwd=repo))  # nothing left to replay: the add needs no lock
+    db = repo / ".git" / "mem" / "cache" / "projection.sqlite3"
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sqlite3, sys, time\n"
+         "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+         "c.execute('BEGIN IMMEDIATE')\n"
+         "print('held', flush=True)\n"
+         "time.sleep(120)\n", str(db)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        from conftest import GIT_MEM
+
+        out = subprocess.run([GIT_MEM, "add", "zookeeper needs three nodes for a quorum",
+                              "--json"], cwd=repo, capture_output=True, text=True, timeout=30,
+                             check=False)
+        assert json.loads(out.stdout)["ok"]
+        assert holder.poll() is None  # the lock was still held: the add did not wait it out
+    finally:
+        holder.kill()
+        holder.wait()
+    with gitmem.open(repo) as s:
+        hits = [h.text for h in s.recall("zookeeper quorum", min_score=0)]
+    assert "zookeeper needs three nodes for a quorum" in hits

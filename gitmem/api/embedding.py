@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 
-# Up to this many memories to embed, a read uses the pure-Python document path
-# (~1 ms a memory) rather than loading numpy and tokenizers (~100 ms): the first
-# read after an add or a small pull. Same bytes either way (embed.text.WEIGHT_BITS).
-SMALL_BATCH = 64
+# Up to this many characters to embed, a read uses the pure-Python document path
+# (~3 us a character: ~80 ms at the limit, ~1 ms for a short memory) rather than
+# loading numpy and tokenizers (~100 ms, then ~0.3 us a character): the first read
+# after an add or a small pull. Same bytes either way (embed.text.WEIGHT_BITS).
+SMALL_BATCH_CHARS = 25_000
 
 
 def identity() -> tuple[str, int]:
@@ -28,12 +29,12 @@ def identity() -> tuple[str, int]:
     return f"{version}/{DOC_RECIPE}", dim
 
 
-def doc_embedder(pending: int) -> Any:
-    """The embedder for ``pending`` memories: once numpy's is loaded, always it."""
+def doc_embedder(chars: int) -> Any:
+    """The embedder for ``chars`` characters of memories: once numpy's is loaded, always it."""
     from .. import embed
 
     light = embed.query_embedder()
-    if pending <= SMALL_BATCH and not embed.default_embedder_loaded() and light.exact_docs:
+    if chars <= SMALL_BATCH_CHARS and not embed.default_embedder_loaded() and light.exact_docs:
         return light
     return embed.default_embedder()
 

@@ -97,6 +97,13 @@ def screen(body: ops.MemoryBody, *, redact: bool) -> ops.MemoryBody:
     return msgspec.structs.replace(body, text=text) if text != body.text else body
 
 
+def anchor_findings(anchors: ops.Anchors) -> list[str]:
+    """What the gate finds in the free text of anchors (paths, symbols): a rename
+    can give the code an anchor's new name that the gate refuses."""
+    return [f"{f} in {name}" for name, value in _anchor_fields(anchors) if value
+            for f in _scan(value)]
+
+
 def screen_author(name: str) -> None:
     """The author's name is printed beside every memory in an agent's context:
     refuse one the gate would refuse (replay would quarantine the op)."""

@@ -397,10 +397,10 @@ class Pool:
             return
         from ..projection.schema import ProjectionCorrupt, ProjectionUnwritable
 
-        version = gating.gate_version()
-        rows = [(ops.op_id(line), version, gating.quarantine_reason(op))
-                for line, op in zip(lines, written, strict=True)]
         try:
+            version = gating.gate_version()
+            rows = [(ops.op_id(line), version, gating.quarantine_reason(op))
+                    for line, op in zip(lines, written, strict=True)]
             self._projection.remember_verdicts(rows)
         except (ProjectionCorrupt, ProjectionUnwritable, OSError):
             pass  # damage shows, and is handled, on the next read

@@ -128,6 +128,13 @@ def confirm(pool: Pool, memory_id: str, reason: str | None = None, *,
     # A failed run says nothing about the code moving on: only a success re-anchors.
     anchors = (anchoring.reanchor(pool, old)
                if old is not None and outcome != "failed" and pool.read(moved) else None)
+    refused = gating.anchor_findings(anchors) if anchors is not None else []
+    if refused:
+        # The code's new name (a rename) is text the gate refuses: replay would
+        # skip the whole confirm. Confirm without moving the anchors.
+        pool.warnings.append(f"not re-anchored: {refused[0]} (the code's new name); "
+                             "the memory stays anchored where it was")
+        anchors = None
     oid, _, _ = confirm_op(pool, target, reason, anchors, outcome=outcome, by=who)
     count = pool.read(lambda p: p.salience_inputs([target]))[target][3]
     return Confirmed(id=oid, target=target, confirms=count, reanchored=anchors is not None,

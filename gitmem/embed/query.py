@@ -16,6 +16,7 @@ import json
 import math
 import mmap
 import struct
+import sys
 from array import array
 from pathlib import Path
 
@@ -62,7 +63,8 @@ class QueryEmbedder:
             raise ValueError(f"{self.path}: matrix {shape} {code} does not match meta.json")
         self._row = struct.Struct(f"{code[0]}{self.dim}{code[1:]}")
         self._scales: mmap.mmap | None = None
-        self._weights: list[int] | None = None
+        self._weights: dict[int, int] = {}  # doc_rows' integer weights, by token
+        self._scale_top: float | None = None
         self.vocab_size = vocab.size
         self._scale_offset = 0
         if meta.get("scales"):
@@ -121,7 +123,6 @@ class QueryEmbedder:
         ~1 ms a memory, so a read that finds a few new memories embeds them without
         paying ~100 ms to load numpy and tokenizers. Exact because the sums are
         integers (gitmem.embed.text.WEIGHT_BITS); int8 data only."""
-        weights = self._doc_weights()
         out = bytearray()
         row, offset, stride, matrix = self._row, self._offset, self._row.size, self._matrix
         for text in texts:
@@ -130,7 +131,7 @@ class QueryEmbedder:
                 counts[i] = counts.get(i, 0) + 1
             acc = [0.0] * self.dim
             for i, n in counts.items():
-                w = float(n * weights[i])  # below 2**33; every product and sum below 2**53
+                w = float(n * self._doc_weight(i))  # at most 2**33; every sum below 2**53
                 acc = [a + w * x for a, x in zip(acc, row.unpack_from(matrix, offset + stride * i))]
             out += quantize_query(acc)
         return bytes(out)
@@ -140,16 +141,23 @@ class QueryEmbedder:
         """Whether ``doc_rows`` works with this data (int8 rows with scales)."""
         return self._scales is not None and self.meta["dtype"] == "int8"
 
-    def _doc_weights(self) -> list[int]:
-        if self._weights is None:
+    def _doc_weight(self, token: int) -> int:
+        """A token row's integer weight: round(scale / largest scale * 2**WEIGHT_BITS),
+        as StaticEmbedder computes them all (here only for the tokens seen)."""
+        weight = self._weights.get(token)
+        if weight is None:
             if self._scales is None or not self.exact_docs:
                 raise ValueError(f"{self.path}: doc_rows needs int8 rows with scales")
-            size = self._scale.size * self.vocab_size
-            buf = self._scales[self._scale_offset : self._scale_offset + size]
-            scales = [x for (x,) in self._scale.iter_unpack(buf)]
-            top = max(scales)
-            self._weights = [round(x / top * float(1 << WEIGHT_BITS)) for x in scales]
-        return self._weights
+            if self._scale_top is None:
+                scales = array("f")
+                size = 4 * self.vocab_size
+                scales.frombytes(self._scales[self._scale_offset : self._scale_offset + size])
+                if (self._scale.format[0] == ">") != (sys.byteorder == "big"):
+                    scales.byteswap()
+                self._scale_top = max(scales)
+            scale = self._scale.unpack_from(self._scales, self._scale_offset + 4 * token)[0]
+            weight = self._weights[token] = round(scale / self._scale_top * float(1 << WEIGHT_BITS))
+        return weight
 
     def close(self) -> None:
         """Unmap the data files; the object is unusable afterwards."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -330,7 +331,7 @@ def neighbours(c: sqlite3.Connection, ids: list[str], *,
                scope: Scope) -> dict[str, tuple[str | None, str | None]]:
     """For each memory with a session: (the next, the previous) memory of that
     session in log order (clock, id) that pass the filters, None where there is
-    none; and whether the memory itself asks a question (its text holds a '?')."""
+    none (with filters, the next one visible: not always the very next)."""
     out: dict[str, tuple[str | None, str | None]] = {}
     for mid in ids:
         row = c.execute("SELECT session, clock FROM memories WHERE id = ?", (mid,)).fetchone()
@@ -351,10 +352,17 @@ def neighbours(c: sqlite3.Connection, ids: list[str], *,
     return out
 
 
+# A question mark that ends a sentence (then space, the end, or a closing quote
+# or bracket), in Latin, CJK or Arabic script: not the one in a URL's query
+# string ("?orgId=1") or Rust's "foo()?;".
+_ASKS = re.compile(r"[?\uff1f\u061f](?=\s|$|[\"')\]}\u201d\u2019])")
+
+
 def questions(c: sqlite3.Connection, ids: list[str]) -> set[str]:
-    """Which of ``ids`` ask something: their text holds a question mark."""
-    return {r[0] for r in by_ids(
-        c, "SELECT id FROM memories WHERE instr(text, '?') > 0 AND id IN", ids)}
+    """Which of ``ids`` ask something: a sentence of their text ends with a question mark."""
+    return {mid for mid, text in by_ids(
+        c, "SELECT id, text FROM memories WHERE (instr(text, '?') > 0 OR instr(text, '\uff1f') > 0"
+        " OR instr(text, '\u061f') > 0) AND id IN", ids) if _ASKS.search(text)}
 
 
 def counts(c: sqlite3.Connection) -> dict[str, object]:

@@ -204,11 +204,14 @@ def rollback(c: sqlite3.Connection) -> None:
         pass  # the transaction is gone already (e.g. the file is corrupt)
 
 
+BUSY_TIMEOUT_MS = 60_000  # how long a statement waits for another process's lock
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """A connection in autocommit mode: every transaction is an explicit BEGIN."""
-    conn = sqlite3.connect(path, timeout=60.0, isolation_level=None)
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
-        conn.execute("PRAGMA busy_timeout = 60000")
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         # Forgotten text must not linger in free pages of the file.

@@ -193,10 +193,16 @@ class Projection:
         """``keep_verdicts`` for a writer's own ops, best effort: only a cache (the
         next replay asks the gate if they are missing), so a busy or read-only
         file is no reason to fail the write. False when they were not kept."""
+        c = self._c
+        # Never wait for the lock (a refresh may hold it for seconds): the
+        # writer's op is in the log already, and the next replay will ask.
+        c.execute("PRAGMA busy_timeout = 0")
         try:
             self.keep_verdicts(rows)
         except sqlite3.OperationalError:
             return False
+        finally:
+            c.execute(f"PRAGMA busy_timeout = {schema.BUSY_TIMEOUT_MS}")
         return True
 
     def close(self) -> None:
@@ -305,10 +311,10 @@ class Projection:
             self._reset_vectors()  # rebuild, a damaged file, or a new model: re-embed all
         return self._vectors.embed_pending(self._c, self._doc_embedder, self.progress, deadline)
 
-    def _doc_embedder(self, pending: int) -> DocEmbedder:
-        """The embedder for ``pending`` memories (the maker picks, and keeps, one)."""
+    def _doc_embedder(self, chars: int) -> DocEmbedder:
+        """The embedder for ``chars`` characters of text (the maker picks, and keeps, one)."""
         assert self._make_embedder is not None
-        return self._make_embedder(pending)
+        return self._make_embedder(chars)
 
     @guarded_read
     def vector(

@@ -246,7 +246,7 @@ class VectorFile:
     def embed_pending(
         self,
         c: sqlite3.Connection,
-        embedder: Callable[[int], DocEmbedder],
+        embedder: Callable[[int], DocEmbedder],  # characters to embed -> embedder
         progress: Callable[[str, int, int | None], None] | None,
         deadline: float | None = None,
     ) -> int:
@@ -264,7 +264,7 @@ class VectorFile:
         ]
         if not pending:
             return 0
-        model = embedder(len(pending))  # how many: a few need no numpy
+        model = embedder(sum(len(row[2]) for row in pending))  # how much: a little needs no numpy
         with open(self.path(c), "ab") as fh:
             if fh.tell() % self.dim:
                 # A crash left half a row: pad it (never truncate under readers).
