@@ -18,10 +18,12 @@ command's module only when that command runs (``app.COMMANDS``), and
 
 from __future__ import annotations
 
+import gc
 import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from .app import COMPLETE_VAR, cli, load_all
@@ -37,16 +39,33 @@ def main() -> None:
         from ..agents.spawn import main as hand_off
 
         sys.exit(hand_off(args[2:]))
+    # Start-up is mostly imports, which make objects that live as long as the
+    # process and no garbage: the cyclic collector, left on, walks them again
+    # and again while they load (~40 passes) and once more at exit. So it is
+    # off while they load, and they are then frozen (gc.freeze: left out of
+    # every later pass); the command runs with the collector on, as usual.
+    gc.disable()
+    try:
+        run = _load(args)
+    finally:
+        gc.freeze()
+        gc.enable()
+    sys.exit(run())
+
+
+def _load(args: list[str]) -> Callable[[], int | None]:
+    """Import what the command in ``args`` needs; return what runs it."""
     if len(args) == 2 and args[0] == "hook" and args[1] in ("pre-tool", "user-prompt",
                                                            "session-start"):
         # As installed (no options): the answer without click, which is a quarter
         # of a hook's time and runs before every file an agent opens.
         from ..agents import hooks
 
-        sys.exit(hooks.run(args[1]))
-    from .app import main as run_cli
+        return lambda: hooks.run(args[1])
+    from .app import main as run_cli, preload
 
-    run_cli()
+    preload(args)
+    return run_cli
 
 
 def __getattr__(name: str) -> Any:
