@@ -41,7 +41,7 @@ TITLES = {"persona": "Persona", "facts": "Current facts", "procedures": "Procedu
 def tokens(text: str) -> int:
     """A deliberately pessimistic estimate: 4 ASCII characters per token, and a
     token for every other character (CJK, emoji: often one token or more each)."""
-    wide = sum(1 for c in text if ord(c) > 127)
+    wide = 0 if text.isascii() else sum(1 for c in text if ord(c) > 127)  # isascii: in C
     return math.ceil((len(text) - wide) / 4) + wide
 
 

@@ -6,11 +6,13 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import AUTHOR, GIT_MEM, git, gm
+from conftest import AUTHOR, GIT_MEM, git, gm, ok
 
 
 def j(proc: subprocess.CompletedProcess[str]) -> dict:  # type: ignore[type-arg]
@@ -397,3 +399,78 @@ def test_progress_is_drawn_on_a_terminal_only(repo: Path) -> None:
     # Not a terminal: no progress at all (what scripts and agents see).
     piped = gm("rebuild", cwd=repo, env={"GITMEM_PROGRESS_DELAY": "0"})
     assert piped.returncode == 0 and "\r" not in piped.stderr and piped.stderr == ""
+
+
+# -- start-up: a fresh process loads what its command needs, and nothing else ----------
+
+# The console script's main(), run in-process by a driver that then lists every module
+# the command loaded (and whether the collector is back on, with start-up frozen).
+LOADED = (
+    "import gc, sys\n"
+    "from gitmem.cli import main\n"
+    "sys.argv = ['git-mem', *sys.argv[1:]]\n"
+    "try:\n    main()\nexcept SystemExit:\n    pass\n"
+    "names = sorted(sys.modules)\n"
+    "sys.stderr.write(f'\\nGC {gc.isenabled()} {gc.get_freeze_count() > 0}\\n')\n"
+    "sys.stderr.write('LOADED ' + ' '.join(names) + '\\n')\n"
+)
+# Never on the way of a read that finds nothing new (each costs milliseconds, most of
+# them tens: a fresh recall is mostly start-up): libgit2, numpy and the tokenizer (the
+# query is embedded on the standard library), the secret scanner and the write gate,
+# the replay, the writers, the MCP SDK, other front ends, and what only they import.
+NOT_ON_A_READ = (
+    "pygit2", "numpy", "tokenizers", "detect_secrets", "mcp", "pydantic", "subprocess",
+    "random", "tempfile", "email", "gitmem.gate", "gitmem.projection.fold", "gitmem.replay",
+    "gitmem.oplog.append", "gitmem.oplog.sync", "gitmem.oplog.purge", "gitmem.oplog.code",
+    "gitmem.api.write", "gitmem.api.importer", "gitmem.api.sync", "gitmem.api.capture",
+    "gitmem.agents", "gitmem.capture", "gitmem.ui", "gitmem.cli.memories", "gitmem.cli.sync",
+    "gitmem.cli.agents", "gitmem.cli.growth",
+)
+# An add of a plain note (no keyword, no long token) writes without them.
+NOT_ON_AN_ADD = ("pygit2", "numpy", "tokenizers", "detect_secrets", "mcp", "subprocess", "random",
+                 "gitmem.projection.fold", "gitmem.oplog.sync", "gitmem.agents", "gitmem.cli.recall")
+
+
+def loaded(cwd: Path, *args: str) -> tuple[set[str], str]:
+    """The modules a fresh ``git mem ARGS`` loaded, and "GC <collector on> <start-up frozen>"."""
+    proc = subprocess.run([sys.executable, "-c", LOADED, *args], cwd=cwd, capture_output=True,
+                          text=True, check=False)
+    assert "LOADED " in proc.stderr, proc.stderr  # main() returned control (SystemExit)
+    gc_line = proc.stderr.rsplit("\nGC ", 1)[1].split("\n", 1)[0]
+    return set(proc.stderr.rsplit("LOADED ", 1)[1].split()), f"GC {gc_line}"
+
+
+def loads_none_of(modules: set[str], forbidden: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if m in forbidden or m.startswith(tuple(f + "." for f in forbidden)))
+
+
+def settled(repo: Path, hermetic: Path) -> None:
+    """The state of a repository in use: config files older than the racy window (so
+    their answers are remembered, gitconfig.py), the last writes read once (the first
+    read after them replays and embeds: not what these tests are about)."""
+    old = time.time() - 3600
+    for config in (repo / ".git" / "config", hermetic / ".gitconfig"):
+        if config.exists():
+            os.utime(config, (old, old))
+    ok(gm("recall", "tests", cwd=repo))
+
+
+def test_a_fresh_read_loads_only_the_read_path(repo: Path, hermetic: Path) -> None:
+    ok(gm("add", "tests live in spec/, run them with make spec", "--kind", "procedure", cwd=repo))
+    ok(gm("add", "the cache is warmed at boot by src/cache.py", cwd=repo))
+    settled(repo, hermetic)
+    for args in (["recall", "how do I run the tests"], ["recall", "tests", "--json"],
+                 ["context"], ["list"]):
+        modules, gc_state = loaded(repo, *args)
+        assert loads_none_of(modules, NOT_ON_A_READ) == [], args
+        assert gc_state == "GC True True", args  # on again, with start-up frozen
+
+
+def test_a_fresh_add_loads_only_the_write_path(repo: Path, hermetic: Path) -> None:
+    ok(gm("add", "tests live in spec/, run them with make spec", cwd=repo))
+    settled(repo, hermetic)
+    modules, gc_state = loaded(repo, "add", "the deploy script lives in tools/deploy")
+    assert "gitmem.gate" in modules and "gitmem.oplog.append" in modules  # it did write
+    assert loads_none_of(modules, NOT_ON_AN_ADD) == []
+    assert gc_state == "GC True True"
+    assert "the deploy script lives in tools/deploy" in ok(gm("list", cwd=repo)).stdout

@@ -212,13 +212,14 @@ def test_hooks_never_block_on_errors(tmp_path: Path, repo: Path, name: str) -> N
 
 
 def test_user_prompt_path_stays_light(repo: Path) -> None:
-    """Nothing moved since the last read: neither numpy, tokenizers nor the MCP SDK load."""
+    """Nothing moved since the last read: neither numpy, tokenizers, the MCP SDK nor click
+    (an installed hook is answered without the command line's parser) load."""
     ok(gm("add", "tests live in spec/, run them with make spec", cwd=repo))
     ok(gm("recall", "tests", cwd=repo))  # the first read embeds (numpy); later ones need not
     code = (
         "import sys; from gitmem.cli import main; sys.argv = ['git-mem', 'hook', 'user-prompt']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('numpy', 'tokenizers', 'mcp', 'pydantic') if m in sys.modules]\n"
+        "heavy = [m for m in ('numpy', 'tokenizers', 'mcp', 'pydantic', 'click') if m in sys.modules]\n"
         "sys.stderr.write('HEAVY=' + ','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,

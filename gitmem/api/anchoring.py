@@ -20,10 +20,10 @@ from .. import ops
 from ..errors import InvalidInput
 from ..model import CodeChange, CodeStatus, Hit, Record
 from ..timefmt import iso
-from ..oplog.code import Change, Entry
 from . import settings, validate
 
 if TYPE_CHECKING:
+    from ..oplog.code import Change, Entry
     from ..projection import Projection
     from .pool import Pool
 
@@ -110,6 +110,8 @@ def anchors(pool: Pool, text: str, paths: Iterable[str], *, symbol: str | None =
 def reanchor(pool: Pool, old: ops.Anchors) -> ops.Anchors | None:
     """The same paths anchored at HEAD now (``confirm``), following renames; None
     when the memory has no code anchors."""
+    from ..oplog.code import Entry
+
     if not old.code:
         return None
     head = pool.log.head()
@@ -147,6 +149,8 @@ def freshen(pool: Pool, p: Projection) -> str | None:
     anchors_now = p.code_anchor_rows()
     if not anchors_now:
         return head  # nothing anchored: nothing to compare, nothing to store
+    from ..oplog.code import Entry
+
     paths = sorted({row[1] for row in anchors_now})
     now = pool.log.code_entries(head, paths) if paths else {}
     states: dict[tuple[str, str, str | None, int | None, int | None], Change] = {}
@@ -164,10 +168,15 @@ def freshen(pool: Pool, p: Projection) -> str | None:
 def status_of(p: Projection, ids: list[str]) -> dict[str, dict[str, Any]]:
     """memory id -> {"stale": bool, "paths": [{"path", "state", ...}]} for the
     memories of ``ids`` with code anchors (as of the last ``freshen``)."""
+    stored_states = p.code_states(ids)
+    if not stored_states:
+        return {}
     import msgspec
 
+    from ..oplog.code import Change
+
     out: dict[str, dict[str, Any]] = {}
-    for mid, path, stored in p.code_states(ids):
+    for mid, path, stored in stored_states:
         change = msgspec.convert(stored, Change)
         entry = out.setdefault(mid, {"stale": False, "paths": []})
         item = {"path": path, **msgspec.to_builtins(change)}

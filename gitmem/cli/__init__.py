@@ -18,10 +18,13 @@ command's module only when that command runs (``app.COMMANDS``), and
 
 from __future__ import annotations
 
+import gc
+import os
 import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from .app import COMPLETE_VAR, cli, load_all
@@ -31,22 +34,87 @@ __all__ = ["cli", "main", "load_all", "COMPLETE_VAR"]
 
 def main() -> None:
     """The console script. ``git mem hook session-end`` is routed before click and
-    the library load: it must hand off and return in milliseconds (agents/spawn.py)."""
-    args = sys.argv[1:]
+    the library load: it must hand off and return in milliseconds (agents/spawn.py).
+
+    When git mem is the program (the console script, ``python -m gitmem``), the
+    process ends as soon as the command is done (``_end``); called from other
+    code, this raises SystemExit like any click program."""
+    try:
+        _main(sys.argv[1:])
+    except SystemExit as done:
+        if _is_the_program():
+            _end(done.code)
+        raise
+
+
+def _main(args: list[str]) -> None:
     if args[:2] == ["hook", "session-end"] and not {"-h", "--help"} & set(args):
         from ..agents.spawn import main as hand_off
 
         sys.exit(hand_off(args[2:]))
+    # Start-up is mostly imports, which make objects that live as long as the
+    # process and no garbage: the cyclic collector, left on, walks them again
+    # and again while they load (~40 passes) and once more at exit. So it is
+    # off while they load, and they are then frozen (gc.freeze: left out of
+    # every later pass); the command runs with the collector on, as usual.
+    gc.disable()
+    try:
+        run = _load(args)
+    finally:
+        gc.freeze()
+        gc.enable()
+    sys.exit(run())
+
+
+def _is_the_program() -> bool:
+    """The process runs git mem itself: the console script (its ``__main__`` is the
+    ``git-mem`` script) or ``python -m gitmem``, not code that calls ``main()``."""
+    top = sys.modules.get("__main__")
+    spec = getattr(top, "__spec__", None)
+    if spec is not None:
+        return getattr(spec, "name", None) == "gitmem.__main__"
+    file = getattr(top, "__file__", None)
+    return isinstance(file, str) and file.replace("\\", "/").rsplit("/", 1)[-1] == "git-mem"
+
+
+def _end(code: object) -> None:
+    """End the process now, with ``code``, once its output is out: skip tearing
+    down what start-up built (every module, freed one object at a time: ~5 ms,
+    more than some commands' work). Returns, for the usual exit, when anything
+    else might still need the interpreter: a thread, an atexit callback, an
+    exit code that is a message, output that cannot be written."""
+    import atexit
+
+    if code is not None and not isinstance(code, int):
+        return
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return
+    callbacks = getattr(atexit, "_ncallbacks", None)
+    if callbacks is None or callbacks():
+        return
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except Exception:  # noqa: BLE001 - the usual exit reports it (and exits 120)
+        return
+    os._exit(code or 0)
+
+
+def _load(args: list[str]) -> Callable[[], int | None]:
+    """Import what the command in ``args`` needs; return what runs it."""
     if len(args) == 2 and args[0] == "hook" and args[1] in ("pre-tool", "user-prompt",
                                                            "session-start"):
         # As installed (no options): the answer without click, which is a quarter
         # of a hook's time and runs before every file an agent opens.
         from ..agents import hooks
 
-        sys.exit(hooks.run(args[1]))
-    from .app import main as run_cli
+        return lambda: hooks.run(args[1])
+    from .app import main as run_cli, preload
 
-    run_cli()
+    preload(args)
+    return run_cli
 
 
 def __getattr__(name: str) -> Any:

@@ -207,6 +207,15 @@ class LazyGroup(Group):
         return super().list_commands(ctx)
 
 
+def preload(args: list[str]) -> None:
+    """Import the module of the command ``args`` name, if any, as ``get_command``
+    would: with the rest of start-up (see ``gitmem.cli.main``)."""
+    name = next((a for a in args if not a.startswith("-")), None)
+    module = COMMANDS.get(name) if name is not None else None
+    if module is not None:
+        importlib.import_module(f"{__package__}.{module}")
+
+
 def load_all() -> dict[str, click.Command]:
     """Every command, registered (help, completion, the docs generator)."""
     for module in sorted(set(COMMANDS.values())):

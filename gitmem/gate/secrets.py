@@ -15,6 +15,7 @@ from typing import Any
 
 from . import prefilter
 from .finding import Finding, _line_col
+from .lazyre import lazy
 from .secret_rules import EXTRA_PATTERNS
 
 
@@ -41,25 +42,25 @@ DOCUMENTED_EXAMPLES = (
 )
 
 # KeywordDetector (quoted form) also fires on obvious placeholders.
-PLACEHOLDER_VALUE = re.compile(
+PLACEHOLDER_VALUE = lazy(
     r"(?i)^(?:your[_-]?\w*|\w*[_-]here|replace[_-]?me|change[_-]?me|x{3,}|\*+|todo|tbd|"
     r"example|dummy|redacted|none|null|wrong|invalid|incorrect|bad|fake|mock|sample|placeholder)$")
 
 # A secret manager's path (prod/payments/db) names a secret, it is not one.
-_REF_PATH = re.compile(r"^[a-z][a-z0-9_.-]*(?:/[a-z0-9_.-]+)+$")
+_REF_PATH = lazy(r"^[a-z][a-z0-9_.-]*(?:/[a-z0-9_.-]+)+$")
 
 # A password written in capitals is a placeholder (USER:PASSWORD@HOST).
-_CAPS_WORD = re.compile(r"[A-Z][A-Z_]*|(?i:password|passwd|pass|pwd|secret|changeme)")
+_CAPS_WORD = lazy(r"[A-Z][A-Z_]*|(?i:password|passwd|pass|pwd|secret|changeme)")
 
 # ...and on the name of the environment variable that holds the secret (password_env = "DB_PASSWORD").
-ENV_VAR_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+ENV_VAR_NAME = lazy(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 
 # A key block is masked whole, from its BEGIN line to its END line (to the end of the text
 # when the END line is missing): the body is the secret, not the header.
-_KEY_BEGIN = re.compile(
+_KEY_BEGIN = lazy(
     r"(-{4,5}) ?BEGIN ([A-Za-z0-9 ]*(?:PRIVATE|SECRET)[A-Za-z0-9 ]*|OpenVPN Static key V\d+) ?-{4,5}"
     r"|\bPuTTY-User-Key-File-\d+:")
-_PUTTY_END = re.compile(r"\bPrivate-(?:MAC|Hash): *[0-9a-fA-F]*")
+_PUTTY_END = lazy(r"\bPrivate-(?:MAC|Hash): *[0-9a-fA-F]*")
 
 
 def key_block_spans(text: str) -> list[tuple[int, int]]:
@@ -115,9 +116,9 @@ def _detect_secrets() -> dict[str, Any]:
 # token-like run; a line with neither cannot produce a finding, so it skips the scanner
 # (~170 us a line) and its import (~120 ms) entirely. The cheaper patterns above run on any
 # text with a digit, a symbol or a keyword.
-_MAYBE_DS = re.compile(
+_MAYBE_DS = lazy(
     r"://[^\s/@]*:|BEGIN|(?i:pass|pwd|secret|token|key|auth|cred|contrase)[\w.-]{0,40}[\"'\]]?\s*(?:[:=]|=>|!=)")
-_LONG_TOKEN = re.compile(r"[A-Za-z0-9+/_=.\-]{16,}")
+_LONG_TOKEN = lazy(r"[A-Za-z0-9+/_=.\-]{16,}")
 
 
 def _needs_detect_secrets(text: str) -> bool:
@@ -125,7 +126,7 @@ def _needs_detect_secrets(text: str) -> bool:
     with a digit in it (found token by token: a lookahead per position is quadratic)."""
     return bool(_MAYBE_DS.search(text)) or any(
         any(c.isdigit() for c in m.group()) for m in _LONG_TOKEN.finditer(text))
-_MAYBE_SECRET = re.compile(r"(?i)\d|[$%@<]|pass|secret|token|key|auth|pwd|\bpw\b|cred|login|seed|codes?\b|community")
+_MAYBE_SECRET = lazy(r"(?i)\d|[$%@<]|pass|secret|token|key|auth|pwd|\bpw\b|cred|login|seed|codes?\b|community")
 
 
 @functools.cache
@@ -143,19 +144,19 @@ def _rule(i: int) -> re.Pattern[str]:
 
 
 # A run of token characters long enough to be a credential.
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9_+/=.-]{24,}")
+_TOKEN_RUN = lazy(r"[A-Za-z0-9_+/=.-]{24,}")
 # What such a run is when it is public: a hash or digest, a public key's body.
-_PUBLIC_PREFIX = re.compile(r"(?i)(?:sha\d+|h1|md5)[-:]|eyJ|AAAA[A-Za-z0-9+/]{8}|pk_(?:live|test)_|phc_")
-_PUBLIC_BEFORE = re.compile(
+_PUBLIC_PREFIX = lazy(r"(?i)(?:sha\d+|h1|md5)[-:]|eyJ|AAAA[A-Za-z0-9+/]{8}|pk_(?:live|test)_|phc_")
+_PUBLIC_BEFORE = lazy(
     r"(?i)(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+|sha(?:256|384|512)[-:]|h1:|@|base64,"
     r"|(?-i:\"(?:n|e|x|y)\"\s*:\s*\")|\bkid\b[^\n]{0,30}|sitekey=[\"']?)\s*$")  # public JWK members, key ids
 # A vendor's short prefix before the random part (cus_, ord_, gsk_): object ids are
 # short, so what is random must be 32 characters long on its own.
-_HASH_PART = re.compile(r"(?:^|[-_.])[0-9a-f]{32,}(?:$|[-_.])")
-_ID_PREFIX = re.compile(r"^[A-Za-z]{1,10}[_-]")
+_HASH_PART = lazy(r"(?:^|[-_.])[0-9a-f]{32,}(?:$|[-_.])")
+_ID_PREFIX = lazy(r"^[A-Za-z]{1,10}[_-]")
 # One name of a dotted chain: CamelCase words, capitals, digits, joined by underscores.
-_NAME_PART = re.compile(r"(?:[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+[0-9]*|[0-9]+)(?:_(?:[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+[0-9]*|[0-9]+))*")
-_PUBLIC_BLOCK = re.compile(r"-----BEGIN (?:[A-Z0-9 ]+ )?(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?)-----")
+_NAME_PART = lazy(r"(?:[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+[0-9]*|[0-9]+)(?:_(?:[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+[0-9]*|[0-9]+))*")
+_PUBLIC_BLOCK = lazy(r"-----BEGIN (?:[A-Z0-9 ]+ )?(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?)-----")
 
 
 def _switches(token: str) -> int:
@@ -226,28 +227,28 @@ def random_token_spans(text: str) -> list[tuple[int, int]]:
 # A generated password, the shapes password managers and generators print: groups of
 # letters and digits joined by one separator ("jjvd-Xwfw-b6cl-LEq0"), or a token of
 # letters, digits and symbols ("BMwL3!M8Me*VXu_AdYJ").
-_GROUPED = re.compile(r"(?<![\w.-])[A-Za-z0-9]{3,8}([-_])[A-Za-z0-9]{3,8}(?:\1[A-Za-z0-9]{3,8}){1,6}(?![\w-])")
-_INNER_GROUP = re.compile(r"[-_][A-Za-z0-9]{3,8}[-_]")  # a cheap test before _GROUPED
+_GROUPED = lazy(r"(?<![\w.-])[A-Za-z0-9]{3,8}([-_])[A-Za-z0-9]{3,8}(?:\1[A-Za-z0-9]{3,8}){1,6}(?![\w-])")
+_INNER_GROUP = lazy(r"[-_][A-Za-z0-9]{3,8}[-_]")  # a cheap test before _GROUPED
 # A group a person would write: a word, a CamelCase word, all capitals, all digits.
 # (And "CTask", "Math56a", "S08", "300ms".)
-_WORDLIKE = re.compile(r"[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+|[0-9]+"
+_WORDLIKE = lazy(r"[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+|[0-9]+"
                        r"|(?:[A-Z]?[a-z]+|[A-Z]+)[0-9]+[a-z]?|[0-9]+[A-Za-z]{1,3}")
 # A run of token characters between white space, quotes, brackets and separators.
-_BARE_TOKEN = re.compile(r"[^\s\"'`()\[\]{}<>,;|:]{10,}")  # ":" too: user:password
+_BARE_TOKEN = lazy(r"[^\s\"'`()\[\]{}<>,;|:]{10,}")  # ":" too: user:password
 _STRONG_SYMBOLS = frozenset("!#$%&*+=?@^~")
 _TOKEN_SYMBOLS = _STRONG_SYMBOLS | frozenset("._-")
 _BASE64_SYMBOLS = frozenset("+=")  # a piece of base64 (keys in base64 have rules of their own)
 # Syntax, not a value: a regex class (A-Z, a-z, 0-9), a power (**), a token paste (##),
-_SYNTAX = re.compile(r"A-Z|a-z|0-9|\*\*|##|%[0-9A-F]{2}|=\?")  # %-escapes, =?MIME?=
+_SYNTAX = lazy(r"A-Z|a-z|0-9|\*\*|##|%[0-9A-F]{2}|=\?")  # %-escapes, =?MIME?=
 _ARITHMETIC = frozenset("*+=")
 # A run of letters and digits no word or name has inside it (zk7zQz, M8Me); an
 # expression of names and numbers ("2*self.KL+1+i") has at most one kind of them.
-_ODD_SEGMENT = re.compile(r"[A-Za-z0-9]*(?:[a-z][A-Z]|[0-9][A-Za-z][0-9]|[A-Za-z][0-9][A-Za-z])[A-Za-z0-9]*")
-_HAS_STRONG = re.compile(r"[!#$%&*+=?@^~]")
-_NAME_EQUALS = re.compile(r"[A-Za-z_][A-Za-z_.-]*=")  # "name=value": judge the value
-_QUERY = re.compile(r"[A-Za-z_]\w*=[^&=]*&[A-Za-z_]\w*=")  # a=1&b=2
-_ESCAPE_END = re.compile(r"(?:\\[rnt])+$")  # send "...\r" in an expect script
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_ODD_SEGMENT = lazy(r"[A-Za-z0-9]*(?:[a-z][A-Z]|[0-9][A-Za-z][0-9]|[A-Za-z][0-9][A-Za-z])[A-Za-z0-9]*")
+_HAS_STRONG = lazy(r"[!#$%&*+=?@^~]")
+_NAME_EQUALS = lazy(r"[A-Za-z_][A-Za-z_.-]*=")  # "name=value": judge the value
+_QUERY = lazy(r"[A-Za-z_]\w*=[^&=]*&[A-Za-z_]\w*=")  # a=1&b=2
+_ESCAPE_END = lazy(r"(?:\\[rnt])+$")  # send "...\r" in an expect script
+_EMAIL = lazy(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def _symbol_rich(token: str) -> bool:
@@ -333,10 +334,10 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
 
 
 # A run of one character standing in for a value (ghp_xxxx..., T00000000, ****).
-_FILLER = re.compile(r"(?i:x{5,})|0{6,}|\*{4,}|•{3,}")
+_FILLER = lazy(r"(?i:x{5,})|0{6,}|\*{4,}|•{3,}")
 # Values encrypted for a secret manager: sops and hiera-eyaml ENC[...], Pulumi's
 # "secure: v1:...", a SealedSecret's encryptedData, an Ansible vault's body.
-_ENCRYPTED = re.compile(
+_ENCRYPTED = lazy(
     r"ENC\[[^\]]*\]?|\bsecure:\s*v1:\S+|\$ANSIBLE_VAULT;[^\n]*(?:\n[ \t]+[0-9a-f]+)*"
     r"|^([ \t]*)encryptedData:[^\n]*(?:\n\1[ \t]+[^\n]*)*", re.M)
 

@@ -16,7 +16,6 @@ Crash and race safety of an append:
 from __future__ import annotations
 
 import fcntl
-import random
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -71,11 +70,19 @@ def append_lock(state_dir: Path, ref_name: str, deadline: float) -> Iterator[Non
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     raise LogBusy(f"another git mem process kept {ref_name} locked") from None
-                time.sleep(random.uniform(0.002, 0.01))
+                time.sleep(_jitter(0.002, 0.01))
         try:
             yield
         finally:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _jitter(low: float, high: float) -> float:
+    """A random pause length, for a writer that lost a race (random is imported
+    here: an append without contention never needs it)."""
+    import random
+
+    return random.uniform(low, high)
 
 
 def _message(summary: str, lines: list[bytes], clock: int) -> str:
@@ -160,7 +167,7 @@ class Appender:
                 return Appended(commit, ref_name, lines)
             if time.monotonic() > deadline:
                 raise self._refs.busy(ref_name, attempt)
-            time.sleep(random.uniform(0.001, 0.004) * min(attempt, 10))
+            time.sleep(_jitter(0.001, 0.004) * min(attempt, 10))
 
     def _append_libgit2(
         self,
@@ -201,4 +208,4 @@ class Appender:
                 # rebuild on the new tip.
                 if time.monotonic() > deadline:
                     raise self._refs.busy(ref_name, attempt) from None
-                time.sleep(random.uniform(0.001, 0.004) * min(attempt, 10))
+                time.sleep(_jitter(0.001, 0.004) * min(attempt, 10))

@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any
 from .. import ops
 from . import discover as _discover
 from .gitcmd import Git, probe_memory, spawn_detached
-from . import code
-from .code import Change, Entry
 from .gitconfig import GitConfig
 from .history import History
 from .libgit2 import Libgit2
@@ -29,6 +27,7 @@ from .state import State
 
 if TYPE_CHECKING:
     from .append import Appender
+    from .code import Change, Entry
     from .purge import Purger, Purges
     from .sync import Sync
 
@@ -131,19 +130,26 @@ class Oplog:
         """HEAD's commit id, or None on an unborn branch."""
         return self._refs.head()
 
-    # -- the code memories are about (code.py) -----------------------------------------
+    # -- the code memories are about (code.py, imported on first use: a read of
+    # memories anchored to no code never needs it) -----------------------------------
 
     def code_entries(self, rev: str, paths: list[str]) -> dict[str, Entry]:
         """path -> what it is at ``rev`` (a blob or tree id), for paths that exist there."""
+        from . import code
+
         return code.entries(self.workdir, rev, paths)
 
     def code_change(self, path: str, anchor: Entry, commit: str | None, now: Entry | None,
                     head: str, lines: tuple[int, int] | None = None) -> Change:
         """How ``path`` changed from ``anchor`` (at ``commit``) to ``now`` (at ``head``)."""
+        from . import code
+
         return code.compare(self.workdir, path, anchor, commit, now, head, lines)
 
     def code_diff(self, rev: str | None) -> tuple[list[str], list[str]] | None:
         """(paths, identifiers) a change touches: the work tree against HEAD, or ``rev``."""
+        from . import code
+
         return code.diff(self.workdir, rev)
 
     # -- reading ---------------------------------------------------------------------

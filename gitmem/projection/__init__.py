@@ -15,7 +15,8 @@ Read the modules in this order:
 - ``usage``    the separate, local record of what recall handed out
 """
 
-from .fold import LogSource
+from typing import TYPE_CHECKING, Any
+
 from .graph import MAX_EDGES
 from .schema import DB_NAME, SCHEMA_VERSION, ProjectionCorrupt
 from .scope import Scope
@@ -36,3 +37,17 @@ __all__ = [
     "Scope",
     "Usage",
 ]
+
+
+if TYPE_CHECKING:
+    from .fold import LogSource
+
+
+def __getattr__(name: str) -> Any:
+    # The replay (fold, and the rules in gitmem.replay) loads with the first
+    # refresh that has something to replay, not with every read.
+    if name == "LogSource":
+        from .fold import LogSource
+
+        return LogSource
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

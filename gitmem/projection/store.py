@@ -21,13 +21,12 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from .. import ops
 from ..model import RefreshReport
-from . import code, fold, graph, queries, schema, signals
+from . import code, graph, queries, schema, signals
 from . import lexical as lexical_channel
-from .fold import Fold, LogSource
 from .schema import DB_NAME, ProjectionCorrupt, guarded, guarded_read
 from .scope import Scope
 from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, spread, top_slot
@@ -35,6 +34,9 @@ from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, spread, t
 # From this many vector rows, a process that scans more than once loads numpy for
 # the candidate pick (vectors.smallest): below it, heapq is as fast as the import is long.
 NUMPY_FROM = 20_000
+
+if TYPE_CHECKING:
+    from .fold import LogSource
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -241,6 +243,8 @@ class Projection:
         current = source.partitions()
         if not full and current == self.watermarks() and (not embed or self._vectors_current()):
             return report  # the common case: nothing moved, nothing walked
+        from .fold import Fold  # here: a read that finds nothing moved never loads it
+
         c = self._c
         replaying = Fold(c, verdict=self._verdict,
                          zero_row=lambda slot: self._vectors.zero_row(c, slot),
@@ -283,6 +287,8 @@ class Projection:
         """Why the gate would refuse this memory (None: it passes), cached by op id."""
         if self.quarantine_check is None:
             return None
+        from . import fold
+
         if self._qv is None:
             self._qv = self.quarantine_version()
         return fold.gate_verdict(self._c, op_id, memory, self.quarantine_check, self._qv)

@@ -1,0 +1,36 @@
+"""Regular expressions compiled the first time they are used.
+
+Why this exists: the scanners hold dozens of patterns, and re compiles a
+pattern in pure Python (20-300 us each). Most sit behind a cheaper test
+(a keyword, a digit, a symbol), so a text reaches only a few of them, and a
+fresh ``git mem add`` would otherwise compile every one at import.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, cast
+
+
+class _Lazy:
+    """Stands in for the compiled pattern: any attribute compiles it (once)."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, pattern: str, flags: int) -> None:
+        self._args = (pattern, flags)
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(*self._args)
+        return getattr(compiled, name)
+
+    def __repr__(self) -> str:
+        return f"lazy({self._args[0]!r})"
+
+
+def lazy(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile(pattern, flags)``, done when the pattern is first used."""
+    return cast("re.Pattern[str]", _Lazy(pattern, flags))
