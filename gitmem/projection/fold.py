@@ -53,8 +53,10 @@ def id_rowid(memory_id: str) -> int | None:
 
 def clear(c: sqlite3.Connection) -> None:
     """Empty every table the log fills (gate verdicts and meta survive)."""
-    for t in ("partitions", "ops", "links", "memories", "memories_fts", "skipped", "vec_rows",
-              "edges"):
+    # The index first, in one step: it holds no text of its own, so deleting its
+    # rows one by one would read each from the memories table.
+    c.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
+    for t in ("partitions", "ops", "links", "memories", "skipped", "vec_rows", "edges"):
         c.execute(f"DELETE FROM {t}")
 
 
@@ -113,7 +115,7 @@ class Fold:
         # rowid is not above the last one, and ours are the ids' bits, in no order:
         # inserted as they come, 100k rows take 6.5 s; sorted, in one go, 2.5 s.
         # Flushed before anything deletes from the index and at the end of a refresh.
-        self._fts_pending: list[tuple[int, str | None, str, str, str]] = []
+        self._fts_pending: list[tuple[int, str, str | None, str, str]] = []
 
     def _flush_fts(self) -> None:
         if self._fts_pending:
@@ -288,7 +290,8 @@ class Fold:
                     "VALUES (?, ?, 'supersede', ?, ?)",
                     (old, d.id, op.at, closes),
                 )
-            values = (d.id, m.kind, m.text, m.key, _json(m.tags), _json(m.entities),
+            tags, entities = _json(m.tags), _json(m.entities)
+            values = (d.id, m.kind, m.text, m.key, tags, entities,
                       m.importance, m.valid_from, m.valid_until, m.source, m.session,
                       m.anchors.commit, _json(m.anchors.paths), _json(op.supersedes),
                       ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email,
@@ -311,8 +314,9 @@ class Fold:
             if fts_row is None:
                 fts_row = (c.execute("SELECT max(fts) FROM memories").fetchone()[0] or 0) + 1
                 c.execute("UPDATE memories SET fts = ? WHERE id = ?", (fts_row, d.id))
-            self._fts_pending.append(
-                (fts_row, m.text, m.key or "", " ".join(m.tags), " ".join(m.entities)))
+            # The index reads these columns back from the row (memories_text) when it
+            # deletes it: what it is given here must be exactly what the row holds.
+            self._fts_pending.append((fts_row, m.text, m.key, tags, entities))
             if m.link is not None and m.kind == "edge":  # before a forget that came first
                 c.execute("INSERT OR IGNORE INTO edges(memory, src, predicate, dst, src_name, "
                           "dst_name) VALUES (?, ?, ?, ?, ?, ?)",
@@ -384,15 +388,21 @@ class Fold:
         ]
         st = replay.fold_status(effects)
         by = st.by
+        forgetting = st.status == "forgotten" and old_status != "forgotten"
+        if forgetting:
+            # Out of the index first: it finds the words to delete in the row as it
+            # was indexed (memories_text), before the row is scrubbed and forgotten.
+            self._flush_fts()
+            c.execute("DELETE FROM memories_fts WHERE rowid = "
+                      "(SELECT fts FROM memories WHERE rowid = ?)", (rowid,))
         c.execute(
             "UPDATE memories SET status = ?, retired_by = ?, retired_at = ?, "
             "retired_tz = ?, retired_reason = ? WHERE rowid = ?",
             (st.status, by.op_id if by else None, by.at if by else None,
              by.tz if by else None, by.reason if by else None, rowid),
         )
-        if st.status == "forgotten" and old_status != "forgotten":
-            # Tombstone: scrub every content field, here and in the index.
-            self._flush_fts()
+        if forgetting:
+            # Tombstone: scrub every content field.
             c.execute(
                 "UPDATE memories SET text = NULL, key = NULL, tags = '[]', "
                 "entities = '[]', source = NULL, session = NULL, paths = '[]', norm = NULL, "
@@ -400,8 +410,6 @@ class Fold:
                 "WHERE rowid = ?",
                 (rowid,),
             )
-            c.execute("DELETE FROM memories_fts WHERE rowid = "
-                      "(SELECT fts FROM memories WHERE rowid = ?)", (rowid,))
             code.drop_memory(c, memory_id)
             c.execute("DELETE FROM edges WHERE memory = ?", (memory_id,))
             self.scrubbed = True
@@ -426,6 +434,8 @@ class Fold:
             )
         ]
         self._flush_fts()
+        # (A forgotten memory's row is no longer in the index, nor in memories_text:
+        # deleting it again is a no-op, never a second removal of its words.)
         c.execute(
             "DELETE FROM memories_fts WHERE rowid IN (SELECT fts FROM memories WHERE ref = ?)",
             (ref,),

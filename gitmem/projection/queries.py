@@ -385,13 +385,16 @@ def skipped(c: sqlite3.Connection) -> list[Skipped]:
 def dump(c: sqlite3.Connection) -> str:
     """Every row that carries meaning, in a canonical order (for tests)."""
     out: list[str] = []
+    c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_words "
+              "USING fts5vocab(main, memories_fts, instance)")
     queries = [
         ("partitions", "SELECT ref, tip, last_clock FROM partitions ORDER BY ref"),
         ("ops", "SELECT * FROM ops ORDER BY id"),
         ("links", "SELECT target, op, type, at, closes FROM links ORDER BY target, op"),
         ("memories", f"SELECT {MEMORY_COLS}, norm FROM memories ORDER BY id"),
-        ("fts", "SELECT m.id, f.text, f.key, f.tags, f.entities FROM memories_fts f "
-                "JOIN memories m ON m.fts = f.rowid ORDER BY m.id"),
+        # What the full-text index holds (it stores no text: its words, where they are).
+        ("fts", "SELECT m.id, v.col, v.offset, v.term FROM temp.memories_fts_words v "
+                "JOIN memories m ON m.fts = v.doc ORDER BY m.id, v.col, v.offset"),
         ("skipped", "SELECT * FROM skipped ORDER BY ref, commit_id, line"),
         ("code_anchor_sets", "SELECT * FROM code_anchor_sets ORDER BY memory, clock, op"),
         ("code_anchors", "SELECT op, path, type, oid, commit_id, first_line, last_line, symbol "

@@ -40,7 +40,9 @@ from . import code
 # 12: who wrote a memory or confirm (by), a confirm's outcome, links (edges).
 # 13: memories_author (the context profile looks past a crowd author by author);
 #     ops_target and memories_session partial (NULLs left out).
-SCHEMA_VERSION = 13
+# 14: memories_fts indexes the memories table (external content, through the
+#     memories_text view): the text is stored once.
+SCHEMA_VERSION = 14
 DB_NAME = "projection.sqlite3"
 
 # SQLite primary result codes (https://sqlite.org/rescode.html).
@@ -313,15 +315,12 @@ def reset(c: sqlite3.Connection, meta: dict[str, str]) -> bool:
             check(c)  # whatever is there must be whole, or the caller rebuilds the file
             c.execute("COMMIT")  # another process set it up while we waited
             return False
-        tables = [
-            r[0]
-            for r in c.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' "
-                "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'memories_fts_%'"
-            )
-        ]
-        for t in tables:
-            c.execute(f'DROP TABLE IF EXISTS "{t}"')
+        dropped = c.execute(
+            "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'memories_fts_%'"
+        ).fetchall()
+        for typ, name in dropped:
+            c.execute(f'DROP {typ.upper()} IF EXISTS "{name}"')
         _create(c)
         c.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
         c.execute("COMMIT")
@@ -400,8 +399,17 @@ CREATE INDEX vec_rows_memory ON vec_rows(memory);
 CREATE INDEX memories_ref ON memories(ref, clock, id);
 CREATE INDEX memories_status ON memories(status, kind);
 CREATE INDEX memories_session ON memories(session, clock, id) WHERE session IS NOT NULL;
+-- The full-text index holds no copy of the text (external content): FTS5 reads a
+-- memory's indexed columns from this view only when it needs them (to delete its
+-- row from the index, or in an integrity check); ranking never does. Tags and
+-- entities are indexed as their JSON text: no tag or entity holds a control
+-- character, so JSON's escapes add no word. The view holds exactly the rows the
+-- index holds: a forgotten memory's row leaves the index before it is scrubbed.
+CREATE VIEW memories_text(fts, text, key, tags, entities) AS
+    SELECT fts, text, key, tags, entities FROM memories WHERE status != 'forgotten';
 CREATE VIRTUAL TABLE memories_fts USING fts5(
-    text, key, tags, entities, tokenize = 'porter unicode61 remove_diacritics 2'
+    text, key, tags, entities, content = 'memories_text', content_rowid = 'fts',
+    tokenize = 'porter unicode61 remove_diacritics 2'
 );
 -- The write gate's verdict per op id: a pure function of the op's bytes and the
 -- gate's version, so it survives rebuilds (only deleting the cache clears it).
