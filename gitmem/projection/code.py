@@ -82,9 +82,10 @@ def drop_memory(c: sqlite3.Connection, memory: str) -> None:
 
 def drop_ops_of(c: sqlite3.Connection, ref: str) -> None:
     """Fold: a partition's ops are going (rewritten or removed)."""
-    c.execute("DELETE FROM code_anchors WHERE op IN (SELECT id FROM ops WHERE ref = ?)", (ref,))
-    c.execute("DELETE FROM code_anchor_sets WHERE op IN (SELECT id FROM ops WHERE ref = ?)", (ref,))
-    c.execute("DELETE FROM memory_paths WHERE op IN (SELECT id FROM ops WHERE ref = ?)", (ref,))
+    for table in ("code_anchors", "code_anchor_sets", "memory_paths"):
+        # An add's op id is its memory's id (its row is in memories, not ops).
+        c.execute(f"DELETE FROM {table} WHERE op IN (SELECT id FROM ops WHERE ref = ?) "
+                  "OR op IN (SELECT id FROM memories WHERE ref = ?)", (ref, ref))
 
 
 # -- queries -------------------------------------------------------------------------

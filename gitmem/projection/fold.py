@@ -164,8 +164,9 @@ class Fold:
         report.partitions_rewritten = len(rewritten)
         # A first replay (nothing stored, empty tables) builds the indexes it does not
         # read at its end; the same transaction holds the drop, so a failure keeps them.
-        remake = (schema.drop_deferrable(c) if not stored and
-                  c.execute("SELECT 1 FROM ops LIMIT 1").fetchone() is None else [])
+        remake = (schema.drop_deferrable(c) if not stored and c.execute(
+            "SELECT 1 FROM memories UNION ALL SELECT 1 FROM ops LIMIT 1").fetchone() is None
+            else [])
         if remake:  # a first replay's random-order inserts: a page cache of 64 MiB for it
             c.execute("PRAGMA cache_size = -65536")
         complete = True
@@ -246,27 +247,30 @@ class Fold:
             (ref, commit, line, oid, reason),
         )
 
-    def _insert_op(self, ref: str, commit: str, d: replay.Decoded, target: str | None,
+    def _known_add(self, commit: str, d: replay.Decoded) -> bool:
+        """An add already replayed (set union): True, its memory row keeping the
+        smallest commit id, so the result does not depend on which copy came first.
+        (An add's op row is its memory's row: the ops table holds the others.)"""
+        cur = self._c.execute(
+            "UPDATE memories SET commit_id = min(commit_id, ?) WHERE id = ?", (commit, d.id))
+        return cur.rowcount > 0
+
+    def _insert_op(self, ref: str, commit: str, d: replay.Decoded, target: str,
                    reason: str | None) -> bool:
-        """Record an op; False if it was already known (set union)."""
+        """Record an op that targets a memory; False if it was already known (set union)."""
         op = d.op
         cur = self._c.execute(
             "INSERT INTO ops(id, type, ref, commit_id, clock, at, tz, author_name, "
             "author_email, target, reason, by, outcome) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT(id) DO NOTHING",
             (d.id, ops.op_type(op), ref, commit, op.clock, op.at, op.tz,
-             op.author.name, op.author.email, target, reason,
-             op.memory.by if isinstance(op, ops.AddOp) else getattr(op, "by", None),
+             op.author.name, op.author.email, target, reason, getattr(op, "by", None),
              getattr(op, "outcome", None)),
         )
         if cur.rowcount == 0:
-            # The same op reached us twice: keep the smallest commit id so the
-            # result does not depend on which copy came first.
+            # The same op reached us twice: keep the smallest commit id (as _known_add).
             self._c.execute(
                 "UPDATE ops SET commit_id = min(commit_id, ?) WHERE id = ?", (commit, d.id)
-            )
-            self._c.execute(
-                "UPDATE memories SET commit_id = min(commit_id, ?) WHERE id = ?", (commit, d.id)
             )
             return False
         return True
@@ -275,7 +279,7 @@ class Fold:
         op = d.op
         c = self._c
         if isinstance(op, ops.AddOp):
-            if not self._insert_op(ref, commit, d, None, None):
+            if self._known_add(commit, d):
                 return
             m = op.memory
             quarantine = self._verdict(d.id, op)
@@ -378,12 +382,16 @@ class Fold:
         if row is None:
             return  # not replayed yet: its add will call us when it arrives
         rowid, old_status, key = row
+        # The retiring op is an invalidate or a forget (in ops), or a superseding add
+        # (its row in memories).
         effects = [
             replay.Effect(op_id, typ, clock, at, tz, reason)
             for op_id, typ, clock, at, tz, reason in c.execute(
                 "SELECT o.id, l.type, o.clock, o.at, o.tz, o.reason FROM links l "
-                "JOIN ops o ON o.id = l.op WHERE l.target = ?",
-                (memory_id,),
+                "JOIN ops o ON o.id = l.op WHERE l.target = ? UNION ALL "
+                "SELECT m.id, l.type, m.clock, m.at, m.tz, NULL FROM links l "
+                "JOIN memories m ON m.id = l.op WHERE l.target = ?",
+                (memory_id, memory_id),
             )
         ]
         st = replay.fold_status(effects)
@@ -428,9 +436,10 @@ class Fold:
         targets = [
             r[0]
             for r in c.execute(
-                "SELECT DISTINCT l.target FROM links l JOIN ops o ON o.id = l.op "
-                "WHERE o.ref = ?",
-                (ref,),
+                "SELECT l.target FROM links l JOIN ops o ON o.id = l.op WHERE o.ref = ? "
+                "UNION SELECT l.target FROM links l JOIN memories m ON m.id = l.op "
+                "WHERE m.ref = ?",
+                (ref, ref),
             )
         ]
         self._flush_fts()
@@ -454,9 +463,10 @@ class Fold:
             "SELECT DISTINCT key FROM memories WHERE ref = ? AND key IS NOT NULL", (ref,))]
         c.execute("DELETE FROM edges WHERE memory IN (SELECT id FROM memories WHERE ref = ?)",
                   (ref,))
+        code.drop_ops_of(c, ref)  # (before the rows that say which ops are the partition's)
+        c.execute("DELETE FROM links WHERE op IN (SELECT id FROM ops WHERE ref = ?) "
+                  "OR op IN (SELECT id FROM memories WHERE ref = ?)", (ref, ref))
         c.execute("DELETE FROM memories WHERE ref = ?", (ref,))
-        code.drop_ops_of(c, ref)
-        c.execute("DELETE FROM links WHERE op IN (SELECT id FROM ops WHERE ref = ?)", (ref,))
         c.execute("DELETE FROM ops WHERE ref = ?", (ref,))
         c.execute("DELETE FROM skipped WHERE ref = ?", (ref,))
         c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))

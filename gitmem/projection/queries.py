@@ -19,7 +19,7 @@ import msgspec.structs
 
 from .. import ops
 from ..model import OpInfo, Record, Skipped
-from .rows import MEMORY_COLS, OP_COLS, opinfo, partition, record as _record
+from .rows import ADD_COLS, MEMORY_COLS, OP_COLS, opinfo, partition, record as _record
 from .scope import Scope, filters
 
 
@@ -77,12 +77,14 @@ def records(c: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Record]:
 
 
 def ops_touching(c: sqlite3.Connection, memory_id: str) -> list[OpInfo]:
-    """The add op of a memory and every op that targets it, in replay order."""
+    """The add op of a memory and every op that targets it, in replay order (the
+    adds among them, its own and any that supersede it, are memories' rows)."""
     rows = c.execute(
-        f"SELECT {OP_COLS} FROM ops o LEFT JOIN memories m ON m.id = o.id "
-        "WHERE o.id = ? OR o.target = ? OR o.id IN (SELECT op FROM links WHERE target = ?) "
-        "ORDER BY o.clock, o.id",
-        (memory_id, memory_id, memory_id),
+        f"SELECT {ADD_COLS} FROM memories m WHERE m.id = ? "
+        "OR m.id IN (SELECT op FROM links WHERE target = ?) UNION ALL "
+        f"SELECT {OP_COLS} FROM ops o WHERE o.target = ? "
+        "OR o.id IN (SELECT op FROM links WHERE target = ?) ORDER BY 5, 1",
+        (memory_id, memory_id, memory_id, memory_id),
     ).fetchall()
     return [opinfo(r) for r in rows]
 
@@ -90,17 +92,18 @@ def ops_touching(c: sqlite3.Connection, memory_id: str) -> list[OpInfo]:
 def log(c: sqlite3.Connection, limit: int | None = None,
         author: str | None = None) -> list[OpInfo]:
     """Ops in replay order; with ``limit``, the last ``limit`` of them."""
-    where, args = "", []
-    if author:
-        where = "WHERE (o.author_name LIKE ? OR o.author_email LIKE ?)"
-        args = [f"%{author}%", f"%{author}%"]
-    sql = f"SELECT {OP_COLS} FROM ops o LEFT JOIN memories m ON m.id = o.id {where} "
-    if limit is not None:
-        sql += "ORDER BY o.clock DESC, o.id DESC LIMIT ?"
-        rows = c.execute(sql, [*args, limit]).fetchall()[::-1]
-    else:
-        rows = c.execute(sql + "ORDER BY o.clock, o.id", args).fetchall()
-    return [opinfo(r) for r in rows]
+    rows: list[tuple[Any, ...]] = []
+    for cols, table, a in ((ADD_COLS, "memories", "m"), (OP_COLS, "ops", "o")):
+        sql, args = f"SELECT {cols} FROM {table} {a}", list[object]()
+        if author:
+            sql += f" WHERE ({a}.author_name LIKE ? OR {a}.author_email LIKE ?)"
+            args += [f"%{author}%", f"%{author}%"]
+        if limit is not None:  # the last ``limit`` of each (an index walk), merged below
+            sql += f" ORDER BY {a}.clock DESC, {a}.id DESC LIMIT ?"
+            args.append(limit)
+        rows += c.execute(sql, args).fetchall()
+    rows.sort(key=lambda r: (r[4], r[0]))
+    return [opinfo(r) for r in (rows if limit is None else rows[max(len(rows) - limit, 0):])]
 
 
 def best_per_memory(
@@ -173,8 +176,9 @@ def _believable_times(c: sqlite3.Connection, ids: list[str], horizon: int) -> di
     if not clocks:
         return out
     best, i = 0, 0
-    for clock, at in c.execute("SELECT clock, at FROM ops WHERE clock <= ? ORDER BY clock",
-                               (clocks[-1][0],)):
+    for clock, at in c.execute("SELECT clock, at FROM memories WHERE clock <= ? UNION ALL "
+                               "SELECT clock, at FROM ops WHERE clock <= ? ORDER BY clock",
+                               (clocks[-1][0], clocks[-1][0])):
         while i < len(clocks) and clocks[i][0] < clock:
             out[clocks[i][1]] = best
             i += 1
@@ -183,7 +187,9 @@ def _believable_times(c: sqlite3.Connection, ids: list[str], horizon: int) -> di
     for _, mid in clocks[i:]:
         out[mid] = best
     if any(v == 0 for v in out.values()):
-        oldest = c.execute("SELECT min(at) FROM ops WHERE at <= ?", (horizon,)).fetchone()[0]
+        oldest = c.execute("SELECT min(at) FROM (SELECT at FROM memories WHERE at <= ? "
+                           "UNION ALL SELECT at FROM ops WHERE at <= ?)",
+                           (horizon, horizon)).fetchone()[0]
         fallback = horizon if oldest is None else int(oldest)
         out = {mid: v or fallback for mid, v in out.items()}
     return out
@@ -352,7 +358,9 @@ def neighbours(c: sqlite3.Connection, ids: list[str], *, scope: Scope) -> dict[s
 
 def counts(c: sqlite3.Connection) -> dict[str, object]:
     """Ops by type, memories by status, and ops and authors per partition."""
-    by_type = dict(c.execute("SELECT type, count(*) FROM ops GROUP BY type").fetchall())
+    adds = c.execute("SELECT count(*) FROM memories").fetchone()[0]
+    by_type = {**({"add": adds} if adds else {}),
+               **dict(c.execute("SELECT type, count(*) FROM ops GROUP BY type").fetchall())}
     by_status = dict(
         c.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall()
     )
@@ -362,7 +370,8 @@ def counts(c: sqlite3.Connection) -> dict[str, object]:
         by_status["quarantined"] = quarantined
     per_ref: dict[str, dict[str, Any]] = {}
     for ref, name, email, n in c.execute(
-        "SELECT ref, author_name, author_email, count(*) FROM ops "
+        "SELECT ref, author_name, author_email, count(*) FROM (SELECT ref, author_name, "
+        "author_email FROM memories UNION ALL SELECT ref, author_name, author_email FROM ops) "
         "GROUP BY ref, author_name, author_email ORDER BY ref, author_name, author_email"
     ):
         entry = per_ref.setdefault(partition(ref), {"ops": 0, "authors": []})
@@ -389,7 +398,10 @@ def dump(c: sqlite3.Connection) -> str:
               "USING fts5vocab(main, memories_fts, instance)")
     queries = [
         ("partitions", "SELECT ref, tip, last_clock FROM partitions ORDER BY ref"),
-        ("ops", "SELECT * FROM ops ORDER BY id"),
+        ("ops", "SELECT id, 'add', ref, commit_id, clock, at, tz, author_name, author_email, "
+                "NULL, NULL, by, NULL FROM memories UNION ALL SELECT id, type, ref, commit_id, "
+                "clock, at, tz, author_name, author_email, target, reason, by, outcome FROM ops "
+                "ORDER BY 1"),
         ("links", "SELECT target, op, type, at, closes FROM links ORDER BY target, op"),
         ("memories", f"SELECT {MEMORY_COLS}, norm FROM memories ORDER BY id"),
         # What the full-text index holds (it stores no text: its words, where they are).

@@ -20,10 +20,15 @@ MEMORY_COLS = (
     "retired_reason, quarantine, shadowed_by, by, link"
 )
 
-# The columns of an op row (alias o) with its memory's text (alias m), for ``opinfo``.
+# The columns of an op, for ``opinfo``: an add's are its memory's row (alias m), with
+# its text; every other op's are its row in ops (alias o).
+ADD_COLS = (
+    "m.id, 'add', m.ref, m.commit_id, m.clock, m.at, m.tz, m.author_name, "
+    "m.author_email, NULL, NULL, m.text"
+)
 OP_COLS = (
     "o.id, o.type, o.ref, o.commit_id, o.clock, o.at, o.tz, o.author_name, "
-    "o.author_email, o.target, o.reason, m.text"
+    "o.author_email, o.target, o.reason, NULL"
 )
 
 

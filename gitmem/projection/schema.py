@@ -41,7 +41,8 @@ from . import code
 # 13: memories_author (the context profile looks past a crowd author by author);
 #     ops_target and memories_session partial (NULLs left out).
 # 14: memories_fts indexes the memories table (external content, through the
-#     memories_text view): the text is stored once.
+#     memories_text view): the text is stored once. An add's op is its memory's
+#     row (ops holds the other ops); memories_clock orders the log.
 SCHEMA_VERSION = 14
 DB_NAME = "projection.sqlite3"
 
@@ -285,7 +286,8 @@ def _create(c: sqlite3.Connection) -> None:
 # again at its end, a sort per index instead of a random B-tree insert per row (with
 # them in place the ops and memories inserts of a 100k replay take twice as long).
 DEFERRABLE = ("memories_key", "memories_top", "memories_author", "memories_norm", "memories_ref",
-              "memories_status", "memories_session", "ops_order", "ops_ref", "ops_target")
+              "memories_clock", "memories_status", "memories_session", "ops_order", "ops_ref",
+              "ops_target")
 
 
 def drop_deferrable(c: sqlite3.Connection) -> list[str]:
@@ -335,6 +337,9 @@ CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE partitions(
     ref TEXT PRIMARY KEY, tip TEXT NOT NULL, last_clock INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
+-- Every op but adds: an add's op row is its memory's row (memories holds its id,
+-- partition, commit, clock, time and author), so ops holds the few that target a
+-- memory (invalidate, forget, confirm).
 CREATE TABLE ops(
     id TEXT PRIMARY KEY, type TEXT NOT NULL, ref TEXT NOT NULL,
     commit_id TEXT NOT NULL, clock INTEGER NOT NULL, at INTEGER NOT NULL,
@@ -397,6 +402,8 @@ CREATE UNIQUE INDEX memories_vec ON memories(vec_slot);
 CREATE TABLE vec_rows(slot INTEGER PRIMARY KEY, memory INTEGER NOT NULL);
 CREATE INDEX vec_rows_memory ON vec_rows(memory);
 CREATE INDEX memories_ref ON memories(ref, clock, id);
+-- The log's order (clock, id) among adds; ties of a clock are few, sorted after.
+CREATE INDEX memories_clock ON memories(clock);
 CREATE INDEX memories_status ON memories(status, kind);
 CREATE INDEX memories_session ON memories(session, clock, id) WHERE session IS NOT NULL;
 -- The full-text index holds no copy of the text (external content): FTS5 reads a
