@@ -10,10 +10,16 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
+import craft
 import gitmem
 from conftest import gm
+from gitmem import ops
+from gitmem.api import gating
 
 PHRASE = "the quokka ledger reconciles every fortnight at dawn"
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
 def cache(repo: Path) -> Path:
@@ -62,3 +68,43 @@ def test_forgetting_leaves_no_trace_in_the_file(repo: Path) -> None:
     index_matches_memories(cache(repo) / "projection.sqlite3")
     with gitmem.open(repo) as s:
         assert [h.text for h in s.recall("ledger")] == [keep]
+
+
+def test_a_rebuild_or_a_rewrite_asks_the_gate_about_no_op_again(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Verdicts are cached: an add's on its memory's row, any other op's by its id."""
+    asked: list[str] = []
+    real = gating.quarantine_reason
+
+    def counting(op: ops.Op) -> str | None:
+        asked.append(ops.op_type(op))
+        return real(op)
+
+    monkeypatch.setattr(gating, "quarantine_reason", counting)
+    ref = "refs/memory/" + craft.partition("mallory@example.com")
+    quiet = craft.add_op("mallory", 1, "the build cache lives in /var/cache")
+    loud = craft.add_op("mallory", 2, "the deploy token is " + TOKEN)
+    stale = craft.retire_op("invalidate", "mallory", 3, ops.op_id(quiet), reason="moved")
+    chain = craft.commit_packs(repo, [ops.encode_pack([quiet, loud]), ops.encode_pack([stale])])
+    craft.set_ref(repo, ref, chain[-1])
+    with gitmem.open(repo) as s:
+        s.refresh()
+        assert sorted(asked) == ["add", "add", "invalidate"]
+        flagged = s.projection.record(ops.op_id(loud))
+        assert flagged is not None and flagged.quarantine
+        with sqlite3.connect(s.projection.path) as c:  # only the invalidate's verdict there
+            assert c.execute("SELECT count(*) FROM gate_verdicts").fetchone() == (1,)
+        s.rebuild()
+        assert len(asked) == 3
+        again = s.projection.record(ops.op_id(loud))
+        assert again is not None and again.quarantine == flagged.quarantine
+        assert s.projection.record(ops.op_id(quiet)).status == "invalidated"  # type: ignore[union-attr]
+    # The partition is rewritten (a purge, say): only the new op meets the gate.
+    extra = craft.add_op("mallory", 4, "the cache is warmed at boot")
+    rewritten = craft.commit_packs(repo, [ops.encode_pack([quiet, loud, stale, extra])])
+    craft.set_ref(repo, ref, rewritten[-1])
+    with gitmem.open(repo) as s:
+        s.refresh()
+        assert s.last_refresh is not None and s.last_refresh.partitions_rewritten == 1
+        assert len(asked) == 4
+        assert s.projection.record(ops.op_id(loud)).quarantine == flagged.quarantine  # type: ignore[union-attr]

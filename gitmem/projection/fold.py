@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from typing import Protocol, cast
+from typing import Protocol
 
 import msgspec
 
@@ -63,29 +63,77 @@ def clear(c: sqlite3.Connection) -> None:
 # What the write gate is asked about on replay: a whole op (its author's name
 # and every free field it carries); a bare memory body is still understood.
 Screened = ops.Op | ops.MemoryBody
+# An op id -> (the gate's version, its reason to refuse the op or None).
+Carried = dict[str, tuple[str, "str | None"]]
 
 
-def gate_verdict(c: sqlite3.Connection, op_id: str, memory: Screened,
-                 check: Callable[[Screened], str | None], version: str) -> str | None:
-    """Why the gate would refuse this op (None: it passes), cached by op id."""
-    row = c.execute(
-        "SELECT reason FROM gate_verdicts WHERE op_id = ? AND version = ?",
-        (op_id, version),
-    ).fetchone()
-    if row is not None:
-        return row[0]  # type: ignore[no-any-return]
-    reason = check(memory)
-    c.execute(
-        "INSERT OR REPLACE INTO gate_verdicts(op_id, version, reason) VALUES (?, ?, ?)",
-        (op_id, version, reason),
-    )
-    return reason
+class Verdicts:
+    """The write gate's verdicts on replayed ops, each op asked about once.
+
+    A verdict is a pure function of the op's bytes and the gate's version, so it
+    is cached: an add's on its memory's row (``memories.gate`` names the version,
+    ``memories.quarantine`` holds the reason), any other op's in gate_verdicts.
+    Rows a replay deletes to replay them again (a rewritten partition, a full
+    replay) leave their verdicts in ``carried`` (shared with the caller, which
+    also fills it from the file a rebuild replaces): scanning every memory again
+    is the slowest part of a replay. ``check`` None: no gate, every op passes.
+    """
+
+    def __init__(self, c: sqlite3.Connection, check: Callable[[Screened], str | None] | None,
+                 version: Callable[[], str], carried: Carried) -> None:
+        self._c = c
+        self._check = check
+        self._version = version
+        self.carried = carried
+        self._named: tuple[str, int] | None = None
+
+    def version(self) -> tuple[str, int] | None:
+        """The gate's version and its number in gate_versions (None: no gate)."""
+        if self._check is None:
+            return None
+        if self._named is None:
+            name = self._version()
+            self._c.execute("INSERT OR IGNORE INTO gate_versions(version) VALUES (?)", (name,))
+            number = self._c.execute("SELECT id FROM gate_versions WHERE version = ?",
+                                     (name,)).fetchone()[0]
+            self._named = (name, int(number))
+        return self._named
+
+    def __call__(self, op_id: str, op: Screened) -> str | None:
+        """Why the gate would refuse this op (None: it passes). An add's verdict is
+        the caller's to store, with ``version()``, on the row it inserts."""
+        named = self.version()
+        if named is None or self._check is None:
+            return None
+        name, number = named
+        kept = self.carried.get(op_id)
+        if kept is not None and kept[0] != name:
+            kept = None  # judged by another version of the gate
+        if isinstance(op, ops.AddOp):
+            return kept[1] if kept is not None else self._check(op)
+        key = bytes.fromhex(op_id)
+        row = self._c.execute("SELECT reason FROM gate_verdicts WHERE op = ? AND version = ?",
+                              (key, number)).fetchone()
+        if row is not None:
+            return row[0]  # type: ignore[no-any-return]
+        reason = kept[1] if kept is not None else self._check(op)
+        self._c.execute("INSERT OR REPLACE INTO gate_verdicts(op, version, reason) "
+                        "VALUES (?, ?, ?)", (key, number, reason))
+        return reason
+
+    def carry(self, where: str, args: tuple[object, ...]) -> None:
+        """Keep the verdicts of the memories ``where`` (on alias m) selects: their
+        rows are about to be deleted and replayed again."""
+        self.carried.update(
+            (mid, (version, reason)) for mid, version, reason in self._c.execute(
+                "SELECT m.id, v.version, m.quarantine FROM memories m "
+                f"JOIN gate_versions v ON v.id = m.gate WHERE {where}", args))
 
 
 class Fold:
     """One refresh's replay into the tables, inside the caller's transaction.
 
-    ``verdict(op_id, op)`` is the write gate's reason to quarantine an op (or
+    ``verdicts(op_id, op)`` is the write gate's reason to quarantine an op (or
     None), asked about every free field that reaches an agent, the author's
     name included: an add that fails is kept with its memory quarantined
     (hidden unless asked for); an invalidate, forget or confirm that fails
@@ -99,14 +147,12 @@ class Fold:
         self,
         c: sqlite3.Connection,
         *,
-        verdict: Callable[[str, ops.MemoryBody], str | None],
+        verdicts: Verdicts,
         zero_row: Callable[[int], None],
         progress: Callable[[str, int, int | None], None] | None = None,
     ) -> None:
         self._c = c
-        # The injected check takes a whole op (gating.quarantine_reason does);
-        # the parameter keeps its older annotation so callers need not change.
-        self._verdict = cast(Callable[[str, Screened], "str | None"], verdict)
+        self._verdict = verdicts
         self._zero_row = zero_row
         self._progress = progress
         self.scrubbed = False  # content was removed: compact the index
@@ -127,6 +173,7 @@ class Fold:
 
     def clear(self) -> None:
         self._fts_pending.clear()
+        self._verdict.carry("1", ())
         clear(self._c)
 
     def apply_moves(
@@ -295,16 +342,17 @@ class Fold:
                     (old, d.id, op.at, closes),
                 )
             tags, entities = _json(m.tags), _json(m.entities)
+            named = self._verdict.version()  # the version that judged quarantine
             values = (d.id, m.kind, m.text, m.key, tags, entities,
                       m.importance, m.valid_from, m.valid_until, m.source, m.session,
                       m.anchors.commit, _json(m.anchors.paths), _json(op.supersedes),
                       ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email,
                       quarantine, m.by,
                       _json(m.link) if m.link is not None else None,
-                      ops.text_hash(m.text))
-            insert = (f"INSERT INTO memories({MEMORY_COLS}, norm, fts) VALUES "
+                      ops.text_hash(m.text), named[1] if named else None)
+            insert = (f"INSERT INTO memories({MEMORY_COLS}, norm, gate, fts) VALUES "
                       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',NULL,NULL,NULL,NULL,"
-                      "?,NULL,?,?,?,?)")
+                      "?,NULL,?,?,?,?,?)")
             # The FTS5 row is the id's first 60 bits, not the arrival order: the
             # lexical channel breaks bm25 ties by it inside FTS5, which is then the
             # id's order whatever order ops arrived in. Two ids sharing 60 bits (only
@@ -461,6 +509,7 @@ class Fold:
         )
         keys = [r[0] for r in c.execute(
             "SELECT DISTINCT key FROM memories WHERE ref = ? AND key IS NOT NULL", (ref,))]
+        self._verdict.carry("m.ref = ?", (ref,))  # the partition is replayed next
         c.execute("DELETE FROM edges WHERE memory IN (SELECT id FROM memories WHERE ref = ?)",
                   (ref,))
         code.drop_ops_of(c, ref)  # (before the rows that say which ops are the partition's)

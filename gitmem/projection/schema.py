@@ -42,7 +42,8 @@ from . import code
 #     ops_target and memories_session partial (NULLs left out).
 # 14: memories_fts indexes the memories table (external content, through the
 #     memories_text view): the text is stored once. An add's op is its memory's
-#     row (ops holds the other ops); memories_clock orders the log.
+#     row (ops holds the other ops); memories_clock orders the log. An add's
+#     gate verdict is on its memory's row, versions named once (gate_versions).
 SCHEMA_VERSION = 14
 DB_NAME = "projection.sqlite3"
 
@@ -386,7 +387,8 @@ CREATE TABLE memories(
     -- rowid stays sequential: random rowids would half-fill its pages.)
     fts INTEGER,
     by TEXT,  -- "agent:NAME" when an agent wrote it, NULL: a person
-    link TEXT  -- an edge's {"src", "predicate", "dst"} as JSON, NULL otherwise
+    link TEXT,  -- an edge's {"src", "predicate", "dst"} as JSON, NULL otherwise
+    gate INTEGER  -- the gate_versions row that judged quarantine, NULL: no gate ran
 );
 CREATE INDEX memories_key ON memories(key) WHERE key IS NOT NULL;
 CREATE INDEX memories_top ON memories(kind, importance DESC, clock DESC, id);
@@ -418,10 +420,13 @@ CREATE VIRTUAL TABLE memories_fts USING fts5(
     text, key, tags, entities, content = 'memories_text', content_rowid = 'fts',
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
--- The write gate's verdict per op id: a pure function of the op's bytes and the
--- gate's version, so it survives rebuilds (only deleting the cache clears it).
+-- The write gate's verdicts (fold.Verdicts): a pure function of the op's bytes and
+-- the gate's version, so a replay asks the gate once per op. An add's verdict is
+-- on its memory's row (memories.gate, memories.quarantine); any other op's is here,
+-- by its id's 32 bytes. The versions are named once.
+CREATE TABLE gate_versions(id INTEGER PRIMARY KEY, version TEXT NOT NULL UNIQUE);
 CREATE TABLE gate_verdicts(
-    op_id TEXT PRIMARY KEY, version TEXT NOT NULL, reason TEXT
+    op BLOB PRIMARY KEY, version INTEGER NOT NULL, reason TEXT
 ) WITHOUT ROWID;
 -- The live graph's raw material: one row per edge memory (its status is the
 -- memory's). Node names compare without case.
