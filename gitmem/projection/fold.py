@@ -22,7 +22,15 @@ import msgspec
 from .. import ops, replay
 from ..model import RefreshReport
 from . import code, schema
-from .rows import MEMORY_COLS, partition
+from .rows import norm, oid_bytes, partition
+
+
+# The columns an add fills, in the order Fold._apply gives them.
+_MEMORY_INSERT = (
+    "id, kind, text, key, tags, entities, importance, valid_from, valid_until, source, "
+    "session, anchor_commit, paths, supersedes, part, commit_id, clock, at, tz, author, "
+    "status, quarantine, by, link, norm, gate, fts"
+)
 
 
 class LogSource(Protocol):
@@ -56,7 +64,8 @@ def clear(c: sqlite3.Connection) -> None:
     # The index first, in one step: it holds no text of its own, so deleting its
     # rows one by one would read each from the memories table.
     c.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
-    for t in ("partitions", "ops", "links", "memories", "skipped", "vec_rows", "edges"):
+    for t in ("partitions", "authors", "ops", "links", "memories", "skipped", "vec_rows",
+              "edges"):
         c.execute(f"DELETE FROM {t}")
 
 
@@ -157,6 +166,7 @@ class Fold:
         self._progress = progress
         self.scrubbed = False  # content was removed: compact the index
         self._dirty_keys: set[str] = set()  # keys whose conflict winner must be recomputed
+        self._authors: dict[tuple[str, str], int] = {}  # (name, email) -> authors row
         # Full-text rows not yet inserted. FTS5 flushes its pending terms whenever a
         # rowid is not above the last one, and ours are the ids' bits, in no order:
         # inserted as they come, 100k rows take 6.5 s; sorted, in one go, 2.5 s.
@@ -174,6 +184,7 @@ class Fold:
     def clear(self) -> None:
         self._fts_pending.clear()
         self._verdict.carry("1", ())
+        self._authors.clear()
         clear(self._c)
 
     def apply_moves(
@@ -227,10 +238,9 @@ class Fold:
                 break
             report.partitions_changed += 1
             name = partition(ref)
-            last = 0
-            if since is not None:
-                row = c.execute("SELECT last_clock FROM partitions WHERE ref = ?", (ref,)).fetchone()
-                last = row[0] if row else 0
+            c.execute("INSERT INTO partitions(ref) VALUES (?) ON CONFLICT(ref) DO NOTHING", (ref,))
+            part, last = c.execute("SELECT id, last_clock FROM partitions WHERE ref = ?",
+                                   (ref,)).fetchone()
             # The clock bound is checked against this partition's own history,
             # whose last accepted clock is stored with its tip (see ClockGuard).
             guard = replay.ClockGuard(last)
@@ -254,18 +264,16 @@ class Fold:
                         self._skip(ref, commit, item.line, item.id, item.reason)
                         report.ops_skipped += 1
                     else:
-                        self._apply(ref, commit, item)
+                        self._apply(part, commit, item)
                         report.ops_applied += 1
                         if self._progress is not None and report.ops_applied % 500 == 0:
                             self._progress("replaying ops", report.ops_applied, None)
                 reached, progressed = commit, True
-            if reached is None:
-                continue  # stopped before this partition's first commit
-            c.execute(
-                "INSERT INTO partitions(ref, tip, last_clock) VALUES (?, ?, ?) "
-                "ON CONFLICT(ref) DO UPDATE SET tip = excluded.tip, last_clock = excluded.last_clock",
-                (ref, reached, guard.last),
-            )
+            if reached is None:  # stopped before this partition's first commit
+                c.execute("DELETE FROM partitions WHERE id = ? AND tip IS NULL", (part,))
+                continue
+            c.execute("UPDATE partitions SET tip = ?, last_clock = ? WHERE id = ?",
+                      (reached, guard.last, part))
             if not complete:
                 break
         for ref in gone:
@@ -287,14 +295,14 @@ class Fold:
         reason = self._verdict(d.id, d.op)
         return replay.Skip(d.line, f"quarantined: {reason}", d.id) if reason else d
 
-    def _skip(self, ref: str, commit: str, line: int, oid: str | None, reason: str) -> None:
+    def _skip(self, ref: str, commit: str, line: int, op_id: str | None, reason: str) -> None:
         self._c.execute(
             "INSERT OR REPLACE INTO skipped(ref, commit_id, line, op_id, reason) "
             "VALUES (?, ?, ?, ?, ?)",
-            (ref, commit, line, oid, reason),
+            (ref, commit, line, op_id, reason),
         )
 
-    def _known_add(self, commit: str, d: replay.Decoded) -> bool:
+    def _known_add(self, commit: bytes, d: replay.Decoded) -> bool:
         """An add already replayed (set union): True, its memory row keeping the
         smallest commit id, so the result does not depend on which copy came first.
         (An add's op row is its memory's row: the ops table holds the others.)"""
@@ -302,16 +310,27 @@ class Fold:
             "UPDATE memories SET commit_id = min(commit_id, ?) WHERE id = ?", (commit, d.id))
         return cur.rowcount > 0
 
-    def _insert_op(self, ref: str, commit: str, d: replay.Decoded, target: str,
+    def _author(self, author: ops.Author) -> int:
+        """The authors row of a name and email (made on first sight)."""
+        number = self._authors.get((author.name, author.email))
+        if number is None:
+            c = self._c
+            c.execute("INSERT INTO authors(name, email) VALUES (?, ?) "
+                      "ON CONFLICT(email, name) DO NOTHING", (author.name, author.email))
+            number = int(c.execute("SELECT id FROM authors WHERE email = ? AND name = ?",
+                                   (author.email, author.name)).fetchone()[0])
+            self._authors[(author.name, author.email)] = number
+        return number
+
+    def _insert_op(self, part: int, commit: bytes, d: replay.Decoded, target: str,
                    reason: str | None) -> bool:
         """Record an op that targets a memory; False if it was already known (set union)."""
         op = d.op
         cur = self._c.execute(
-            "INSERT INTO ops(id, type, ref, commit_id, clock, at, tz, author_name, "
-            "author_email, target, reason, by, outcome) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
-            "ON CONFLICT(id) DO NOTHING",
-            (d.id, ops.op_type(op), ref, commit, op.clock, op.at, op.tz,
-             op.author.name, op.author.email, target, reason, getattr(op, "by", None),
+            "INSERT INTO ops(id, type, part, commit_id, clock, at, tz, author, target, reason, "
+            "by, outcome) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING",
+            (d.id, ops.op_type(op), part, commit, op.clock, op.at, op.tz,
+             self._author(op.author), target, reason, getattr(op, "by", None),
              getattr(op, "outcome", None)),
         )
         if cur.rowcount == 0:
@@ -322,9 +341,10 @@ class Fold:
             return False
         return True
 
-    def _apply(self, ref: str, commit: str, d: replay.Decoded) -> None:
+    def _apply(self, part: int, hex_commit: str, d: replay.Decoded) -> None:
         op = d.op
         c = self._c
+        commit = bytes.fromhex(hex_commit)
         if isinstance(op, ops.AddOp):
             if self._known_add(commit, d):
                 return
@@ -345,14 +365,13 @@ class Fold:
             named = self._verdict.version()  # the version that judged quarantine
             values = (d.id, m.kind, m.text, m.key, tags, entities,
                       m.importance, m.valid_from, m.valid_until, m.source, m.session,
-                      m.anchors.commit, _json(m.anchors.paths), _json(op.supersedes),
-                      ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email,
+                      oid_bytes(m.anchors.commit), _json(m.anchors.paths), _json(op.supersedes),
+                      part, commit, op.clock, op.at, op.tz, self._author(op.author),
                       quarantine, m.by,
                       _json(m.link) if m.link is not None else None,
-                      ops.text_hash(m.text), named[1] if named else None)
-            insert = (f"INSERT INTO memories({MEMORY_COLS}, norm, gate, fts) VALUES "
-                      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',NULL,NULL,NULL,NULL,"
-                      "?,NULL,?,?,?,?,?)")
+                      norm(m.text), named[1] if named else None)
+            insert = (f"INSERT INTO memories({_MEMORY_INSERT}) VALUES "
+                      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',?,?,?,?,?,?)")
             # The FTS5 row is the id's first 60 bits, not the arrival order: the
             # lexical channel breaks bm25 ties by it inside FTS5, which is then the
             # id's order whatever order ops arrived in. Two ids sharing 60 bits (only
@@ -384,7 +403,7 @@ class Fold:
             if m.key is not None:
                 self._dirty_keys.add(m.key)
         elif isinstance(op, (ops.InvalidateOp, ops.ForgetOp)):
-            if not self._insert_op(ref, commit, d, op.target, op.reason):
+            if not self._insert_op(part, commit, d, op.target, op.reason):
                 return
             c.execute(
                 "INSERT OR IGNORE INTO links(target, op, type, at, closes) VALUES (?, ?, ?, ?, ?)",
@@ -394,7 +413,7 @@ class Fold:
         elif isinstance(op, ops.ConfirmOp):
             # Reinforcement (counted by ranking straight from the ops table), and
             # with anchors a re-anchoring at the code as it was then.
-            if (self._insert_op(ref, commit, d, op.target, op.reason) and op.anchors is not None
+            if (self._insert_op(part, commit, d, op.target, op.reason) and op.anchors is not None
                     and c.execute("SELECT 1 FROM memories WHERE id = ? AND status = 'forgotten'",
                                   (op.target,)).fetchone() is None):
                 # (A forgotten memory keeps no paths, whichever op came first.)
@@ -477,46 +496,48 @@ class Fold:
     def _drop_partition(self, ref: str) -> bool:
         """Remove every row a partition contributed. False if a full replay is needed."""
         c = self._c
+        row = c.execute("SELECT id FROM partitions WHERE ref = ?", (ref,)).fetchone()
+        part = row[0] if row else None
         if c.execute(
-            "SELECT 1 FROM ops WHERE ref = ? AND type = 'forget' LIMIT 1", (ref,)
+            "SELECT 1 FROM ops WHERE part = ? AND type = 'forget' LIMIT 1", (part,)
         ).fetchone():
             return False
         targets = [
             r[0]
             for r in c.execute(
-                "SELECT l.target FROM links l JOIN ops o ON o.id = l.op WHERE o.ref = ? "
+                "SELECT l.target FROM links l JOIN ops o ON o.id = l.op WHERE o.part = ? "
                 "UNION SELECT l.target FROM links l JOIN memories m ON m.id = l.op "
-                "WHERE m.ref = ?",
-                (ref, ref),
+                "WHERE m.part = ?",
+                (part, part),
             )
         ]
         self._flush_fts()
         # (A forgotten memory's row is no longer in the index, nor in memories_text:
         # deleting it again is a no-op, never a second removal of its words.)
         c.execute(
-            "DELETE FROM memories_fts WHERE rowid IN (SELECT fts FROM memories WHERE ref = ?)",
-            (ref,),
+            "DELETE FROM memories_fts WHERE rowid IN (SELECT fts FROM memories WHERE part = ?)",
+            (part,),
         )
         self.scrubbed = True  # a rewritten partition may have dropped content (a purge)
         for (slot,) in c.execute(
-            "SELECT slot FROM vec_rows WHERE memory IN (SELECT rowid FROM memories WHERE ref = ?)",
-            (ref,),
+            "SELECT slot FROM vec_rows WHERE memory IN (SELECT rowid FROM memories WHERE part = ?)",
+            (part,),
         ).fetchall():
             self._zero_row(slot)  # orphaned rows must not weigh on anything
         c.execute(
-            "DELETE FROM vec_rows WHERE memory IN (SELECT rowid FROM memories WHERE ref = ?)",
-            (ref,),
+            "DELETE FROM vec_rows WHERE memory IN (SELECT rowid FROM memories WHERE part = ?)",
+            (part,),
         )
         keys = [r[0] for r in c.execute(
-            "SELECT DISTINCT key FROM memories WHERE ref = ? AND key IS NOT NULL", (ref,))]
-        self._verdict.carry("m.ref = ?", (ref,))  # the partition is replayed next
-        c.execute("DELETE FROM edges WHERE memory IN (SELECT id FROM memories WHERE ref = ?)",
-                  (ref,))
-        code.drop_ops_of(c, ref)  # (before the rows that say which ops are the partition's)
-        c.execute("DELETE FROM links WHERE op IN (SELECT id FROM ops WHERE ref = ?) "
-                  "OR op IN (SELECT id FROM memories WHERE ref = ?)", (ref, ref))
-        c.execute("DELETE FROM memories WHERE ref = ?", (ref,))
-        c.execute("DELETE FROM ops WHERE ref = ?", (ref,))
+            "SELECT DISTINCT key FROM memories WHERE part = ? AND key IS NOT NULL", (part,))]
+        self._verdict.carry("m.part = ?", (part,))  # the partition is replayed next
+        c.execute("DELETE FROM edges WHERE memory IN (SELECT id FROM memories WHERE part = ?)",
+                  (part,))
+        code.drop_ops_of(c, part)  # (before the rows that say which ops are the partition's)
+        c.execute("DELETE FROM links WHERE op IN (SELECT id FROM ops WHERE part = ?) "
+                  "OR op IN (SELECT id FROM memories WHERE part = ?)", (part, part))
+        c.execute("DELETE FROM memories WHERE part = ?", (part,))
+        c.execute("DELETE FROM ops WHERE part = ?", (part,))
         c.execute("DELETE FROM skipped WHERE ref = ?", (ref,))
         c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
         for t in targets:

@@ -19,7 +19,7 @@ import msgspec.structs
 
 from .. import ops
 from ..model import OpInfo, Record, Skipped
-from .rows import ADD_COLS, MEMORY_COLS, OP_COLS, opinfo, partition, record as _record
+from .rows import ADD_COLS, MEMORY_COLS, OP_COLS, norm, opinfo, partition, record as _record
 from .scope import Scope, filters
 
 
@@ -35,7 +35,7 @@ def by_ids(c: sqlite3.Connection, sql: str, ids: Iterable[object],
 
 def watermarks(c: sqlite3.Connection) -> dict[str, str]:
     """Each partition ref and the tip the projection has replayed."""
-    return dict(c.execute("SELECT ref, tip FROM partitions").fetchall())
+    return dict(c.execute("SELECT ref, tip FROM partitions WHERE tip IS NOT NULL").fetchall())
 
 
 def clock_bounds(c: sqlite3.Connection, ref: str) -> tuple[int, int]:
@@ -64,7 +64,7 @@ def resolve_prefix(c: sqlite3.Connection, prefix: str) -> list[str]:
 
 def record(c: sqlite3.Connection, memory_id: str) -> Record | None:
     row = c.execute(
-        f"SELECT {MEMORY_COLS} FROM memories WHERE id = ?", (memory_id,)
+        f"SELECT {MEMORY_COLS} FROM memories m WHERE m.id = ?", (memory_id,)
     ).fetchone()
     return _record(row) if row else None
 
@@ -72,7 +72,7 @@ def record(c: sqlite3.Connection, memory_id: str) -> Record | None:
 def records(c: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Record]:
     return {
         row[0]: _record(row)
-        for row in by_ids(c, f"SELECT {MEMORY_COLS} FROM memories WHERE id IN", ids)
+        for row in by_ids(c, f"SELECT {MEMORY_COLS} FROM memories m WHERE m.id IN", ids)
     }
 
 
@@ -96,7 +96,8 @@ def log(c: sqlite3.Connection, limit: int | None = None,
     for cols, table, a in ((ADD_COLS, "memories", "m"), (OP_COLS, "ops", "o")):
         sql, args = f"SELECT {cols} FROM {table} {a}", list[object]()
         if author:
-            sql += f" WHERE ({a}.author_name LIKE ? OR {a}.author_email LIKE ?)"
+            sql += (f" WHERE {a}.author IN (SELECT au.id FROM authors au "
+                    "WHERE au.name LIKE ? OR au.email LIKE ?)")
             args += [f"%{author}%", f"%{author}%"]
         if limit is not None:  # the last ``limit`` of each (an index walk), merged below
             sql += f" ORDER BY {a}.clock DESC, {a}.id DESC LIMIT ?"
@@ -222,8 +223,8 @@ def top(c: sqlite3.Connection, scope: Scope, *, keyed: bool | None = None,
         others = authors(c, MAX_AUTHORS + 1)
         if len(others) <= MAX_AUTHORS:  # each other author's best, merged
             crowd = set(scope.not_by)
-            rows = [r for email in others if email not in crowd
-                    for r in _top(c, scope, keyed, limit, email)]
+            rows = [r for number, email in others if email not in crowd
+                    for r in _top(c, scope, keyed, limit, number)]
             rows.sort(key=lambda r: (-r.importance, -r.clock, r.id))
             return rows[:limit]
     return _top(c, scope, keyed, limit)
@@ -235,13 +236,13 @@ MAX_AUTHORS = 64
 
 
 def _top(c: sqlite3.Connection, scope: Scope, keyed: bool | None, limit: int,
-         author: str | None = None) -> list[Record]:
+         author: int | None = None) -> list[Record]:
     sql = f"SELECT {MEMORY_COLS} FROM memories m"
     if author is not None:
         # INDEXED BY: one author's rows of the kind, in importance order. (Walking
         # memories_top past a crowd reads every row the crowd wrote: 37 ms a kind
         # at 100k for the few memories anyone else wrote.)
-        sql += " INDEXED BY memories_author WHERE m.author_email = ?"
+        sql += " INDEXED BY memories_author WHERE m.author = ?"
         args: list[object] = [author]
     else:
         sql += " WHERE 1 = 1"
@@ -253,15 +254,13 @@ def _top(c: sqlite3.Connection, scope: Scope, keyed: bool | None, limit: int,
     return [_record(r) for r in c.execute(sql, [*args, limit])]
 
 
-def authors(c: sqlite3.Connection, limit: int) -> list[str]:
-    """Up to ``limit`` distinct author emails, in order: one index seek each."""
-    out: list[str] = []
-    row = c.execute("SELECT min(author_email) FROM memories").fetchone()
-    while row[0] is not None and len(out) < limit:
-        out.append(row[0])
-        row = c.execute("SELECT min(author_email) FROM memories WHERE author_email > ?",
-                        (row[0],)).fetchone()
-    return out
+def authors(c: sqlite3.Connection, limit: int) -> list[tuple[int, str]]:
+    """Up to ``limit`` authors of memories (an authors row and its email; one
+    person under two names is two), in order of email: an index seek each."""
+    return [(int(n), str(e)) for n, e in c.execute(
+        "SELECT a.id, a.email FROM authors a WHERE EXISTS "
+        "(SELECT 1 FROM memories m WHERE m.author = a.id) ORDER BY a.email, a.name LIMIT ?",
+        (limit,))]
 
 
 def future_dated(c: sqlite3.Connection, after: int, limit: int = 20) -> tuple[int, list[str]]:
@@ -290,7 +289,7 @@ def live_ids(c: sqlite3.Connection, ids: list[str], scope: Scope) -> list[str]:
 def key_history(c: sqlite3.Connection, key: str) -> list[Record]:
     """Every memory ever recorded under ``key`` (forgotten ones have lost it), oldest first."""
     return [_record(r) for r in c.execute(
-        f"SELECT {MEMORY_COLS} FROM memories WHERE key = ? ORDER BY clock, id", (key,))]
+        f"SELECT {MEMORY_COLS} FROM memories m WHERE m.key = ? ORDER BY m.clock, m.id", (key,))]
 
 
 def conflicted_keys(c: sqlite3.Connection) -> list[str]:
@@ -302,12 +301,15 @@ def conflicted_keys(c: sqlite3.Connection) -> list[str]:
 
 def duplicate_of(c: sqlite3.Connection, text: str, kind: str, key: str | None) -> str | None:
     """The oldest current memory with the same normalised text, kind and key."""
-    row = c.execute(
-        "SELECT id FROM memories WHERE norm = ? AND kind = ? AND key IS ? "
-        "AND status = 'active' AND quarantine IS NULL ORDER BY clock, id LIMIT 1",
-        (ops.text_hash(text), kind, key),
-    ).fetchone()
-    return row[0] if row else None
+    same = ops.normalize_text(text)
+    for mid, other in c.execute(
+        "SELECT id, text FROM memories WHERE norm = ? AND kind = ? AND key IS ? "
+        "AND status = 'active' AND quarantine IS NULL ORDER BY clock, id",
+        (norm(text), kind, key),
+    ):
+        if ops.normalize_text(other) == same:  # (norm is 64 bits of the text's hash)
+            return str(mid)
+    return None
 
 
 def unembedded(
@@ -370,9 +372,10 @@ def counts(c: sqlite3.Connection) -> dict[str, object]:
         by_status["quarantined"] = quarantined
     per_ref: dict[str, dict[str, Any]] = {}
     for ref, name, email, n in c.execute(
-        "SELECT ref, author_name, author_email, count(*) FROM (SELECT ref, author_name, "
-        "author_email FROM memories UNION ALL SELECT ref, author_name, author_email FROM ops) "
-        "GROUP BY ref, author_name, author_email ORDER BY ref, author_name, author_email"
+        "SELECT p.ref, a.name, a.email, sum(n) FROM (SELECT part, author, count(*) AS n "
+        "FROM memories GROUP BY part, author UNION ALL SELECT part, author, count(*) FROM ops "
+        "GROUP BY part, author) JOIN partitions p ON p.id = part JOIN authors a ON a.id = author "
+        "GROUP BY p.ref, a.name, a.email ORDER BY p.ref, a.name, a.email"
     ):
         entry = per_ref.setdefault(partition(ref), {"ops": 0, "authors": []})
         entry["ops"] = int(entry["ops"]) + n
@@ -397,13 +400,12 @@ def dump(c: sqlite3.Connection) -> str:
     c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_words "
               "USING fts5vocab(main, memories_fts, instance)")
     queries = [
-        ("partitions", "SELECT ref, tip, last_clock FROM partitions ORDER BY ref"),
-        ("ops", "SELECT id, 'add', ref, commit_id, clock, at, tz, author_name, author_email, "
-                "NULL, NULL, by, NULL FROM memories UNION ALL SELECT id, type, ref, commit_id, "
-                "clock, at, tz, author_name, author_email, target, reason, by, outcome FROM ops "
-                "ORDER BY 1"),
+        ("partitions", "SELECT ref, tip, last_clock FROM partitions WHERE tip IS NOT NULL "
+                       "ORDER BY ref"),
+        ("ops", f"SELECT {ADD_COLS}, m.by, NULL FROM memories m UNION ALL "
+                f"SELECT {OP_COLS}, o.by, o.outcome FROM ops o ORDER BY 1"),
         ("links", "SELECT target, op, type, at, closes FROM links ORDER BY target, op"),
-        ("memories", f"SELECT {MEMORY_COLS}, norm FROM memories ORDER BY id"),
+        ("memories", f"SELECT {MEMORY_COLS}, m.norm FROM memories m ORDER BY m.id"),
         # What the full-text index holds (it stores no text: its words, where they are).
         ("fts", "SELECT m.id, v.col, v.offset, v.term FROM temp.memories_fts_words v "
                 "JOIN memories m ON m.fts = v.doc ORDER BY m.id, v.col, v.offset"),

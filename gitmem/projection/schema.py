@@ -44,6 +44,8 @@ from . import code
 #     memories_text view): the text is stored once. An add's op is its memory's
 #     row (ops holds the other ops); memories_clock orders the log. An add's
 #     gate verdict is on its memory's row, versions named once (gate_versions).
+#     Partitions and authors by number, commit ids as bytes, norm in 64 bits;
+#     memories_top, memories_part (was memories_ref) without the id.
 SCHEMA_VERSION = 14
 DB_NAME = "projection.sqlite3"
 
@@ -286,8 +288,8 @@ def _create(c: sqlite3.Connection) -> None:
 # Secondary indexes a replay into empty tables does not read: dropped for it and made
 # again at its end, a sort per index instead of a random B-tree insert per row (with
 # them in place the ops and memories inserts of a 100k replay take twice as long).
-DEFERRABLE = ("memories_key", "memories_top", "memories_author", "memories_norm", "memories_ref",
-              "memories_clock", "memories_status", "memories_session", "ops_order", "ops_ref",
+DEFERRABLE = ("memories_key", "memories_top", "memories_author", "memories_norm", "memories_part",
+              "memories_clock", "memories_status", "memories_session", "ops_order", "ops_part",
               "ops_target")
 
 
@@ -335,22 +337,30 @@ def reset(c: sqlite3.Connection, meta: dict[str, str]) -> bool:
 
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+-- Each partition replayed: the tip replayed (NULL while its first commit is) and
+-- the last clock accepted. Rows name their partition by id (part) and their
+-- author by an authors row: a ref or an author's name and email, repeated on
+-- every row, were a fifth of the file. Commit ids are stored as their bytes.
 CREATE TABLE partitions(
-    ref TEXT PRIMARY KEY, tip TEXT NOT NULL, last_clock INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID;
+    id INTEGER PRIMARY KEY, ref TEXT NOT NULL UNIQUE, tip TEXT,
+    last_clock INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE authors(
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, UNIQUE(email, name)
+);
 -- Every op but adds: an add's op row is its memory's row (memories holds its id,
 -- partition, commit, clock, time and author), so ops holds the few that target a
 -- memory (invalidate, forget, confirm).
 CREATE TABLE ops(
-    id TEXT PRIMARY KEY, type TEXT NOT NULL, ref TEXT NOT NULL,
-    commit_id TEXT NOT NULL, clock INTEGER NOT NULL, at INTEGER NOT NULL,
-    tz INTEGER NOT NULL, author_name TEXT NOT NULL, author_email TEXT NOT NULL,
+    id TEXT PRIMARY KEY, type TEXT NOT NULL, part INTEGER NOT NULL,
+    commit_id BLOB NOT NULL, clock INTEGER NOT NULL, at INTEGER NOT NULL,
+    tz INTEGER NOT NULL, author INTEGER NOT NULL,
     target TEXT, reason TEXT,
     by TEXT,  -- "agent:NAME" when an agent wrote it for the author, NULL: a person
     outcome TEXT  -- a confirm's "worked" or "failed" (a procedure followed)
 ) WITHOUT ROWID;
 CREATE INDEX ops_order ON ops(clock, id);
-CREATE INDEX ops_ref ON ops(ref);
+CREATE INDEX ops_part ON ops(part);
 -- Partial: most ops (every add) have no target, most memories no session, and every
 -- query reads them by "= ?", which the planner knows is never NULL (14 MB at 100k).
 CREATE INDEX ops_target ON ops(target) WHERE target IS NOT NULL;
@@ -370,10 +380,9 @@ CREATE TABLE memories(
     id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, text TEXT, key TEXT,
     tags TEXT NOT NULL, entities TEXT NOT NULL, importance REAL NOT NULL,
     valid_from INTEGER, valid_until INTEGER, source TEXT, session TEXT,
-    anchor_commit TEXT, paths TEXT NOT NULL, supersedes TEXT NOT NULL,
-    ref TEXT NOT NULL, commit_id TEXT NOT NULL, clock INTEGER NOT NULL,
-    at INTEGER NOT NULL, tz INTEGER NOT NULL,
-    author_name TEXT NOT NULL, author_email TEXT NOT NULL,
+    anchor_commit BLOB, paths TEXT NOT NULL, supersedes TEXT NOT NULL,
+    part INTEGER NOT NULL, commit_id BLOB NOT NULL, clock INTEGER NOT NULL,
+    at INTEGER NOT NULL, tz INTEGER NOT NULL, author INTEGER NOT NULL,
     status TEXT NOT NULL, retired_by TEXT, retired_at INTEGER,
     retired_tz INTEGER, retired_reason TEXT,
     vec_slot INTEGER,  -- first row in vectors.i8, NULL until embedded
@@ -381,7 +390,7 @@ CREATE TABLE memories(
     -- A keyed value that loses a conflict: the id of the current winner (the
     -- greatest (clock, id) among the key's active values), NULL otherwise.
     shadowed_by TEXT,
-    norm TEXT,  -- ops.text_hash(text): finds exact duplicates on write
+    norm INTEGER,  -- rows.norm(text), 64 bits of ops.text_hash: finds exact duplicates
     -- Its row in memories_fts: the id's first 60 bits (fold.id_rowid), so FTS5
     -- breaks bm25 ties in id order whatever order ops arrived in. (The table's own
     -- rowid stays sequential: random rowids would half-fill its pages.)
@@ -391,8 +400,10 @@ CREATE TABLE memories(
     gate INTEGER  -- the gate_versions row that judged quarantine, NULL: no gate ran
 );
 CREATE INDEX memories_key ON memories(key) WHERE key IS NOT NULL;
-CREATE INDEX memories_top ON memories(kind, importance DESC, clock DESC, id);
-CREATE INDEX memories_author ON memories(author_email, kind, importance DESC, clock DESC);
+-- The context profile's walks, most important and newest first (ties of importance
+-- and clock are sorted by id after the walk: the index need not carry the id).
+CREATE INDEX memories_top ON memories(kind, importance DESC, clock DESC);
+CREATE INDEX memories_author ON memories(author, kind, importance DESC, clock DESC);
 CREATE INDEX memories_shadowed ON memories(shadowed_by) WHERE shadowed_by IS NOT NULL;
 -- All three columns of the exact-duplicate lookup: on norm alone the planner
 -- preferred memories_status and scanned every current memory of the kind.
@@ -403,7 +414,7 @@ CREATE UNIQUE INDEX memories_vec ON memories(vec_slot);
 -- the whole and one per chunk, its similarity is the best of them.
 CREATE TABLE vec_rows(slot INTEGER PRIMARY KEY, memory INTEGER NOT NULL);
 CREATE INDEX vec_rows_memory ON vec_rows(memory);
-CREATE INDEX memories_ref ON memories(ref, clock, id);
+CREATE INDEX memories_part ON memories(part, clock);
 -- The log's order (clock, id) among adds; ties of a clock are few, sorted after.
 CREATE INDEX memories_clock ON memories(clock);
 CREATE INDEX memories_status ON memories(status, kind);
