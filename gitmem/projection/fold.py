@@ -51,12 +51,20 @@ def _json(value: object) -> str:
     return _encode.encode(value).decode()
 
 
-def id_rowid(memory_id: str) -> int | None:
-    """A memory's row in memories_fts: its id's first 60 bits (see _apply)."""
-    try:
-        return int(memory_id[:15], 16) or None
-    except ValueError:
-        return None
+# A memory's row in memories_fts (memories.fts) increases with its id, whatever order
+# ops arrived in: FTS5 breaks bm25 ties by row, so the lexical channel's ties fall in
+# id order without a join (see lexical.py). A row is where the id's first FTS_BITS
+# bits put it (id_rowid), or just above the row of the id before it when that one is
+# there already; the ids after it that are then in the way move up one each (rare:
+# 32 bits leave room for millions of memories). Rows are numbers an FTS5 doclist
+# stores as deltas, so the fewer the bits, the smaller the index: at 100k memories
+# 60 bits made its pages 18.4 MB, 32 bits make them 10.9.
+FTS_BITS = 32
+
+
+def id_rowid(memory_id: str) -> int:
+    """Where a memory's row in memories_fts goes when no other id is in the way."""
+    return (int(memory_id[:16], 16) >> (64 - FTS_BITS)) + 1
 
 
 def clear(c: sqlite3.Connection) -> None:
@@ -167,22 +175,78 @@ class Fold:
         self.scrubbed = False  # content was removed: compact the index
         self._dirty_keys: set[str] = set()  # keys whose conflict winner must be recomputed
         self._authors: dict[tuple[str, str], int] = {}  # (name, email) -> authors row
-        # Full-text rows not yet inserted. FTS5 flushes its pending terms whenever a
-        # rowid is not above the last one, and ours are the ids' bits, in no order:
-        # inserted as they come, 100k rows take 6.5 s; sorted, in one go, 2.5 s.
-        # Flushed before anything deletes from the index and at the end of a refresh.
-        self._fts_pending: list[tuple[int, str, str | None, str, str]] = []
+        # Full-text rows not yet inserted, by memories rowid: (row in the index, text,
+        # key, tags, entities). FTS5 flushes its pending terms whenever a rowid is not
+        # above the last one, and ours follow the ids, in no order: inserted as they
+        # come, 100k rows take 6.5 s; sorted, in one go, 2.5 s. Flushed before
+        # anything moves or deletes rows of the index, and at the end of a refresh.
+        self._fts_pending: dict[int, tuple[int, str, str | None, str, str]] = {}
+        # A first replay places rows where the ids' bits put them and settles the
+        # few that collide in one pass at its end (_settle_fts): looking up each
+        # new id's neighbours would cost more than the rest of the replay.
+        self._bulk = False
 
     def _flush_fts(self) -> None:
+        if self._bulk:
+            self._settle_fts()
         if self._fts_pending:
-            self._fts_pending.sort(key=lambda row: row[0])
             self._c.executemany(
                 "INSERT INTO memories_fts(rowid, text, key, tags, entities) VALUES (?,?,?,?,?)",
-                self._fts_pending)
+                sorted(self._fts_pending.values()))
             self._fts_pending.clear()
+
+    def _settle_fts(self) -> None:
+        """End a first replay's placement: in id order, each row at its id's bits or
+        just above the row before it (memories_fts_row is made again afterwards)."""
+        c = self._c
+        self._bulk = False
+        moved: list[tuple[int, int]] = []
+        below = 0
+        for mid, rowid, fts in sorted(c.execute("SELECT id, rowid, fts FROM memories")):
+            row = max(id_rowid(mid), below + 1)
+            if row != fts:
+                moved.append((row, rowid))
+                if rowid in self._fts_pending:
+                    self._fts_pending[rowid] = (row, *self._fts_pending[rowid][1:])
+            below = row
+        c.executemany("UPDATE memories SET fts = ? WHERE rowid = ?", moved)
+
+    def _fts_place(self, memory_id: str) -> int:
+        """The row in memories_fts for a memory not replayed yet, keeping the rows in
+        the ids' order: the memories after it whose rows are in the way move up."""
+        c = self._c
+        if self._bulk:
+            return id_rowid(memory_id)  # for now: see _settle_fts
+        below, above = c.execute(
+            "SELECT (SELECT fts FROM memories WHERE id < ?1 ORDER BY id DESC LIMIT 1), "
+            "(SELECT fts FROM memories WHERE id > ?1 ORDER BY id LIMIT 1)",
+            (memory_id,)).fetchone()
+        row = max(id_rowid(memory_id), (below or 0) + 1)
+        if above is None or above > row:
+            return row  # nearly always: nothing in the way
+        moves: list[tuple[int, int]] = []  # (memories rowid, its new row in the index)
+        top = row
+        after = c.execute("SELECT rowid, fts FROM memories WHERE id > ? ORDER BY id", (memory_id,))
+        while (nxt := after.fetchone()) is not None and nxt[1] <= top:
+            top += 1
+            moves.append((nxt[0], top))
+        after.close()
+        if moves:
+            self._flush_fts()
+            for rowid, new in reversed(moves):  # the farthest first: its new row is free
+                # Out of the index by the old row and in by the new one (a forgotten
+                # memory is in neither: memories_text leaves it out).
+                c.execute("DELETE FROM memories_fts WHERE rowid = "
+                          "(SELECT fts FROM memories WHERE rowid = ?)", (rowid,))
+                c.execute("UPDATE memories SET fts = ? WHERE rowid = ?", (new, rowid))
+                c.execute("INSERT INTO memories_fts(rowid, text, key, tags, entities) "
+                          "SELECT fts, text, key, tags, entities FROM memories_text "
+                          "WHERE fts = ?", (new,))
+        return row
 
     def clear(self) -> None:
         self._fts_pending.clear()
+        self._bulk = False
         self._verdict.carry("1", ())
         self._authors.clear()
         clear(self._c)
@@ -227,6 +291,7 @@ class Fold:
             else [])
         if remake:  # a first replay's random-order inserts: a page cache of 64 MiB for it
             c.execute("PRAGMA cache_size = -65536")
+            self._bulk = True
         complete = True
         progressed = False  # a bounded refresh replays at least one commit
         for ref, tip in sorted(current.items()):
@@ -278,11 +343,11 @@ class Fold:
                 break
         for ref in gone:
             c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
+        self._flush_fts()
         for sql in remake:
             c.execute(sql)
         if remake:  # back to SQLite's default: other commands keep a small footprint
             c.execute("PRAGMA cache_size = -2000")
-        self._flush_fts()
         self._rekey_dirty()
         return complete
 
@@ -372,22 +437,12 @@ class Fold:
                       norm(m.text), named[1] if named else None)
             insert = (f"INSERT INTO memories({_MEMORY_INSERT}) VALUES "
                       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',?,?,?,?,?,?)")
-            # The FTS5 row is the id's first 60 bits, not the arrival order: the
-            # lexical channel breaks bm25 ties by it inside FTS5, which is then the
-            # id's order whatever order ops arrived in. Two ids sharing 60 bits (only
-            # a crafted pair) cannot both have it: the second gets the next free row.
-            fts_row = id_rowid(d.id)
-            try:
-                c.execute(insert, (*values, fts_row))
-            except sqlite3.IntegrityError:
-                fts_row = None  # taken (or a duplicate id, which fails again below)
-                c.execute(insert, (*values, None))
-            if fts_row is None:
-                fts_row = (c.execute("SELECT max(fts) FROM memories").fetchone()[0] or 0) + 1
-                c.execute("UPDATE memories SET fts = ? WHERE id = ?", (fts_row, d.id))
+            fts_row = self._fts_place(d.id)
+            rowid = c.execute(insert, (*values, fts_row)).lastrowid
+            assert rowid is not None
             # The index reads these columns back from the row (memories_text) when it
             # deletes it: what it is given here must be exactly what the row holds.
-            self._fts_pending.append((fts_row, m.text, m.key, tags, entities))
+            self._fts_pending[rowid] = (fts_row, m.text, m.key, tags, entities)
             if m.link is not None and m.kind == "edge":  # before a forget that came first
                 c.execute("INSERT OR IGNORE INTO edges(memory, src, predicate, dst, src_name, "
                           "dst_name) VALUES (?, ?, ?, ?, ?, ?)",
@@ -464,10 +519,10 @@ class Fold:
         st = replay.fold_status(effects)
         by = st.by
         forgetting = st.status == "forgotten" and old_status != "forgotten"
-        if forgetting:
-            # Out of the index first: it finds the words to delete in the row as it
-            # was indexed (memories_text), before the row is scrubbed and forgotten.
-            self._flush_fts()
+        if forgetting and self._fts_pending.pop(rowid, None) is None:
+            # Out of the index first (unless it never went in): it finds the words to
+            # delete in the row as it was indexed (memories_text), before the row is
+            # scrubbed and forgotten.
             c.execute("DELETE FROM memories_fts WHERE rowid = "
                       "(SELECT fts FROM memories WHERE rowid = ?)", (rowid,))
         c.execute(

@@ -55,8 +55,8 @@ def lexical(
     better, ties in id order.
 
     Two steps, same answer as one join: FTS5 ranks its own rows first, by bm25
-    and then rowid, which is the id's order (a memory's FTS row is its id's first
-    60 bits, see fold.id_rowid); a join per matching row costs as much again as
+    and then rowid, which is the id's order (a memory's FTS row increases with its
+    id, see fold.FTS_BITS); a join per matching row costs as much again as
     the ranking. Then only the best rows are looked up and filtered, in that
     order; if the filters leave fewer than ``limit``, the first step takes more rows.
 

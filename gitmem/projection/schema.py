@@ -45,7 +45,8 @@ from . import code
 #     row (ops holds the other ops); memories_clock orders the log. An add's
 #     gate verdict is on its memory's row, versions named once (gate_versions).
 #     Partitions and authors by number, commit ids as bytes, norm in 64 bits;
-#     memories_top, memories_part (was memories_ref) without the id.
+#     memories_top, memories_part (was memories_ref) without the id. A memory's
+#     row in memories_fts: 32 bits of its id, kept in id order (was 60 bits).
 SCHEMA_VERSION = 14
 DB_NAME = "projection.sqlite3"
 
@@ -289,8 +290,8 @@ def _create(c: sqlite3.Connection) -> None:
 # again at its end, a sort per index instead of a random B-tree insert per row (with
 # them in place the ops and memories inserts of a 100k replay take twice as long).
 DEFERRABLE = ("memories_key", "memories_top", "memories_author", "memories_norm", "memories_part",
-              "memories_clock", "memories_status", "memories_session", "ops_order", "ops_part",
-              "ops_target")
+              "memories_clock", "memories_status", "memories_session", "memories_fts_row",
+              "ops_order", "ops_part", "ops_target")
 
 
 def drop_deferrable(c: sqlite3.Connection) -> list[str]:
@@ -391,7 +392,7 @@ CREATE TABLE memories(
     -- greatest (clock, id) among the key's active values), NULL otherwise.
     shadowed_by TEXT,
     norm INTEGER,  -- rows.norm(text), 64 bits of ops.text_hash: finds exact duplicates
-    -- Its row in memories_fts: the id's first 60 bits (fold.id_rowid), so FTS5
+    -- Its row in memories_fts: rows increase with ids (fold.FTS_BITS), so FTS5
     -- breaks bm25 ties in id order whatever order ops arrived in. (The table's own
     -- rowid stays sequential: random rowids would half-fill its pages.)
     fts INTEGER,
