@@ -84,8 +84,8 @@ def _ranked(c: sqlite3.Connection, match: str, scope: Scope, limit: int) -> list
             "WHERE memories_fts MATCH ? ORDER BY r, rowid LIMIT ?", (match, want)).fetchall()
         if not ranked:
             return []
-        # INDEXED BY: look the rows up by their FTS row (the planner would otherwise
-        # walk every active memory through the status index).
+        # INDEXED BY: look the rows up by their FTS row (a planner without statistics
+        # once walked every active memory through an index on status instead).
         sql, args = filters("SELECT m.fts, m.id FROM memories m INDEXED BY memories_fts_row "
                             f"WHERE m.fts IN ({','.join('?' * len(ranked))})",
                             [r for r, _ in ranked], scope)

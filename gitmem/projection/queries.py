@@ -115,8 +115,8 @@ def best_per_memory(
 ) -> list[tuple[float, str]]:
     """Candidate vector rows -> (best distance, memory id) per memory passing the filters."""
     marks = ",".join("?" * len(slots))
-    # CROSS JOIN fixes the order: look rows up by slot, then their memory (the
-    # planner would otherwise walk every active memory via the status index).
+    # CROSS JOIN fixes the order: look rows up by slot, then their memory (a planner
+    # without statistics once walked every active memory through an index on status).
     sql = (f"SELECT r.slot, m.id FROM vec_rows r CROSS JOIN memories m ON m.rowid = r.memory "
            f"WHERE r.slot IN ({marks})")
     sql, args = filters(sql, list(slots), scope)
@@ -198,8 +198,8 @@ def _believable_times(c: sqlite3.Connection, ids: list[str], horizon: int) -> di
 
 def keyed(c: sqlite3.Connection, scope: Scope, key: str | None = None) -> list[Record]:
     """Keyed memories under ``scope`` (one key, or every key), by key, newest first."""
-    # INDEXED BY: without statistics the planner walks every active memory through
-    # memories_status (113 ms at 100k) rather than the few keyed ones.
+    # INDEXED BY: without statistics the planner once walked every active memory
+    # through an index on status (113 ms at 100k) rather than the few keyed ones.
     sql = f"SELECT {MEMORY_COLS} FROM memories m INDEXED BY memories_key WHERE m.key IS NOT NULL"
     args: list[object] = []
     if key is not None:

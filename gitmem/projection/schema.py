@@ -47,6 +47,7 @@ from . import code
 #     Partitions and authors by number, commit ids as bytes, norm in 64 bits;
 #     memories_top, memories_part (was memories_ref) without the id. A memory's
 #     row in memories_fts: 32 bits of its id, kept in id order (was 60 bits).
+#     No memories_status.
 SCHEMA_VERSION = 14
 DB_NAME = "projection.sqlite3"
 
@@ -290,7 +291,7 @@ def _create(c: sqlite3.Connection) -> None:
 # again at its end, a sort per index instead of a random B-tree insert per row (with
 # them in place the ops and memories inserts of a 100k replay take twice as long).
 DEFERRABLE = ("memories_key", "memories_top", "memories_author", "memories_norm", "memories_part",
-              "memories_clock", "memories_status", "memories_session", "memories_fts_row",
+              "memories_clock", "memories_session", "memories_fts_row",
               "ops_order", "ops_part", "ops_target")
 
 
@@ -407,7 +408,9 @@ CREATE INDEX memories_top ON memories(kind, importance DESC, clock DESC);
 CREATE INDEX memories_author ON memories(author, kind, importance DESC, clock DESC);
 CREATE INDEX memories_shadowed ON memories(shadowed_by) WHERE shadowed_by IS NOT NULL;
 -- All three columns of the exact-duplicate lookup: on norm alone the planner
--- preferred memories_status and scanned every current memory of the kind.
+-- preferred an index on (status, kind) and scanned every current memory of the kind.
+-- (There is no such index any more: no query needs one, and listing memories
+-- walked it for 107 ms at 100k where a scan takes 36.)
 CREATE INDEX memories_norm ON memories(norm, kind, key);
 CREATE UNIQUE INDEX memories_fts_row ON memories(fts);
 CREATE UNIQUE INDEX memories_vec ON memories(vec_slot);
@@ -418,7 +421,6 @@ CREATE INDEX vec_rows_memory ON vec_rows(memory);
 CREATE INDEX memories_part ON memories(part, clock);
 -- The log's order (clock, id) among adds; ties of a clock are few, sorted after.
 CREATE INDEX memories_clock ON memories(clock);
-CREATE INDEX memories_status ON memories(status, kind);
 CREATE INDEX memories_session ON memories(session, clock, id) WHERE session IS NOT NULL;
 -- The full-text index holds no copy of the text (external content): FTS5 reads a
 -- memory's indexed columns from this view only when it needs them (to delete its
