@@ -47,7 +47,7 @@ from . import code
 #     Partitions and authors by number, commit ids as bytes, norm in 64 bits;
 #     memories_top, memories_part (was memories_ref) without the id. A memory's
 #     row in memories_fts: 32 bits of its id, kept in id order (was 60 bits).
-#     No memories_status.
+#     No memories_status; memories_top and memories_author ascending.
 SCHEMA_VERSION = 14
 DB_NAME = "projection.sqlite3"
 
@@ -402,10 +402,13 @@ CREATE TABLE memories(
     gate INTEGER  -- the gate_versions row that judged quarantine, NULL: no gate ran
 );
 CREATE INDEX memories_key ON memories(key) WHERE key IS NOT NULL;
--- The context profile's walks, most important and newest first (ties of importance
--- and clock are sorted by id after the walk: the index need not carry the id).
-CREATE INDEX memories_top ON memories(kind, importance DESC, clock DESC);
-CREATE INDEX memories_author ON memories(author, kind, importance DESC, clock DESC);
+-- The context profile's walks, most important and newest first: backwards (ties of
+-- importance and clock are sorted by id after the walk: the index need not carry the
+-- id). Ascending, a new memory's entry goes after the others of its kind and
+-- importance, so pages fill up: descending, it went first and left pages half
+-- empty (5.3 MB at 100k memories added in packs, 3.0 ascending).
+CREATE INDEX memories_top ON memories(kind, importance, clock);
+CREATE INDEX memories_author ON memories(author, kind, importance, clock);
 CREATE INDEX memories_shadowed ON memories(shadowed_by) WHERE shadowed_by IS NOT NULL;
 -- All three columns of the exact-duplicate lookup: on norm alone the planner
 -- preferred an index on (status, kind) and scanned every current memory of the kind.
