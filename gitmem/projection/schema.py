@@ -47,7 +47,8 @@ from . import code
 #     Partitions and authors by number, commit ids as bytes, norm in 64 bits;
 #     memories_top, memories_part (was memories_ref) without the id. A memory's
 #     row in memories_fts: 32 bits of its id, kept in id order (was 60 bits).
-#     No memories_status; memories_top and memories_author ascending.
+#     No memories_status; memories_top and memories_author ascending;
+#     memories_unembedded (partial) instead of memories_vec.
 SCHEMA_VERSION = 14
 DB_NAME = "projection.sqlite3"
 
@@ -416,7 +417,9 @@ CREATE INDEX memories_shadowed ON memories(shadowed_by) WHERE shadowed_by IS NOT
 -- walked it for 107 ms at 100k where a scan takes 36.)
 CREATE INDEX memories_norm ON memories(norm, kind, key);
 CREATE UNIQUE INDEX memories_fts_row ON memories(fts);
-CREATE UNIQUE INDEX memories_vec ON memories(vec_slot);
+-- The memories waiting for a vector (every read asks whether there are any): once
+-- embedded, a memory leaves it. A vector row's memory is found through vec_rows.
+CREATE INDEX memories_unembedded ON memories(kind) WHERE vec_slot IS NULL;
 -- Every vector row and the memory it belongs to: a long memory has a row for
 -- the whole and one per chunk, its similarity is the best of them.
 CREATE TABLE vec_rows(slot INTEGER PRIMARY KEY, memory INTEGER NOT NULL);
