@@ -317,10 +317,12 @@ def unembedded(
 ) -> list[tuple[str, str | None, str, list[str], list[str]]] | None:
     """Current memories of ``kind`` without a vector yet: (id, key, text,
     entities, tags); None when there are more than ``limit``."""
+    # INDEXED BY: the planner would rather walk every memory of the kind through
+    # memories_top (15 ms at 100k) than the few waiting ones.
     rows = c.execute(
-        "SELECT id, key, text, entities, tags FROM memories WHERE vec_slot IS NULL "
-        "AND text IS NOT NULL AND kind = ? AND status = 'active' AND quarantine IS NULL "
-        "ORDER BY id LIMIT ?", (kind, limit + 1)).fetchall()
+        "SELECT id, key, text, entities, tags FROM memories INDEXED BY memories_unembedded "
+        "WHERE vec_slot IS NULL AND text IS NOT NULL AND kind = ? AND status = 'active' "
+        "AND quarantine IS NULL ORDER BY id LIMIT ?", (kind, limit + 1)).fetchall()
     if len(rows) > limit:
         return None
     return [(mid, key, text, json.loads(ents), json.loads(tags))
@@ -330,8 +332,8 @@ def unembedded(
 def embedding_pending(c: sqlite3.Connection) -> int:
     """How many memories with text have no vector yet."""
     return int(c.execute(
-        "SELECT count(*) FROM memories WHERE vec_slot IS NULL AND text IS NOT NULL"
-    ).fetchone()[0])
+        "SELECT count(*) FROM memories INDEXED BY memories_unembedded "
+        "WHERE vec_slot IS NULL AND text IS NOT NULL").fetchone()[0])
 
 
 def neighbours(c: sqlite3.Connection, ids: list[str], *, scope: Scope) -> dict[str, list[str]]:

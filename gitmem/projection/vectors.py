@@ -74,8 +74,8 @@ def top_slot(c: sqlite3.Connection) -> int | None:
 def has_pending(c: sqlite3.Connection) -> bool:
     """Some memory with text has no vector yet."""
     return c.execute(
-        "SELECT 1 FROM memories WHERE vec_slot IS NULL AND text IS NOT NULL LIMIT 1"
-    ).fetchone() is not None
+        "SELECT 1 FROM memories INDEXED BY memories_unembedded "
+        "WHERE vec_slot IS NULL AND text IS NOT NULL LIMIT 1").fetchone() is not None
 
 
 def smallest(values: array[float], k: int) -> list[int]:
