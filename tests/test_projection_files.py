@@ -17,6 +17,7 @@ import gitmem
 from conftest import gm
 from gitmem import ops
 from gitmem.api import gating
+from gitmem.projection import schema
 
 PHRASE = "the quokka ledger reconciles every fortnight at dawn"
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -108,3 +109,52 @@ def test_a_rebuild_or_a_rewrite_asks_the_gate_about_no_op_again(
         assert s.last_refresh is not None and s.last_refresh.partitions_rewritten == 1
         assert len(asked) == 4
         assert s.projection.record(ops.op_id(loud)).quarantine == flagged.quarantine  # type: ignore[union-attr]
+
+
+# The parts of a schema-13 projection (before this layout) that this version no
+# longer has: an ops row per add, the version string per verdict, the text kept a
+# second time by the full-text index.
+SCHEMA_13 = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE partitions(
+    ref TEXT PRIMARY KEY, tip TEXT NOT NULL, last_clock INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE TABLE ops(
+    id TEXT PRIMARY KEY, type TEXT NOT NULL, ref TEXT NOT NULL, commit_id TEXT NOT NULL,
+    clock INTEGER NOT NULL, at INTEGER NOT NULL, tz INTEGER NOT NULL,
+    author_name TEXT NOT NULL, author_email TEXT NOT NULL, target TEXT, reason TEXT,
+    by TEXT, outcome TEXT
+) WITHOUT ROWID;
+CREATE TABLE memories(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
+    text TEXT, status TEXT NOT NULL, fts INTEGER);
+CREATE INDEX memories_status ON memories(status, kind);
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    text, key, tags, entities, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE gate_verdicts(op_id TEXT PRIMARY KEY, version TEXT NOT NULL, reason TEXT) WITHOUT ROWID;
+INSERT INTO meta VALUES ('schema', '13'), ('format', '1');
+INSERT INTO memories_fts(rowid, text, key, tags, entities) VALUES (1, 'a stale quokka', '', '', '');
+"""
+
+
+def test_a_projection_of_the_previous_schema_is_rebuilt(repo: Path) -> None:
+    gm("add", PHRASE, cwd=repo)
+    gm("add", "the wombat ledger is kept", cwd=repo)
+    gm("recall", "ledger", cwd=repo)
+    for f in cache(repo).iterdir():
+        f.unlink()
+    with sqlite3.connect(cache(repo) / "projection.sqlite3") as c:
+        c.executescript(SCHEMA_13)
+    out = gm("recall", "quokka", cwd=repo)
+    assert out.returncode == 0
+    assert out.stderr == "warning: projection schema changed; rebuilt it from the op-log\n"
+    assert PHRASE in out.stdout and "stale" not in out.stdout
+    db = cache(repo) / "projection.sqlite3"
+    with sqlite3.connect(db) as c:
+        names = {name for (name,) in c.execute("SELECT name FROM sqlite_master")}
+        assert dict(c.execute("SELECT key, value FROM meta WHERE key IN ('schema', 'format')")) \
+            == schema.wanted_meta()
+        assert c.execute("SELECT count(*) FROM memories").fetchone() == (2,)
+    assert {"memories_fts_content", "memories_status"} & names == set()
+    assert {"memories_text", "gate_versions", "authors"} <= names
+    index_matches_memories(db)
