@@ -90,7 +90,8 @@ def _replayed(clone: Path) -> int:
 
     db = sqlite3.connect(clone / ".git" / "mem" / "cache" / "projection.sqlite3", timeout=30)
     try:
-        return int(db.execute("SELECT count(*) FROM ops").fetchone()[0])
+        return int(db.execute("SELECT (SELECT count(*) FROM ops) + "
+                              "(SELECT count(*) FROM memories)").fetchone()[0])
     finally:
         db.close()
 

@@ -127,7 +127,7 @@ def _id_flipped_in_an_index(clone: Path) -> None:
     with _checkpoint(clone) as c:
         mid = c.execute("SELECT id FROM memories ORDER BY id LIMIT 1").fetchone()[0]
         pages = [p for (p,) in c.execute(
-            "SELECT pageno FROM dbstat WHERE name = 'memories_top'")]
+            "SELECT pageno FROM dbstat WHERE name = 'sqlite_autoindex_memories_1'")]
         size = c.execute("PRAGMA page_size").fetchone()[0]
     data = bytearray(_db(clone).read_bytes())
     flipped = 0

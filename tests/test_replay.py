@@ -12,6 +12,7 @@ import random
 import shutil
 import sqlite3
 from pathlib import Path
+from unittest import mock
 
 import pygit2
 from hypothesis import HealthCheck, given, settings
@@ -23,7 +24,7 @@ from conftest import gm, init_repo
 from craft import add_op, commit_packs, partition, retire_op, set_ref
 from gitmem import ops
 from gitmem.oplog import Oplog
-from gitmem.projection import SCHEMA_VERSION, Projection
+from gitmem.projection import SCHEMA_VERSION, Projection, fold
 
 WHO = ["ada", "brian", "chen"]
 WORDS = "cache redis tests spec make deploy cluster schema migration port api".split()
@@ -106,6 +107,22 @@ def _projection(repo: Path, name: str) -> Projection:
 def test_any_arrival_order_gives_byte_identical_projections(
     tmp_path_factory: object, data: tuple[dict[str, list[bytes]], list[tuple[str, int]]]
 ) -> None:
+    _any_arrival_order(tmp_path_factory, data)
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=op_sets())
+def test_full_text_rows_follow_the_ids_when_their_bits_collide(
+    tmp_path_factory: object, data: tuple[dict[str, list[bytes]], list[tuple[str, int]]]
+) -> None:
+    """With 2 bits every id's natural row is taken: rows move up to stay in id order."""
+    with mock.patch.object(fold, "FTS_BITS", 2):
+        _any_arrival_order(tmp_path_factory, data)
+
+
+def _any_arrival_order(tmp_path_factory: object,
+                       data: tuple[dict[str, list[bytes]], list[tuple[str, int]]]) -> None:
     packs, order = data
     repo = init_repo(Path(tmp_path_factory.mktemp("prop")))  # type: ignore[attr-defined]
     chains = {ref: commit_packs(repo, p) for ref, p in packs.items()}
@@ -121,6 +138,14 @@ def test_any_arrival_order_gives_byte_identical_projections(
     scratch.refresh(log)
     inc_dump = inc.dump()
     assert inc_dump == scratch.dump()
+    for p in (inc, scratch):
+        c = p.conn
+        assert c is not None
+        # The full-text index holds exactly the words of the rows it indexes (FTS5's
+        # check), and its rows are in id order (bm25 ties break by row).
+        c.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)")
+        by_row = [r[0] for r in c.execute("SELECT id FROM memories ORDER BY fts")]
+        assert by_row == sorted(by_row)
     inc.refresh(log, full=True)
     assert inc.dump() == inc_dump
 

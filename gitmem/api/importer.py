@@ -270,11 +270,8 @@ class _Writer:
                 latest: dict[str, list[str]]) -> None:
         author, partition, now = self.author, self.partition, self.now
 
-        built: list[ops.Op] = []
-
         def make(clock: int) -> list[bytes]:
             out = []
-            built.clear()
             state = {k: list(v) for k, v in latest.items()}  # rebuilt on every retry
             for i, (what, at, _) in enumerate(items):
                 common = dict(v=ops.FORMAT_VERSION, author=author, partition=partition,
@@ -287,7 +284,6 @@ class _Writer:
                     op = ops.ConfirmOp(**common, target=what,  # type: ignore[arg-type]
                                        reason="imported again")
                 out.append(ops.encode(op))
-                built.append(op)
                 if isinstance(what, ops.MemoryBody) and what.key is not None:
                     state[what.key] = [ops.op_id(out[-1])]
             for line in out:
@@ -300,7 +296,6 @@ class _Writer:
             partition, author, last_at[0], last_at[1], f"import {adds} memories", make,
             next_clock=partial(self.pool.next_clock, partition, len(items)),
         )
-        self.pool.remember_verdicts(appended.lines, built)
         for line, (what, _, n) in zip(appended.lines, items):
             if isinstance(what, ops.MemoryBody):
                 self.written[ops.op_id(line)] = n

@@ -384,26 +384,7 @@ class Pool:
 
         appended = self.log.append(partition, author, at, tz, summary, lines,
                                    next_clock=lambda: self.next_clock(partition))
-        self.remember_verdicts(appended.lines, built)
         return ops.op_id(appended.lines[0]), built[0], appended.commit
-
-    def remember_verdicts(self, lines: list[bytes], written: list[ops.Op]) -> None:
-        """Tell an open projection what the gate says of ops this process has just
-        written (what replay would ask: the same gate, the same fields, answered
-        from the writer's own scans), so the next read does not load the gate and
-        scan them again. Only a cache: a projection that is not open, or cannot
-        take them, is left to ask on replay."""
-        if not self._open or self._projection is None or not written:
-            return
-        from ..projection.schema import ProjectionCorrupt, ProjectionUnwritable
-
-        try:
-            version = gating.gate_version()
-            rows = [(ops.op_id(line), version, gating.quarantine_reason(op))
-                    for line, op in zip(lines, written, strict=True)]
-            self._projection.remember_verdicts(rows)
-        except (ProjectionCorrupt, ProjectionUnwritable, OSError):
-            pass  # damage shows, and is handled, on the next read
 
     def next_clock(self, partition: str, n: int = 1) -> int:
         """The first Lamport clock for a pack of ``n`` ops on our ``partition``,

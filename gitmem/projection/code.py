@@ -80,11 +80,12 @@ def drop_memory(c: sqlite3.Connection, memory: str) -> None:
     c.execute("DELETE FROM memory_paths WHERE memory = ?", (memory,))
 
 
-def drop_ops_of(c: sqlite3.Connection, ref: str) -> None:
+def drop_ops_of(c: sqlite3.Connection, part: int | None) -> None:
     """Fold: a partition's ops are going (rewritten or removed)."""
-    c.execute("DELETE FROM code_anchors WHERE op IN (SELECT id FROM ops WHERE ref = ?)", (ref,))
-    c.execute("DELETE FROM code_anchor_sets WHERE op IN (SELECT id FROM ops WHERE ref = ?)", (ref,))
-    c.execute("DELETE FROM memory_paths WHERE op IN (SELECT id FROM ops WHERE ref = ?)", (ref,))
+    for table in ("code_anchors", "code_anchor_sets", "memory_paths"):
+        # An add's op id is its memory's id (its row is in memories, not ops).
+        c.execute(f"DELETE FROM {table} WHERE op IN (SELECT id FROM ops WHERE part = ?) "
+                  "OR op IN (SELECT id FROM memories WHERE part = ?)", (part, part))
 
 
 # -- queries -------------------------------------------------------------------------

@@ -15,14 +15,22 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from typing import Protocol, cast
+from typing import Protocol
 
 import msgspec
 
 from .. import ops, replay
 from ..model import RefreshReport
 from . import code, schema
-from .rows import MEMORY_COLS, partition
+from .rows import norm, oid_bytes, partition
+
+
+# The columns an add fills, in the order Fold._apply gives them.
+_MEMORY_INSERT = (
+    "id, kind, text, key, tags, entities, importance, valid_from, valid_until, source, "
+    "session, anchor_commit, paths, supersedes, part, commit_id, clock, at, tz, author, "
+    "status, quarantine, by, link, norm, gate, fts"
+)
 
 
 class LogSource(Protocol):
@@ -43,17 +51,28 @@ def _json(value: object) -> str:
     return _encode.encode(value).decode()
 
 
-def id_rowid(memory_id: str) -> int | None:
-    """A memory's row in memories_fts: its id's first 60 bits (see _apply)."""
-    try:
-        return int(memory_id[:15], 16) or None
-    except ValueError:
-        return None
+# A memory's row in memories_fts (memories.fts) increases with its id, whatever order
+# ops arrived in: FTS5 breaks bm25 ties by row, so the lexical channel's ties fall in
+# id order without a join (see lexical.py). A row is where the id's first FTS_BITS
+# bits put it (id_rowid), or just above the row of the id before it when that one is
+# there already; the ids after it that are then in the way move up one each (rare:
+# 32 bits leave room for millions of memories). Rows are numbers an FTS5 doclist
+# stores as deltas, so the fewer the bits, the smaller the index: at 100k memories
+# 60 bits made its pages 18.4 MB, 32 bits make them 10.9.
+FTS_BITS = 32
+
+
+def id_rowid(memory_id: str) -> int:
+    """Where a memory's row in memories_fts goes when no other id is in the way."""
+    return (int(memory_id[:16], 16) >> (64 - FTS_BITS)) + 1
 
 
 def clear(c: sqlite3.Connection) -> None:
     """Empty every table the log fills (gate verdicts and meta survive)."""
-    for t in ("partitions", "ops", "links", "memories", "memories_fts", "skipped", "vec_rows",
+    # The index first, in one step: it holds no text of its own, so deleting its
+    # rows one by one would read each from the memories table.
+    c.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
+    for t in ("partitions", "authors", "ops", "links", "memories", "skipped", "vec_rows",
               "edges"):
         c.execute(f"DELETE FROM {t}")
 
@@ -61,29 +80,77 @@ def clear(c: sqlite3.Connection) -> None:
 # What the write gate is asked about on replay: a whole op (its author's name
 # and every free field it carries); a bare memory body is still understood.
 Screened = ops.Op | ops.MemoryBody
+# An op id -> (the gate's version, its reason to refuse the op or None).
+Carried = dict[str, tuple[str, "str | None"]]
 
 
-def gate_verdict(c: sqlite3.Connection, op_id: str, memory: Screened,
-                 check: Callable[[Screened], str | None], version: str) -> str | None:
-    """Why the gate would refuse this op (None: it passes), cached by op id."""
-    row = c.execute(
-        "SELECT reason FROM gate_verdicts WHERE op_id = ? AND version = ?",
-        (op_id, version),
-    ).fetchone()
-    if row is not None:
-        return row[0]  # type: ignore[no-any-return]
-    reason = check(memory)
-    c.execute(
-        "INSERT OR REPLACE INTO gate_verdicts(op_id, version, reason) VALUES (?, ?, ?)",
-        (op_id, version, reason),
-    )
-    return reason
+class Verdicts:
+    """The write gate's verdicts on replayed ops, each op asked about once.
+
+    A verdict is a pure function of the op's bytes and the gate's version, so it
+    is cached: an add's on its memory's row (``memories.gate`` names the version,
+    ``memories.quarantine`` holds the reason), any other op's in gate_verdicts.
+    Rows a replay deletes to replay them again (a rewritten partition, a full
+    replay) leave their verdicts in ``carried`` (shared with the caller, which
+    also fills it from the file a rebuild replaces): scanning every memory again
+    is the slowest part of a replay. ``check`` None: no gate, every op passes.
+    """
+
+    def __init__(self, c: sqlite3.Connection, check: Callable[[Screened], str | None] | None,
+                 version: Callable[[], str], carried: Carried) -> None:
+        self._c = c
+        self._check = check
+        self._version = version
+        self.carried = carried
+        self._named: tuple[str, int] | None = None
+
+    def version(self) -> tuple[str, int] | None:
+        """The gate's version and its number in gate_versions (None: no gate)."""
+        if self._check is None:
+            return None
+        if self._named is None:
+            name = self._version()
+            self._c.execute("INSERT OR IGNORE INTO gate_versions(version) VALUES (?)", (name,))
+            number = self._c.execute("SELECT id FROM gate_versions WHERE version = ?",
+                                     (name,)).fetchone()[0]
+            self._named = (name, int(number))
+        return self._named
+
+    def __call__(self, op_id: str, op: Screened) -> str | None:
+        """Why the gate would refuse this op (None: it passes). An add's verdict is
+        the caller's to store, with ``version()``, on the row it inserts."""
+        named = self.version()
+        if named is None or self._check is None:
+            return None
+        name, number = named
+        kept = self.carried.get(op_id)
+        if kept is not None and kept[0] != name:
+            kept = None  # judged by another version of the gate
+        if isinstance(op, ops.AddOp):
+            return kept[1] if kept is not None else self._check(op)
+        key = bytes.fromhex(op_id)
+        row = self._c.execute("SELECT reason FROM gate_verdicts WHERE op = ? AND version = ?",
+                              (key, number)).fetchone()
+        if row is not None:
+            return row[0]  # type: ignore[no-any-return]
+        reason = kept[1] if kept is not None else self._check(op)
+        self._c.execute("INSERT OR REPLACE INTO gate_verdicts(op, version, reason) "
+                        "VALUES (?, ?, ?)", (key, number, reason))
+        return reason
+
+    def carry(self, where: str, args: tuple[object, ...]) -> None:
+        """Keep the verdicts of the memories ``where`` (on alias m) selects: their
+        rows are about to be deleted and replayed again."""
+        self.carried.update(
+            (mid, (version, reason)) for mid, version, reason in self._c.execute(
+                "SELECT m.id, v.version, m.quarantine FROM memories m "
+                f"JOIN gate_versions v ON v.id = m.gate WHERE {where}", args))
 
 
 class Fold:
     """One refresh's replay into the tables, inside the caller's transaction.
 
-    ``verdict(op_id, op)`` is the write gate's reason to quarantine an op (or
+    ``verdicts(op_id, op)`` is the write gate's reason to quarantine an op (or
     None), asked about every free field that reaches an agent, the author's
     name included: an add that fails is kept with its memory quarantined
     (hidden unless asked for); an invalidate, forget or confirm that fails
@@ -97,34 +164,91 @@ class Fold:
         self,
         c: sqlite3.Connection,
         *,
-        verdict: Callable[[str, ops.MemoryBody], str | None],
+        verdicts: Verdicts,
         zero_row: Callable[[int], None],
         progress: Callable[[str, int, int | None], None] | None = None,
     ) -> None:
         self._c = c
-        # The injected check takes a whole op (gating.quarantine_reason does);
-        # the parameter keeps its older annotation so callers need not change.
-        self._verdict = cast(Callable[[str, Screened], "str | None"], verdict)
+        self._verdict = verdicts
         self._zero_row = zero_row
         self._progress = progress
         self.scrubbed = False  # content was removed: compact the index
         self._dirty_keys: set[str] = set()  # keys whose conflict winner must be recomputed
-        # Full-text rows not yet inserted. FTS5 flushes its pending terms whenever a
-        # rowid is not above the last one, and ours are the ids' bits, in no order:
-        # inserted as they come, 100k rows take 6.5 s; sorted, in one go, 2.5 s.
-        # Flushed before anything deletes from the index and at the end of a refresh.
-        self._fts_pending: list[tuple[int, str | None, str, str, str]] = []
+        self._authors: dict[tuple[str, str], int] = {}  # (name, email) -> authors row
+        # Full-text rows not yet inserted, by memories rowid: (row in the index, text,
+        # key, tags, entities). FTS5 flushes its pending terms whenever a rowid is not
+        # above the last one, and ours follow the ids, in no order: inserted as they
+        # come, 100k rows take 6.5 s; sorted, in one go, 2.5 s. Flushed before
+        # anything moves or deletes rows of the index, and at the end of a refresh.
+        self._fts_pending: dict[int, tuple[int, str, str | None, str, str]] = {}
+        # A first replay places rows where the ids' bits put them and settles the
+        # few that collide in one pass at its end (_settle_fts): looking up each
+        # new id's neighbours would cost more than the rest of the replay.
+        self._bulk = False
 
     def _flush_fts(self) -> None:
+        if self._bulk:
+            self._settle_fts()
         if self._fts_pending:
-            self._fts_pending.sort(key=lambda row: row[0])
             self._c.executemany(
                 "INSERT INTO memories_fts(rowid, text, key, tags, entities) VALUES (?,?,?,?,?)",
-                self._fts_pending)
+                sorted(self._fts_pending.values()))
             self._fts_pending.clear()
+
+    def _settle_fts(self) -> None:
+        """End a first replay's placement: in id order, each row at its id's bits or
+        just above the row before it (memories_fts_row is made again afterwards)."""
+        c = self._c
+        self._bulk = False
+        moved: list[tuple[int, int]] = []
+        below = 0
+        for mid, rowid, fts in sorted(c.execute("SELECT id, rowid, fts FROM memories")):
+            row = max(id_rowid(mid), below + 1)
+            if row != fts:
+                moved.append((row, rowid))
+                if rowid in self._fts_pending:
+                    self._fts_pending[rowid] = (row, *self._fts_pending[rowid][1:])
+            below = row
+        c.executemany("UPDATE memories SET fts = ? WHERE rowid = ?", moved)
+
+    def _fts_place(self, memory_id: str) -> int:
+        """The row in memories_fts for a memory not replayed yet, keeping the rows in
+        the ids' order: the memories after it whose rows are in the way move up."""
+        c = self._c
+        if self._bulk:
+            return id_rowid(memory_id)  # for now: see _settle_fts
+        below, above = c.execute(
+            "SELECT (SELECT fts FROM memories WHERE id < ?1 ORDER BY id DESC LIMIT 1), "
+            "(SELECT fts FROM memories WHERE id > ?1 ORDER BY id LIMIT 1)",
+            (memory_id,)).fetchone()
+        row = max(id_rowid(memory_id), (below or 0) + 1)
+        if above is None or above > row:
+            return row  # nearly always: nothing in the way
+        moves: list[tuple[int, int]] = []  # (memories rowid, its new row in the index)
+        top = row
+        after = c.execute("SELECT rowid, fts FROM memories WHERE id > ? ORDER BY id", (memory_id,))
+        while (nxt := after.fetchone()) is not None and nxt[1] <= top:
+            top += 1
+            moves.append((nxt[0], top))
+        after.close()
+        if moves:
+            self._flush_fts()
+            for rowid, new in reversed(moves):  # the farthest first: its new row is free
+                # Out of the index by the old row and in by the new one (a forgotten
+                # memory is in neither: memories_text leaves it out).
+                c.execute("DELETE FROM memories_fts WHERE rowid = "
+                          "(SELECT fts FROM memories WHERE rowid = ?)", (rowid,))
+                c.execute("UPDATE memories SET fts = ? WHERE rowid = ?", (new, rowid))
+                c.execute("INSERT INTO memories_fts(rowid, text, key, tags, entities) "
+                          "SELECT fts, text, key, tags, entities FROM memories_text "
+                          "WHERE fts = ?", (new,))
+        return row
 
     def clear(self) -> None:
         self._fts_pending.clear()
+        self._bulk = False
+        self._verdict.carry("1", ())
+        self._authors.clear()
         clear(self._c)
 
     def apply_moves(
@@ -162,10 +286,12 @@ class Fold:
         report.partitions_rewritten = len(rewritten)
         # A first replay (nothing stored, empty tables) builds the indexes it does not
         # read at its end; the same transaction holds the drop, so a failure keeps them.
-        remake = (schema.drop_deferrable(c) if not stored and
-                  c.execute("SELECT 1 FROM ops LIMIT 1").fetchone() is None else [])
+        remake = (schema.drop_deferrable(c) if not stored and c.execute(
+            "SELECT 1 FROM memories UNION ALL SELECT 1 FROM ops LIMIT 1").fetchone() is None
+            else [])
         if remake:  # a first replay's random-order inserts: a page cache of 64 MiB for it
             c.execute("PRAGMA cache_size = -65536")
+            self._bulk = True
         complete = True
         progressed = False  # a bounded refresh replays at least one commit
         for ref, tip in sorted(current.items()):
@@ -177,10 +303,9 @@ class Fold:
                 break
             report.partitions_changed += 1
             name = partition(ref)
-            last = 0
-            if since is not None:
-                row = c.execute("SELECT last_clock FROM partitions WHERE ref = ?", (ref,)).fetchone()
-                last = row[0] if row else 0
+            c.execute("INSERT INTO partitions(ref) VALUES (?) ON CONFLICT(ref) DO NOTHING", (ref,))
+            part, last = c.execute("SELECT id, last_clock FROM partitions WHERE ref = ?",
+                                   (ref,)).fetchone()
             # The clock bound is checked against this partition's own history,
             # whose last accepted clock is stored with its tip (see ClockGuard).
             guard = replay.ClockGuard(last)
@@ -204,27 +329,25 @@ class Fold:
                         self._skip(ref, commit, item.line, item.id, item.reason)
                         report.ops_skipped += 1
                     else:
-                        self._apply(ref, commit, item)
+                        self._apply(part, commit, item)
                         report.ops_applied += 1
                         if self._progress is not None and report.ops_applied % 500 == 0:
                             self._progress("replaying ops", report.ops_applied, None)
                 reached, progressed = commit, True
-            if reached is None:
-                continue  # stopped before this partition's first commit
-            c.execute(
-                "INSERT INTO partitions(ref, tip, last_clock) VALUES (?, ?, ?) "
-                "ON CONFLICT(ref) DO UPDATE SET tip = excluded.tip, last_clock = excluded.last_clock",
-                (ref, reached, guard.last),
-            )
+            if reached is None:  # stopped before this partition's first commit
+                c.execute("DELETE FROM partitions WHERE id = ? AND tip IS NULL", (part,))
+                continue
+            c.execute("UPDATE partitions SET tip = ?, last_clock = ? WHERE id = ?",
+                      (reached, guard.last, part))
             if not complete:
                 break
         for ref in gone:
             c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
+        self._flush_fts()
         for sql in remake:
             c.execute(sql)
         if remake:  # back to SQLite's default: other commands keep a small footprint
             c.execute("PRAGMA cache_size = -2000")
-        self._flush_fts()
         self._rekey_dirty()
         return complete
 
@@ -237,43 +360,58 @@ class Fold:
         reason = self._verdict(d.id, d.op)
         return replay.Skip(d.line, f"quarantined: {reason}", d.id) if reason else d
 
-    def _skip(self, ref: str, commit: str, line: int, oid: str | None, reason: str) -> None:
+    def _skip(self, ref: str, commit: str, line: int, op_id: str | None, reason: str) -> None:
         self._c.execute(
             "INSERT OR REPLACE INTO skipped(ref, commit_id, line, op_id, reason) "
             "VALUES (?, ?, ?, ?, ?)",
-            (ref, commit, line, oid, reason),
+            (ref, commit, line, op_id, reason),
         )
 
-    def _insert_op(self, ref: str, commit: str, d: replay.Decoded, target: str | None,
+    def _known_add(self, commit: bytes, d: replay.Decoded) -> bool:
+        """An add already replayed (set union): True, its memory row keeping the
+        smallest commit id, so the result does not depend on which copy came first.
+        (An add's op row is its memory's row: the ops table holds the others.)"""
+        cur = self._c.execute(
+            "UPDATE memories SET commit_id = min(commit_id, ?) WHERE id = ?", (commit, d.id))
+        return cur.rowcount > 0
+
+    def _author(self, author: ops.Author) -> int:
+        """The authors row of a name and email (made on first sight)."""
+        number = self._authors.get((author.name, author.email))
+        if number is None:
+            c = self._c
+            c.execute("INSERT INTO authors(name, email) VALUES (?, ?) "
+                      "ON CONFLICT(email, name) DO NOTHING", (author.name, author.email))
+            number = int(c.execute("SELECT id FROM authors WHERE email = ? AND name = ?",
+                                   (author.email, author.name)).fetchone()[0])
+            self._authors[(author.name, author.email)] = number
+        return number
+
+    def _insert_op(self, part: int, commit: bytes, d: replay.Decoded, target: str,
                    reason: str | None) -> bool:
-        """Record an op; False if it was already known (set union)."""
+        """Record an op that targets a memory; False if it was already known (set union)."""
         op = d.op
         cur = self._c.execute(
-            "INSERT INTO ops(id, type, ref, commit_id, clock, at, tz, author_name, "
-            "author_email, target, reason, by, outcome) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
-            "ON CONFLICT(id) DO NOTHING",
-            (d.id, ops.op_type(op), ref, commit, op.clock, op.at, op.tz,
-             op.author.name, op.author.email, target, reason,
-             op.memory.by if isinstance(op, ops.AddOp) else getattr(op, "by", None),
+            "INSERT INTO ops(id, type, part, commit_id, clock, at, tz, author, target, reason, "
+            "by, outcome) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING",
+            (d.id, ops.op_type(op), part, commit, op.clock, op.at, op.tz,
+             self._author(op.author), target, reason, getattr(op, "by", None),
              getattr(op, "outcome", None)),
         )
         if cur.rowcount == 0:
-            # The same op reached us twice: keep the smallest commit id so the
-            # result does not depend on which copy came first.
+            # The same op reached us twice: keep the smallest commit id (as _known_add).
             self._c.execute(
                 "UPDATE ops SET commit_id = min(commit_id, ?) WHERE id = ?", (commit, d.id)
-            )
-            self._c.execute(
-                "UPDATE memories SET commit_id = min(commit_id, ?) WHERE id = ?", (commit, d.id)
             )
             return False
         return True
 
-    def _apply(self, ref: str, commit: str, d: replay.Decoded) -> None:
+    def _apply(self, part: int, hex_commit: str, d: replay.Decoded) -> None:
         op = d.op
         c = self._c
+        commit = bytes.fromhex(hex_commit)
         if isinstance(op, ops.AddOp):
-            if not self._insert_op(ref, commit, d, None, None):
+            if self._known_add(commit, d):
                 return
             m = op.memory
             quarantine = self._verdict(d.id, op)
@@ -288,31 +426,23 @@ class Fold:
                     "VALUES (?, ?, 'supersede', ?, ?)",
                     (old, d.id, op.at, closes),
                 )
-            values = (d.id, m.kind, m.text, m.key, _json(m.tags), _json(m.entities),
+            tags, entities = _json(m.tags), _json(m.entities)
+            named = self._verdict.version()  # the version that judged quarantine
+            values = (d.id, m.kind, m.text, m.key, tags, entities,
                       m.importance, m.valid_from, m.valid_until, m.source, m.session,
-                      m.anchors.commit, _json(m.anchors.paths), _json(op.supersedes),
-                      ref, commit, op.clock, op.at, op.tz, op.author.name, op.author.email,
+                      oid_bytes(m.anchors.commit), _json(m.anchors.paths), _json(op.supersedes),
+                      part, commit, op.clock, op.at, op.tz, self._author(op.author),
                       quarantine, m.by,
                       _json(m.link) if m.link is not None else None,
-                      ops.text_hash(m.text))
-            insert = (f"INSERT INTO memories({MEMORY_COLS}, norm, fts) VALUES "
-                      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',NULL,NULL,NULL,NULL,"
-                      "?,NULL,?,?,?,?)")
-            # The FTS5 row is the id's first 60 bits, not the arrival order: the
-            # lexical channel breaks bm25 ties by it inside FTS5, which is then the
-            # id's order whatever order ops arrived in. Two ids sharing 60 bits (only
-            # a crafted pair) cannot both have it: the second gets the next free row.
-            fts_row = id_rowid(d.id)
-            try:
-                c.execute(insert, (*values, fts_row))
-            except sqlite3.IntegrityError:
-                fts_row = None  # taken (or a duplicate id, which fails again below)
-                c.execute(insert, (*values, None))
-            if fts_row is None:
-                fts_row = (c.execute("SELECT max(fts) FROM memories").fetchone()[0] or 0) + 1
-                c.execute("UPDATE memories SET fts = ? WHERE id = ?", (fts_row, d.id))
-            self._fts_pending.append(
-                (fts_row, m.text, m.key or "", " ".join(m.tags), " ".join(m.entities)))
+                      norm(m.text), named[1] if named else None)
+            insert = (f"INSERT INTO memories({_MEMORY_INSERT}) VALUES "
+                      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',?,?,?,?,?,?)")
+            fts_row = self._fts_place(d.id)
+            rowid = c.execute(insert, (*values, fts_row)).lastrowid
+            assert rowid is not None
+            # The index reads these columns back from the row (memories_text) when it
+            # deletes it: what it is given here must be exactly what the row holds.
+            self._fts_pending[rowid] = (fts_row, m.text, m.key, tags, entities)
             if m.link is not None and m.kind == "edge":  # before a forget that came first
                 c.execute("INSERT OR IGNORE INTO edges(memory, src, predicate, dst, src_name, "
                           "dst_name) VALUES (?, ?, ?, ?, ?, ?)",
@@ -328,7 +458,7 @@ class Fold:
             if m.key is not None:
                 self._dirty_keys.add(m.key)
         elif isinstance(op, (ops.InvalidateOp, ops.ForgetOp)):
-            if not self._insert_op(ref, commit, d, op.target, op.reason):
+            if not self._insert_op(part, commit, d, op.target, op.reason):
                 return
             c.execute(
                 "INSERT OR IGNORE INTO links(target, op, type, at, closes) VALUES (?, ?, ?, ?, ?)",
@@ -338,7 +468,7 @@ class Fold:
         elif isinstance(op, ops.ConfirmOp):
             # Reinforcement (counted by ranking straight from the ops table), and
             # with anchors a re-anchoring at the code as it was then.
-            if (self._insert_op(ref, commit, d, op.target, op.reason) and op.anchors is not None
+            if (self._insert_op(part, commit, d, op.target, op.reason) and op.anchors is not None
                     and c.execute("SELECT 1 FROM memories WHERE id = ? AND status = 'forgotten'",
                                   (op.target,)).fetchone() is None):
                 # (A forgotten memory keeps no paths, whichever op came first.)
@@ -374,25 +504,35 @@ class Fold:
         if row is None:
             return  # not replayed yet: its add will call us when it arrives
         rowid, old_status, key = row
+        # The retiring op is an invalidate or a forget (in ops), or a superseding add
+        # (its row in memories).
         effects = [
             replay.Effect(op_id, typ, clock, at, tz, reason)
             for op_id, typ, clock, at, tz, reason in c.execute(
                 "SELECT o.id, l.type, o.clock, o.at, o.tz, o.reason FROM links l "
-                "JOIN ops o ON o.id = l.op WHERE l.target = ?",
-                (memory_id,),
+                "JOIN ops o ON o.id = l.op WHERE l.target = ? UNION ALL "
+                "SELECT m.id, l.type, m.clock, m.at, m.tz, NULL FROM links l "
+                "JOIN memories m ON m.id = l.op WHERE l.target = ?",
+                (memory_id, memory_id),
             )
         ]
         st = replay.fold_status(effects)
         by = st.by
+        forgetting = st.status == "forgotten" and old_status != "forgotten"
+        if forgetting and self._fts_pending.pop(rowid, None) is None:
+            # Out of the index first (unless it never went in): it finds the words to
+            # delete in the row as it was indexed (memories_text), before the row is
+            # scrubbed and forgotten.
+            c.execute("DELETE FROM memories_fts WHERE rowid = "
+                      "(SELECT fts FROM memories WHERE rowid = ?)", (rowid,))
         c.execute(
             "UPDATE memories SET status = ?, retired_by = ?, retired_at = ?, "
             "retired_tz = ?, retired_reason = ? WHERE rowid = ?",
             (st.status, by.op_id if by else None, by.at if by else None,
              by.tz if by else None, by.reason if by else None, rowid),
         )
-        if st.status == "forgotten" and old_status != "forgotten":
-            # Tombstone: scrub every content field, here and in the index.
-            self._flush_fts()
+        if forgetting:
+            # Tombstone: scrub every content field.
             c.execute(
                 "UPDATE memories SET text = NULL, key = NULL, tags = '[]', "
                 "entities = '[]', source = NULL, session = NULL, paths = '[]', norm = NULL, "
@@ -400,8 +540,6 @@ class Fold:
                 "WHERE rowid = ?",
                 (rowid,),
             )
-            c.execute("DELETE FROM memories_fts WHERE rowid = "
-                      "(SELECT fts FROM memories WHERE rowid = ?)", (rowid,))
             code.drop_memory(c, memory_id)
             c.execute("DELETE FROM edges WHERE memory = ?", (memory_id,))
             self.scrubbed = True
@@ -413,41 +551,48 @@ class Fold:
     def _drop_partition(self, ref: str) -> bool:
         """Remove every row a partition contributed. False if a full replay is needed."""
         c = self._c
+        row = c.execute("SELECT id FROM partitions WHERE ref = ?", (ref,)).fetchone()
+        part = row[0] if row else None
         if c.execute(
-            "SELECT 1 FROM ops WHERE ref = ? AND type = 'forget' LIMIT 1", (ref,)
+            "SELECT 1 FROM ops WHERE part = ? AND type = 'forget' LIMIT 1", (part,)
         ).fetchone():
             return False
         targets = [
             r[0]
             for r in c.execute(
-                "SELECT DISTINCT l.target FROM links l JOIN ops o ON o.id = l.op "
-                "WHERE o.ref = ?",
-                (ref,),
+                "SELECT l.target FROM links l JOIN ops o ON o.id = l.op WHERE o.part = ? "
+                "UNION SELECT l.target FROM links l JOIN memories m ON m.id = l.op "
+                "WHERE m.part = ?",
+                (part, part),
             )
         ]
         self._flush_fts()
+        # (A forgotten memory's row is no longer in the index, nor in memories_text:
+        # deleting it again is a no-op, never a second removal of its words.)
         c.execute(
-            "DELETE FROM memories_fts WHERE rowid IN (SELECT fts FROM memories WHERE ref = ?)",
-            (ref,),
+            "DELETE FROM memories_fts WHERE rowid IN (SELECT fts FROM memories WHERE part = ?)",
+            (part,),
         )
         self.scrubbed = True  # a rewritten partition may have dropped content (a purge)
         for (slot,) in c.execute(
-            "SELECT slot FROM vec_rows WHERE memory IN (SELECT rowid FROM memories WHERE ref = ?)",
-            (ref,),
+            "SELECT slot FROM vec_rows WHERE memory IN (SELECT rowid FROM memories WHERE part = ?)",
+            (part,),
         ).fetchall():
             self._zero_row(slot)  # orphaned rows must not weigh on anything
         c.execute(
-            "DELETE FROM vec_rows WHERE memory IN (SELECT rowid FROM memories WHERE ref = ?)",
-            (ref,),
+            "DELETE FROM vec_rows WHERE memory IN (SELECT rowid FROM memories WHERE part = ?)",
+            (part,),
         )
         keys = [r[0] for r in c.execute(
-            "SELECT DISTINCT key FROM memories WHERE ref = ? AND key IS NOT NULL", (ref,))]
-        c.execute("DELETE FROM edges WHERE memory IN (SELECT id FROM memories WHERE ref = ?)",
-                  (ref,))
-        c.execute("DELETE FROM memories WHERE ref = ?", (ref,))
-        code.drop_ops_of(c, ref)
-        c.execute("DELETE FROM links WHERE op IN (SELECT id FROM ops WHERE ref = ?)", (ref,))
-        c.execute("DELETE FROM ops WHERE ref = ?", (ref,))
+            "SELECT DISTINCT key FROM memories WHERE part = ? AND key IS NOT NULL", (part,))]
+        self._verdict.carry("m.part = ?", (part,))  # the partition is replayed next
+        c.execute("DELETE FROM edges WHERE memory IN (SELECT id FROM memories WHERE part = ?)",
+                  (part,))
+        code.drop_ops_of(c, part)  # (before the rows that say which ops are the partition's)
+        c.execute("DELETE FROM links WHERE op IN (SELECT id FROM ops WHERE part = ?) "
+                  "OR op IN (SELECT id FROM memories WHERE part = ?)", (part, part))
+        c.execute("DELETE FROM memories WHERE part = ?", (part,))
+        c.execute("DELETE FROM ops WHERE part = ?", (part,))
         c.execute("DELETE FROM skipped WHERE ref = ?", (ref,))
         c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
         for t in targets:

@@ -55,8 +55,8 @@ def lexical(
     better, ties in id order.
 
     Two steps, same answer as one join: FTS5 ranks its own rows first, by bm25
-    and then rowid, which is the id's order (a memory's FTS row is its id's first
-    60 bits, see fold.id_rowid); a join per matching row costs as much again as
+    and then rowid, which is the id's order (a memory's FTS row increases with its
+    id, see fold.FTS_BITS); a join per matching row costs as much again as
     the ranking. Then only the best rows are looked up and filtered, in that
     order; if the filters leave fewer than ``limit``, the first step takes more rows.
 
@@ -84,8 +84,8 @@ def _ranked(c: sqlite3.Connection, match: str, scope: Scope, limit: int) -> list
             "WHERE memories_fts MATCH ? ORDER BY r, rowid LIMIT ?", (match, want)).fetchall()
         if not ranked:
             return []
-        # INDEXED BY: look the rows up by their FTS row (the planner would otherwise
-        # walk every active memory through the status index).
+        # INDEXED BY: look the rows up by their FTS row (a planner without statistics
+        # once walked every active memory through an index on status instead).
         sql, args = filters("SELECT m.fts, m.id FROM memories m INDEXED BY memories_fts_row "
                             f"WHERE m.fts IN ({','.join('?' * len(ranked))})",
                             [r for r, _ in ranked], scope)

@@ -20,7 +20,7 @@ import msgspec.structs
 
 from .. import ops
 from ..model import OpInfo, Record, Skipped
-from .rows import MEMORY_COLS, OP_COLS, opinfo, partition, record as _record
+from .rows import ADD_COLS, MEMORY_COLS, OP_COLS, norm, opinfo, partition, record as _record
 from .scope import Scope, filters
 
 
@@ -36,7 +36,7 @@ def by_ids(c: sqlite3.Connection, sql: str, ids: Iterable[object],
 
 def watermarks(c: sqlite3.Connection) -> dict[str, str]:
     """Each partition ref and the tip the projection has replayed."""
-    return dict(c.execute("SELECT ref, tip FROM partitions").fetchall())
+    return dict(c.execute("SELECT ref, tip FROM partitions WHERE tip IS NOT NULL").fetchall())
 
 
 def clock_bounds(c: sqlite3.Connection, ref: str) -> tuple[int, int]:
@@ -65,7 +65,7 @@ def resolve_prefix(c: sqlite3.Connection, prefix: str) -> list[str]:
 
 def record(c: sqlite3.Connection, memory_id: str) -> Record | None:
     row = c.execute(
-        f"SELECT {MEMORY_COLS} FROM memories WHERE id = ?", (memory_id,)
+        f"SELECT {MEMORY_COLS} FROM memories m WHERE m.id = ?", (memory_id,)
     ).fetchone()
     return _record(row) if row else None
 
@@ -73,17 +73,19 @@ def record(c: sqlite3.Connection, memory_id: str) -> Record | None:
 def records(c: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Record]:
     return {
         row[0]: _record(row)
-        for row in by_ids(c, f"SELECT {MEMORY_COLS} FROM memories WHERE id IN", ids)
+        for row in by_ids(c, f"SELECT {MEMORY_COLS} FROM memories m WHERE m.id IN", ids)
     }
 
 
 def ops_touching(c: sqlite3.Connection, memory_id: str) -> list[OpInfo]:
-    """The add op of a memory and every op that targets it, in replay order."""
+    """The add op of a memory and every op that targets it, in replay order (the
+    adds among them, its own and any that supersede it, are memories' rows)."""
     rows = c.execute(
-        f"SELECT {OP_COLS} FROM ops o LEFT JOIN memories m ON m.id = o.id "
-        "WHERE o.id = ? OR o.target = ? OR o.id IN (SELECT op FROM links WHERE target = ?) "
-        "ORDER BY o.clock, o.id",
-        (memory_id, memory_id, memory_id),
+        f"SELECT {ADD_COLS} FROM memories m WHERE m.id = ? "
+        "OR m.id IN (SELECT op FROM links WHERE target = ?) UNION ALL "
+        f"SELECT {OP_COLS} FROM ops o WHERE o.target = ? "
+        "OR o.id IN (SELECT op FROM links WHERE target = ?) ORDER BY 5, 1",
+        (memory_id, memory_id, memory_id, memory_id),
     ).fetchall()
     return [opinfo(r) for r in rows]
 
@@ -91,17 +93,19 @@ def ops_touching(c: sqlite3.Connection, memory_id: str) -> list[OpInfo]:
 def log(c: sqlite3.Connection, limit: int | None = None,
         author: str | None = None) -> list[OpInfo]:
     """Ops in replay order; with ``limit``, the last ``limit`` of them."""
-    where, args = "", []
-    if author:
-        where = "WHERE (o.author_name LIKE ? OR o.author_email LIKE ?)"
-        args = [f"%{author}%", f"%{author}%"]
-    sql = f"SELECT {OP_COLS} FROM ops o LEFT JOIN memories m ON m.id = o.id {where} "
-    if limit is not None:
-        sql += "ORDER BY o.clock DESC, o.id DESC LIMIT ?"
-        rows = c.execute(sql, [*args, limit]).fetchall()[::-1]
-    else:
-        rows = c.execute(sql + "ORDER BY o.clock, o.id", args).fetchall()
-    return [opinfo(r) for r in rows]
+    rows: list[tuple[Any, ...]] = []
+    for cols, table, a in ((ADD_COLS, "memories", "m"), (OP_COLS, "ops", "o")):
+        sql, args = f"SELECT {cols} FROM {table} {a}", list[object]()
+        if author:
+            sql += (f" WHERE {a}.author IN (SELECT au.id FROM authors au "
+                    "WHERE au.name LIKE ? OR au.email LIKE ?)")
+            args += [f"%{author}%", f"%{author}%"]
+        if limit is not None:  # the last ``limit`` of each (an index walk), merged below
+            sql += f" ORDER BY {a}.clock DESC, {a}.id DESC LIMIT ?"
+            args.append(limit)
+        rows += c.execute(sql, args).fetchall()
+    rows.sort(key=lambda r: (r[4], r[0]))
+    return [opinfo(r) for r in (rows if limit is None else rows[max(len(rows) - limit, 0):])]
 
 
 def best_per_memory(
@@ -112,8 +116,8 @@ def best_per_memory(
 ) -> list[tuple[float, str]]:
     """Candidate vector rows -> (best distance, memory id) per memory passing the filters."""
     marks = ",".join("?" * len(slots))
-    # CROSS JOIN fixes the order: look rows up by slot, then their memory (the
-    # planner would otherwise walk every active memory via the status index).
+    # CROSS JOIN fixes the order: look rows up by slot, then their memory (a planner
+    # without statistics once walked every active memory through an index on status).
     sql = (f"SELECT r.slot, m.id FROM vec_rows r CROSS JOIN memories m ON m.rowid = r.memory "
            f"WHERE r.slot IN ({marks})")
     sql, args = filters(sql, list(slots), scope)
@@ -174,8 +178,9 @@ def _believable_times(c: sqlite3.Connection, ids: list[str], horizon: int) -> di
     if not clocks:
         return out
     best, i = 0, 0
-    for clock, at in c.execute("SELECT clock, at FROM ops WHERE clock <= ? ORDER BY clock",
-                               (clocks[-1][0],)):
+    for clock, at in c.execute("SELECT clock, at FROM memories WHERE clock <= ? UNION ALL "
+                               "SELECT clock, at FROM ops WHERE clock <= ? ORDER BY clock",
+                               (clocks[-1][0], clocks[-1][0])):
         while i < len(clocks) and clocks[i][0] < clock:
             out[clocks[i][1]] = best
             i += 1
@@ -184,7 +189,9 @@ def _believable_times(c: sqlite3.Connection, ids: list[str], horizon: int) -> di
     for _, mid in clocks[i:]:
         out[mid] = best
     if any(v == 0 for v in out.values()):
-        oldest = c.execute("SELECT min(at) FROM ops WHERE at <= ?", (horizon,)).fetchone()[0]
+        oldest = c.execute("SELECT min(at) FROM (SELECT at FROM memories WHERE at <= ? "
+                           "UNION ALL SELECT at FROM ops WHERE at <= ?)",
+                           (horizon, horizon)).fetchone()[0]
         fallback = horizon if oldest is None else int(oldest)
         out = {mid: v or fallback for mid, v in out.items()}
     return out
@@ -192,8 +199,8 @@ def _believable_times(c: sqlite3.Connection, ids: list[str], horizon: int) -> di
 
 def keyed(c: sqlite3.Connection, scope: Scope, key: str | None = None) -> list[Record]:
     """Keyed memories under ``scope`` (one key, or every key), by key, newest first."""
-    # INDEXED BY: without statistics the planner walks every active memory through
-    # memories_status (113 ms at 100k) rather than the few keyed ones.
+    # INDEXED BY: without statistics the planner once walked every active memory
+    # through an index on status (113 ms at 100k) rather than the few keyed ones.
     sql = f"SELECT {MEMORY_COLS} FROM memories m INDEXED BY memories_key WHERE m.key IS NOT NULL"
     args: list[object] = []
     if key is not None:
@@ -217,8 +224,8 @@ def top(c: sqlite3.Connection, scope: Scope, *, keyed: bool | None = None,
         others = authors(c, MAX_AUTHORS + 1)
         if len(others) <= MAX_AUTHORS:  # each other author's best, merged
             crowd = set(scope.not_by)
-            rows = [r for email in others if email not in crowd
-                    for r in _top(c, scope, keyed, limit, email)]
+            rows = [r for number, email in others if email not in crowd
+                    for r in _top(c, scope, keyed, limit, number)]
             rows.sort(key=lambda r: (-r.importance, -r.clock, r.id))
             return rows[:limit]
     return _top(c, scope, keyed, limit)
@@ -230,13 +237,13 @@ MAX_AUTHORS = 64
 
 
 def _top(c: sqlite3.Connection, scope: Scope, keyed: bool | None, limit: int,
-         author: str | None = None) -> list[Record]:
+         author: int | None = None) -> list[Record]:
     sql = f"SELECT {MEMORY_COLS} FROM memories m"
     if author is not None:
         # INDEXED BY: one author's rows of the kind, in importance order. (Walking
         # memories_top past a crowd reads every row the crowd wrote: 37 ms a kind
         # at 100k for the few memories anyone else wrote.)
-        sql += " INDEXED BY memories_author WHERE m.author_email = ?"
+        sql += " INDEXED BY memories_author WHERE m.author = ?"
         args: list[object] = [author]
     else:
         sql += " WHERE 1 = 1"
@@ -248,15 +255,13 @@ def _top(c: sqlite3.Connection, scope: Scope, keyed: bool | None, limit: int,
     return [_record(r) for r in c.execute(sql, [*args, limit])]
 
 
-def authors(c: sqlite3.Connection, limit: int) -> list[str]:
-    """Up to ``limit`` distinct author emails, in order: one index seek each."""
-    out: list[str] = []
-    row = c.execute("SELECT min(author_email) FROM memories").fetchone()
-    while row[0] is not None and len(out) < limit:
-        out.append(row[0])
-        row = c.execute("SELECT min(author_email) FROM memories WHERE author_email > ?",
-                        (row[0],)).fetchone()
-    return out
+def authors(c: sqlite3.Connection, limit: int) -> list[tuple[int, str]]:
+    """Up to ``limit`` authors of memories (an authors row and its email; one
+    person under two names is two), in order of email: an index seek each."""
+    return [(int(n), str(e)) for n, e in c.execute(
+        "SELECT a.id, a.email FROM authors a WHERE EXISTS "
+        "(SELECT 1 FROM memories m WHERE m.author = a.id) ORDER BY a.email, a.name LIMIT ?",
+        (limit,))]
 
 
 def future_dated(c: sqlite3.Connection, after: int, limit: int = 20) -> tuple[int, list[str]]:
@@ -285,7 +290,7 @@ def live_ids(c: sqlite3.Connection, ids: list[str], scope: Scope) -> list[str]:
 def key_history(c: sqlite3.Connection, key: str) -> list[Record]:
     """Every memory ever recorded under ``key`` (forgotten ones have lost it), oldest first."""
     return [_record(r) for r in c.execute(
-        f"SELECT {MEMORY_COLS} FROM memories WHERE key = ? ORDER BY clock, id", (key,))]
+        f"SELECT {MEMORY_COLS} FROM memories m WHERE m.key = ? ORDER BY m.clock, m.id", (key,))]
 
 
 def conflicted_keys(c: sqlite3.Connection) -> list[str]:
@@ -297,12 +302,15 @@ def conflicted_keys(c: sqlite3.Connection) -> list[str]:
 
 def duplicate_of(c: sqlite3.Connection, text: str, kind: str, key: str | None) -> str | None:
     """The oldest current memory with the same normalised text, kind and key."""
-    row = c.execute(
-        "SELECT id FROM memories WHERE norm = ? AND kind = ? AND key IS ? "
-        "AND status = 'active' AND quarantine IS NULL ORDER BY clock, id LIMIT 1",
-        (ops.text_hash(text), kind, key),
-    ).fetchone()
-    return row[0] if row else None
+    same = ops.normalize_text(text)
+    for mid, other in c.execute(
+        "SELECT id, text FROM memories WHERE norm = ? AND kind = ? AND key IS ? "
+        "AND status = 'active' AND quarantine IS NULL ORDER BY clock, id",
+        (norm(text), kind, key),
+    ):
+        if ops.normalize_text(other) == same:  # (norm is 64 bits of the text's hash)
+            return str(mid)
+    return None
 
 
 def unembedded(
@@ -310,10 +318,12 @@ def unembedded(
 ) -> list[tuple[str, str | None, str, list[str], list[str]]] | None:
     """Current memories of ``kind`` without a vector yet: (id, key, text,
     entities, tags); None when there are more than ``limit``."""
+    # INDEXED BY: the planner would rather walk every memory of the kind through
+    # memories_top (15 ms at 100k) than the few waiting ones.
     rows = c.execute(
-        "SELECT id, key, text, entities, tags FROM memories WHERE vec_slot IS NULL "
-        "AND text IS NOT NULL AND kind = ? AND status = 'active' AND quarantine IS NULL "
-        "ORDER BY id LIMIT ?", (kind, limit + 1)).fetchall()
+        "SELECT id, key, text, entities, tags FROM memories INDEXED BY memories_unembedded "
+        "WHERE vec_slot IS NULL AND text IS NOT NULL AND kind = ? AND status = 'active' "
+        "AND quarantine IS NULL ORDER BY id LIMIT ?", (kind, limit + 1)).fetchall()
     if len(rows) > limit:
         return None
     return [(mid, key, text, json.loads(ents), json.loads(tags))
@@ -323,8 +333,8 @@ def unembedded(
 def embedding_pending(c: sqlite3.Connection) -> int:
     """How many memories with text have no vector yet."""
     return int(c.execute(
-        "SELECT count(*) FROM memories WHERE vec_slot IS NULL AND text IS NOT NULL"
-    ).fetchone()[0])
+        "SELECT count(*) FROM memories INDEXED BY memories_unembedded "
+        "WHERE vec_slot IS NULL AND text IS NOT NULL").fetchone()[0])
 
 
 def neighbours(c: sqlite3.Connection, ids: list[str], *,
@@ -367,7 +377,9 @@ def questions(c: sqlite3.Connection, ids: list[str]) -> set[str]:
 
 def counts(c: sqlite3.Connection) -> dict[str, object]:
     """Ops by type, memories by status, and ops and authors per partition."""
-    by_type = dict(c.execute("SELECT type, count(*) FROM ops GROUP BY type").fetchall())
+    adds = c.execute("SELECT count(*) FROM memories").fetchone()[0]
+    by_type = {**({"add": adds} if adds else {}),
+               **dict(c.execute("SELECT type, count(*) FROM ops GROUP BY type").fetchall())}
     by_status = dict(
         c.execute("SELECT status, count(*) FROM memories GROUP BY status").fetchall()
     )
@@ -377,8 +389,10 @@ def counts(c: sqlite3.Connection) -> dict[str, object]:
         by_status["quarantined"] = quarantined
     per_ref: dict[str, dict[str, Any]] = {}
     for ref, name, email, n in c.execute(
-        "SELECT ref, author_name, author_email, count(*) FROM ops "
-        "GROUP BY ref, author_name, author_email ORDER BY ref, author_name, author_email"
+        "SELECT p.ref, a.name, a.email, sum(n) FROM (SELECT part, author, count(*) AS n "
+        "FROM memories GROUP BY part, author UNION ALL SELECT part, author, count(*) FROM ops "
+        "GROUP BY part, author) JOIN partitions p ON p.id = part JOIN authors a ON a.id = author "
+        "GROUP BY p.ref, a.name, a.email ORDER BY p.ref, a.name, a.email"
     ):
         entry = per_ref.setdefault(partition(ref), {"ops": 0, "authors": []})
         entry["ops"] = int(entry["ops"]) + n
@@ -400,13 +414,18 @@ def skipped(c: sqlite3.Connection) -> list[Skipped]:
 def dump(c: sqlite3.Connection) -> str:
     """Every row that carries meaning, in a canonical order (for tests)."""
     out: list[str] = []
+    c.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_words "
+              "USING fts5vocab(main, memories_fts, instance)")
     queries = [
-        ("partitions", "SELECT ref, tip, last_clock FROM partitions ORDER BY ref"),
-        ("ops", "SELECT * FROM ops ORDER BY id"),
+        ("partitions", "SELECT ref, tip, last_clock FROM partitions WHERE tip IS NOT NULL "
+                       "ORDER BY ref"),
+        ("ops", f"SELECT {ADD_COLS}, m.by, NULL FROM memories m UNION ALL "
+                f"SELECT {OP_COLS}, o.by, o.outcome FROM ops o ORDER BY 1"),
         ("links", "SELECT target, op, type, at, closes FROM links ORDER BY target, op"),
-        ("memories", f"SELECT {MEMORY_COLS}, norm FROM memories ORDER BY id"),
-        ("fts", "SELECT m.id, f.text, f.key, f.tags, f.entities FROM memories_fts f "
-                "JOIN memories m ON m.fts = f.rowid ORDER BY m.id"),
+        ("memories", f"SELECT {MEMORY_COLS}, m.norm FROM memories m ORDER BY m.id"),
+        # What the full-text index holds (it stores no text: its words, where they are).
+        ("fts", "SELECT m.id, v.col, v.offset, v.term FROM temp.memories_fts_words v "
+                "JOIN memories m ON m.fts = v.doc ORDER BY m.id, v.col, v.offset"),
         ("skipped", "SELECT * FROM skipped ORDER BY ref, commit_id, line"),
         ("code_anchor_sets", "SELECT * FROM code_anchor_sets ORDER BY memory, clock, op"),
         ("code_anchors", "SELECT op, path, type, oid, commit_id, first_line, last_line, symbol "

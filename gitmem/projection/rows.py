@@ -9,22 +9,55 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .. import ops
 from ..model import Anchor, LinkInfo, OpInfo, Record
 from ..timefmt import iso
 
-# The columns of a memory row, in the order ``record`` unpacks them.
+# A row's partition ref, its author's name and email (numbers in the row), and a
+# commit id (bytes in the row) as text: SQL on memory alias ``m`` or op alias ``o``.
+def _ref(a: str) -> str:
+    return f"(SELECT p.ref FROM partitions p WHERE p.id = {a}.part)"
+
+
+def _author(a: str) -> str:
+    return (f"(SELECT au.name FROM authors au WHERE au.id = {a}.author), "
+            f"(SELECT au.email FROM authors au WHERE au.id = {a}.author)")
+
+
+def _hex(column: str) -> str:
+    return f"nullif(lower(hex({column})), '')"
+
+
+# The columns of a memory row (alias m), in the order ``record`` unpacks them.
 MEMORY_COLS = (
-    "id, kind, text, key, tags, entities, importance, valid_from, valid_until, "
-    "source, session, anchor_commit, paths, supersedes, ref, commit_id, clock, at, "
-    "tz, author_name, author_email, status, retired_by, retired_at, retired_tz, "
-    "retired_reason, quarantine, shadowed_by, by, link"
+    "m.id, m.kind, m.text, m.key, m.tags, m.entities, m.importance, m.valid_from, "
+    f"m.valid_until, m.source, m.session, {_hex('m.anchor_commit')}, m.paths, m.supersedes, "
+    f"{_ref('m')}, {_hex('m.commit_id')}, m.clock, m.at, m.tz, {_author('m')}, m.status, "
+    "m.retired_by, m.retired_at, m.retired_tz, m.retired_reason, m.quarantine, "
+    "m.shadowed_by, m.by, m.link"
 )
 
-# The columns of an op row (alias o) with its memory's text (alias m), for ``opinfo``.
-OP_COLS = (
-    "o.id, o.type, o.ref, o.commit_id, o.clock, o.at, o.tz, o.author_name, "
-    "o.author_email, o.target, o.reason, m.text"
+# The columns of an op, for ``opinfo``: an add's are its memory's row (alias m), with
+# its text; every other op's are its row in ops (alias o).
+ADD_COLS = (
+    f"m.id, 'add', {_ref('m')}, {_hex('m.commit_id')}, m.clock, m.at, m.tz, {_author('m')}, "
+    "NULL, NULL, m.text"
 )
+OP_COLS = (
+    f"o.id, o.type, {_ref('o')}, {_hex('o.commit_id')}, o.clock, o.at, o.tz, {_author('o')}, "
+    "o.target, o.reason, NULL"
+)
+
+
+def norm(text: str) -> int:
+    """A memory's ``norm`` column: 64 bits of ``ops.text_hash`` (normalised text), as a
+    signed integer. Equal texts have equal norms; a reader compares the texts too."""
+    return int(ops.text_hash(text)[:16], 16) - (1 << 63)
+
+
+def oid_bytes(hex_id: str | None) -> bytes | None:
+    """A commit id as stored: its bytes (SQL reads it back with ``lower(hex(...))``)."""
+    return None if hex_id is None else bytes.fromhex(hex_id)
 
 
 def partition(ref: str) -> str:

@@ -40,7 +40,16 @@ from . import code
 # 12: who wrote a memory or confirm (by), a confirm's outcome, links (edges).
 # 13: memories_author (the context profile looks past a crowd author by author);
 #     ops_target and memories_session partial (NULLs left out).
-SCHEMA_VERSION = 13
+# 14: memories_fts indexes the memories table (external content, through the
+#     memories_text view): the text is stored once. An add's op is its memory's
+#     row (ops holds the other ops); memories_clock orders the log. An add's
+#     gate verdict is on its memory's row, versions named once (gate_versions).
+#     Partitions and authors by number, commit ids as bytes, norm in 64 bits;
+#     memories_top, memories_part (was memories_ref) without the id. A memory's
+#     row in memories_fts: 32 bits of its id, kept in id order (was 60 bits).
+#     No memories_status; memories_top and memories_author ascending;
+#     memories_unembedded (partial) instead of memories_vec.
+SCHEMA_VERSION = 14
 DB_NAME = "projection.sqlite3"
 
 # SQLite primary result codes (https://sqlite.org/rescode.html).
@@ -285,8 +294,9 @@ def _create(c: sqlite3.Connection) -> None:
 # Secondary indexes a replay into empty tables does not read: dropped for it and made
 # again at its end, a sort per index instead of a random B-tree insert per row (with
 # them in place the ops and memories inserts of a 100k replay take twice as long).
-DEFERRABLE = ("memories_key", "memories_top", "memories_author", "memories_norm", "memories_ref",
-              "memories_status", "memories_session", "ops_order", "ops_ref", "ops_target")
+DEFERRABLE = ("memories_key", "memories_top", "memories_author", "memories_norm", "memories_part",
+              "memories_clock", "memories_session", "memories_fts_row",
+              "ops_order", "ops_part", "ops_target")
 
 
 def drop_deferrable(c: sqlite3.Connection) -> list[str]:
@@ -316,15 +326,12 @@ def reset(c: sqlite3.Connection, meta: dict[str, str]) -> bool:
             check(c)  # whatever is there must be whole, or the caller rebuilds the file
             c.execute("COMMIT")  # another process set it up while we waited
             return False
-        tables = [
-            r[0]
-            for r in c.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' "
-                "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'memories_fts_%'"
-            )
-        ]
-        for t in tables:
-            c.execute(f'DROP TABLE IF EXISTS "{t}"')
+        dropped = c.execute(
+            "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'memories_fts_%'"
+        ).fetchall()
+        for typ, name in dropped:
+            c.execute(f'DROP {typ.upper()} IF EXISTS "{name}"')
         _create(c)
         c.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
         c.execute("COMMIT")
@@ -336,19 +343,30 @@ def reset(c: sqlite3.Connection, meta: dict[str, str]) -> bool:
 
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+-- Each partition replayed: the tip replayed (NULL while its first commit is) and
+-- the last clock accepted. Rows name their partition by id (part) and their
+-- author by an authors row: a ref or an author's name and email, repeated on
+-- every row, were a fifth of the file. Commit ids are stored as their bytes.
 CREATE TABLE partitions(
-    ref TEXT PRIMARY KEY, tip TEXT NOT NULL, last_clock INTEGER NOT NULL DEFAULT 0
-) WITHOUT ROWID;
+    id INTEGER PRIMARY KEY, ref TEXT NOT NULL UNIQUE, tip TEXT,
+    last_clock INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE authors(
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, UNIQUE(email, name)
+);
+-- Every op but adds: an add's op row is its memory's row (memories holds its id,
+-- partition, commit, clock, time and author), so ops holds the few that target a
+-- memory (invalidate, forget, confirm).
 CREATE TABLE ops(
-    id TEXT PRIMARY KEY, type TEXT NOT NULL, ref TEXT NOT NULL,
-    commit_id TEXT NOT NULL, clock INTEGER NOT NULL, at INTEGER NOT NULL,
-    tz INTEGER NOT NULL, author_name TEXT NOT NULL, author_email TEXT NOT NULL,
+    id TEXT PRIMARY KEY, type TEXT NOT NULL, part INTEGER NOT NULL,
+    commit_id BLOB NOT NULL, clock INTEGER NOT NULL, at INTEGER NOT NULL,
+    tz INTEGER NOT NULL, author INTEGER NOT NULL,
     target TEXT, reason TEXT,
     by TEXT,  -- "agent:NAME" when an agent wrote it for the author, NULL: a person
     outcome TEXT  -- a confirm's "worked" or "failed" (a procedure followed)
 ) WITHOUT ROWID;
 CREATE INDEX ops_order ON ops(clock, id);
-CREATE INDEX ops_ref ON ops(ref);
+CREATE INDEX ops_part ON ops(part);
 -- Partial: most ops (every add) have no target, most memories no session, and every
 -- query reads them by "= ?", which the planner knows is never NULL (14 MB at 100k).
 CREATE INDEX ops_target ON ops(target) WHERE target IS NOT NULL;
@@ -368,10 +386,9 @@ CREATE TABLE memories(
     id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, text TEXT, key TEXT,
     tags TEXT NOT NULL, entities TEXT NOT NULL, importance REAL NOT NULL,
     valid_from INTEGER, valid_until INTEGER, source TEXT, session TEXT,
-    anchor_commit TEXT, paths TEXT NOT NULL, supersedes TEXT NOT NULL,
-    ref TEXT NOT NULL, commit_id TEXT NOT NULL, clock INTEGER NOT NULL,
-    at INTEGER NOT NULL, tz INTEGER NOT NULL,
-    author_name TEXT NOT NULL, author_email TEXT NOT NULL,
+    anchor_commit BLOB, paths TEXT NOT NULL, supersedes TEXT NOT NULL,
+    part INTEGER NOT NULL, commit_id BLOB NOT NULL, clock INTEGER NOT NULL,
+    at INTEGER NOT NULL, tz INTEGER NOT NULL, author INTEGER NOT NULL,
     status TEXT NOT NULL, retired_by TEXT, retired_at INTEGER,
     retired_tz INTEGER, retired_reason TEXT,
     vec_slot INTEGER,  -- first row in vectors.i8, NULL until embedded
@@ -379,37 +396,60 @@ CREATE TABLE memories(
     -- A keyed value that loses a conflict: the id of the current winner (the
     -- greatest (clock, id) among the key's active values), NULL otherwise.
     shadowed_by TEXT,
-    norm TEXT,  -- ops.text_hash(text): finds exact duplicates on write
-    -- Its row in memories_fts: the id's first 60 bits (fold.id_rowid), so FTS5
+    norm INTEGER,  -- rows.norm(text), 64 bits of ops.text_hash: finds exact duplicates
+    -- Its row in memories_fts: rows increase with ids (fold.FTS_BITS), so FTS5
     -- breaks bm25 ties in id order whatever order ops arrived in. (The table's own
     -- rowid stays sequential: random rowids would half-fill its pages.)
     fts INTEGER,
     by TEXT,  -- "agent:NAME" when an agent wrote it, NULL: a person
-    link TEXT  -- an edge's {"src", "predicate", "dst"} as JSON, NULL otherwise
+    link TEXT,  -- an edge's {"src", "predicate", "dst"} as JSON, NULL otherwise
+    gate INTEGER  -- the gate_versions row that judged quarantine, NULL: no gate ran
 );
 CREATE INDEX memories_key ON memories(key) WHERE key IS NOT NULL;
-CREATE INDEX memories_top ON memories(kind, importance DESC, clock DESC, id);
-CREATE INDEX memories_author ON memories(author_email, kind, importance DESC, clock DESC);
+-- The context profile's walks, most important and newest first: backwards (ties of
+-- importance and clock are sorted by id after the walk: the index need not carry the
+-- id). Ascending, a new memory's entry goes after the others of its kind and
+-- importance, so pages fill up: descending, it went first and left pages half
+-- empty (5.3 MB at 100k memories added in packs, 3.0 ascending).
+CREATE INDEX memories_top ON memories(kind, importance, clock);
+CREATE INDEX memories_author ON memories(author, kind, importance, clock);
 CREATE INDEX memories_shadowed ON memories(shadowed_by) WHERE shadowed_by IS NOT NULL;
 -- All three columns of the exact-duplicate lookup: on norm alone the planner
--- preferred memories_status and scanned every current memory of the kind.
+-- preferred an index on (status, kind) and scanned every current memory of the kind.
+-- (There is no such index any more: no query needs one, and listing memories
+-- walked it for 107 ms at 100k where a scan takes 36.)
 CREATE INDEX memories_norm ON memories(norm, kind, key);
 CREATE UNIQUE INDEX memories_fts_row ON memories(fts);
-CREATE UNIQUE INDEX memories_vec ON memories(vec_slot);
+-- The memories waiting for a vector (every read asks whether there are any): once
+-- embedded, a memory leaves it. A vector row's memory is found through vec_rows.
+CREATE INDEX memories_unembedded ON memories(kind) WHERE vec_slot IS NULL;
 -- Every vector row and the memory it belongs to: a long memory has a row for
 -- the whole and one per chunk, its similarity is the best of them.
 CREATE TABLE vec_rows(slot INTEGER PRIMARY KEY, memory INTEGER NOT NULL);
 CREATE INDEX vec_rows_memory ON vec_rows(memory);
-CREATE INDEX memories_ref ON memories(ref, clock, id);
-CREATE INDEX memories_status ON memories(status, kind);
+CREATE INDEX memories_part ON memories(part, clock);
+-- The log's order (clock, id) among adds; ties of a clock are few, sorted after.
+CREATE INDEX memories_clock ON memories(clock);
 CREATE INDEX memories_session ON memories(session, clock, id) WHERE session IS NOT NULL;
+-- The full-text index holds no copy of the text (external content): FTS5 reads a
+-- memory's indexed columns from this view only when it needs them (to delete its
+-- row from the index, or in an integrity check); ranking never does. Tags and
+-- entities are indexed as their JSON text: no tag or entity holds a control
+-- character, so JSON's escapes add no word. The view holds exactly the rows the
+-- index holds: a forgotten memory's row leaves the index before it is scrubbed.
+CREATE VIEW memories_text(fts, text, key, tags, entities) AS
+    SELECT fts, text, key, tags, entities FROM memories WHERE status != 'forgotten';
 CREATE VIRTUAL TABLE memories_fts USING fts5(
-    text, key, tags, entities, tokenize = 'porter unicode61 remove_diacritics 2'
+    text, key, tags, entities, content = 'memories_text', content_rowid = 'fts',
+    tokenize = 'porter unicode61 remove_diacritics 2'
 );
--- The write gate's verdict per op id: a pure function of the op's bytes and the
--- gate's version, so it survives rebuilds (only deleting the cache clears it).
+-- The write gate's verdicts (fold.Verdicts): a pure function of the op's bytes and
+-- the gate's version, so a replay asks the gate once per op. An add's verdict is
+-- on its memory's row (memories.gate, memories.quarantine); any other op's is here,
+-- by its id's 32 bytes. The versions are named once.
+CREATE TABLE gate_versions(id INTEGER PRIMARY KEY, version TEXT NOT NULL UNIQUE);
 CREATE TABLE gate_verdicts(
-    op_id TEXT PRIMARY KEY, version TEXT NOT NULL, reason TEXT
+    op BLOB PRIMARY KEY, version INTEGER NOT NULL, reason TEXT
 ) WITHOUT ROWID;
 -- The live graph's raw material: one row per edge memory (its status is the
 -- memory's). Node names compare without case.

@@ -100,14 +100,16 @@ def filters(sql: str, args: list[object], scope: Scope) -> tuple[str, list[objec
         sql += f" AND m.kind IN ({','.join('?' * len(scope.kinds))})"
         args.extend(scope.kinds)
     if scope.not_by:
-        sql += f" AND m.author_email NOT IN ({','.join('?' * len(scope.not_by))})"
+        sql += (" AND m.author NOT IN (SELECT au.id FROM authors au WHERE au.email IN "
+                f"({','.join('?' * len(scope.not_by))}))")
         args.extend(scope.not_by)
     for tag in scope.tags:
         sql += " AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)"
         args.append(tag)
     if scope.authors:
         marks = ",".join("?" * len(scope.authors))
-        sql += f" AND (lower(m.author_email) IN ({marks}) OR lower(m.author_name) IN ({marks}))"
+        sql += (" AND m.author IN (SELECT au.id FROM authors au WHERE "
+                f"lower(au.email) IN ({marks}) OR lower(au.name) IN ({marks}))")
         folded = [a.lower() for a in scope.authors]
         args.extend(folded + folded)
     for name in scope.about:

@@ -25,12 +25,13 @@ def unvouched(c: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
     (BRAIN_DUMP memories or more), that no person and no second author has
     confirmed since: ranking trusts them less (docs/growth.md, Trust)."""
     out: set[str] = set()
-    firsts: dict[str, str | None] = {}
-    dumps: dict[tuple[str, str], bool] = {}
-    for mid, by, session, ref, vouched in by_ids(
-            c, "SELECT m.id, m.by, m.session, m.ref, EXISTS(SELECT 1 FROM ops o "
+    firsts: dict[int, str | None] = {}
+    dumps: dict[tuple[int, str], bool] = {}
+    for mid, by, session, part, vouched in by_ids(
+            c, "SELECT m.id, m.by, m.session, m.part, EXISTS(SELECT 1 FROM ops o "
                "WHERE o.target = m.id AND o.type = 'confirm' AND o.outcome IS NOT 'failed' "
-               "AND (o.by IS NULL OR lower(o.author_email) != lower(m.author_email))) "
+               "AND (o.by IS NULL OR (SELECT lower(a.email) FROM authors a WHERE a.id = o.author)"
+               " != (SELECT lower(a.email) FROM authors a WHERE a.id = m.author))) "
                "FROM memories m WHERE m.id IN", ids):
         if vouched:
             continue
@@ -39,17 +40,17 @@ def unvouched(c: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
             continue
         if session is None:
             continue
-        if ref not in firsts:
-            row = c.execute("SELECT session FROM memories WHERE ref = ? AND session IS NOT NULL "
-                            "ORDER BY clock, id LIMIT 1", (ref,)).fetchone()
-            firsts[ref] = row[0] if row else None
-        if firsts[ref] != session:
+        if part not in firsts:
+            row = c.execute("SELECT session FROM memories WHERE part = ? AND session IS NOT NULL "
+                            "ORDER BY clock, id LIMIT 1", (part,)).fetchone()
+            firsts[part] = row[0] if row else None
+        if firsts[part] != session:
             continue
-        if (ref, session) not in dumps:
-            n = c.execute("SELECT count(*) FROM memories WHERE session = ? AND ref = ?",
-                          (session, ref)).fetchone()[0]
-            dumps[(ref, session)] = n >= BRAIN_DUMP
-        if dumps[(ref, session)]:
+        if (part, session) not in dumps:
+            n = c.execute("SELECT count(*) FROM memories WHERE session = ? AND part = ?",
+                          (session, part)).fetchone()[0]
+            dumps[(part, session)] = n >= BRAIN_DUMP
+        if dumps[(part, session)]:
             out.add(mid)
     return out
 

@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from .. import ops
 from ..model import RefreshReport
 from . import code, graph, queries, schema, signals
 from . import lexical as lexical_channel
@@ -36,7 +35,7 @@ from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, spread, t
 NUMPY_FROM = 20_000
 
 if TYPE_CHECKING:
-    from .fold import LogSource
+    from .fold import Carried, LogSource
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -78,7 +77,8 @@ class Projection:
         # the projection does not depend on it): a reason, or None when it passes.
         self.quarantine_check: Callable[[Any], str | None] | None = None
         self.quarantine_version: Callable[[], str] = lambda: ""  # asked only when replaying
-        self._qv: str | None = None
+        # Verdicts carried to the next replay from rows it replaces (fold.Verdicts).
+        self._carried: Carried = {}
         self.long_lived = False  # set by long-lived front ends (the MCP server)
         self._scans = 0  # vector scans this process has run
         self.numpy_from = NUMPY_FROM  # rows from which a repeat scanner loads numpy
@@ -174,38 +174,18 @@ class Projection:
 
     @guarded_read
     def gate_verdicts(self) -> list[tuple[str, str, str | None]]:
-        """Every cached verdict of the write gate (a rebuild carries them over)."""
-        rows = self._c.execute("SELECT op_id, version, reason FROM gate_verdicts").fetchall()
+        """Every cached verdict of the write gate: (op id, gate version, reason)."""
+        rows = self._c.execute(
+            "SELECT m.id, v.version, m.quarantine FROM memories m "
+            "JOIN gate_versions v ON v.id = m.gate UNION ALL "
+            "SELECT lower(hex(g.op)), v.version, g.reason FROM gate_verdicts g "
+            "JOIN gate_versions v ON v.id = g.version").fetchall()
         return [(str(o), str(v), None if r is None else str(r)) for o, v, r in rows]
 
-    @guarded
     def keep_verdicts(self, rows: list[tuple[str, str, str | None]]) -> None:
-        c = self._c
-        c.execute("BEGIN IMMEDIATE")
-        try:
-            c.executemany("INSERT OR REPLACE INTO gate_verdicts(op_id, version, reason) "
-                          "VALUES (?, ?, ?)", rows)
-            c.execute("COMMIT")
-        except BaseException:
-            schema.rollback(c)
-            raise
-
-    @guarded
-    def remember_verdicts(self, rows: list[tuple[str, str, str | None]]) -> bool:
-        """``keep_verdicts`` for a writer's own ops, best effort: only a cache (the
-        next replay asks the gate if they are missing), so a busy or read-only
-        file is no reason to fail the write. False when they were not kept."""
-        c = self._c
-        # Never wait for the lock (a refresh may hold it for seconds): the
-        # writer's op is in the log already, and the next replay will ask.
-        c.execute("PRAGMA busy_timeout = 0")
-        try:
-            self.keep_verdicts(rows)
-        except sqlite3.OperationalError:
-            return False
-        finally:
-            c.execute(f"PRAGMA busy_timeout = {schema.BUSY_TIMEOUT_MS}")
-        return True
+        """Verdicts (as ``gate_verdicts`` returns them, from the file a rebuild
+        replaces) for the next refresh of this object to use."""
+        self._carried.update((op, (version, reason)) for op, version, reason in rows)
 
     def close(self) -> None:
         if self.conn is not None:
@@ -243,10 +223,11 @@ class Projection:
         current = source.partitions()
         if not full and current == self.watermarks() and (not embed or self._vectors_current()):
             return report  # the common case: nothing moved, nothing walked
-        from .fold import Fold  # here: a read that finds nothing moved never loads it
+        from .fold import Fold, Verdicts  # here: a read that finds nothing moved never loads it
 
         c = self._c
-        replaying = Fold(c, verdict=self._verdict,
+        verdicts = Verdicts(c, self.quarantine_check, self.quarantine_version, self._carried)
+        replaying = Fold(c, verdicts=verdicts,
                          zero_row=lambda slot: self._vectors.zero_row(c, slot),
                          progress=self.progress)
         c.execute("BEGIN IMMEDIATE")
@@ -274,6 +255,8 @@ class Projection:
         except BaseException:
             schema.rollback(c)
             raise
+        if report.complete:
+            self._carried.clear()  # every op replayed has its verdict in the file now
         if replaying.scrubbed:
             try:  # and out of the write-ahead log (best effort: readers may hold it)
                 c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -282,16 +265,6 @@ class Projection:
         self._vectors.remove_stale(c)
         report.seconds = time.perf_counter() - start
         return report
-
-    def _verdict(self, op_id: str, memory: ops.MemoryBody) -> str | None:
-        """Why the gate would refuse this memory (None: it passes), cached by op id."""
-        if self.quarantine_check is None:
-            return None
-        from . import fold
-
-        if self._qv is None:
-            self._qv = self.quarantine_version()
-        return fold.gate_verdict(self._c, op_id, memory, self.quarantine_check, self._qv)
 
     # -- vectors --------------------------------------------------------------
 

@@ -75,8 +75,8 @@ def top_slot(c: sqlite3.Connection) -> int | None:
 def has_pending(c: sqlite3.Connection) -> bool:
     """Some memory with text has no vector yet."""
     return c.execute(
-        "SELECT 1 FROM memories WHERE vec_slot IS NULL AND text IS NOT NULL LIMIT 1"
-    ).fetchone() is not None
+        "SELECT 1 FROM memories INDEXED BY memories_unembedded "
+        "WHERE vec_slot IS NULL AND text IS NOT NULL LIMIT 1").fetchone() is not None
 
 
 def smallest(values: array[float], k: int) -> list[int]:
@@ -256,11 +256,13 @@ class VectorFile:
         The rows are appended and fsynced before the caller commits the slots
         that name them; a crash before the commit leaves unnamed rows only.
         """
+        # INDEXED BY: the few waiting memories, sorted (the planner would rather walk
+        # every memory in id order than sort).
         pending = [
             (rowid, key, text, _strings(entities), _strings(tags))
             for rowid, key, text, entities, tags in c.execute(
-                "SELECT rowid, key, text, entities, tags FROM memories "
-                "WHERE vec_slot IS NULL AND text IS NOT NULL ORDER BY id")
+                "SELECT rowid, key, text, entities, tags FROM memories INDEXED BY "
+                "memories_unembedded WHERE vec_slot IS NULL AND text IS NOT NULL ORDER BY id")
         ]
         if not pending:
             return 0
@@ -358,11 +360,13 @@ class VectorFile:
                 if len(found) >= limit and round(1.0 - chunk[0][0], 6) < found[limit - 1][0]:
                     break
                 dist_of = {i: d for d, i in chunk}
+                # A row's memory through vec_rows; its whole-text row is its vec_slot.
                 for mid, slot in queries.by_ids(
                     c,
-                    "SELECT id, vec_slot FROM memories WHERE kind = ? AND status = 'active' "
-                    "AND quarantine IS NULL AND key IS NULL AND vec_slot IN", list(dist_of),
-                    prefix_args=[kind]
+                    "SELECT m.id, r.slot FROM vec_rows r CROSS JOIN memories m "
+                    "ON m.rowid = r.memory WHERE m.vec_slot = r.slot AND m.kind = ? "
+                    "AND m.status = 'active' AND m.quarantine IS NULL AND m.key IS NULL "
+                    "AND r.slot IN", list(dist_of), prefix_args=[kind]
                 ):
                     if mid not in skip:
                         found.append((round(1.0 - dist_of[slot], 6), mid))

@@ -1,0 +1,160 @@
+"""What the projection's file holds: each thing once, and nothing forgotten.
+
+The projection is a cache, but a large one pages in slowly and a forgotten
+memory must leave it entirely. These tests read the SQLite file (and its
+write-ahead log) as bytes and through SQLite's own checks.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import craft
+import gitmem
+from conftest import gm
+from gitmem import ops
+from gitmem.api import gating
+from gitmem.projection import schema
+
+PHRASE = "the quokka ledger reconciles every fortnight at dawn"
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+def cache(repo: Path) -> Path:
+    return repo / ".git" / "mem" / "cache"
+
+
+def file_bytes(repo: Path) -> bytes:
+    """The database and its write-ahead log, as they are on disk."""
+    db = cache(repo) / "projection.sqlite3"
+    wal = db.with_name(db.name + "-wal")
+    return db.read_bytes() + (wal.read_bytes() if wal.exists() else b"")
+
+
+def index_matches_memories(db: Path) -> None:
+    """FTS5's own check: every row of memories_text is in the index with exactly
+    its words, and the index holds nothing else (raises if not)."""
+    c = sqlite3.connect(db)
+    try:
+        c.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)")
+    finally:
+        c.close()
+
+
+def test_the_text_is_stored_once(repo: Path) -> None:
+    gm("add", PHRASE, "--tag", "finance", cwd=repo)
+    gm("recall", "quokka", cwd=repo)
+    assert file_bytes(repo).count(PHRASE.encode()) == 1  # the row; the index holds words
+    with sqlite3.connect(cache(repo) / "projection.sqlite3") as c:
+        tables = {name for (name,) in c.execute("SELECT name FROM sqlite_master")}
+    assert "memories_fts_content" not in tables
+    index_matches_memories(cache(repo) / "projection.sqlite3")
+
+
+def test_forgetting_leaves_no_trace_in_the_file(repo: Path) -> None:
+    keep = "the wombat ledger is kept"
+    gm("add", keep, cwd=repo)
+    mid = gm("add", PHRASE, "--tag", "zanzibarian", cwd=repo).stdout.strip()
+    assert "quokka" in gm("recall", "quokka", cwd=repo).stdout
+    gm("forget", mid, cwd=repo)
+    assert "quokka" not in gm("recall", "quokka", cwd=repo).stdout
+    raw = file_bytes(repo)
+    # Neither the text nor any word only it held (the index's terms), nor its tag.
+    for word in (PHRASE, "quokka", "reconcil", "fortnight", "zanzibarian"):
+        assert word.encode() not in raw, word
+    assert b"wombat" in raw  # the other memory is still indexed
+    index_matches_memories(cache(repo) / "projection.sqlite3")
+    with gitmem.open(repo) as s:
+        assert [h.text for h in s.recall("ledger")] == [keep]
+
+
+def test_a_rebuild_or_a_rewrite_asks_the_gate_about_no_op_again(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Verdicts are cached: an add's on its memory's row, any other op's by its id."""
+    asked: list[str] = []
+    real = gating.quarantine_reason
+
+    def counting(op: ops.Op) -> str | None:
+        asked.append(ops.op_type(op))
+        return real(op)
+
+    monkeypatch.setattr(gating, "quarantine_reason", counting)
+    ref = "refs/memory/" + craft.partition("mallory@example.com")
+    quiet = craft.add_op("mallory", 1, "the build cache lives in /var/cache")
+    loud = craft.add_op("mallory", 2, "the deploy token is " + TOKEN)
+    stale = craft.retire_op("invalidate", "mallory", 3, ops.op_id(quiet), reason="moved")
+    chain = craft.commit_packs(repo, [ops.encode_pack([quiet, loud]), ops.encode_pack([stale])])
+    craft.set_ref(repo, ref, chain[-1])
+    with gitmem.open(repo) as s:
+        s.refresh()
+        assert sorted(asked) == ["add", "add", "invalidate"]
+        flagged = s.projection.record(ops.op_id(loud))
+        assert flagged is not None and flagged.quarantine
+        with sqlite3.connect(s.projection.path) as c:  # only the invalidate's verdict there
+            assert c.execute("SELECT count(*) FROM gate_verdicts").fetchone() == (1,)
+        s.rebuild()
+        assert len(asked) == 3
+        again = s.projection.record(ops.op_id(loud))
+        assert again is not None and again.quarantine == flagged.quarantine
+        assert s.projection.record(ops.op_id(quiet)).status == "invalidated"  # type: ignore[union-attr]
+    # The partition is rewritten (a purge, say): only the new op meets the gate.
+    extra = craft.add_op("mallory", 4, "the cache is warmed at boot")
+    rewritten = craft.commit_packs(repo, [ops.encode_pack([quiet, loud, stale, extra])])
+    craft.set_ref(repo, ref, rewritten[-1])
+    with gitmem.open(repo) as s:
+        s.refresh()
+        assert s.last_refresh is not None and s.last_refresh.partitions_rewritten == 1
+        assert len(asked) == 4
+        assert s.projection.record(ops.op_id(loud)).quarantine == flagged.quarantine  # type: ignore[union-attr]
+
+
+# The parts of a schema-13 projection (before this layout) that this version no
+# longer has: an ops row per add, the version string per verdict, the text kept a
+# second time by the full-text index.
+SCHEMA_13 = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE partitions(
+    ref TEXT PRIMARY KEY, tip TEXT NOT NULL, last_clock INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE TABLE ops(
+    id TEXT PRIMARY KEY, type TEXT NOT NULL, ref TEXT NOT NULL, commit_id TEXT NOT NULL,
+    clock INTEGER NOT NULL, at INTEGER NOT NULL, tz INTEGER NOT NULL,
+    author_name TEXT NOT NULL, author_email TEXT NOT NULL, target TEXT, reason TEXT,
+    by TEXT, outcome TEXT
+) WITHOUT ROWID;
+CREATE TABLE memories(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL,
+    text TEXT, status TEXT NOT NULL, fts INTEGER);
+CREATE INDEX memories_status ON memories(status, kind);
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    text, key, tags, entities, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE gate_verdicts(op_id TEXT PRIMARY KEY, version TEXT NOT NULL, reason TEXT) WITHOUT ROWID;
+INSERT INTO meta VALUES ('schema', '13'), ('format', '1');
+INSERT INTO memories_fts(rowid, text, key, tags, entities) VALUES (1, 'a stale quokka', '', '', '');
+"""
+
+
+def test_a_projection_of_the_previous_schema_is_rebuilt(repo: Path) -> None:
+    gm("add", PHRASE, cwd=repo)
+    gm("add", "the wombat ledger is kept", cwd=repo)
+    gm("recall", "ledger", cwd=repo)
+    for f in cache(repo).iterdir():
+        f.unlink()
+    with sqlite3.connect(cache(repo) / "projection.sqlite3") as c:
+        c.executescript(SCHEMA_13)
+    out = gm("recall", "quokka", cwd=repo)
+    assert out.returncode == 0
+    assert out.stderr == "warning: projection schema changed; rebuilt it from the op-log\n"
+    assert PHRASE in out.stdout and "stale" not in out.stdout
+    db = cache(repo) / "projection.sqlite3"
+    with sqlite3.connect(db) as c:
+        names = {name for (name,) in c.execute("SELECT name FROM sqlite_master")}
+        assert dict(c.execute("SELECT key, value FROM meta WHERE key IN ('schema', 'format')")) \
+            == schema.wanted_meta()
+        assert c.execute("SELECT count(*) FROM memories").fetchone() == (2,)
+    assert {"memories_fts_content", "memories_status"} & names == set()
+    assert {"memories_text", "gate_versions", "authors"} <= names
+    index_matches_memories(db)
