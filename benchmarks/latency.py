@@ -236,8 +236,7 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
         rebuild_s = time.perf_counter() - t0
     # Refresh after 1k ops arrive from a teammate, as a pull brings them: a clone
     # imports them under another name and pushes them here; the next read replays
-    # them, the gate included (a writer records its verdicts only in its own
-    # projection: ops from others are always scanned).
+    # them, the gate included (ops from others are always scanned).
     mate = base / f"mate-{n}"
     subprocess.run(["git", "clone", "-q", str(repo), str(mate)], check=True, env=env)
     mate_env = env_for(home, "Teammate", "mate@example.com")

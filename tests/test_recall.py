@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -147,12 +148,19 @@ def test_a_truncated_vector_file_is_detected_and_re_embedded(codebase: Path) -> 
         assert s.refresh().embedded == 0 and s.warnings == []
 
 
-def test_numpy_and_pure_python_scans_agree(repo: Path) -> None:
-    """A long-lived process (numpy loaded) and a fresh one (no numpy) pick the
-    same vector hits, ties included, and the same spread."""
+def _driven(script: str, how: str, repo: Path) -> Any:
+    """What a fresh Python process running ``script`` (argv: how, repo) prints, as JSON."""
     import subprocess
     import sys
 
+    proc = subprocess.run([sys.executable, "-c", script, how, str(repo)],
+                          capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout)
+
+
+def test_numpy_and_pure_python_scans_agree(repo: Path) -> None:
+    """A long-lived process (numpy loaded) and a fresh one (no numpy) pick the
+    same vector hits, ties included, and the same spread."""
     words = ("cache queue schema deploy parser worker token session router lock retry "
              "bucket release branch lint fixture index gateway socket thread").split()
     lines = []
@@ -172,11 +180,7 @@ def test_numpy_and_pure_python_scans_agree(repo: Path) -> None:
         " for h in s.recall(q, k=12, mode='vector', min_score=0)]"
         " for q in qs]\n"
         "print(json.dumps([out, 'numpy' in sys.modules]))\n")
-    runs = {}
-    for how in ("numpy", "pure"):
-        proc = subprocess.run([sys.executable, "-c", script, how, str(repo)],
-                              capture_output=True, text=True, check=True)
-        runs[how] = json.loads(proc.stdout)
+    runs = {how: _driven(script, how, repo) for how in ("numpy", "pure")}
     assert runs["numpy"][1] is True and runs["pure"][1] is False
     assert runs["numpy"][0] == runs["pure"][0]
     assert all(len(hits) == 12 for hits in runs["pure"][0])
@@ -186,9 +190,6 @@ def test_a_read_after_an_add_embeds_it_without_numpy(repo: Path) -> None:
     """The first read after an add embeds the new memory on the standard library
     (numpy and tokenizers cost ~100 ms to load), and stores the same vector a
     rebuild with numpy stores: the vector channel finds it with the same cosine."""
-    import subprocess
-    import sys
-
     gm("add", "the cache is warmed at boot", cwd=repo)
     ok(gm("recall", "cache", cwd=repo))
     gm("add", "zookeeper needs three nodes for a quorum", cwd=repo)
@@ -201,11 +202,7 @@ def test_a_read_after_an_add_embeds_it_without_numpy(repo: Path) -> None:
         "    hits = s.recall('zookeeper ensemble size', mode='vector', min_score=0, explain=True)\n"
         "    out = [(h.text, h.explain['raw']['vector']) for h in hits]\n"
         "print(json.dumps([out, 'numpy' in sys.modules, 'tokenizers' in sys.modules]))\n")
-    runs = {}
-    for how in ("read", "rebuild"):
-        proc = subprocess.run([sys.executable, "-c", script, how, str(repo)],
-                              capture_output=True, text=True, check=True)
-        runs[how] = json.loads(proc.stdout)
+    runs = {how: _driven(script, how, repo) for how in ("read", "rebuild")}
     hits, numpy_loaded, tokenizers_loaded = runs["read"]
     assert not numpy_loaded and not tokenizers_loaded
     assert "zookeeper needs three nodes for a quorum" in [text for text, _ in hits]
