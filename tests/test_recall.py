@@ -227,6 +227,25 @@ def test_a_read_with_much_to_embed_loads_numpy(repo: Path) -> None:
     assert found == 6 and numpy_loaded
 
 
+def test_the_read_after_an_import_does_not_scan_its_lines_again(repo: Path) -> None:
+    """import replays its last pack itself, while its gate scans are remembered:
+    the next command (another process) finds the ops replayed and scans nothing."""
+    lines = "\n".join(json.dumps({"text": f"kafka topic {i} keeps 7 days of logs"})
+                      for i in range(20))
+    ok(gm("import", "-", cwd=repo, input=lines))
+    script = (
+        "import json, sys, gitmem\n"
+        "import gitmem.api.gating as g\n"
+        "asked = []\n"
+        "real = g._scan\n"
+        "g._scan = lambda text: asked.append(text) or real(text)\n"
+        "with gitmem.open(sys.argv[2]) as s:\n"
+        "    hits = s.recall('kafka topic 7', min_score=0)\n"
+        "print(json.dumps([len(hits), asked]))\n")
+    found, asked = _driven(script, "read", repo)
+    assert found == 10 and asked == []
+
+
 def test_no_hnsw_index_is_left_behind(repo: Path) -> None:
     """Earlier versions kept an HNSW index in the cache: it is deleted, not kept forever."""
     gm("add", "the cache is warmed at boot", cwd=repo)
