@@ -368,9 +368,11 @@ def _rank_at(
     kept: list[Any] = []
     looked = 0
     matches = {w: fts_match([w]) for w in words} if q.mode != "vector" else {}
-    weights = projection.term_weights(matches) if matches else {}
-    novel = (relevance.novelty(projection.unseen_terms(matches), weights, word_rank)
-             if matches and word_rank is not None else 0.0)
+    rows, frequencies = projection.term_frequencies(matches) if matches else (0, {})
+    weights = relevance.idf(rows, frequencies)
+    unseen = {w for w, df in frequencies.items() if not df}
+    novel = (relevance.novelty(unseen, weights, word_rank)
+             if unseen and word_rank is not None else 0.0)
     while len(kept) < q.k and looked < min(len(scored), 3 * q.k):
         batch = scored[looked : looked + q.k]
         looked += len(batch)

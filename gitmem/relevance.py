@@ -57,6 +57,12 @@ class Evidence(msgspec.Struct, frozen=True):
     novel: float = 0.0
 
 
+def idf(rows: int, frequencies: dict[str, int]) -> dict[str, float]:
+    """word -> inverse document frequency, log((N + 1) / (df + 0.5)), over ``rows``
+    memories and each word's document frequency (projection.term_frequencies)."""
+    return {w: math.log((rows + 1) / (df + 0.5)) for w, df in frequencies.items()}
+
+
 def coverage(found: set[str], weights: dict[str, float]) -> float:
     """The idf-weighted share of the query's words in ``found``."""
     total = sum(max(w, 0.0) for w in weights.values())

@@ -18,6 +18,7 @@ import mmap
 import struct
 import sys
 from array import array
+from collections.abc import Callable
 from pathlib import Path
 
 from .data import DATA_DIR, identity, read_meta
@@ -101,16 +102,7 @@ class QueryEmbedder:
         ids = self.token_ids(text)
         if not ids:
             return array("f", bytes(4 * self.dim))
-        counts: dict[int, int] = {}
-        for i in ids:
-            counts[i] = counts.get(i, 0) + 1
-        acc = [0.0] * self.dim
-        row, offset, stride, matrix = self._row, self._offset, self._row.size, self._matrix
-        for i, n in counts.items():
-            w = float(n)
-            if self._scales is not None:
-                w *= self._scale.unpack_from(self._scales, self._scale_offset + 4 * i)[0]
-            acc = [a + w * x for a, x in zip(acc, row.unpack_from(matrix, offset + stride * i))]
+        acc = self._sum(ids, self._query_weight)
         if not self.normalize:
             return array("f", [a / len(ids) for a in acc])
         norm = math.sqrt(math.fsum([a * a for a in acc]))
@@ -123,18 +115,30 @@ class QueryEmbedder:
         ~1 ms a memory, so a read that finds a few new memories embeds them without
         paying ~100 ms to load numpy and tokenizers. Exact because the sums are
         integers (gitmem.embed.text.WEIGHT_BITS); int8 data only."""
-        out = bytearray()
+        # n x weight is at most 2**33, so every product and sum is an integer below 2**53.
+        return b"".join(quantize_query(self._sum(self.token_ids(text),
+                                                 lambda i, n: float(n * self._doc_weight(i))))
+                        for text in texts)
+
+    def _query_weight(self, token: int, n: int) -> float:
+        """A query token's weight: its count times its row's scale (as StaticEmbedder)."""
+        w = float(n)
+        if self._scales is not None:
+            w *= self._scale.unpack_from(self._scales, self._scale_offset + 4 * token)[0]
+        return w
+
+    def _sum(self, ids: list[int], weight: Callable[[int, int], float]) -> list[float]:
+        """Sum of the rows of ``ids``' distinct tokens, in first-seen order, each
+        times ``weight(token, count)``, in float64 one row at a time."""
+        counts: dict[int, int] = {}
+        for i in ids:
+            counts[i] = counts.get(i, 0) + 1
+        acc = [0.0] * self.dim
         row, offset, stride, matrix = self._row, self._offset, self._row.size, self._matrix
-        for text in texts:
-            counts: dict[int, int] = {}
-            for i in self.token_ids(text):
-                counts[i] = counts.get(i, 0) + 1
-            acc = [0.0] * self.dim
-            for i, n in counts.items():
-                w = float(n * self._doc_weight(i))  # at most 2**33; every sum below 2**53
-                acc = [a + w * x for a, x in zip(acc, row.unpack_from(matrix, offset + stride * i))]
-            out += quantize_query(acc)
-        return bytes(out)
+        for i, n in counts.items():
+            w = weight(i, n)
+            acc = [a + w * x for a, x in zip(acc, row.unpack_from(matrix, offset + stride * i))]
+        return acc
 
     @property
     def exact_docs(self) -> bool:

@@ -9,7 +9,6 @@ corruption). Queries that must see the vector file too live in ``vectors``.
 from __future__ import annotations
 
 import json
-import math
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
@@ -370,9 +369,8 @@ _ASKS = re.compile(r"[?\uff1f\u061f](?=\s|$|[\"')\]}\u201d\u2019])")
 
 def questions(c: sqlite3.Connection, ids: list[str]) -> set[str]:
     """Which of ``ids`` ask something: a sentence of their text ends with a question mark."""
-    return {mid for mid, text in by_ids(
-        c, "SELECT id, text FROM memories WHERE (instr(text, '?') > 0 OR instr(text, '\uff1f') > 0"
-        " OR instr(text, '\u061f') > 0) AND id IN", ids) if _ASKS.search(text)}
+    return {mid for mid, text in by_ids(c, "SELECT id, text FROM memories WHERE id IN", ids)
+            if text and _ASKS.search(text)}
 
 
 def counts(c: sqlite3.Connection) -> dict[str, object]:
@@ -447,28 +445,19 @@ def size(c: sqlite3.Connection) -> int:
     return int(c.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0)
 
 
-def term_weights(c: sqlite3.Connection, matches: dict[str, str]) -> dict[str, float]:
-    """word -> inverse document frequency, log((N + 1) / (df + 0.5)), from FTS5.
+def term_frequencies(c: sqlite3.Connection,
+                     matches: dict[str, str]) -> tuple[int, dict[str, int]]:
+    """(how many memory rows there are, word -> how many memories hold it), from FTS5.
 
     ``matches``: word -> its FTS5 MATCH expression (stemmed by the index, as the
     lexical channel sees it). Document frequencies are counted up to DF_CAP, so
-    a word in a quarter of 100k memories costs what one in a thousand does.
+    a word in a quarter of 100k memories costs what one in a thousand does; 0
+    means no memory holds the word.
     """
     top = c.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0
-    out = {}
-    for word, match in matches.items():
-        df = c.execute("SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts "
-                       "MATCH ? LIMIT ?)", (match, DF_CAP)).fetchone()[0]
-        out[word] = math.log((top + 1) / (df + 0.5))
-    return out
-
-
-def unseen_terms(c: sqlite3.Connection, matches: dict[str, str]) -> set[str]:
-    """The words of ``matches`` no memory holds (an existence check each: the
-    FTS5 index stops at the first row)."""
-    return {word for word, match in matches.items()
-            if c.execute("SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT 1",
-                         (match,)).fetchone() is None}
+    return int(top), {word: int(c.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+        (match, DF_CAP)).fetchone()[0]) for word, match in matches.items()}
 
 
 def term_presence(c: sqlite3.Connection, ids: list[str],
