@@ -443,7 +443,7 @@ CREATE VIRTUAL TABLE memories_fts USING fts5(
     text, key, tags, entities, content = 'memories_text', content_rowid = 'fts',
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
--- The write gate's verdicts (fold.Verdicts): a pure function of the op's bytes and
+-- The write gate's verdicts (verdicts.Verdicts): a pure function of the op's bytes and
 -- the gate's version, so a replay asks the gate once per op. An add's verdict is
 -- on its memory's row (memories.gate, memories.quarantine); any other op's is here,
 -- by its id's 32 bytes. The versions are named once.

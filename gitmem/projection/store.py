@@ -35,7 +35,8 @@ from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, spread, t
 NUMPY_FROM = 20_000
 
 if TYPE_CHECKING:
-    from .fold import Carried, LogSource
+    from .fold import LogSource
+    from .verdicts import Carried
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -77,7 +78,7 @@ class Projection:
         # the projection does not depend on it): a reason, or None when it passes.
         self.quarantine_check: Callable[[Any], str | None] | None = None
         self.quarantine_version: Callable[[], str] = lambda: ""  # asked only when replaying
-        # Verdicts carried to the next replay from rows it replaces (fold.Verdicts).
+        # Verdicts carried to the next replay from rows it replaces (verdicts.Verdicts).
         self._carried: Carried = {}
         self.long_lived = False  # set by long-lived front ends (the MCP server)
         self._scans = 0  # vector scans this process has run
@@ -223,7 +224,8 @@ class Projection:
         current = source.partitions()
         if not full and current == self.watermarks() and (not embed or self._vectors_current()):
             return report  # the common case: nothing moved, nothing walked
-        from .fold import Fold, Verdicts  # here: a read that finds nothing moved never loads it
+        from .fold import Fold  # here: a read that finds nothing moved never loads it
+        from .verdicts import Verdicts
 
         c = self._c
         verdicts = Verdicts(c, self.quarantine_check, self.quarantine_version, self._carried)
