@@ -23,12 +23,13 @@ Format history:
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import unicodedata
 from typing import Annotated, Literal, Union
 
 import msgspec
+
+from . import hashes
 
 FORMAT_VERSION = 1
 
@@ -220,12 +221,12 @@ def normalize_text(text: str) -> str:
 
 def text_hash(text: str) -> str:
     """A short digest of ``normalize_text(text)`` (an index key, not an id)."""
-    return hashlib.sha256(normalize_text(text).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return hashes.sha256(normalize_text(text).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def email_hash(email: str) -> str:
     """8 hex digits identifying an author's email (case-insensitive)."""
-    return hashlib.sha256(email.strip().lower().encode()).hexdigest()[:8]
+    return hashes.sha256(email.strip().lower().encode()).hexdigest()[:8]
 
 
 def partition_name(email: str, clone_id: str) -> str:
@@ -266,7 +267,7 @@ def encode(op: Op) -> bytes:
 
 def op_id(data: bytes) -> str:
     """The id of an op: SHA-256 of its canonical bytes, in hex."""
-    return hashlib.sha256(data).hexdigest()
+    return hashes.sha256(data).hexdigest()
 
 
 def decode(data: bytes) -> Op:

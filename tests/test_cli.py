@@ -428,7 +428,9 @@ NOT_ON_A_READ = (
 )
 # An add of a plain note (no keyword, no long token) writes without them.
 NOT_ON_AN_ADD = ("pygit2", "numpy", "tokenizers", "detect_secrets", "mcp", "subprocess", "random",
-                 "gitmem.projection.fold", "gitmem.oplog.sync", "gitmem.agents", "gitmem.cli.recall")
+                 "hashlib", "_hashlib",  # OpenSSL: ~2 ms (gitmem/hashes.py)
+                 "gitmem.projection.fold", "gitmem.oplog.sync", "gitmem.agents", "gitmem.cli.recall",
+                 "gitmem.api.reads", "gitmem.recall", "gitmem.relevance")
 
 
 def loaded(cwd: Path, *args: str) -> tuple[set[str], str]:

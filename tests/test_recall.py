@@ -326,6 +326,7 @@ def test_within_finds_every_row_inside_the_cut_in_order() -> None:
     # definition, on shapes that stress its batches: ties, zeroed rows at exactly
     # 1.0, more rows inside the cut than one batch, cuts beyond 1.0.
     import random
+    import struct
     from array import array
 
     from gitmem.projection.vectors import within
@@ -333,12 +334,28 @@ def test_within_finds_every_row_inside_the_cut_in_order() -> None:
     rnd = random.Random(5)
     for trial in range(300):
         n = rnd.choice([1, 5, 63, 64, 65, 600, 5000])
-        pool = [round(rnd.uniform(0.0, 1.4), 2) for _ in range(8)] + [1.0]
+        pool = [round(rnd.uniform(0.0, 1.4), 2) for _ in range(8)] + [1.0, 0.0, -0.0]
         dist = array("d", (rnd.choice(pool) if rnd.random() < 0.5 else rnd.uniform(0.0, 1.5)
                            for _ in range(n)))
         cut = rnd.choice([0.0, 0.05, 0.3, 0.9, 1.0, 1.2, 2.0])
         expected = sorted((d, i) for i, d in enumerate(dist) if d <= cut and d < 1.0)
         assert within(dist, cut) == expected, (trial, n, cut)
+    # A few rows inside the cut among many (rows found by their bytes): ties, both zeros.
+    for trial in range(200):
+        n = rnd.choice([65, 1000, 20000])
+        dist = array("d", (rnd.uniform(0.3, 1.5) for _ in range(n)))
+        for _ in range(rnd.randint(0, 9)):
+            dist[rnd.randrange(n)] = rnd.choice([0.0, -0.0, 0.01, 0.02, 0.1, 1e-300])
+        cut = rnd.choice([0.0, 0.015, 0.05, 0.2])
+        expected = sorted((d, i) for i, d in enumerate(dist) if d <= cut and d < 1.0)
+        got = within(dist, cut)
+        assert got == expected and [str(d) for d, _ in got] == [str(d) for d, _ in expected]
+    # The bytes of a distance inside the cut, straddling two rows: not a row.
+    raw = bytearray(array("d", [0.5] * 100).tobytes())
+    raw[8 * 40 + 4 : 8 * 40 + 12] = struct.pack("d", 0.01)
+    dist = array("d", bytes(raw))
+    dist[70] = 0.01
+    assert within(dist, 0.05) == [(0.01, 70)]
 
 
 def test_a_broad_query_ranks_memories_holding_two_of_its_words_first(

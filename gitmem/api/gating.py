@@ -12,11 +12,10 @@ a time, so what the writer accepted replays unquarantined (with the same gate).
 
 from __future__ import annotations
 
-import hashlib
 
 import msgspec
 
-from .. import ops
+from .. import hashes, ops
 from ..errors import GateRefused
 
 # Bumped when the set of fields scanned changes: cached verdicts (the
@@ -125,7 +124,7 @@ def _scan(text: str) -> tuple[str, ...]:
 
     Keyed by a 128-bit digest, not the text, and cleared when full: an import of
     any size keeps at most ``_MEMO_SIZE`` small entries (~5 MB)."""
-    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    key = hashes.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
     found = _memo.get(key)
     if found is None:
         found = tuple(findings(text))

@@ -23,9 +23,9 @@ from ..model import (Added, BootstrapReport, Confirmed, Exported, Conflict, Cont
                      KeyHistory, OpInfo, Record, RefreshReport, RekeyReport, Retired, Shown,
                      SimilarPair, Skipped, Status, SyncReport)
 from ..oplog import Oplog
-# The job modules off the read path are imported in the methods that use them:
-# a fresh `git mem recall` is mostly import time (benchmarks/latency.py).
-from . import reads, settings
+# The job modules are imported in the methods that use them (reads too: an add
+# never ranks): a fresh command is mostly import time (benchmarks/latency.py).
+from . import settings
 from .growth import Growth
 from .pool import Pool, Progress
 
@@ -33,6 +33,7 @@ T = TypeVar("T")
 
 if TYPE_CHECKING:
     from ..projection import Projection
+    from . import reads
 
 
 class Store(Growth):
@@ -376,6 +377,8 @@ class Store(Growth):
         """The memories that matter for a change, best first: tied to the paths it
         touches, then naming the identifiers its changed lines hold. ``rev`` None:
         the work tree against HEAD; else the work tree against ``rev``, or ``A..B``."""
+        from . import reads
+
         return reads.for_diff(self._pool, rev, k)
 
     def bootstrap(self, *, yes: bool = False) -> BootstrapReport:
@@ -438,6 +441,8 @@ class Store(Growth):
         relevance, 0 to 1; hits below ``min_score`` are left out (None: the
         gitmem.minScore setting, else 0.05; 0 keeps every hit).
         """
+        from . import reads
+
         def ask(mine: Pool, as_of: int | None, valid_at: int | None) -> list[Hit]:
             return reads.recall(
                 mine, query, k=k, kinds=kinds, tags=tags, include_retired=include_retired,
@@ -491,6 +496,8 @@ class Store(Growth):
         retired (invalidated, superseded, losing values) or all. This pool
         only: the personal pool is listed with ``git mem list --personal``.
         """
+        from . import reads
+
         return reads.browse(self._pool, kinds=kinds, tags=tags, authors=authors, about=about,
                             paths=paths, since=since, until=until, status=status,
                             include_quarantined=include_quarantined, limit=limit, offset=offset)
@@ -499,10 +506,14 @@ class Store(Growth):
         """Note, locally, that these hits were put before someone: it renews their
         age for decay (docs/time.md). Faded or retired hits are never renewed
         by being looked at; only a confirmation brings them back."""
+        from . import reads
+
         reads.record_use_of(self._pool, hits)
 
     def show(self, memory_id: str) -> Shown:
         """A memory's whole record, provenance and every op that touched it."""
+        from . import reads
+
         owner = self._owner(memory_id)
         shown = reads.show(owner, memory_id)
         if owner is not self._pool:
@@ -511,13 +522,19 @@ class Store(Growth):
 
     def log_ops(self, limit: int | None = None, author: str | None = None) -> list[OpInfo]:
         """Ops in replay order; ``limit`` keeps the last N."""
+        from . import reads
+
         return reads.log_ops(self._pool, limit, author)
 
     def skipped(self) -> list[Skipped]:
+        from . import reads
+
         return reads.skipped(self._pool)
 
     def status(self) -> Status:
         """Partitions, op and memory counts, and the projection's state."""
+        from . import reads
+
         return reads.status(self._pool)
 
     # -- time ------------------------------------------------------------------------

@@ -11,10 +11,11 @@ load the model.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
+
+from .. import hashes
 
 DATA_DIR = Path(__file__).parent.parent / "data" / "embedder"
 FORMAT = 1  # meta.json layout this loader understands
@@ -30,7 +31,7 @@ DERIVED_FILES = frozenset({"vocab.txt", "wordpiece.json"})
 def data_digest(files: dict[str, str]) -> str:
     """One sha256 over every data file's sha256 (derived files excepted): any changed file changes the version."""
     lines = "".join(f"{name} {digest}\n" for name, digest in sorted(files.items()) if name not in DERIVED_FILES)
-    return hashlib.sha256(lines.encode()).hexdigest()
+    return hashes.sha256(lines.encode()).hexdigest()
 
 
 def read_meta(path: Path | str = DATA_DIR) -> dict[str, Any]:

@@ -17,7 +17,6 @@ disk. Same data files and same text, same vector.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -194,6 +193,8 @@ class StaticEmbedder:
 
     def verify(self) -> None:
         """Check every data file against the sha256 recorded in meta.json."""
+        import hashlib  # OpenSSL's, for megabytes (its import is too slow for every start)
+
         for name, digest in self.meta["files"].items():
             h = hashlib.sha256()
             with open(self.path / name, "rb") as f:

@@ -131,9 +131,9 @@ class Present:
 
 def digest(patterns: list[str]) -> str:
     """What the stored factors were derived from (they are stale if this differs)."""
-    import hashlib
+    from .. import hashes
 
-    return hashlib.sha256("\0".join(patterns).encode("utf-8")).hexdigest()[:16]
+    return hashes.sha256("\0".join(patterns).encode("utf-8")).hexdigest()[:16]
 
 
 def factors_for(patterns: list[str], stored: dict[str, Any]) -> list[Factors]:

@@ -10,11 +10,12 @@ stays the reference.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import zlib
 from pathlib import Path
+
+from .. import hashes
 
 PACK_FILE = "ops.jsonl"
 HEX_OID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
@@ -52,7 +53,7 @@ class Objects:
         fsynced, then renamed into place, so a reader sees all of it or
         nothing. Content-addressed: an object already there is left alone."""
         raw = kind + b" " + str(len(data)).encode() + b"\0" + data
-        oid = hashlib.sha1(raw).hexdigest()
+        oid = hashes.sha1(raw).hexdigest()
         folder = self._commondir / "objects" / oid[:2]
         path = folder / oid[2:]
         if path.exists():

@@ -23,6 +23,7 @@ import mmap
 import os
 import re
 import sqlite3
+import struct
 import sys
 import time
 from array import array
@@ -107,12 +108,40 @@ def within(dist: array[float], cut: float) -> list[tuple[float, int]]:
     in the batch, because a batch has every row up to its farthest one.
     """
     k = 64
+    if len(dist) > k:
+        # Usually only a few rows, or none, are this close: when the 64 nearest
+        # distances hold one beyond the cut, every row inside it has one of the
+        # distances below, and each is found by its bytes (a C search, ~0.3 ms)
+        # instead of a Python walk of every row (~3 ms at 100k).
+        low = heapq.nsmallest(k, dist)
+        inside = [v for v in low if v <= cut and v < 1.0]
+        if len(inside) < len(low) and len(inside) <= FEW:
+            return _located(dist, inside)
     while True:
         batch = smallest(dist, min(k, len(dist)))
         close = sorted((dist[i], i) for i in batch if dist[i] <= cut and dist[i] < 1.0)
         if len(close) < len(batch) or len(batch) >= len(dist):
             return close
         k *= 8
+
+
+FEW = 8  # distances located by their bytes (each a scan in C); more: one Python walk
+
+
+def _located(dist: array[float], values: list[float]) -> list[tuple[float, int]]:
+    """(distance, row) of every row holding one of ``values``, nearest first."""
+    if not values:
+        return []
+    raw = dist.tobytes()
+    found = []
+    # By bytes, not by value: -0.0 and 0.0 are different rows' bytes.
+    for pattern in {struct.pack("d", v) for v in values}:
+        at = raw.find(pattern)
+        while at >= 0:
+            if at % 8 == 0:  # a whole element, not bytes straddling two
+                found.append((dist[at // 8], at // 8))
+            at = raw.find(pattern, at + 1)
+    return sorted(found)
 
 
 def spread(dist: array[float], n: int) -> tuple[float, float, int] | None:
