@@ -39,6 +39,13 @@ def doc_embedder(chars: int) -> Any:
     return embed.default_embedder()
 
 
+def doc_embedder_loaded() -> bool:
+    """Whether this process has the batch (numpy) embedder loaded already."""
+    from .. import embed
+
+    return embed.default_embedder_loaded()
+
+
 def query_vector(text: str) -> bytes | None:
     """The int8 vector of a query (None for text the embedder knows nothing of)."""
     # Pure Python (no numpy, no tokenizers): a fresh process pays ~2 ms, not ~65.

@@ -104,7 +104,8 @@ class Pool:
 
         version, dim = embedding.identity()
         proj = Projection(directory, embedder_version=version, embedder_dim=dim,
-                          make_embedder=embedding.doc_embedder)
+                          make_embedder=embedding.doc_embedder,
+                          embedder_loaded=embedding.doc_embedder_loaded)
         proj.quarantine_check = gating.quarantine_reason
         proj.quarantine_version = gating.gate_version
         return proj

@@ -89,6 +89,12 @@ class StaticEmbedder:
     def __repr__(self) -> str:
         return f"StaticEmbedder({self.version!r}, dim={self.dim}, dtype={self.meta['dtype']})"
 
+    @property
+    def exact_rows(self) -> bool:
+        """Whether a text's ``doc_rows`` row is the same whatever the batch (int8 data:
+        exact integer sums), so rows embedded apart can be put together."""
+        return self._weights is not None
+
     def token_ids(self, texts: list[str]) -> list[list[int]]:
         """The ids whose rows are averaged, per text (unknown token dropped)."""
         if self.max_chars is not None:

@@ -200,6 +200,7 @@ class VectorFile:
     def __init__(self, directory: Path, dim: int) -> None:
         self.directory = directory
         self.dim = dim
+        self.rows_ready = 0  # rows the last embed_pending took from ``ready``
 
     def path(self, c: sqlite3.Connection) -> Path:
         """The vector file of the current generation (named in meta, so a reset
@@ -278,9 +279,11 @@ class VectorFile:
         embedder: Callable[[int], DocEmbedder],  # characters to embed -> embedder
         progress: Callable[[str, int, int | None], None] | None,
         deadline: float | None = None,
+        ready: dict[str, bytes] | None = None,
     ) -> int:
         """Embed every memory that has text and no vector yet, in batches (until
-        ``deadline``, time.monotonic, if given: the rest stays pending).
+        ``deadline``, time.monotonic, if given: the rest stays pending). ``ready``:
+        rows already embedded, by text (see ahead.py); the others are made here.
 
         The rows are appended and fsynced before the caller commits the slots
         that name them; a crash before the commit leaves unnamed rows only.
@@ -295,7 +298,34 @@ class VectorFile:
         ]
         if not pending:
             return 0
-        model = embedder(sum(len(row[2]) for row in pending))  # how much: a little needs no numpy
+        ready = ready or {}
+        self.rows_ready = 0
+        chars = sum(len(row[2]) for row in pending)  # how much: a little needs no numpy
+        model: DocEmbedder | None = None
+
+        def rows_of(texts: list[str]) -> bytes:
+            """``texts``' rows: from ``ready`` (embedded ahead) or the model, loaded
+            only when a text is missing there."""
+            nonlocal model
+            missing = [t for t in texts if t not in ready]
+            self.rows_ready += len(texts) - len(missing)
+            if not missing:
+                return b"".join(ready[t] for t in texts)
+            if model is None:
+                model = embedder(chars)
+            made = model.doc_rows(missing)
+            if len(missing) == len(texts):
+                return made
+            out: list[bytes] = []
+            at = 0
+            for t in texts:
+                if t in ready:
+                    out.append(ready[t])
+                else:
+                    out.append(made[at:at + self.dim])
+                    at += self.dim
+            return b"".join(out)
+
         with open(self.path(c), "ab") as fh:
             if fh.tell() % self.dim:
                 # A crash left half a row: pad it (never truncate under readers).
@@ -315,7 +345,7 @@ class VectorFile:
                     firsts.append((slot + len(texts), row[0]))
                     texts.extend(pieces)
                     owners.extend([row[0]] * len(pieces))
-                fh.write(model.doc_rows(texts))
+                fh.write(rows_of(texts))
                 c.executemany(
                     "INSERT INTO vec_rows(slot, memory) VALUES (?, ?)",
                     [(slot + i, owner) for i, owner in enumerate(owners)],
