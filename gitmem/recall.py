@@ -265,7 +265,9 @@ def _rank_at(
     if q.mode in ("hybrid", "lexical") and words:
         lists["lexical"] = [
             (mid, -bm25)
-            for mid, bm25 in projection.lexical(words, scope=scope, limit=depth)
+            # Hybrid: a broad query's common words are left to the vector channel.
+            for mid, bm25 in projection.lexical(words, scope=scope, limit=depth,
+                                                specific_only=bool(qvec) and any(qvec or b''))
         ]
         fetched.append(len(lists["lexical"]))
     if qvec:
