@@ -3,6 +3,7 @@
 
     python benchmarks/coding.py               # every mode, dev and hold-out side by side
     python benchmarks/coding.py --misses dev  # the dev queries each mode gets wrong
+    python benchmarks/coding.py --distractors 100000  # the same among 100k other memories
 
 The store (fixtures/recall/coding.memories.jsonl) is 156 memories about an
 invented logistics codebase, written as developers and agents write them:
@@ -49,8 +50,10 @@ def load(name: str) -> list[dict]:  # type: ignore[type-arg]
     return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line]
 
 
-def build(base: Path, memories: list[dict]) -> tuple[Path, dict[str, str]]:  # type: ignore[type-arg]
-    """A throwaway repository holding the store; returns it and memory id -> fixture id."""
+def build(base: Path, memories: list[dict],  # type: ignore[type-arg]
+          distractors: int = 0) -> tuple[Path, dict[str, str]]:
+    """A throwaway repository holding the store (after ``distractors`` synthetic
+    developer notes, latency.py's, if asked); returns it and memory id -> fixture id."""
     repo = base / "repo"
     # A pinned clock: the same recorded times every run. Ids still differ (each op
     # names this clone's random partition), so an exact tie can break the other way
@@ -61,6 +64,13 @@ def build(base: Path, memories: list[dict]) -> tuple[Path, dict[str, str]]:  # t
     for name, value in (("user.name", "Bench"), ("user.email", "bench@example.com"),
                         ("gitmem.decay", "false"), ("gitmem.recordUse", "false")):
         subprocess.run(["git", "config", name, value], cwd=repo, check=True, env=env)
+    if distractors:
+        from latency import synthetic
+
+        noise = "\n".join(json.dumps(r) for r in synthetic(distractors)).encode()
+        if subprocess.run([GIT_MEM, "import", "-"], cwd=repo, input=noise, capture_output=True,
+                          env=env, check=False).returncode != 0:
+            raise SystemExit("import of the distractors failed")
     # The store's own kinds; the finer category a developer would tag it with.
     data = "\n".join(json.dumps({"text": m["text"], "tags": [m["kind"]],
                                  "kind": m["kind"] if m["kind"] in ("fact", "procedure") else "note"})
@@ -116,6 +126,9 @@ def main() -> None:
     ap.add_argument("--misses", choices=["dev"], help="list the dev queries missed at 3")
     ap.add_argument("--min-score", type=float, default=MIN_SCORE,
                     help="the relevance cutoff measured (default: recall's default)")
+    ap.add_argument("--distractors", type=int, default=0, metavar="N",
+                    help="first fill the store with N synthetic developer notes (recall at scale: "
+                    "100000 takes about a minute)")
     args = ap.parse_args()
     modes = args.modes.split(",")
     memories, queries = load("coding.memories.jsonl"), load("coding.queries.jsonl")
@@ -124,7 +137,7 @@ def main() -> None:
     times: list[float] = []
     cut = args.min_score
     try:
-        repo, fixture_of = build(base, memories)
+        repo, fixture_of = build(base, memories, args.distractors)
         with gitmem.open(repo) as store:
             store.refresh()
             for q in queries:
@@ -134,7 +147,7 @@ def main() -> None:
                     hits = store.recall(q["query"], k=10, mode=mode, record_use=False,
                                         min_score=0.0)
                     times.append(time.perf_counter() - t0)
-                    ranked = [(fixture_of[h.id], h.score >= cut) for h in hits]
+                    ranked = [(fixture_of.get(h.id, "distractor"), h.score >= cut) for h in hits]
                     tally = tallies[(q["part"], mode)]
                     if q["answers"]:
                         tally.answerable(q["query"], ranked, set(q["answers"]))
@@ -149,6 +162,8 @@ def main() -> None:
         return
     print(f"coding memories: {len(memories)} memories, {len(queries)} queries "
           f"({sum(1 for q in queries if q['part'] == 'holdout')} in the hold-out)")
+    if args.distractors:
+        print(f"among {args.distractors:,} synthetic developer notes (benchmarks/latency.py)")
     print(f"relevance cutoff: {cut}")
     table("Coding-memory recall (hit@k and cut hit@3: % of answerable queries; quiet: % of "
           "unanswerable queries with nothing above the cutoff)",

@@ -265,7 +265,9 @@ def _rank_at(
     if q.mode in ("hybrid", "lexical") and words:
         lists["lexical"] = [
             (mid, -bm25)
-            for mid, bm25 in projection.lexical(words, scope=scope, limit=depth)
+            # Hybrid: a broad query's common words are left to the vector channel.
+            for mid, bm25 in projection.lexical(words, scope=scope, limit=depth,
+                                                specific_only=bool(qvec) and any(qvec or b''))
         ]
         fetched.append(len(lists["lexical"]))
     if qvec:
@@ -434,8 +436,9 @@ def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str
             found[mid] = found.get(mid, set()) | chain
     z: dict[str, float] = {}
     if stats is not None and stats[1] > 0:
-        mean, std, _ = stats
-        z = {mid: (cos - mean) / std for mid, cos in cosines.items()}
+        mean, std, rows = stats
+        luck = relevance.chance(rows)  # what the best unrelated memory reaches by chance
+        z = {mid: (cos - mean) / std - luck for mid, cos in cosines.items()}
     # A hit the vector channel did not list stands at most as high as its last.
     floor = min(z.values()) if z else 0.0
     return {mid: relevance.Evidence(coverage=relevance.coverage(found.get(mid, set()), weights),

@@ -164,6 +164,33 @@ def test_a_question_about_something_unheard_of_stays_quiet(team_store: Path) -> 
     assert para and all(h["explain"]["relevance"]["novel"] == 0 for h in para)
 
 
+def test_a_big_store_does_not_make_unrelated_memories_look_relevant(team_store: Path) -> None:
+    """The best of thousands of unrelated cosines stands out by chance: a z-score is
+    judged against what chance reaches in a store that size (relevance.chance), so
+    3,000 more notes on other things do not put them above the cutoff."""
+    import random
+
+    repo = team_store
+    rnd = random.Random(3)
+    nouns = ("cache database queue scheduler parser gateway worker migration index "
+             "pipeline cluster token session config logger router handler schema").split()
+    verbs = "uses runs needs breaks owns calls retries caches stores reads writes".split()
+    syllables = "ka ri to mu ne sa lo vi de pa go ru ti ma zo fe ba ki no".split()
+    notes = []
+    for _ in range(3000):
+        w = ["".join(rnd.choice(syllables) for _ in range(3)) for _ in range(3)]
+        a, b = rnd.sample(nouns, 2)
+        notes.append(json.dumps({"text": f"the {a} in {w[0]}.py {rnd.choice(verbs)} {w[1]} "
+                                         f"before the {b} {rnd.choice(verbs)} {w[2]}"}))
+    ok(gm("import", "-", cwd=repo, input="\n".join(notes)))
+    # Without the correction: 10 hits above the cutoff for each.
+    assert len(data(gm("recall", "who is the CEO", "--json", cwd=repo))["hits"]) <= 2
+    assert len(data(gm("recall", "how do I book a meeting room", "--json", cwd=repo))["hits"]) <= 5
+    hits = data(gm("recall", "how do I run the unit tests", "--json", cwd=repo))["hits"]
+    assert hits[0]["text"].startswith("Run the unit tests with `make test`")
+    assert hits[0]["score"] >= 0.5
+
+
 def test_a_handful_of_memories_is_not_cut_by_default(repo: Path) -> None:
     ok(gm("add", "the deploy runs on argo", cwd=repo))
     ok(gm("add", "tests live in spec/", cwd=repo))

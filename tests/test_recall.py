@@ -381,6 +381,33 @@ def test_a_broad_query_ranks_memories_holding_two_of_its_words_first(
         assert top("worker cache", k=12)[0] == both[0]
 
 
+def test_a_broad_hybrid_query_leaves_rows_holding_only_common_words_to_vectors(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At scale, hybrid recall's lexical channel ranks only the rows holding an
+    uncommon word of a broad query; rows holding only its common words come from
+    the vector channel alone. Lexical mode still ranks them."""
+    from gitmem.projection import lexical
+
+    notes = [f"the cache warms up on start, note {i}" for i in range(30)]
+    notes += [f"the worker retries three times, note {i}" for i in range(30)]
+    rare = "the zyzzyva cache is cleared by the worker"
+    lines = "\n".join(json.dumps({"text": t, "kind": "note"}) for t in [*notes, rare])
+    assert gm("import", "-", cwd=repo, input=lines).returncode == 0
+    monkeypatch.setattr(lexical, "BROAD", 10)
+    monkeypatch.setattr(lexical, "COMMON", 5)  # counts stop at BROAD
+    with gitmem.open(repo) as s:
+        hits = s.recall("zyzzyva cache", k=20, mode="hybrid", explain=True, min_score=0)
+        ranked = {h.text: h.explain["ranks"] for h in hits if h.explain}
+        assert ranked[rare].get("lexical") == 1
+        assert len(ranked) > 1
+        assert all("lexical" not in r for t, r in ranked.items() if t != rare)
+        # Only common words: nothing lexical, the vector channel answers.
+        hits = s.recall("worker cache", k=5, mode="hybrid", explain=True, min_score=0)
+        assert hits and all(h.explain and "lexical" not in h.explain["ranks"] for h in hits)
+        alone = s.recall("worker cache", k=5, mode="lexical", min_score=0)
+        assert alone[0].text == rare and len(alone) == 5
+
+
 def test_a_question_lends_more_to_the_reply_after_it(repo: Path) -> None:
     """In a session, the memory after a question holds its answer: a matching
     question lends three times the usual share to the next memory, not to the

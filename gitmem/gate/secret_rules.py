@@ -163,7 +163,7 @@ _PRE = r"(?<![A-Za-z0-9])(?<!\d{12}:)_?(?:[A-Za-z0-9]{1,40}[_.-]){0,6}(?:(?-i:[a
 _POST = r"(?![_.-](?:stdin|file|path|env|cmd|command|fd|prompt)\b)(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])"
 _GAP = r"(?:\s+(?:(?!\(\?)[^\s:=`\[\]^{}]){1,60}){0,8}?"                     # "password for the lab router is ..."
 _SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|[:=：])\s*|\\\"\s*:\s*\\?(?=\")|\s*(?:は|是|为|為|는|은)\s*"
-        r"|\s*:\s*&?(?:'static\s+)?[A-Za-z_][\w:<>\[\]]*\s*=\s*"  # const PASS: &str = ...
+        r"|\s*:\s*&?(?:'static\s+)?[A-Za-z_][\w:<>\[\]]{0,80}\s*=\s*"  # const PASS: &str = ... (bounded: a run of "pw:pw:..." made it quadratic)
         r"|[\u0e00-\u0e7f]{0,40}?คือ\s*"                              # Thai writes no spaces
         r"|\s+(?:is|was|ist|war|är|var|est|es|era|è|é|er|on|jest|je|zijn|wordt|lautet|to|este"
         r"|là|هي|هو|হলো|ni|ialah|adalah)\s+)"
@@ -201,7 +201,7 @@ EXTRA_PATTERNS += [
     ("email-password-pair", rf"{_EMAIL}\s*[/|]\s*{_STRONG}",
      "an account's e-mail address and its password side by side: 'qa@acme.io / ...'"),
     ("login-password-pair",
-     rf"(?i:\b(?:u|usr|user(?:name)?|login)\s*[:=]\s*\S+[\s,;]+(?:p|pw|pwd|pass)\s*[:=]\s*){_HUMAN}"
+     rf"(?i:\b(?:u|usr|user(?:name)?|login)\s*[:=]\s*\S{{1,200}}[\s,;]+(?:p|pw|pwd|pass)\s*[:=]\s*){_HUMAN}"
      rf"|(?i:\b(?:user(?:name)?|login|account)\s+[\w.@-]+\s+[-–—]\s+){_STRONG}",
      "an account and its password side by side: 'u: viewer p: ...', 'user svc-x - ...'"),
     # Apart from the pairs above: its own literals ("account", "admin") keep it off most texts.

@@ -2,20 +2,25 @@
 
 Why this exists apart from the other queries: at 100k memories ranking is most
 of a warm recall, and the rules that keep it fast (words no memory holds are
-dropped, a broad query ranks the memories holding two of its words first) are
-this channel's alone.
+dropped; a broad query ranks only its specific matches in hybrid recall, and
+the memories holding two of its words first alone) are this channel's.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from typing import NamedTuple
 
 from .scope import Scope, filters
 
 
-# A query whose words match this many rows in all is "broad": its lexical channel first
-# ranks only the memories that hold two or more of its words (see lexical).
+# A query whose words match this many rows in all is "broad": scoring every match is
+# most of a warm recall at 100k memories (a common word holds a quarter of them), so
+# its lexical channel ranks fewer (see lexical).
 BROAD = 4000
+# In a broad query, a word this many rows hold is common; a row holding no word of
+# the query but common ones is not a specific match.
+COMMON = 1000  # at most BROAD: words are counted up to BROAD rows
 # Words a broad query pairs up (the rarest): the pairs grow as the square of the words.
 BROAD_WORDS = 4
 
@@ -24,10 +29,15 @@ def _phrase(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
-def _narrow(c: sqlite3.Connection, words: list[str]) -> tuple[str, str | None]:
-    """The query's OR expression over the words the index holds (a word no memory has
-    changes no score), and for a broad query an expression matching the memories that
-    hold at least two of its rarest words; None when the query is not broad."""
+class Plan(NamedTuple):
+    every: str  # the OR of the words the index holds
+    broad: bool
+    specific: str  # the OR of the query's uncommon words ("": every word is common)
+    pairs: str  # rows holding two of its rarest words ("": fewer than two words)
+
+
+def _plan(c: sqlite3.Connection, words: list[str]) -> Plan:
+    """What to rank for ``words`` (a word no memory has changes no score, and is left out)."""
     counted = []
     for i, word in enumerate(words):
         n = c.execute("SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts "
@@ -36,12 +46,13 @@ def _narrow(c: sqlite3.Connection, words: list[str]) -> tuple[str, str | None]:
             counted.append((n, i, word))
     present = [w for _, _, w in sorted(counted, key=lambda t: t[1])]
     every = " OR ".join(map(_phrase, present or words))
-    if len(present) < 2 or sum(n for n, _, _ in counted) < BROAD:
-        return every, None
+    broad = sum(n for n, _, _ in counted) >= BROAD
+    specific = " OR ".join(_phrase(w) for n, _, w in sorted(counted, key=lambda t: t[1])
+                           if n < COMMON)
     rarest = [w for _, _, w in sorted(counted)[:BROAD_WORDS]]
     pairs = " OR ".join(f"({_phrase(a)} AND {_phrase(b)})"
                         for i, a in enumerate(rarest) for b in rarest[i + 1:])
-    return every, pairs
+    return Plan(every, broad, specific, pairs)
 
 
 def lexical(
@@ -50,6 +61,7 @@ def lexical(
     *,
     scope: Scope,
     limit: int,
+    specific_only: bool = False,
 ) -> list[tuple[str, float]]:
     """FTS5 bm25 candidates for any of ``words`` as (memory id, bm25); lower bm25 is
     better, ties in id order.
@@ -60,20 +72,29 @@ def lexical(
     the ranking. Then only the best rows are looked up and filtered, in that
     order; if the filters leave fewer than ``limit``, the first step takes more rows.
 
-    A broad query (its words in BROAD rows or more: at 100k memories a common word
-    matches a quarter of them, and scoring them all is most of a warm recall) ranks
-    first the memories holding two or more of its words, which bm25 puts above
-    nearly every memory holding one; only if those are fewer than ``limit`` does it
-    rank every match. Within that first step FTS5 counts a word once per pair it
-    completes, so a memory holding three words ranks as if it held them twice: more
-    of the query, higher (deterministic, and documented in docs/recall.md).
+    A broad query (its words in BROAD rows or more in all) ranks fewer rows:
+
+    - with ``specific_only`` (hybrid recall, where the vector channel also
+      ranks every memory), only the rows holding an uncommon word of it (one
+      fewer than COMMON rows hold), possibly none: among thousands of rows
+      holding only "use" or "test", bm25 prefers the shortest, which says
+      nothing, and scoring them was most of a warm recall;
+    - alone (lexical mode), first the rows holding two of its rarest words,
+      which bm25 puts above nearly every row holding one (FTS5 counts a word
+      once per pair it completes, so a row holding three ranks as if it held
+      them twice: more of the query, higher); if those are fewer than
+      ``limit``, every match.
     """
-    every, pairs = _narrow(c, words)
-    if pairs is not None:
-        hits = _ranked(c, pairs, scope, limit)
+    plan = _plan(c, words)
+    if not plan.broad:
+        return _ranked(c, plan.every, scope, limit)
+    if specific_only:
+        return _ranked(c, plan.specific, scope, limit) if plan.specific else []
+    if plan.pairs:
+        hits = _ranked(c, plan.pairs, scope, limit)
         if len(hits) >= limit:
             return hits
-    return _ranked(c, every, scope, limit)
+    return _ranked(c, plan.every, scope, limit)
 
 
 def _ranked(c: sqlite3.Connection, match: str, scope: Scope, limit: int) -> list[tuple[str, float]]:
