@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import msgspec
 
-from .. import hashes, ops
+from .. import forked, hashes, ops
 from ..errors import GateRefused
 
 # Bumped when the set of fields scanned changes: cached verdicts (the
@@ -138,6 +138,8 @@ _MEMO_SIZE = 32768
 _memo: dict[bytes, tuple[str, ...]] = {}
 # From this many texts a prescan hands half to a forked child (a fork costs ~2 ms).
 PRESCAN_FROM = 512
+# A child slower than this is killed and its half scanned here when asked.
+PRESCAN_PATIENCE = 60.0
 
 
 def prescan(texts: list[str]) -> None:
@@ -145,45 +147,25 @@ def prescan(texts: list[str]) -> None:
     half while this process scans the first (an import checks thousands of lines
     and the gate is half its time). The child runs the very same ``findings`` and
     sends them back; anything it fails to send is scanned here when asked."""
-    import os
-    import sys
-    import threading
-
     todo = list(dict.fromkeys(t for t in texts if _key(t) not in _memo))[: _MEMO_SIZE // 2]
-    if (len(todo) < PRESCAN_FROM or not sys.platform.startswith("linux")
-            or threading.active_count() != 1):
+    if len(todo) < PRESCAN_FROM:
         return
     half = len(todo) // 2
     theirs = todo[half:]
-    r, w = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(r)
-        os.close(w)
+    child = forked.Child.start(lambda: msgspec.msgpack.encode([findings(t) for t in theirs]))
+    if child is None:
         return
-    if pid == 0:  # the child: scan, send, leave without running any clean-up
-        code = 1
-        try:
-            os.close(r)
-            view = memoryview(msgspec.msgpack.encode([findings(t) for t in theirs]))
-            while view:
-                view = view[os.write(w, view):]
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
     try:
         if len(_memo) + len(todo) > _MEMO_SIZE:
             _memo.clear()
         for t in todo[:half]:
             _scan(t)
-        with os.fdopen(r, "rb") as fh:
-            payload = fh.read()
-        _, status = os.waitpid(pid, 0)
-        found = msgspec.msgpack.decode(payload, type=list[list[str]]) if status == 0 else []
-    except (OSError, msgspec.DecodeError):
+        payload = child.result(PRESCAN_PATIENCE)
+        found = msgspec.msgpack.decode(payload, type=list[list[str]]) if payload else []
+    except msgspec.DecodeError:
         return
+    finally:
+        child.close()
     if len(found) == len(theirs):
         for t, f in zip(theirs, found):
             _memo[_key(t)] = tuple(f)

@@ -19,14 +19,10 @@ its answer to a pipe and leaves with ``os._exit``.
 from __future__ import annotations
 
 import os
-import select
-import signal
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterable
 
-from .. import ops, replay
+from .. import forked, ops, replay
 from ..embed.text import embed_chunks
 
 # The packs read ahead are held in memory: a first build of a very large log
@@ -37,80 +33,33 @@ AHEAD_CAP = 32 * 1024 * 1024
 _PATIENCE = 30.0
 
 
-def supported() -> bool:
-    """Forking is used only where it is cheap and safe: Linux (macOS frameworks
-    may abort in a forked child), a single-threaded process."""
-    return sys.platform.startswith("linux") and threading.active_count() == 1
+supported = forked.supported  # whether this process may fork a child at all
 
 
 class Ahead:
     """A forked child embedding the texts of the adds in ``packs``."""
 
-    def __init__(self, pid: int, fd: int, dim: int) -> None:
-        self._pid: int | None = pid
-        self._fd = fd
+    def __init__(self, child: forked.Child, dim: int) -> None:
+        self._child = child
         self._dim = dim
 
     @classmethod
     def start(cls, packs: list[tuple[str, bytes]],
               make_embedder: Callable[[int], object], dim: int) -> Ahead | None:
         """Fork the child (None when this process should not fork)."""
-        if not packs or not dim or not supported():
+        if not packs or not dim:
             return None
-        r, w = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(r)
-            os.close(w)
-            return None
-        if pid == 0:  # the child: never returns
-            code = 1
-            try:
-                os.close(r)
-                code = _child(w, packs, make_embedder, dim)
-            finally:
-                os._exit(code)
-        os.close(w)
-        return cls(pid, r, dim)
+        child = forked.Child.start(lambda: _child(packs, make_embedder, dim))
+        return cls(child, dim) if child is not None else None
 
     def rows(self) -> dict[str, bytes]:
         """The child's rows by text (waits for it; empty if it failed)."""
-        if self._pid is None:
-            return {}
-        chunks: list[bytes] = []
-        deadline = time.monotonic() + _PATIENCE
-        try:
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([self._fd], [], [], left)[0]:
-                    return {}  # too slow: close() kills it
-                block = os.read(self._fd, 1 << 20)
-                if not block:
-                    break
-                chunks.append(block)
-            _, status = os.waitpid(self._pid, 0)
-            self._pid = None
-            if status != 0:
-                return {}
-            return _decode(b"".join(chunks), self._dim)
-        except (OSError, ValueError):
-            return {}
-        finally:
-            self.close()
+        payload = self._child.result(_PATIENCE)
+        return _decode(payload, self._dim) if payload is not None else {}
 
     def close(self) -> None:
         """Stop the child if it is still running and release what it holds."""
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-        if self._pid is not None:
-            try:
-                os.kill(self._pid, signal.SIGKILL)
-                os.waitpid(self._pid, 0)
-            except OSError:
-                pass
-            self._pid = None
+        self._child.close()
 
 
 def _texts(packs: Iterable[tuple[str, bytes]]) -> list[str]:
@@ -124,8 +73,8 @@ def _texts(packs: Iterable[tuple[str, bytes]]) -> list[str]:
     return list(seen)
 
 
-def _child(fd: int, packs: list[tuple[str, bytes]],
-           make_embedder: Callable[[int], object], dim: int) -> int:
+def _child(packs: list[tuple[str, bytes]], make_embedder: Callable[[int], object],
+           dim: int) -> bytes | None:
     import msgspec
 
     # One thread each: the replay holds the other core (BLAS threads spin while
@@ -135,12 +84,9 @@ def _child(fd: int, packs: list[tuple[str, bytes]],
     texts = _texts(packs)
     model = make_embedder(sys.maxsize)  # as many characters as it takes: the batch embedder
     if not texts or not getattr(model, "exact_rows", False) or getattr(model, "dim", 0) != dim:
-        return 2  # rows that might depend on the batch are not shared
+        return None  # rows that might depend on the batch are not shared
     rows = getattr(model, "doc_rows")(texts)
-    view = memoryview(msgspec.msgpack.encode((texts, rows)))
-    while view:
-        view = view[os.write(fd, view):]
-    return 0
+    return msgspec.msgpack.encode((texts, rows))
 
 
 def _decode(payload: bytes, dim: int) -> dict[str, bytes]:
