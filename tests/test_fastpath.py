@@ -37,7 +37,7 @@ OPTIONS = ["--json", "-k", "--limit", "--format", "--mode", "--min-score", "--ki
            "--budget=800", "--budget=", "---json", "--lim", "--form"]
 VALUES = ["5", "0", "05", "10", "-1", "-5", "1.5", ".5", "1.", "0.05", ".", "..5", "1.2.3",
           "nan", "inf", "1e3", "1_0", "\u0665", "\uff15", "", " 5", "5 ", "+5", "0x10",
-          "99999999999999999999", "brief", "full", "Brief", "md", "hybrid", "lexical", "vector",
+          "99999999999999999999", "9" * 5000, "999999999", "brief", "full", "Brief", "md", "hybrid", "lexical", "vector",
           "fact", "note", "procedure", "persona", "bogus", "tests", "caf\u00e9", "\U0001f642",
           "a b", "x=y", "\udcff", "\x1b[31mred", "line\nbreak", "how do I run the tests"]
 VERBS = ["recall", "add", "context", "list", "Recall", "show", "--json", ""]
@@ -200,7 +200,7 @@ RECALLS = [["recall", "how do I run the tests"], ["recall", "tests", "--json"],
            ["recall", "zebra"], ["recall", "tests", "--kind", "procedure", "--kind=fact"],
            ["recall", "tests", "--tag", "testing", "--json"], ["recall", "app", "--path", "src/"],
            ["recall", "caf\u00e9 \U0001f642 \x1b[31m"], ["recall", ""], ["recall", "x", "--json", "-k", "0"],
-           ["recall", "tests", "--personal"], ["recall", "tests", "-k", "99999999999999999999"],
+           ["recall", "tests", "--personal"], ["recall", "tests", "-k", "999999999"],
            ["context"], ["context", "--json"], ["context", "--budget", "50"],
            ["context", "--budget=800", "--json"], ["context", "--personal"]]
 ADDS = [["add", "the cache is warmed at boot"], ["add", "the cache is warmed at boot", "--json"],

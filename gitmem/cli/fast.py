@@ -20,7 +20,7 @@ None and click runs as always, with its own errors and help. The subset:
     context      [--json] [--budget N] [--personal]
 
 with options before or after the argument, ``--opt=VALUE`` or ``--opt VALUE``;
-N is ASCII digits, X ASCII digits with at most one dot. ``--session`` comes from
+N is at most 9 ASCII digits, X the same with at most one dot. ``--session`` comes from
 GITMEM_SESSION / GIT_MEM_SESSION as click reads it. The fast path also steps
 aside for shell completion (``_GIT_MEM_COMPLETE``), on Windows, for streams
 click would re-wrap (``plain_streams``) and when GITMEM_NO_FAST_PATH is set
@@ -137,8 +137,8 @@ def _convert(value: str, how: int, choices: tuple[str, ...]) -> int | float | st
     if how == CHOICE:
         return value if value in choices else None
     digits = value.replace(".", "", 1) if how == FLOAT else value
-    if not value.isascii() or not digits.isdigit():
-        return None
+    if not value.isascii() or not digits.isdigit() or len(value) > 9:
+        return None  # (a long one: int() refuses past 4,300 digits, click says why)
     return int(value) if how == INT else float(value)
 
 
