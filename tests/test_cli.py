@@ -462,10 +462,12 @@ def test_a_fresh_read_loads_only_the_read_path(repo: Path, hermetic: Path) -> No
     ok(gm("add", "the cache is warmed at boot by src/cache.py", cwd=repo))
     settled(repo, hermetic)
     for args in (["recall", "how do I run the tests"], ["recall", "tests", "--json"],
-                 ["context"], ["list"]):
+                 ["recall", "tests", "-k", "5", "--format", "brief"], ["context"], ["list"]):
         modules, gc_state = loaded(repo, *args)
         assert loads_none_of(modules, NOT_ON_A_READ) == [], args
         assert gc_state == "GC True True", args  # on again, with start-up frozen
+        # The usual forms of recall and context take the fast path (cli/fast.py).
+        assert ("click" in modules) == (args[0] == "list"), args
 
 
 def test_a_fresh_add_loads_only_the_write_path(repo: Path, hermetic: Path) -> None:
@@ -475,4 +477,6 @@ def test_a_fresh_add_loads_only_the_write_path(repo: Path, hermetic: Path) -> No
     assert "gitmem.gate" in modules and "gitmem.oplog.append" in modules  # it did write
     assert loads_none_of(modules, NOT_ON_AN_ADD) == []
     assert gc_state == "GC True True"
+    assert "click" not in modules  # the fast path (cli/fast.py)
+    assert "click" in loaded(repo, "add", "more about tools/deploy", "--importance", "0.7")[0]
     assert "the deploy script lives in tools/deploy" in ok(gm("list", cwd=repo)).stdout

@@ -111,6 +111,11 @@ def _load(args: list[str]) -> Callable[[], int | None]:
         from ..agents import hooks
 
         return lambda: hooks.run(args[1])
+    from . import fast
+
+    quick = fast.route(args)  # recall, add, context in their usual forms: no click
+    if quick is not None:
+        return quick
     from .app import main as run_cli, preload
 
     preload(args)

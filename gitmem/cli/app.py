@@ -1,13 +1,13 @@
-"""The ``git mem`` group and the one place a command's result or error is printed.
+"""The ``git mem`` group, its error map, and what the click commands share.
 
-Every command is ``_run(command, as_json, action, human)``: open the store,
-make one library call, print. Errors are mapped here and nowhere else: a
-``GitMemError`` prints ``error: <message>; hint: <hint>`` on stderr (and the
-error envelope with --json) and exits with its documented code
-(``errors.EXIT_CODES``); a write the file system refused that reached here
-untyped (a full disk, a read-only mount) gets its typed error the same way;
-anything else is a bug, reported in one line, exit 1; Ctrl-C exits 130.
-Usage errors stay click's (exit 2).
+Every command is ``run(command, as_json, action, human)`` (output.py, shared
+with the click-free fast path): open the store, make one library call, print.
+Errors are mapped there and nowhere else: a ``GitMemError`` prints ``error:
+<message>; hint: <hint>`` on stderr (and the error envelope with --json) and
+exits with its documented code (``errors.EXIT_CODES``); a write the file system
+refused that reached it untyped (a full disk, a read-only mount) gets its typed
+error the same way; anything else is a bug (``Group.invoke``), reported in one
+line, exit 1; Ctrl-C exits 130. Usage errors stay click's (exit 2).
 """
 
 from __future__ import annotations
@@ -15,17 +15,16 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from .. import __version__, api, envelope
-from ..errors import GitMemError, from_os_error
+from .. import __version__, envelope
 from . import render
-from .progress import Progress
+from .output import emit_json, internal_error, run, who
 
-T = TypeVar("T")
+__all__ = ["cli", "main", "run", "who", "emit", "emit_json", "read_stdin", "stdin_bytes",
+           "Group", "COMMANDS", "COMPLETE_VAR", "load_all", "preload"]
 
 # click reads the completion request from this variable ('git-mem' is the
 # console script's name, '_GIT_MEM_COMPLETE' what its scripts set).
@@ -52,25 +51,6 @@ by_option = click.option(
     help="Who writes it: 'person', or 'agent:NAME' when an agent does [env GITMEM_BY; "
          "default: agent:claude-code or agent:gemini-cli inside those agents, else person].")
 
-# Environment variables the agents set in the shells they run commands in.
-AGENT_ENV = (("CLAUDECODE", "claude-code"), ("GEMINI_CLI", "gemini-cli"))
-
-
-def who(by: str | None) -> str | None:
-    """``--by``, else GITMEM_BY, else the agent whose shell this is, else a person."""
-    if by:
-        return by
-    if os.environ.get("GITMEM_BY"):
-        return os.environ["GITMEM_BY"]
-    for var, name in AGENT_ENV:
-        if os.environ.get(var) == "1":
-            return f"agent:{name}"
-    return None
-
-
-def emit_json(payload: dict[str, Any]) -> None:
-    click.echo(envelope.encode(payload))
-
 
 def stdin_bytes() -> bytes:
     """All of stdin, from click's binary stdin (the one CliRunner also replaces).
@@ -86,67 +66,12 @@ def read_stdin() -> str:
     return stdin_bytes().decode("utf-8", errors="surrogateescape")
 
 
-def run(
-    command: str,
-    as_json: bool,
-    action: Callable[[api.Store], T],
-    human: Callable[[T], str | None],
-    personal: bool | str = False,
-) -> None:
-    """Open the store, run one action, print the result or the error.
-
-    ``personal``: True reads the personal pool; "write" also creates it and
-    records the repository the command runs in (a pointer)."""
-    store: api.Store | None = None
-    warnings: list[str] = []
-    bar = Progress() if not as_json and Progress.wanted() else None
-    try:
-        if personal == "write":
-            store = api.open_personal_from()
-        elif personal:
-            store = api.open_personal(create=False)
-        else:
-            store = api.open()
-        store.progress = bar
-        try:
-            result = action(store)
-        finally:
-            if bar is not None:
-                bar.done()
-        warnings = store.warnings
-    except (GitMemError, OSError) as caught:
-        exc = caught if isinstance(caught, GitMemError) else from_os_error(caught, writing=False)
-        if exc is None:
-            raise
-        warnings = store.warnings if store else []
-        _print_warnings(warnings)
-        if as_json:
-            emit_json(envelope.error(command, exc.to_dict(), warnings))
-        click.echo(render.safe(exc.one_line()), err=True)
-        sys.exit(exc.exit_code)
-    finally:
-        if store is not None:
-            store.close()
-    _print_warnings(warnings)
-    if as_json:
-        emit_json(envelope.ok(command, result, warnings))
-    else:
-        text = human(result)
-        if text:
-            click.echo(render.safe(text))
-
-
 def emit(command: str, as_json: bool, data: Any, human: str) -> None:
     """Print the result of a command that needs no repository."""
     if as_json:
         emit_json(envelope.ok(command, data, []))
     else:
         click.echo(render.safe(human), nl=not human.endswith("\n"))
-
-
-def _print_warnings(warnings: list[str]) -> None:
-    for w in warnings:
-        click.echo(render.safe(f"warning: {w}"), err=True)
 
 
 class Group(click.Group):
@@ -160,16 +85,7 @@ class Group(click.Group):
         except KeyboardInterrupt:
             sys.exit(130)
         except Exception as exc:  # never a traceback for users
-            if os.environ.get("GITMEM_DEBUG"):
-                import traceback  # here only: its import costs ~9 ms on every run
-
-                traceback.print_exc()
-            click.echo(render.safe(
-                f"error: internal error: {type(exc).__name__}: {exc}; hint: this is a bug; "
-                "rerun with GITMEM_DEBUG=1 and report the traceback"),
-                err=True,
-            )
-            sys.exit(1)
+            internal_error(exc)
 
 
 # Which module defines each top-level command. A process imports only the

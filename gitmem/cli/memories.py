@@ -3,13 +3,13 @@ invalidate, forget."""
 
 from __future__ import annotations
 
-from typing import IO
+from typing import IO, Any
 
 import click
 
 from ..ops import KINDS
-from . import render
-from .app import by_option, cli, json_option, personal_option, read_stdin, run, who
+from . import actions, render
+from .app import by_option, cli, json_option, personal_option, read_stdin, run
 
 
 @cli.command()
@@ -46,12 +46,7 @@ from .app import by_option, cli, json_option, personal_option, read_stdin, run, 
               help="Store it even if a near-duplicate of the same kind is stored.")
 @personal_option
 @json_option
-def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tuple[str, ...],
-        paths: tuple[str, ...], importance: float, valid_from: str | None,
-        valid_until: str | None, source: str | None, session: str | None,
-        supersedes: tuple[str, ...], redact: bool, force: bool, symbol: str | None,
-        no_anchor: bool, ephemeral: bool, keep: bool, by: str | None, personal: bool,
-        as_json: bool) -> None:
+def add(**params: Any) -> None:
     """Add a memory (TEXT, or - to read it from stdin); prints its id.
 
     The same text as a current memory of the same kind adds nothing: it
@@ -69,28 +64,15 @@ def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tup
       git mem add "retries must stay idempotent" --path src/api/client.py:40-88 --symbol retry
       git mem add "I write British English" --kind persona --personal
     """
-    if text == "-":
-        text = read_stdin()
-    if keep and not ephemeral:
+    if params["text"] == "-":
+        params["text"] = read_stdin()
+    if params["keep"] and not params["ephemeral"]:
         raise click.UsageError("--keep goes with --ephemeral")
-    if ephemeral:
-        if personal or paths or key or supersedes:
-            raise click.UsageError("--ephemeral takes no --personal, --path, --key or "
-                                   "--supersedes: working memory is plain notes")
-        run("add", as_json, lambda s: s.note(text, session=session or "", kind=kind, tags=tags,
-                                             keep=keep, redact=redact), render.noted)
-        return
-    run(
-        "add", as_json,
-        lambda s: s.add(text, kind=kind, key=key, tags=tags, about=about,
-                        paths=() if personal else paths,  # a path means nothing across repos
-                        importance=importance, valid_from=valid_from,
-                        valid_until=valid_until, source=source, session=session,
-                        supersedes=supersedes, redact=redact, force=force,
-                        symbol=None if personal else symbol, anchor=not no_anchor,
-                        by=who(by)),
-        render.added, personal="write" if personal else False,
-    )
+    if params["ephemeral"] and (params["personal"] or params["paths"] or params["key"]
+                                or params["supersedes"]):
+        raise click.UsageError("--ephemeral takes no --personal, --path, --key or "
+                               "--supersedes: working memory is plain notes")
+    actions.add(**params)
 
 
 @cli.command(name="import")

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import click
 
-from .. import api
 from ..api.reads import STATUSES
-from ..model import BriefHit
 from ..ops import KINDS
-from . import render
+from . import actions, render
 from .app import as_of_option, cli, json_option, run, valid_at_option
 
 
@@ -63,11 +62,7 @@ def narrowing(fn: Callable[..., None]) -> Callable[..., None]:
 @click.option("--session", envvar=["GITMEM_SESSION", "GIT_MEM_SESSION"], metavar="ID",
               help="Read this agent session's working memory first [env GITMEM_SESSION].")
 @json_option
-def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...], tags: tuple[str, ...],
-           authors: tuple[str, ...], about: tuple[str, ...], paths: tuple[str, ...],
-           min_score: float | None, include_retired: bool, mode: str, fmt: str, explain: bool,
-           include_quarantined: bool, as_of: str | None, valid_at: str | None, personal: bool,
-           session: str | None, as_json: bool) -> None:
+def recall(**params: Any) -> None:
     """Find the memories that answer QUERY, best first.
 
     Each hit's score is its relevance, 0 to 1 (0.5: probably relevant); hits
@@ -87,29 +82,11 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...], 
       git mem recall "retries" --path src/http/ --format brief
       git mem recall --diff main
     """
-    if query is None and diff is None:
+    if params["query"] is None and params["diff"] is None:
         raise click.UsageError("Missing argument 'QUERY' (or give --diff [REV]).")
-    if query is not None and diff is not None:
+    if params["query"] is not None and params["diff"] is not None:
         raise click.UsageError("give a QUERY or --diff [REV], not both")
-
-    def find(s: api.Store) -> render.Recalled:
-        if diff is not None:
-            hits = s.recall_diff(diff or None, k=k)
-            shown = f"--diff {diff}".strip()
-            if fmt == "brief" and as_json:
-                return render.Recalled(query=shown, hits=[BriefHit.of(h) for h in hits])
-            return render.Recalled(query=shown, hits=hits)
-        assert query is not None
-        hits = s.recall(query, k=k, kinds=kinds, tags=tags, authors=authors, about=about,
-                        paths=paths, min_score=min_score, include_retired=include_retired,
-                        mode=mode, explain=explain, include_quarantined=include_quarantined,
-                        as_of=as_of, valid_at=valid_at, session=session)
-        if fmt == "brief" and as_json:
-            return render.Recalled(query=query, hits=[BriefHit.of(h) for h in hits])
-        return render.Recalled(query=query, hits=hits)
-
-    run("recall", as_json, find, render.brief_hits if fmt == "brief" else render.hits,
-        personal=personal)
+    actions.recall(**params)
 
 
 @cli.command(name="list")
@@ -158,7 +135,7 @@ def list_(kinds: tuple[str, ...], tags: tuple[str, ...], authors: tuple[str, ...
 @click.option("--personal", is_flag=True,
               help="Only your personal pool (also works outside any repository).")
 @json_option
-def context(budget: int, fmt: str, personal: bool, as_json: bool) -> None:
+def context(**params: Any) -> None:
     """Print the memory profile an agent should read first, within a budget.
 
     Persona, current keyed facts, procedures and conventions, the most salient
@@ -170,8 +147,7 @@ def context(budget: int, fmt: str, personal: bool, as_json: bool) -> None:
     Example:
       git mem context --budget 800
     """
-    run("context", as_json, lambda s: s.context(budget=budget), render.context,
-        personal=personal)
+    actions.context(**params)
 
 
 @cli.command()

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypedDict
 
-import click
-
 from .. import api
 from ..model import (BriefHit, CodeAnchorInfo, CodeStatus, Hit, Listing, OpInfo, Record,
                      RefreshReport, ScratchNote)
+from .stdio import echo
 
 if TYPE_CHECKING:
     from ..agents.settings import HooksReport
@@ -78,11 +77,11 @@ def block(text: str) -> str:
 def added(r: api.Added) -> str:
     """The id alone on stdout (scripts capture it); what else happened on stderr."""
     if r.duplicate_of:
-        click.echo(f"note: duplicate of {r.id[:12]}: reinforced it, nothing new stored", err=True)
+        echo(f"note: duplicate of {r.id[:12]}: reinforced it, nothing new stored", err=True)
     if r.superseded:
-        click.echo("note: supersedes " + ", ".join(x[:12] for x in r.superseded), err=True)
+        echo("note: supersedes " + ", ".join(x[:12] for x in r.superseded), err=True)
     for s in r.similar:
-        click.echo(f"note: similar to {str(s['id'])[:12]} (cosine {s['cosine']:.3f}); "
+        echo(f"note: similar to {str(s['id'])[:12]} (cosine {s['cosine']:.3f}); "
                    "review with 'git mem similar'", err=True)
     return r.id[:12]
 
@@ -99,7 +98,7 @@ def confirmed(r: api.Confirmed) -> str:
 def noted(n: ScratchNote) -> str:
     """A working-memory note: its id, and where it lives (stderr)."""
     fate = "proposed for the log at session end" if n.keep else "dropped at session end"
-    click.echo(f"note: kept in this session's working memory only ({fate})", err=True)
+    echo(f"note: kept in this session's working memory only ({fate})", err=True)
     return n.id
 
 

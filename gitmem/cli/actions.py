@@ -1,0 +1,73 @@
+"""What ``recall``, ``add`` and ``context`` do once their arguments are parsed.
+
+Plain functions, no click: the click commands (recall.py, memories.py) check
+what only they accept and call these with their parameters as click parsed
+them; the fast path (fast.py) calls them with the same dict, which a test
+compares with click's own (tests/test_fastpath.py). So both front doors make
+the same library call and print through the same renderer.
+"""
+
+from __future__ import annotations
+
+from .. import api
+from ..model import BriefHit
+from . import render
+from .output import run, who
+
+
+def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
+           tags: tuple[str, ...], authors: tuple[str, ...], about: tuple[str, ...],
+           paths: tuple[str, ...], min_score: float | None, include_retired: bool, mode: str,
+           fmt: str, explain: bool, include_quarantined: bool, as_of: str | None,
+           valid_at: str | None, personal: bool, session: str | None, as_json: bool) -> None:
+    """``git mem recall``: QUERY or --diff (exactly one: the caller checked)."""
+
+    def find(s: api.Store) -> render.Recalled:
+        if diff is not None:
+            hits = s.recall_diff(diff or None, k=k)
+            shown = f"--diff {diff}".strip()
+            if fmt == "brief" and as_json:
+                return render.Recalled(query=shown, hits=[BriefHit.of(h) for h in hits])
+            return render.Recalled(query=shown, hits=hits)
+        assert query is not None
+        hits = s.recall(query, k=k, kinds=kinds, tags=tags, authors=authors, about=about,
+                        paths=paths, min_score=min_score, include_retired=include_retired,
+                        mode=mode, explain=explain, include_quarantined=include_quarantined,
+                        as_of=as_of, valid_at=valid_at, session=session)
+        if fmt == "brief" and as_json:
+            return render.Recalled(query=query, hits=[BriefHit.of(h) for h in hits])
+        return render.Recalled(query=query, hits=hits)
+
+    run("recall", as_json, find, render.brief_hits if fmt == "brief" else render.hits,
+        personal=personal)
+
+
+def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tuple[str, ...],
+        paths: tuple[str, ...], importance: float, valid_from: str | None,
+        valid_until: str | None, source: str | None, session: str | None,
+        supersedes: tuple[str, ...], redact: bool, force: bool, symbol: str | None,
+        no_anchor: bool, ephemeral: bool, keep: bool, by: str | None, personal: bool,
+        as_json: bool) -> None:
+    """``git mem add`` of TEXT as given (the caller read '-' and checked the
+    --ephemeral combinations)."""
+    if ephemeral:
+        run("add", as_json, lambda s: s.note(text, session=session or "", kind=kind, tags=tags,
+                                             keep=keep, redact=redact), render.noted)
+        return
+    run(
+        "add", as_json,
+        lambda s: s.add(text, kind=kind, key=key, tags=tags, about=about,
+                        paths=() if personal else paths,  # a path means nothing across repos
+                        importance=importance, valid_from=valid_from,
+                        valid_until=valid_until, source=source, session=session,
+                        supersedes=supersedes, redact=redact, force=force,
+                        symbol=None if personal else symbol, anchor=not no_anchor,
+                        by=who(by)),
+        render.added, personal="write" if personal else False,
+    )
+
+
+def context(budget: int, fmt: str, personal: bool, as_json: bool) -> None:
+    """``git mem context``."""
+    run("context", as_json, lambda s: s.context(budget=budget), render.context,
+        personal=personal)

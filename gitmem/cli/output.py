@@ -1,0 +1,112 @@
+"""The one run-and-print path every command ends in, without click.
+
+``run`` opens the store, makes one library call and prints the result or the
+error; ``internal_error`` is what a bug looks like to a user. They live apart
+from the click group (app.py) so that the fast path (fast.py), which answers
+the hot, simple forms of ``recall``, ``add`` and ``context`` without loading
+click (~6-10 ms of every fresh process), prints through the very same code.
+Lines are written by ``stdio.echo`` (click's echo, or the same bytes without it).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
+
+from .. import api, envelope
+from ..errors import GitMemError, from_os_error
+from . import render
+from .progress import Progress
+from .stdio import echo
+
+T = TypeVar("T")
+
+# Environment variables the agents set in the shells they run commands in.
+AGENT_ENV = (("CLAUDECODE", "claude-code"), ("GEMINI_CLI", "gemini-cli"))
+
+
+def who(by: str | None) -> str | None:
+    """``--by``, else GITMEM_BY, else the agent whose shell this is, else a person."""
+    if by:
+        return by
+    if os.environ.get("GITMEM_BY"):
+        return os.environ["GITMEM_BY"]
+    for var, name in AGENT_ENV:
+        if os.environ.get(var) == "1":
+            return f"agent:{name}"
+    return None
+
+
+def emit_json(payload: dict[str, Any]) -> None:
+    echo(envelope.encode(payload))
+
+
+def print_warnings(warnings: list[str]) -> None:
+    for w in warnings:
+        echo(render.safe(f"warning: {w}"), err=True)
+
+
+def run(
+    command: str,
+    as_json: bool,
+    action: Callable[[api.Store], T],
+    human: Callable[[T], str | None],
+    personal: bool | str = False,
+) -> None:
+    """Open the store, run one action, print the result or the error.
+
+    ``personal``: True reads the personal pool; "write" also creates it and
+    records the repository the command runs in (a pointer)."""
+    store: api.Store | None = None
+    warnings: list[str] = []
+    bar = Progress() if not as_json and Progress.wanted() else None
+    try:
+        if personal == "write":
+            store = api.open_personal_from()
+        elif personal:
+            store = api.open_personal(create=False)
+        else:
+            store = api.open()
+        store.progress = bar
+        try:
+            result = action(store)
+        finally:
+            if bar is not None:
+                bar.done()
+        warnings = store.warnings
+    except (GitMemError, OSError) as caught:
+        exc = caught if isinstance(caught, GitMemError) else from_os_error(caught, writing=False)
+        if exc is None:
+            raise
+        warnings = store.warnings if store else []
+        print_warnings(warnings)
+        if as_json:
+            emit_json(envelope.error(command, exc.to_dict(), warnings))
+        echo(render.safe(exc.one_line()), err=True)
+        sys.exit(exc.exit_code)
+    finally:
+        if store is not None:
+            store.close()
+    print_warnings(warnings)
+    if as_json:
+        emit_json(envelope.ok(command, result, warnings))
+    else:
+        text = human(result)
+        if text:
+            echo(render.safe(text))
+
+
+def internal_error(exc: BaseException) -> NoReturn:
+    """A bug: one line on stderr (the traceback only with GITMEM_DEBUG), exit 1."""
+    if os.environ.get("GITMEM_DEBUG"):
+        import traceback  # here only: its import costs ~9 ms on every run
+
+        traceback.print_exc()
+    echo(render.safe(
+        f"error: internal error: {type(exc).__name__}: {exc}; hint: this is a bug; "
+        "rerun with GITMEM_DEBUG=1 and report the traceback"),
+        err=True,
+    )
+    sys.exit(1)

@@ -1,0 +1,29 @@
+"""Every line the CLI prints goes through ``echo``: ``click.echo``, or a plain write.
+
+Why not always click: the fast path (fast.py) answers the hot forms of
+``recall``, ``add`` and ``context`` without loading click (~6-10 ms of a fresh
+process). It runs only where ``click.echo`` would write to ``sys.stdout`` and
+``sys.stderr`` themselves (not on Windows; text streams whose encoding is not
+ASCII: ``fast.plain_streams``), and what it prints is escaped by
+``render.safe`` or JSON, so there is no ANSI code for click to strip: a write
+and a flush there are the bytes ``click.echo`` writes.
+"""
+
+from __future__ import annotations
+
+import sys
+
+# Set by the fast path once it has checked the streams.
+plain = False
+
+
+def echo(text: str, err: bool = False) -> None:
+    """One line on stdout (or stderr), flushed, as ``click.echo`` prints it."""
+    if not plain:
+        import click
+
+        click.echo(text, err=err)
+        return
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + "\n")
+    stream.flush()
