@@ -23,8 +23,28 @@ from collections.abc import Callable
 
 
 def supported() -> bool:
-    """Forking is cheap and safe here: Linux, a single-threaded process."""
-    return sys.platform.startswith("linux") and threading.active_count() == 1
+    """Forking is cheap and safe here: Linux, a single-threaded process. Threads
+    that Python does not know of count too (numpy's BLAS pool, the tokenizer's),
+    so the kernel's list of this process's tasks is asked."""
+    if not sys.platform.startswith("linux") or threading.active_count() != 1:
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def _die_with_parent(parent: int) -> None:
+    """In the child: be killed when the parent dies (a hook runner's timeout kills
+    it with SIGKILL), so no orphan keeps working or holds an inherited file lock."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # it died before prctl took effect
+        os._exit(1)
 
 
 class Child:
@@ -41,6 +61,7 @@ class Child:
         if not supported():
             return None
         r, w = os.pipe()
+        parent = os.getpid()
         try:
             pid = os.fork()
         except OSError:
@@ -51,6 +72,7 @@ class Child:
             code = 1
             try:
                 os.close(r)
+                _die_with_parent(parent)
                 out = work()
                 if out is not None:
                     view = memoryview(out)
@@ -69,10 +91,12 @@ class Child:
             return None
         chunks: list[bytes] = []
         deadline = time.monotonic() + patience
+        poller = select.poll()  # not select.select: it fails for descriptors past 1023
+        poller.register(self._fd, select.POLLIN)
         try:
             while True:
                 left = deadline - time.monotonic()
-                if left <= 0 or not select.select([self._fd], [], [], left)[0]:
+                if left <= 0 or not poller.poll(left * 1000):
                     return None  # too slow: close() kills it
                 block = os.read(self._fd, 1 << 20)
                 if not block:

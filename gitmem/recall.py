@@ -262,14 +262,6 @@ def _rank_at(
     fetched: list[int] = []  # candidates per channel before any relevance floor
     stats: tuple[float, float, int] | None = None
     cosines: dict[str, float] = {}
-    if q.mode in ("hybrid", "lexical") and words:
-        lists["lexical"] = [
-            (mid, -bm25)
-            # Hybrid: a broad query's common words are left to the vector channel.
-            for mid, bm25 in projection.lexical(words, scope=scope, limit=depth,
-                                                specific_only=bool(qvec) and any(qvec or b''))
-        ]
-        fetched.append(len(lists["lexical"]))
     if qvec:
         vec, stats = projection.vector(qvec, scope=scope, limit=depth)
         mean, std, n = stats
@@ -283,6 +275,16 @@ def _rank_at(
         # list the floor cut is exhausted whatever its length.
         if len(lists["vector"]) < len(vec):
             fetched[-1] = 0
+    if q.mode in ("hybrid", "lexical") and words:
+        sees_all = stats is not None and stats[2] > 0 and projection.all_embedded()
+        lists = {"lexical": [
+            (mid, -bm25)
+            # Hybrid: a broad query's common words are left to the vector channel,
+            # when it sees every memory (vectors may wait after a read with a deadline).
+            for mid, bm25 in projection.lexical(words, scope=scope, limit=depth,
+                                                specific_only=sees_all)
+        ], **lists}  # the lexical channel first, as it always was (explain's order)
+        fetched.append(len(lists["lexical"]))
     hops: dict[str, int] = {}
     if q.mode == "hybrid" and projection.any_edges():
         # Seeds: nodes the query names, and links its words or meaning found.

@@ -69,7 +69,8 @@ def idf(rows: int, frequencies: dict[str, int]) -> dict[str, float]:
 
 def chance(rows: int) -> float:
     """How many more standard deviations the best of ``rows`` unrelated cosines
-    reaches than the best of FIT_ROWS: sqrt(2 ln n), the usual approximation of the
+    (``rows``: the stored vectors, a long memory's pieces included) reaches than
+    the best of FIT_ROWS: sqrt(2 ln n), the usual approximation of the
     largest of n normal draws, grows with the store (3.2 at 156 memories, 4.3 at
     10k, 4.8 at 100k). A z-score is judged against that, or the best unrelated
     memory of a big store would look relevant: among 100k synthetic notes every

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-import gitmem
 from conftest import dump, git, gm, ok
-from gitmem.projection import ahead
 
 
 def _records(n: int) -> str:
@@ -61,42 +61,71 @@ def _pulled(team: dict[str, Path], records: str) -> None:
         git("fetch", "-q", cwd=clone)
 
 
-def _refresh(clone: Path, ahead_bytes: int | None) -> int:
-    with gitmem.open(clone) as s:
-        s.projection.ahead_bytes = ahead_bytes
-        s.refresh()
-        return s.projection.embedded_ahead
+# A fresh interpreter refreshes: forking is only allowed in a single-threaded
+# process, and pytest's own (its workers, numpy's BLAS pool) is not one.
+_SCRIPT = """
+import json, sys
+import gitmem
+from gitmem import forked
+started = []
+start = forked.Child.start
+forked.Child.start = lambda work: started.append(1) or start(work)
+ahead_bytes = json.loads(sys.argv[2])
+with gitmem.open(sys.argv[1]) as s:
+    s.projection.ahead_bytes = ahead_bytes
+    if sys.argv[3] == "failing":
+        make = s.projection._make_embedder
+
+        def failing(chars):  # the child asks for every character: no embedder there
+            if chars > 10 ** 9:
+                raise RuntimeError("no embedder in the child")
+            return make(chars)
+
+        s.projection._make_embedder = failing
+    if sys.argv[3] == "deadline":  # as a hook's bounded read: it must not wait for a child
+        import time
+        s._pool.deadline = time.monotonic() + 60
+    s.refresh()
+    print(json.dumps([s.projection.embedded_ahead, len(started)]))
+"""
 
 
-@pytest.mark.skipif(not ahead.supported(), reason="forks on Linux only")
+def _refresh(clone: Path, ahead_bytes: int | None, how: str = "") -> tuple[int, int]:
+    """(rows taken from the child, children started) of one refresh of ``clone``."""
+    proc = subprocess.run([sys.executable, "-c", _SCRIPT, str(clone), json.dumps(ahead_bytes),
+                           how], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    taken, started = json.loads(proc.stdout)
+    return taken, started
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
 def test_rows_embedded_ahead_are_the_rows_made_in_process(team: dict[str, Path]) -> None:
     a, b, c = team["a"], team["b"], team["c"]
     _pulled(team, _records(400))
-    assert _refresh(a, 0) > 400  # every memory and chunk came from the child
-    assert _refresh(c, None) == 0  # the same pull, embedded in process
+    taken, started = _refresh(a, 0)
+    assert started == 1 and taken > 400  # every memory and chunk came from the child
+    assert _refresh(c, None) == (0, 0)  # the same pull, embedded in process
     rows_a, rows_c = _rows(a), _rows(c)
     assert len(rows_a) > 400 and rows_a == rows_c
     assert dump(a) == dump(c)
 
 
-@pytest.mark.skipif(not ahead.supported(), reason="forks on Linux only")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
 def test_a_failed_child_changes_nothing(team: dict[str, Path]) -> None:
     a, c = team["a"], team["c"]
     _pulled(team, _records(200))
-    with gitmem.open(a) as s:
-        proj = s.projection
-        make = proj._make_embedder
-        assert make is not None
-
-        def failing(chars: int) -> object:  # the child asks for every character
-            if chars > 10**9:
-                raise RuntimeError("no embedder in the child")
-            return make(chars)
-
-        proj._make_embedder = failing  # type: ignore[assignment]
-        proj.ahead_bytes = 0
-        s.refresh()
-        assert proj.embedded_ahead == 0  # all made in process
+    assert _refresh(a, 0, "failing") == (0, 1)  # a child started, nothing taken from it
     _refresh(c, None)
     assert _rows(a) == _rows(c) and dump(a) == dump(c)
 
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
+def test_a_read_with_a_deadline_starts_no_child(team: dict[str, Path]) -> None:
+    """A bounded read (a hook, a slice of a catch-up) would wait for the child past its
+    deadline, or fork one per slice and kill it: it embeds in process."""
+    a, c = team["a"], team["c"]
+    _pulled(team, _records(400))
+    assert _refresh(a, 0, "deadline") == (0, 0)
+    _refresh(c, None)
+    assert _rows(a) == _rows(c) and dump(a) == dump(c)

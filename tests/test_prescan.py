@@ -4,6 +4,7 @@ child must leave exactly the findings an in-process scan gives."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -31,15 +32,31 @@ def _texts(n: int) -> list[str]:
     return out
 
 
+# A fresh interpreter prescans: forking is only allowed in a single-threaded
+# process, and pytest's own is not one.
+_SCRIPT = """
+import json, sys
+from gitmem import forked
+from gitmem.api import gating
+started = []
+start = forked.Child.start
+forked.Child.start = lambda work: started.append(1) or start(work)
+texts = json.loads(sys.stdin.read())
+gating.prescan(texts)
+print(json.dumps([len(started), [list(gating._memo.get(gating._key(t), ["(missing)"]))
+                                 for t in texts]]))
+"""
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
 def test_prescan_gives_the_in_process_findings() -> None:
     texts = _texts(2 * gating.PRESCAN_FROM)
-    gating._memo.clear()
-    gating.prescan(texts)
-    assert all(gating._key(t) in gating._memo for t in texts)  # both halves arrived
-    kept = [gating._memo[gating._key(t)] for t in texts]
-    gating._memo.clear()
-    assert kept == [tuple(gating.findings(t)) for t in texts]
+    proc = subprocess.run([sys.executable, "-c", _SCRIPT], input=json.dumps(texts),
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    started, kept = json.loads(proc.stdout)
+    assert started == 1  # half of them went to a child
+    assert kept == [list(gating.findings(t)) for t in texts]  # both halves, as scanned here
     assert sum(1 for f in kept[len(texts) // 2:] if f) > 40  # hostile ones, in the child's half
 
 

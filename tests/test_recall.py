@@ -408,6 +408,31 @@ def test_a_broad_hybrid_query_leaves_rows_holding_only_common_words_to_vectors(
         assert alone[0].text == rare and len(alone) == 5
 
 
+def test_a_broad_query_ranks_every_match_while_vectors_wait(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memories waiting for their vectors (a read under a deadline, a new embedder)
+    are not seen by the vector channel: hybrid recall then ranks a broad query's
+    common words lexically, as lexical mode does, instead of answering nothing."""
+    from gitmem.projection import lexical
+
+    notes = [f"the cache warms up on start, note {i}" for i in range(30)]
+    notes += [f"the worker retries three times, note {i}" for i in range(30)]
+    lines = "\n".join(json.dumps({"text": t, "kind": "note"}) for t in notes)
+    assert gm("import", "-", cwd=repo, input=lines).returncode == 0
+    monkeypatch.setattr(lexical, "BROAD", 10)
+    monkeypatch.setattr(lexical, "COMMON", 5)  # counts stop at BROAD
+    with gitmem.open(repo) as s:
+        proj = s.projection
+        proj.open()
+        log = s._pool.log  # noqa: SLF001 - the op-log this projection replays
+        log.integrate()
+        proj.refresh(log, embed=False)  # replayed, nothing embedded yet
+        s._pool.skip_refresh = True  # noqa: SLF001 - read the projection as it is
+        hits = s.recall("worker cache", k=5, mode="hybrid", explain=True, min_score=0)
+        assert len(hits) == 5 and all(h.explain and "lexical" in h.explain["ranks"]
+                                      for h in hits)
+
+
 def test_a_question_lends_more_to_the_reply_after_it(repo: Path) -> None:
     """In a session, the memory after a question holds its answer: a matching
     question lends three times the usual share to the next memory, not to the

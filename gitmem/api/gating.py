@@ -12,10 +12,9 @@ a time, so what the writer accepted replays unquarantined (with the same gate).
 
 from __future__ import annotations
 
-
 import msgspec
 
-from .. import forked, hashes, ops
+from .. import hashes, ops
 from ..errors import GateRefused
 
 # Bumped when the set of fields scanned changes: cached verdicts (the
@@ -150,6 +149,7 @@ def prescan(texts: list[str]) -> None:
     todo = list(dict.fromkeys(t for t in texts if _key(t) not in _memo))[: _MEMO_SIZE // 2]
     if len(todo) < PRESCAN_FROM:
         return
+    from .. import forked  # here: a one-line add never forks
     half = len(todo) // 2
     theirs = todo[half:]
     child = forked.Child.start(lambda: msgspec.msgpack.encode([findings(t) for t in theirs]))

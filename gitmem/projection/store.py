@@ -236,7 +236,10 @@ class Projection:
         current = source.partitions()
         if not full and current == self.watermarks() and (not embed or self._vectors_current()):
             return report  # the common case: nothing moved, nothing walked
-        ahead = self._embed_ahead(source, current) if embed and not full else None
+        # Not under a deadline: a read that must answer in time (a hook, a slice of a
+        # catch-up) would wait for the child or fork one per slice for nothing.
+        ahead = (self._embed_ahead(source, current)
+                 if embed and not full and deadline is None else None)
         try:
             return self._refresh(source, report, start, full=full, embed=embed,
                                  deadline=deadline, ahead=ahead)
@@ -316,17 +319,21 @@ class Projection:
 
         if not ahead.supported():
             return None
-        stored = self.watermarks()  # read again under the lock: a guess is enough here
+        stored = self.watermarks()  # before the lock: a guess is enough here
         packs: list[tuple[str, bytes]] = []
         size = 0
         for ref, tip in sorted(current.items()):
             if stored.get(ref) == tip:
                 continue
             for pack in source.iter_packs(tip, stored.get(ref)):
-                data = getattr(pack, "data")
-                if data is not None and size < ahead.AHEAD_CAP:
+                data = getattr(pack, "data")  # LogSource yields objects: no oplog import
+                if data is not None:
                     packs.append((partition(ref), data))
                     size += len(data)
+                if size >= ahead.AHEAD_CAP:
+                    break  # the child takes this much; the refresh embeds the rest
+            if size >= ahead.AHEAD_CAP:
+                break
         if size < self.ahead_bytes:
             return None
         return ahead.Ahead.start(packs, self._make_embedder, self.dim)
@@ -352,6 +359,12 @@ class Projection:
         """The embedder for ``chars`` characters of text (the maker picks, and keeps, one)."""
         assert self._make_embedder is not None
         return self._make_embedder(chars)
+
+    @guarded_read
+    def all_embedded(self) -> bool:
+        """Every memory with text has its vector: the vector channel sees them all
+        (not so while a read under a deadline, or a new embedder, leaves some waiting)."""
+        return not has_pending(self._c)
 
     @guarded_read
     def vector(
@@ -388,7 +401,7 @@ class Projection:
                 import numpy  # noqa: F401
             dist = self._vectors.distances(c, simsimd, query, n)
             if dist is None:
-                return none  # replaced under us by a rebuild: lexical only this time
+                return none  # replaced under us by a rebuild: no vector channel this time
             stats = spread(dist, n)  # over the whole corpus, not just the hits
             if stats is None:
                 return none
