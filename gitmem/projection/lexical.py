@@ -17,10 +17,10 @@ from .scope import Scope, filters
 # A query whose words match this many rows in all is "broad": scoring every match is
 # most of a warm recall at 100k memories (a common word holds a quarter of them), so
 # its lexical channel ranks fewer (see lexical).
-BROAD = 4000
+BROAD = 1000
 # In a broad query, a word this many rows hold is common; a row holding no word of
 # the query but common ones is not a specific match.
-COMMON = 1000  # at most BROAD: words are counted up to BROAD rows
+COMMON = 250  # at most BROAD: words are counted up to BROAD rows
 # Words a broad query pairs up (the rarest): the pairs grow as the square of the words.
 BROAD_WORDS = 4
 
