@@ -158,3 +158,38 @@ def test_a_projection_of_the_previous_schema_is_rebuilt(repo: Path) -> None:
     assert {"memories_fts_content", "memories_status"} & names == set()
     assert {"memories_text", "gate_versions", "authors"} <= names
     index_matches_memories(db)
+
+
+def test_a_big_replay_leaves_the_full_text_index_in_one_segment(
+        team: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every segment of the FTS5 index is searched for every word of every query: a
+    replay of many ops (a big pull; store.OPTIMIZE_FROM, here lowered) merges them,
+    with the same answers."""
+    import json
+
+    from conftest import dump, git
+    from gitmem.projection import store
+
+    monkeypatch.setattr(store, "OPTIMIZE_FROM", 20)
+    monkeypatch.setattr(store, "MAX_SEGMENTS", 1)
+    a, b = team["a"], team["b"]
+    assert gm("init", "--fetch-refspec", cwd=a).returncode == 0
+    with gitmem.open(a) as s:
+        for n in range(4):  # each pull's replay commits a segment of its own
+            lines = "\n".join(json.dumps({"text": f"round {n}: the worker {i} retries job{i}"})
+                              for i in range(30))
+            assert gm("import", "-", cwd=b, input=lines).returncode == 0
+            assert gm("push", cwd=b).returncode == 0
+            git("fetch", "-q", cwd=a)
+            assert s.refresh().ops_applied == 30
+        c = sqlite3.connect(a / ".git/mem/cache/projection.sqlite3")
+        try:
+            assert store.fts_segments(c) == 1
+        finally:
+            c.close()
+        found = [h.id for h in s.recall("worker 7 retries", k=5, min_score=0)]
+    before = dump(a)
+    assert gm("rebuild", cwd=a).returncode == 0
+    assert dump(a) == before
+    with gitmem.open(a) as s:
+        assert [h.id for h in s.recall("worker 7 retries", k=5, min_score=0)] == found
