@@ -21,9 +21,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from .. import forked, ops, replay
 from ..embed.text import embed_chunks
+
+if TYPE_CHECKING:
+    from .fold import LogSource
 
 # The packs read ahead are held in memory: a first build of a very large log
 # hands the child this much and embeds the rest itself.
@@ -60,6 +64,28 @@ class Ahead:
     def close(self) -> None:
         """Stop the child if it is still running and release what it holds."""
         self._child.close()
+
+
+def moved_packs(source: LogSource, current: dict[str, str],
+                stored: dict[str, str]) -> list[tuple[str, bytes]]:
+    """(partition, pack bytes) of every commit after ``stored`` up to ``current``
+    (a LogSource's refs), up to about AHEAD_CAP bytes: the child takes that much and
+    the refresh embeds the rest. Read twice, here and by the replay: ~2 ms per 1,000 ops."""
+    from .rows import partition
+
+    packs: list[tuple[str, bytes]] = []
+    size = 0
+    for ref, tip in sorted(current.items()):
+        if stored.get(ref) == tip:
+            continue
+        for pack in source.iter_packs(tip, stored.get(ref)):
+            data = getattr(pack, "data")  # LogSource yields objects: no oplog import
+            if data is not None:
+                packs.append((partition(ref), data))
+                size += len(data)
+            if size >= AHEAD_CAP:
+                return packs
+    return packs
 
 
 def _texts(packs: Iterable[tuple[str, bytes]]) -> list[str]:

@@ -331,26 +331,12 @@ class Projection:
                 or self.embedder_version is None or self._embedder_loaded()):
             return None
         from . import ahead
-        from .rows import partition
 
         if not ahead.supported():
             return None
-        stored = self.watermarks()  # before the lock: a guess is enough here
-        packs: list[tuple[str, bytes]] = []
-        size = 0
-        for ref, tip in sorted(current.items()):
-            if stored.get(ref) == tip:
-                continue
-            for pack in source.iter_packs(tip, stored.get(ref)):
-                data = getattr(pack, "data")  # LogSource yields objects: no oplog import
-                if data is not None:
-                    packs.append((partition(ref), data))
-                    size += len(data)
-                if size >= ahead.AHEAD_CAP:
-                    break  # the child takes this much; the refresh embeds the rest
-            if size >= ahead.AHEAD_CAP:
-                break
-        if size < self.ahead_bytes:
+        # The watermarks before the lock: a guess is enough here.
+        packs = ahead.moved_packs(source, current, self.watermarks())
+        if sum(len(data) for _, data in packs) < self.ahead_bytes:
             return None
         return ahead.Ahead.start(packs, self._make_embedder, self.dim)
 
