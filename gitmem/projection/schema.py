@@ -274,7 +274,18 @@ _MASTER = ("SELECT type, name, tbl_name, sql FROM sqlite_master "
 
 def check(c: sqlite3.Connection) -> None:
     """ProjectionCorrupt unless the file has exactly this version's tables,
-    columns and indexes, and every table answers a query (about a millisecond)."""
+    columns and indexes, and every table answers a query (~2 ms: the expected
+    schema is built in memory first).
+
+    Once passed, the check is stamped in ``meta`` with the file's schema cookie,
+    which SQLite bumps on every CREATE, DROP or ALTER: until the schema changes
+    (or another SQLite or schema version reads it) a process only compares the
+    stamp. Damage to pages is still found by the query that reads them."""
+    cookie = c.execute("PRAGMA schema_version").fetchone()[0]
+    stamp = f"{SCHEMA_VERSION} {sqlite3.sqlite_version} {cookie}"
+    row = c.execute("SELECT value FROM meta WHERE key = 'checked'").fetchone()
+    if row is not None and row[0] == stamp:
+        return
     have = set(c.execute(_MASTER).fetchall())
     want = _expected()
     if have != want:
@@ -283,6 +294,16 @@ def check(c: sqlite3.Connection) -> None:
     for typ, name, _, _ in sorted(want):
         if typ == "table":
             c.execute(f'SELECT * FROM "{name}" LIMIT 1').fetchall()
+    # Never wait for the lock to write the stamp (a read behind a rebuild would):
+    # read-only or busy, the next process checks in full again.
+    c.execute("PRAGMA busy_timeout = 0")
+    try:
+        c.execute("INSERT INTO meta(key, value) VALUES ('checked', ?) "
+                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (stamp,))
+    except sqlite3.OperationalError:
+        pass
+    finally:
+        c.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def _create(c: sqlite3.Connection) -> None:
