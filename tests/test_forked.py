@@ -94,6 +94,7 @@ start = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(lambda _: libc.pause(
 tid = ctypes.c_ulong()
 libc.pthread_create(ctypes.byref(tid), None, start, None)
 import time; time.sleep(0.2)
-print(threading.active_count(), forked.supported())
+print(threading.active_count(), forked.supported(), flush=True)
+import os; os._exit(0)  # the C thread never returns: leave without finalising
 """)
     assert out.split("\n") == ["True", "1 False"]
