@@ -71,3 +71,20 @@ def test_a_big_import_refuses_what_the_gate_refuses(repo: Path) -> None:
     proc = gm("import", "-", cwd=repo, input="\n".join(lines) + "\n")
     assert proc.returncode == 0, proc.stderr
     assert f"imported {len(lines)} memories" in proc.stdout
+
+
+def test_an_import_with_redact_leaves_texts_to_the_redaction(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """--redact scans each text itself, around its masking: a prescan of the texts
+    would scan every one of them twice. Tags are still prescanned."""
+    from gitmem.api import importer
+
+    handed: list[list[str]] = []
+    monkeypatch.setattr(gating, "prescan", handed.append)
+    lines = [(1, json.dumps({"text": "the cache warms up", "tags": ["perf"]})),
+             (2, json.dumps({"text": "the worker retries"}))]
+    assert list(importer._prescanned(iter(lines), texts=False)) == lines
+    assert handed == [["perf"]]
+    handed.clear()
+    list(importer._prescanned(iter(lines)))
+    assert handed == [["the cache warms up", "perf", "the worker retries"]]

@@ -162,7 +162,7 @@ def _check(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes
     head = pool.log.head()
     now = now_from_env()
     count = 0
-    for n, line in _prescanned(lines):
+    for n, line in _prescanned(lines, texts=not redact):
         if not line.strip():
             continue
         try:
@@ -203,24 +203,26 @@ def _check(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes
     return count
 
 
-def _prescanned(lines: Iterator[tuple[int, str | bytes]],
+def _prescanned(lines: Iterator[tuple[int, str | bytes]], *, texts: bool = True,
                 chunk: int = 4096) -> Iterator[tuple[int, str | bytes]]:
-    """``lines``, a chunk at a time, after the gate has scanned their texts and tags on
-    both cores (gating.prescan): the checks that follow find them in its memo. Only a
-    head start: a line that does not decode, or a field validation changes, is
+    """``lines``, a chunk at a time, after the gate has scanned their texts (unless
+    ``texts`` is False: --redact scans each text itself, around its masking) and tags
+    on both cores (gating.prescan): the checks that follow find them in its memo. Only
+    a head start: a line that does not decode, or a field validation changes, is
     scanned when checked, as before."""
     it = iter(lines)
     while batch := list(itertools.islice(it, chunk)):
-        texts: list[str] = []
+        scan: list[str] = []
         for _, line in batch:
             try:
                 rec = IMPORT_DECODER.decode(line)
             except (msgspec.DecodeError, msgspec.ValidationError):
                 continue
-            texts.append(rec.text)
+            if texts:
+                scan.append(rec.text)
             if rec.tags:
-                texts.append("\n".join(rec.tags))
-        gating.prescan(texts)
+                scan.append("\n".join(rec.tags))
+        gating.prescan(scan)
         yield from batch
 
 
