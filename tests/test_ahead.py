@@ -85,8 +85,8 @@ with gitmem.open(sys.argv[1]) as s:
     if sys.argv[3] == "deadline":  # as a hook's bounded read: it must not wait for a child
         import time
         s._pool.deadline = time.monotonic() + 60
-    s.refresh()
-    print(json.dumps([s.projection.embedded_ahead, len(started)]))
+    report = s.refresh()
+    print(json.dumps([report.embedded_ahead, len(started)]))
 """
 
 

@@ -95,7 +95,6 @@ class Projection:
         # Pack bytes from which a refresh embeds the new memories in a forked child
         # while it replays them (ahead.py); None: never.
         self.ahead_bytes: int | None = AHEAD_BYTES
-        self.embedded_ahead = 0  # rows the last refresh took from that child
         self._vectors = VectorFile(directory, embedder_dim)
         # The write gate, applied to replayed memories too (injected by the api so
         # the projection does not depend on it): a reason, or None when it passes.
@@ -281,9 +280,8 @@ class Projection:
                 report.complete = replaying.apply_moves(source, current, stored, report,
                                                         None if full else deadline)
             if (embed or full) and report.complete:
-                report.embedded = self._embed_pending(reset=full,
-                                                      deadline=None if full else deadline,
-                                                      ahead=ahead)
+                report.embedded, report.embedded_ahead = self._embed_pending(
+                    reset=full, deadline=None if full else deadline, ahead=ahead)
                 if deadline is not None and not full and has_pending(c):
                     report.complete = False
             # (The replay's own rows are not in a segment yet: one more at COMMIT.)
@@ -341,21 +339,19 @@ class Projection:
         return ahead.Ahead.start(packs, self._make_embedder, self.dim)
 
     def _embed_pending(self, *, reset: bool = False, deadline: float | None = None,
-                       ahead: Ahead | None = None) -> int:
-        """Embed every memory that has text and no vector yet, in batches."""
-        self.embedded_ahead = 0
+                       ahead: Ahead | None = None) -> tuple[int, int]:
+        """Embed every memory that has text and no vector yet, in batches: (memories
+        embedded, rows taken from the ``ahead`` child)."""
         if self.embedder_version is None or self._make_embedder is None:
-            return 0
+            return 0, 0
         damaged = not reset and self._vectors.damaged(self._c)
         if damaged:
             self.vectors_damaged = True
         if reset or damaged or self.meta().get("embedder") != self.embedder_version:
             self._reset_vectors()  # rebuild, a damaged file, or a new model: re-embed all
         ready = ahead.rows() if ahead is not None else {}
-        done = self._vectors.embed_pending(self._c, self._doc_embedder, self.progress, deadline,
+        return self._vectors.embed_pending(self._c, self._doc_embedder, self.progress, deadline,
                                            ready)
-        self.embedded_ahead = self._vectors.rows_ready
-        return done
 
     def _doc_embedder(self, chars: int) -> DocEmbedder:
         """The embedder for ``chars`` characters of text (the maker picks, and keeps, one)."""

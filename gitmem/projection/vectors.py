@@ -200,7 +200,6 @@ class VectorFile:
     def __init__(self, directory: Path, dim: int) -> None:
         self.directory = directory
         self.dim = dim
-        self.rows_ready = 0  # rows the last embed_pending took from ``ready``
 
     def path(self, c: sqlite3.Connection) -> Path:
         """The vector file of the current generation (named in meta, so a reset
@@ -280,10 +279,11 @@ class VectorFile:
         progress: Callable[[str, int, int | None], None] | None,
         deadline: float | None = None,
         ready: dict[str, bytes] | None = None,
-    ) -> int:
+    ) -> tuple[int, int]:
         """Embed every memory that has text and no vector yet, in batches (until
         ``deadline``, time.monotonic, if given: the rest stays pending). ``ready``:
         rows already embedded, by text (see ahead.py); the others are made here.
+        (memories embedded, rows taken from ``ready``).
 
         The rows are appended and fsynced before the caller commits the slots
         that name them; a crash before the commit leaves unnamed rows only.
@@ -297,18 +297,18 @@ class VectorFile:
                 "memories_unembedded WHERE vec_slot IS NULL AND text IS NOT NULL ORDER BY id")
         ]
         if not pending:
-            return 0
+            return 0, 0
         ready = ready or {}
-        self.rows_ready = 0
+        taken = 0
         chars = sum(len(row[2]) for row in pending)  # how much: a little needs no numpy
         model: DocEmbedder | None = None
 
         def rows_of(texts: list[str]) -> bytes:
             """``texts``' rows: from ``ready`` (embedded ahead) or the model, loaded
             only when a text is missing there."""
-            nonlocal model
+            nonlocal model, taken
             missing = [t for t in texts if t not in ready]
-            self.rows_ready += len(texts) - len(missing)
+            taken += len(texts) - len(missing)
             if not missing:
                 return b"".join(ready[t] for t in texts)
             if model is None:
@@ -356,7 +356,7 @@ class VectorFile:
                     progress("embedding memories", start + len(batch), len(pending))
             fh.flush()
             os.fsync(fh.fileno())
-        return done
+        return done, taken
 
     def zero_row(self, c: sqlite3.Connection, slot: int | None) -> None:
         """Blank a forgotten memory's row (its content must not linger anywhere)."""
