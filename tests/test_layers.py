@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "envelope": {"errors"},
     "replay": {"ops"},
     "oplog": {"ops", "errors", "hashes"},
-    "projection": {"ops", "replay", "model", "timefmt", "embed", "forked"},
+    "projection": {"ops", "replay", "model", "timefmt", "embed", "forked", "hashes"},
     "relevance": set(),
     "recall": {"model", "projection", "relevance"},
     "context": {"model"},

@@ -205,9 +205,8 @@ def test_the_schema_is_checked_in_full_once_per_change(repo: Path) -> None:
     path = repo / ".git/mem/cache/projection.sqlite3"
     c = sqlite3.connect(path)
     try:
-        cookie = c.execute("PRAGMA schema_version").fetchone()[0]
         stamp = c.execute("SELECT value FROM meta WHERE key = 'checked'").fetchone()[0]
-        assert stamp == f"{schema.SCHEMA_VERSION} {sqlite3.sqlite_version} {cookie}"
+        assert stamp == schema._stamp(c.execute(schema._MASTER).fetchall())
         c.execute("CREATE INDEX stray ON memories(kind)")  # a change the stamp did not see
     finally:
         c.close()
@@ -219,3 +218,27 @@ def test_the_schema_is_checked_in_full_once_per_change(repo: Path) -> None:
     finally:
         c.close()
     assert "stray" not in names  # found, and the projection rebuilt from the log
+
+
+def test_a_schema_edited_behind_sqlites_back_is_found_despite_the_stamp(repo: Path) -> None:
+    """writable_schema edits sqlite_master without bumping the schema cookie: a
+    trigger slipped in that way would rewrite every new memory's text. The stamp
+    is a digest of sqlite_master's rows, so the next open checks in full, finds
+    the trigger and rebuilds."""
+    assert gm("add", "tests live in spec/", cwd=repo).returncode == 0
+    for _ in range(2):
+        assert gm("recall", "tests", cwd=repo).returncode == 0
+    c = sqlite3.connect(repo / ".git/mem/cache/projection.sqlite3")
+    try:
+        c.execute("PRAGMA writable_schema = ON")
+        c.execute("INSERT INTO sqlite_master(type, name, tbl_name, rootpage, sql) VALUES "
+                  "('trigger', 'evil', 'memories', 0, 'CREATE TRIGGER evil AFTER INSERT ON "
+                  "memories BEGIN UPDATE memories SET text = ''PWNED'' WHERE rowid = "
+                  "new.rowid; END')")
+        c.commit()
+    finally:
+        c.close()
+    assert gm("add", "deploy with make ship from the release branch", "--kind", "procedure",
+              cwd=repo).returncode == 0
+    out = gm("recall", "deploy release", cwd=repo)
+    assert out.returncode == 0 and "make ship" in out.stdout and "PWNED" not in out.stdout
