@@ -541,3 +541,32 @@ def test_duplicates_are_found_across_packs_as_before(repo: Path) -> None:
     assert [o["type"] for o in shown["ops"]] == ["add", "confirm"]  # reinforced once
     value = json.loads(ok(gm("get", "team.lead", "--json", cwd=repo)).stdout)["data"]
     assert (value["value"], value["conflicts"]) == ("delta", [])  # the later line replaced it
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast path", "click"])
+@pytest.mark.parametrize("args", [["context"], ["recall", "database", "--json"]])
+def test_a_reader_that_goes_away_or_a_full_output_device_is_not_a_bug(
+        repo: Path, args: list[str], fast: bool) -> None:
+    """`git mem context | head -1`: the reader closes the pipe; the command ends
+    quietly, as git does (141), not with "internal error". Output to a full device
+    is the full-disk error, with a hint."""
+    lines = "\n".join(json.dumps({"text": f"note {i} about the database and its cache, "
+                                          + "with words to fill the output " * 8})
+                      for i in range(60))
+    ok(gm("import", "-", cwd=repo, input=lines))
+    env = dict(os.environ)
+    if not fast:
+        env["GITMEM_NO_FAST_PATH"] = "1"
+    proc = subprocess.Popen([GIT_MEM, *args], cwd=repo, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141 and "error" not in err, err
+    if not Path("/dev/full").exists():
+        return
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([GIT_MEM, *args], cwd=repo, env=env, stdout=full,
+                              stderr=subprocess.PIPE, text=True, check=False)
+    assert done.returncode == 13, done.stderr
+    assert done.stderr.startswith("error: cannot write the output: No space left on device")

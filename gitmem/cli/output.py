@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
 from .. import api, envelope
-from ..errors import GitMemError, from_os_error
+from ..errors import DiskFull, GitMemError, from_os_error
 from . import render
 from .progress import Progress
 from .stdio import echo
@@ -99,7 +99,22 @@ def run(
 
 
 def internal_error(exc: BaseException) -> NoReturn:
-    """A bug: one line on stderr (the traceback only with GITMEM_DEBUG), exit 1."""
+    """A bug: one line on stderr (the traceback only with GITMEM_DEBUG), exit 1.
+
+    Not a bug, though it lands here from wherever output is written: a reader that
+    went away (``git mem context | head -1``) ends the command quietly, as git does
+    (exit 141, SIGPIPE's); output to a full device is the full-disk error."""
+    if isinstance(exc, BrokenPipeError):
+        try:  # the exit's own flush must not fail again on the closed pipe
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        sys.exit(141)
+    if isinstance(exc, OSError) and isinstance(from_os_error(exc), DiskFull):
+        full = DiskFull(f"cannot write the output: {exc.strerror or exc}",
+                        "free some space where the output goes, or send it elsewhere")
+        echo(render.safe(full.one_line()), err=True)
+        sys.exit(full.exit_code)
     if os.environ.get("GITMEM_DEBUG"):
         import traceback  # here only: its import costs ~9 ms on every run
 
