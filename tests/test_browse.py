@@ -237,3 +237,21 @@ def test_a_query_without_words_points_to_list(repo: Path) -> None:
     assert out.returncode != 0
     assert out.stderr == ("error: the query '*' has no words to look for; hint: to browse every "
                           "memory, use git mem list\n")
+
+
+def test_a_filter_that_is_not_utf8_is_a_usage_error_not_damage(team_store: Path) -> None:
+    """Bytes that are not UTF-8 reach Python as lone surrogates: SQLite cannot bind
+    them, which looked like a damaged projection (rebuilt, then "internal error")."""
+    repo = team_store
+    ok(gm("recall", "tests", cwd=repo))
+    cache = repo / ".git/mem/cache"
+    before = sorted(p.name for p in cache.iterdir())
+    bad = "\udcff"  # what os.fsdecode makes of the byte 0xff in argv
+    for args in (["recall", "tests", "--tag", bad], ["recall", "tests", "--path", bad + "/x"],
+                 ["recall", "tests", "--author", bad], ["list", "--tag", bad],
+                 ["recall", "tests " + bad, "--json"]):
+        proc = gm(*args, cwd=repo)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert "internal error" not in proc.stderr + proc.stdout
+        assert "not valid UTF-8" in proc.stderr + proc.stdout
+    assert sorted(p.name for p in cache.iterdir()) == before  # nothing was rebuilt

@@ -67,6 +67,7 @@ def recall(
     """
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("the query is empty", "say what you are looking for")
+    well_formed(query=query, kind=kinds, tag=tags, author=authors, about=about, path=paths)
     if not any(c.isalnum() for c in query):
         # "*" or "?": someone wants to browse, and no word can match anything.
         raise InvalidInput(f"the query {query.strip()[:20]!r} has no words to look for",
@@ -108,6 +109,21 @@ def recall(
 MAX_COUNT = 1_000_000  # beyond any store; past 2**63 SQLite cannot even bind the number
 
 
+def well_formed(**named: str | Sequence[str] | None) -> None:
+    """InvalidInput for a query or filter that is not valid text: bytes that are not
+    UTF-8 in an argument arrive as lone surrogates, which SQLite cannot bind (it
+    looked like a damaged projection, rebuilt for nothing) and JSON cannot carry."""
+    for flag, value in named.items():
+        for v in [value] if isinstance(value, str) else (value or ()):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                what = "the query" if flag == "query" else f"--{flag} {v!r}"
+                raise InvalidInput(f"{what} is not valid UTF-8",
+                                   "pass the text in UTF-8 (check the terminal's encoding)"
+                                   ) from None
+
+
 def at_most(value: int, flag: str, hint: str) -> None:
     if value > MAX_COUNT:
         raise InvalidInput(f"{flag} must be at most {MAX_COUNT:,} (got {value})", hint)
@@ -142,6 +158,7 @@ def browse(pool: Pool, *, kinds: Sequence[str] = (), tags: Sequence[str] = (),
            status: str = "active", include_quarantined: bool = False, limit: int = 50,
            offset: int = 0) -> Listing:
     """Memories newest first, narrowed like recall; one page of them (see ``Listing``)."""
+    well_formed(kind=kinds, tag=tags, author=authors, about=about, path=paths)
     if status not in STATUSES:
         raise InvalidInput(f"unknown status '{status}'", f"use one of: {', '.join(STATUSES)}")
     for kind in kinds:
