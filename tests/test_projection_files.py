@@ -242,3 +242,20 @@ def test_a_schema_edited_behind_sqlites_back_is_found_despite_the_stamp(repo: Pa
               cwd=repo).returncode == 0
     out = gm("recall", "deploy release", cwd=repo)
     assert out.returncode == 0 and "make ship" in out.stdout and "PWNED" not in out.stdout
+
+
+def test_a_value_sqlite_cannot_bind_is_not_damage(tmp_path: Path) -> None:
+    """Only what the file gives back can be damage: a str of ours SQLite cannot
+    encode (a lone surrogate) must not throw the projection away."""
+    c = sqlite3.connect(":memory:")
+    try:
+        c.execute("SELECT ?", ("\udcff",))
+        raise AssertionError("SQLite bound a lone surrogate")
+    except UnicodeEncodeError as exc:
+        assert schema.damage(exc, tmp_path, reading=True) is None
+    finally:
+        c.close()
+    try:
+        b"\xff\xfe".decode("utf-8")
+    except UnicodeDecodeError as exc:
+        assert isinstance(schema.damage(exc, tmp_path), schema.ProjectionCorrupt)

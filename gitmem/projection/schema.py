@@ -163,6 +163,8 @@ def damage(exc: BaseException, directory: Path, *, reading: bool = False) -> Exc
         if exc.errno in _READ_ONLY_ERRNOS:
             return probe(directory) or ProjectionCorrupt(str(exc))
         return ProjectionCorrupt(str(exc))  # not a directory, a directory, gone, ...
+    if isinstance(exc, UnicodeEncodeError):
+        return None  # a str of ours (an argument) SQLite could not bind: not the file
     if isinstance(exc, (UnicodeError, json.JSONDecodeError)):
         return ProjectionCorrupt(f"{type(exc).__name__}: {exc}")
     if reading and isinstance(exc, (ValueError, TypeError, KeyError, IndexError,
