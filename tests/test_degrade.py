@@ -570,3 +570,21 @@ def test_a_reader_that_goes_away_or_a_full_output_device_is_not_a_bug(
                               stderr=subprocess.PIPE, text=True, check=False)
     assert done.returncode == 13, done.stderr
     assert done.stderr.startswith("error: cannot write the output: No space left on device")
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii"])
+def test_output_is_utf8_whatever_the_locale_says(repo: Path, encoding: str) -> None:
+    """Memory text is UTF-8; a Latin-1 stream cannot hold a snowman, and every recall
+    that met one failed as "internal error". Output is UTF-8, as git's is."""
+    ok(gm("add", "snowman \u2603 note about winter \U0001f600", cwd=repo))
+    env = {"PYTHONIOENCODING": encoding}
+    for fast in ("", "1"):
+        env["GITMEM_NO_FAST_PATH"] = fast
+        proc = subprocess.run([GIT_MEM, "recall", "snowman"], cwd=repo, capture_output=True,
+                              env={**os.environ, **env}, check=False)
+        assert proc.returncode == 0, proc.stderr
+        assert "snowman \u2603 note about winter \U0001f600" in proc.stdout.decode("utf-8")
+        proc = subprocess.run([GIT_MEM, "recall", "snowman", "--json"], cwd=repo,
+                              capture_output=True, env={**os.environ, **env}, check=False)
+        hits = json.loads(proc.stdout.decode("utf-8"))["data"]["hits"]
+        assert hits[0]["text"] == "snowman \u2603 note about winter \U0001f600"

@@ -47,7 +47,29 @@ def main() -> None:
         raise
 
 
+def _utf8_output() -> None:
+    """Write UTF-8 whatever the locale says, as git does: memory text is UTF-8, and a
+    Latin-1 or ASCII stream cannot hold all of it (a snowman in a memory made every
+    recall on such a terminal fail). JSON stays valid for agents; a lone surrogate
+    is written as an escape instead of failing."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        encoding = getattr(stream, "encoding", None)
+        try:
+            utf8 = isinstance(encoding, str) and codecs.lookup(encoding).name == "utf-8"
+        except LookupError:
+            utf8 = False
+        if reconfigure is not None and not utf8:
+            try:
+                reconfigure(encoding="utf-8", errors="backslashreplace")
+            except (ValueError, OSError):
+                pass  # a stream that cannot change: write what it can, as before
+
+
 def _main(args: list[str]) -> None:
+    _utf8_output()
     if args[:2] == ["hook", "session-end"] and not {"-h", "--help"} & set(args):
         from ..agents.spawn import main as hand_off
 
