@@ -69,7 +69,8 @@ def render_md() -> str:
         "```",
         "",
         "Errors also print one line on stderr, `error: <message>; hint: <how to fix>`; "
-        "warnings print `warning: ...` lines on stderr.",
+        "warnings print `warning: ...` lines on stderr. Output is UTF-8 whatever the "
+        "locale says, as git's is.",
         "",
         "## Exit codes",
         "",
