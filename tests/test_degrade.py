@@ -588,3 +588,32 @@ def test_output_is_utf8_whatever_the_locale_says(repo: Path, encoding: str) -> N
                               capture_output=True, env={**os.environ, **env}, check=False)
         hits = json.loads(proc.stdout.decode("utf-8"))["data"]["hits"]
         assert hits[0]["text"] == "snowman \u2603 note about winter \U0001f600"
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast path", "click"])
+def test_a_closed_or_full_stderr_or_a_closed_stdin_is_not_a_bug(repo: Path, fast: bool) -> None:
+    """Hook runners and agents call git-mem directly, sometimes with stderr closed
+    (`2>&-`: every command exited 1 and an add stored nothing) or full (the answer
+    on stdout and the exit code were lost). A closed stdin for `add -` is a usage
+    error, not "internal error"."""
+    env = {**os.environ, "GITMEM_NO_FAST_PATH": "" if fast else "1"}
+
+    def run(*args: str, close: int | None = None, **kw: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([GIT_MEM, *args], cwd=repo, env=env, text=True,
+                              preexec_fn=(lambda: os.close(close)) if close is not None else None,
+                              check=False, **kw)  # type: ignore[call-overload]
+
+    added = run("add", f"stderr is closed for this note ({fast})", close=2,
+                stdout=subprocess.PIPE)
+    assert added.returncode == 0 and added.stdout.strip()
+    found = run("recall", "stderr closed note", close=2, stdout=subprocess.PIPE)
+    assert found.returncode == 0 and "stderr is closed" in found.stdout
+    if Path("/dev/full").exists():
+        with open("/dev/full", "w") as full:
+            out = run("recall", "stderr closed note", "--json", stdout=subprocess.PIPE,
+                      stderr=full)
+            assert out.returncode == 0 and json.loads(out.stdout)["ok"]
+            lost = run("show", "0000000", "--json", stdout=subprocess.PIPE, stderr=full)
+            assert lost.returncode == 5 and json.loads(lost.stdout)["error"]["exit_code"] == 5
+    shut = run("add", "-", close=0, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert shut.returncode == 2 and "stdin is closed" in shut.stderr, shut.stderr

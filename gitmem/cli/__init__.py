@@ -51,8 +51,14 @@ def _utf8_output() -> None:
     """Write UTF-8 whatever the locale says, as git does: memory text is UTF-8, and a
     Latin-1 or ASCII stream cannot hold all of it (a snowman in a memory made every
     recall on such a terminal fail). JSON stays valid for agents; a lone surrogate
-    is written as an escape instead of failing."""
+    is written as an escape instead of failing. A closed stream (`2>&-`: Python
+    leaves None) becomes /dev/null, so writing to it is not an error."""
     import codecs
+
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process
 
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)

@@ -57,6 +57,8 @@ def stdin_bytes() -> bytes:
 
     click.open_file('-') and not click.get_binary_stream, which click 8.5
     deprecates: both hand back the same stream."""
+    if sys.stdin is None:  # closed (`<&-`): Python leaves None, click cannot open it
+        raise click.UsageError("stdin is closed: pipe the text in, or pass it as an argument")
     data: bytes = click.open_file("-", "rb").read()
     return data
 

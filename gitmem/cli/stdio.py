@@ -18,12 +18,22 @@ plain = False
 
 
 def echo(text: str, err: bool = False) -> None:
-    """One line on stdout (or stderr), flushed, as ``click.echo`` prints it."""
-    if not plain:
-        import click
+    """One line on stdout (or stderr), flushed, as ``click.echo`` prints it.
 
-        click.echo(text, err=err)
-        return
-    stream = sys.stderr if err else sys.stdout
-    stream.write(text + "\n")
-    stream.flush()
+    A line on stderr (a warning, an error's message) is best effort: a full or
+    broken stderr must not take the answer on stdout, or the exit code, with it."""
+    try:
+        if not plain:
+            import click
+
+            click.echo(text, err=err)
+            return
+        stream = sys.stderr if err else sys.stdout
+        stream.write(text + "\n")
+        stream.flush()
+    except OSError:
+        if not err:
+            raise
+        import os  # stderr failed: what is left in its buffer must not fail the exit too
+
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process
