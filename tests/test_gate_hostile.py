@@ -260,3 +260,15 @@ def test_a_hostile_text_cannot_stall_the_gate(text: str) -> None:
     full = cost(text)
     assert full < 6 * quarter + 0.05, (quarter, full)
     assert full < 8
+
+
+def test_the_redact_hint_is_only_given_where_redact_would_help(repo: Path) -> None:
+    """--redact masks secrets in the text: for one in a tag, suggesting it only led to
+    a second refusal."""
+    key = "AKIAIOSFODNN7EXAMPLQ"
+    in_text = gm("add", f"aws key {key} for deploys", cwd=repo)
+    assert in_text.returncode == 11 and "use --redact" in in_text.stderr
+    in_tag = gm("add", "deploy note", "--tag", key, cwd=repo)
+    assert in_tag.returncode == 11 and "in tags" in in_tag.stderr
+    assert "--redact" not in in_tag.stderr
+    assert gm("add", "deploy note", "--tag", key, "--redact", cwd=repo).returncode == 11

@@ -72,6 +72,7 @@ def screen(body: ops.MemoryBody, *, redact: bool) -> ops.MemoryBody:
     from .. import gate
 
     found_all: list[str] = []
+    elsewhere = False  # a finding outside the text, which --redact does not mask
     text = body.text
     for name, value in _fields(body):
         if not value:
@@ -85,10 +86,11 @@ def screen(body: ops.MemoryBody, *, redact: bool) -> ops.MemoryBody:
         else:
             described = _scan(value)  # remembered: replaying this op asks again
         found_all += [f + ("" if name == "text" else f" in {name}") for f in described]
+        elsewhere = elsewhere or (bool(described) and name != "text")
     if found_all:
         secret_only = all(f.startswith("secret") for f in found_all)
         hint = ("remove it, or use --redact to store the text with secrets masked"
-                if secret_only and not redact else
+                if secret_only and not redact and not elsewhere else
                 "remove it: memories are shared with every clone and read by agents "
                 "(see docs/security.md)")
         raise GateRefused(found_all, hint)
