@@ -39,8 +39,8 @@ EXIT_CODES: dict[int, str] = {
     14: "read-only: the repository's .git cannot be written (writes are refused; reads "
         "still answer, from a temporary projection)",
     130: "interrupted (Ctrl-C)",
-    141: "the reader of the output went away (a closed pipe, as in "
-         "`git mem context | head -1`): nothing more to say",
+    141: "the reader of the output went away before it was written (a closed pipe, as "
+         "in `git mem context | head -1`): nothing more to say",
 }
 
 
