@@ -19,7 +19,7 @@ from ..errors import InvalidInput, NoIdentity
 from ..model import (CodeAnchorInfo, Hit, Listing, OpInfo, PartitionInfo, Record, RefreshReport,
                      Shown, Skipped, Status)
 from . import anchoring, settings, sharing
-from .validate import repo_paths
+from .validate import repo_paths, well_formed
 from .embedding import query_vector, word_rank
 from ..recall import FUTURE_SKEW
 from .pool import Pool
@@ -107,21 +107,6 @@ def recall(
     return hits
 
 MAX_COUNT = 1_000_000  # beyond any store; past 2**63 SQLite cannot even bind the number
-
-
-def well_formed(**named: str | Sequence[str] | None) -> None:
-    """InvalidInput for a query or filter that is not valid text: bytes that are not
-    UTF-8 in an argument arrive as lone surrogates, which SQLite cannot bind (it
-    looked like a damaged projection, rebuilt for nothing) and JSON cannot carry."""
-    for flag, value in named.items():
-        for v in [value] if isinstance(value, str) else (value or ()):
-            try:
-                v.encode("utf-8")
-            except UnicodeEncodeError:
-                what = "the query" if flag == "query" else f"--{flag} {v!r}"
-                raise InvalidInput(f"{what} is not valid UTF-8",
-                                   "pass the text in UTF-8 (check the terminal's encoding)"
-                                   ) from None
 
 
 def at_most(value: int, flag: str, hint: str) -> None:

@@ -9,12 +9,30 @@ applies), and ``check_writable`` runs the very checks every reader runs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .. import ops
 from ..errors import EmptyText, InvalidInput
 from ..timefmt import parse_date
+
+
+def utf8(value: str, what: str, hint: str = "pass the text in UTF-8 (check the terminal's "
+         "encoding)") -> None:
+    """InvalidInput unless ``value`` is valid text: bytes that are not UTF-8 arrive as
+    lone surrogates, which SQLite cannot bind and JSON cannot carry."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(f"{what} is not valid UTF-8", hint) from None
+
+
+def well_formed(**named: str | Sequence[str] | None) -> None:
+    """``utf8`` for a query and each filter of a read (a bad one looked like a
+    damaged projection, rebuilt for nothing)."""
+    for flag, value in named.items():
+        for v in [value] if isinstance(value, str) else (value or ()):
+            utf8(v, "the query" if flag == "query" else f"--{flag} {v!r}")
 
 
 def memory_body(
@@ -38,12 +56,7 @@ def memory_body(
     are taken relative to ``cwd`` and stored relative to the work tree ``root``)."""
     if not isinstance(text, str) or not text.strip():
         raise EmptyText("memory text is empty")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInput(
-            "memory text is not valid UTF-8", "convert it to UTF-8 (e.g. with iconv) first"
-        ) from None
+    utf8(text, "memory text", "convert it to UTF-8 (e.g. with iconv) first")
     if len(text.encode("utf-8")) > ops.MAX_TEXT_BYTES:
         raise InvalidInput(
             f"memory text is {len(text.encode('utf-8'))} bytes; the limit is "
