@@ -18,7 +18,8 @@ sys.path.insert(0, str(ROOT))
 
 from gitmem.gate import prefilter  # noqa: E402
 from gitmem.gate.injection import INJECTION_PATTERNS  # noqa: E402
-from gitmem.gate.secrets import EXTRA_PATTERNS  # noqa: E402
+from gitmem.gate import _scanner_version  # noqa: E402
+from gitmem.gate.secrets import EXTRA_PATTERNS, UNUSED_PLUGINS  # noqa: E402
 
 OUT = ROOT / "gitmem" / "gate" / "factors.py"
 
@@ -32,6 +33,32 @@ def _table(patterns: list[str]) -> str:
     return "{\n" + "\n".join(lines) + "\n}"
 
 
+def _plugin_patterns() -> str:
+    """A pattern one of which matches every line where a detect-secrets plugin the gate
+    uses finds something: each token plugin's own, and the keyword plugin's keywords
+    (every one of its patterns holds them; matched ignoring case, as the loosest does)."""
+    import re
+
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins import keyword
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    found = [(keyword.DENYLIST_REGEX, int(re.IGNORECASE | re.UNICODE), "KeywordDetector")]
+    for cls in sorted(get_mapping_from_secret_type_to_class().values(), key=lambda c: c.__name__):
+        if cls.__name__ in UNUSED_PLUGINS or cls is keyword.KeywordDetector:
+            continue
+        if not issubclass(cls, RegexBasedDetector):  # a new kind of plugin: look at it first
+            raise SystemExit(f"{cls.__name__}: not a RegexBasedDetector; see secrets._plugin_shapes")
+        found += [(rx.pattern, int(rx.flags), cls.__name__) for rx in cls().denylist]
+    rows = [f"        ({p!r}, {flags}),  # {name}" for p, flags, name in found]
+    factors = []
+    for p, flags, _ in found:  # VERBOSE changes the parse; case is ignored by the lookup anyway
+        f = prefilter.required(("(?x)" if flags & re.VERBOSE else "") + p)
+        factors.append(f"        {sorted(f)!r}," if f is not None else "        None,")
+    return ("{\n" f'    "version": "{_scanner_version()}",\n    "patterns": [\n'
+            + "\n".join(rows) + '\n    ],\n    "factors": [\n' + "\n".join(factors) + "\n    ],\n}")
+
+
 def render() -> str:
     secrets = [rx for _, rx, _ in EXTRA_PATTERNS]
     injection = [rx for _, rx in INJECTION_PATTERNS]
@@ -41,7 +68,9 @@ def render() -> str:
         'prefilter.py. A digest of the rules marks the table stale when a rule changes."""\n\n'
         "from typing import Any\n\n"
         f"SECRETS: dict[str, Any] = {_table(secrets)}\n\n"
-        f"INJECTION: dict[str, Any] = {_table(injection)}\n"
+        f"INJECTION: dict[str, Any] = {_table(injection)}\n\n"
+        "# detect-secrets' token plugins: secrets._plugin_shapes (used only with this version).\n"
+        f"DETECT_SECRETS: dict[str, Any] = {_plugin_patterns()}\n"
     )
 
 

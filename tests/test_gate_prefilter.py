@@ -77,3 +77,58 @@ def test_the_stored_factor_table_is_current() -> None:
         prefilter.required(rx) for _, rx, _ in EXTRA_PATTERNS]
     stale = {"digest": "0" * 16, "factors": []}
     assert prefilter.factors_for(RULES[:3], stale) == [prefilter.required(r) for r in RULES[:3]]
+
+
+# -- detect-secrets runs only where one of its token plugins could match ----------------
+
+LONG_DIGIT_TOKENS = ["see docs/v2/architecture2024.md for the layout",
+                     "the base image is postgres-15.2.1-alpine3.19",
+                     "branch fix/QUAY-1234-rounding is merged",
+                     "run tests/unit/test_parser_v3.py first"]
+
+
+def test_the_scanner_is_skipped_only_where_none_of_its_plugins_can_match(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Every corpus text (secrets, notes, injections, dev and hold-out, and the coding
+    memories) gets the same findings as when a long token with a digit always ran
+    detect-secrets."""
+    from gitmem.gate import secrets
+
+    coding = Path(__file__).resolve().parent.parent / "fixtures" / "recall" / "coding.memories.jsonl"
+    texts = _corpus() + LONG_DIGIT_TOKENS + [
+        json.loads(line)["text"] for line in coding.read_text("utf-8").splitlines() if line]
+    assert secrets._plugin_shapes() is not None  # recorded from the installed version
+    skipped = [t for t in texts if not secrets._needs_detect_secrets(t)]
+    now = [secrets.scan_secrets(t) for t in texts]
+    monkeypatch.setattr(secrets, "_plugin_shapes", lambda: None)  # as before: the scanner runs
+    runs_before = [t for t in texts if not secrets._needs_detect_secrets(t)]
+    assert now == [secrets.scan_secrets(t) for t in texts]
+    assert len(skipped) > len(runs_before) + 100  # the check spares the scanner something
+
+
+def test_a_long_token_with_a_digit_does_not_load_the_scanner() -> None:
+    """An ordinary path or version (~35% of the notes corpus) costs no detect-secrets
+    import (60-120 ms of an add or a refresh); a token a plugin matches still does."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from gitmem import gate\n"
+            "a = [bool(gate.scan(t)) for t in sys.argv[1:-1]]; b = 'detect_secrets' in sys.modules\n"
+            "c = bool(gate.scan(sys.argv[-1])); print(a, b, c, 'detect_secrets' in sys.modules)")
+    slack = "alerts go to https://hooks.slack.com/services/T0VXB969GX/B06BHZWSKGR/h8zb94D30CMAxmln4LOF"
+    out = subprocess.run([sys.executable, "-c", code, *LONG_DIGIT_TOKENS, slack],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["[False,", "False,", "False,", "False]", "False", "True", "True"], out
+
+
+def test_recorded_plugin_patterns_of_another_version_are_not_used(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from gitmem.gate import factors, secrets
+
+    monkeypatch.setitem(factors.DETECT_SECRETS, "version", "0.0.1")
+    secrets._plugin_shapes.cache_clear()
+    try:
+        assert secrets._plugin_shapes() is None
+        assert secrets._needs_detect_secrets(LONG_DIGIT_TOKENS[0])
+    finally:
+        monkeypatch.undo()
+        secrets._plugin_shapes.cache_clear()
+    assert secrets._plugin_shapes() is not None

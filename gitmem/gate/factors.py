@@ -155,3 +155,104 @@ INJECTION: dict[str, Any] = {
         ['copy this '],
     ],
 }
+
+# detect-secrets' token plugins: secrets._plugin_shapes (used only with this version).
+DETECT_SECRETS: dict[str, Any] = {
+    "version": "1.5.0",
+    "patterns": [
+        ('(api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|private_?key|client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd|secret|contraseña|contrasena)\\w*', 34),  # KeywordDetector
+        ('(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}', 32),  # AWSKeyDetector
+        ('aws.{0,20}?(?:key|pwd|pw|password|pass|token).{0,20}?[\\\'\\"]([0-9a-zA-Z/+]{40})[\\\'\\"]', 34),  # AWSKeyDetector
+        ('(?:\\s|=|:|"|^)AKC[a-zA-Z0-9]{10,}(?:\\s|"|$)', 32),  # ArtifactoryDetector
+        ('(?:\\s|=|:|"|^)AP[\\dABCDEF][a-zA-Z0-9]{8,}(?:\\s|"|$)', 32),  # ArtifactoryDetector
+        ('AccountKey=[a-zA-Z0-9+\\/=]{88}', 32),  # AzureStorageKeyDetector
+        ("://[^:/\\?\\#\\[\\]@!\\$\\&'\\(\\)\\*\\+,;=\\s]+:([^:/\\?\\#\\[\\]@!\\$\\&'\\(\\)\\*\\+,;=\\s]+)@", 32),  # BasicAuthDetector
+        ('(?:(?<=\\W)|(?<=^))(?:\\[|)(?:"|\\\'|)(?:cloudant|cl|clou)(?:_|-|)(?:api|)(?:key|pwd|pw|password|pass|token)(?:"|\\\'|)(?:\\]|)(?: *)(?:=|:|:=|=>| +|::)(?: *)(?:"|\\\'|)([0-9a-f]{64})(?:"|\\\'|)', 34),  # CloudantDetector
+        ('(?:(?<=\\W)|(?<=^))(?:\\[|)(?:"|\\\'|)(?:cloudant|cl|clou)(?:_|-|)(?:api|)(?:key|pwd|pw|password|pass|token)(?:"|\\\'|)(?:\\]|)(?: *)(?:=|:|:=|=>| +|::)(?: *)(?:"|\\\'|)([a-z]{24})(?:"|\\\'|)', 34),  # CloudantDetector
+        ('(?:https?\\:\\/\\/)[\\w\\-]+\\:([0-9a-f]{64})\\@[\\w\\-]+\\.cloudant\\.com', 34),  # CloudantDetector
+        ('(?:https?\\:\\/\\/)[\\w\\-]+\\:([a-z]{24})\\@[\\w\\-]+\\.cloudant\\.com', 34),  # CloudantDetector
+        ('[MNO][a-zA-Z\\d_-]{23,25}\\.[a-zA-Z\\d_-]{6}\\.[a-zA-Z\\d_-]{27}', 32),  # DiscordBotTokenDetector
+        ('(ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{36}', 32),  # GitHubTokenDetector
+        ('(glpat|gldt|glft|glsoat|glrt)-[A-Za-z0-9_\\-]{20,50}(?!\\w)', 32),  # GitLabTokenDetector
+        ('GR1348941[A-Za-z0-9_\\-]{20,50}(?!\\w)', 32),  # GitLabTokenDetector
+        ('glcbt-([0-9a-fA-F]{2}_)?[A-Za-z0-9_\\-]{20,50}(?!\\w)', 32),  # GitLabTokenDetector
+        ('glimt-[A-Za-z0-9_\\-]{25}(?!\\w)', 32),  # GitLabTokenDetector
+        ('glptt-[A-Za-z0-9_\\-]{40}(?!\\w)', 32),  # GitLabTokenDetector
+        ('glagent-[A-Za-z0-9_\\-]{50,1024}(?!\\w)', 32),  # GitLabTokenDetector
+        ('gloas-[A-Za-z0-9_\\-]{64}(?!\\w)', 32),  # GitLabTokenDetector
+        ('(?:(?<=\\W)|(?<=^))(?:\\[|)(?:"|\\\'|)(?:ibm(?:_|-|)cloud(?:_|-|)iam|cloud(?:_|-|)iam|ibm(?:_|-|)cloud|ibm(?:_|-|)iam|ibm|iam|cloud|)(?:_|-|)(?:api|)(?:_|-|)(?:key|pwd|password|pass|token)(?:"|\\\'|)(?:\\]|)(?: *)(?:=|:|:=|=>| +|::)(?: *)(?:"|\\\'|)([a-zA-Z0-9_\\-]{44}(?![a-zA-Z0-9_\\-]))(?:"|\\\'|)', 34),  # IbmCloudIamDetector
+        ('(?:(?<=\\W)|(?<=^))(?:\\[|)(?:"|\\\'|)(?:(?:ibm)?[-_]?cos[-_]?(?:hmac)?|)(?:_|-|)(?:secret[-_]?(?:access)?[-_]?key)(?:"|\\\'|)(?:\\]|)(?: *)(?:=|:|:=|=>| +|::)(?: *)(?:"|\\\'|)([a-f0-9]{48}(?![a-f0-9]))(?:"|\\\'|)', 34),  # IbmCosHmacDetector
+        ('eyJ[A-Za-z0-9-_=]+\\.[A-Za-z0-9-_=]+\\.?[A-Za-z0-9-_.+/=]*?', 32),  # JwtTokenDetector
+        ('[0-9a-z]{32}-us[0-9]{1,2}', 32),  # MailchimpDetector
+        ('\\/\\/.+\\/:_authToken=\\s*((npm_.+)|([A-Fa-f0-9-]{36})).*', 32),  # NpmDetector
+        ('sk-[A-Za-z0-9-_]*[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}', 32),  # OpenAIDetector
+        ('BEGIN DSA PRIVATE KEY', 32),  # PrivateKeyDetector
+        ('BEGIN EC PRIVATE KEY', 32),  # PrivateKeyDetector
+        ('BEGIN OPENSSH PRIVATE KEY', 32),  # PrivateKeyDetector
+        ('BEGIN PGP PRIVATE KEY BLOCK', 32),  # PrivateKeyDetector
+        ('BEGIN PRIVATE KEY', 32),  # PrivateKeyDetector
+        ('BEGIN RSA PRIVATE KEY', 32),  # PrivateKeyDetector
+        ('BEGIN SSH2 ENCRYPTED PRIVATE KEY', 32),  # PrivateKeyDetector
+        ('PuTTY-User-Key-File-2', 32),  # PrivateKeyDetector
+        ('pypi-AgEIcHlwaS5vcmc[A-Za-z0-9-_]{70,}', 32),  # PypiTokenDetector
+        ('pypi-AgENdGVzdC5weXBpLm9yZw[A-Za-z0-9-_]{70,}', 32),  # PypiTokenDetector
+        ('SG\\.[a-zA-Z0-9_-]{22}\\.[a-zA-Z0-9_-]{43}', 32),  # SendGridDetector
+        ('xox(?:a|b|p|o|s|r)-(?:\\d+-)+[a-z0-9]+', 34),  # SlackDetector
+        ('https://hooks\\.slack\\.com/services/T[a-zA-Z0-9_]+/B[a-zA-Z0-9_]+/[a-zA-Z0-9_]+', 98),  # SlackDetector
+        ('(?:(?<=\\W)|(?<=^))(?:\\[|)(?:"|\\\'|)(?:softlayer|sl)(?:_|-|)(?:api|)(?:_|-|)(?:key|pwd|password|pass|token)(?:"|\\\'|)(?:\\]|)(?: *)(?:=|:|:=|=>| +|::)(?: *)(?:"|\\\'|)([a-z0-9]{64})(?:"|\\\'|)', 34),  # SoftlayerDetector
+        ('(?:http|https)://api.softlayer.com/soap/(?:v3|v3.1)/([a-z0-9]{64})', 34),  # SoftlayerDetector
+        ('sq0csp-[0-9A-Za-z\\\\\\-_]{43}', 32),  # SquareOAuthDetector
+        ('(?:r|s)k_live_[0-9a-zA-Z]{24}', 32),  # StripeDetector
+        ('\\d{8,10}:[0-9A-Za-z_-]{35}', 32),  # TelegramBotTokenDetector
+        ('AC[a-z0-9]{32}', 32),  # TwilioKeyDetector
+        ('SK[a-z0-9]{32}', 32),  # TwilioKeyDetector
+    ],
+    "factors": [
+        ['account', 'api', 'auth', 'client', 'contrasena', 'contraseña', 'database', 'key', 'pass', 'passwd', 'password', 'priv', 'private', 'pwd', 'secret', 'service'],
+        ['3t', 'bia', 'cca', 'kia', 'sia'],
+        ['aws'],
+        ['akc'],
+        ['ap'],
+        ['accountkey='],
+        ['://'],
+        ['cl'],
+        ['cl'],
+        ['.cloudant.com'],
+        ['.cloudant.com'],
+        ['.'],
+        ['gh'],
+        ['gl'],
+        ['gr1348941'],
+        ['glcbt-'],
+        ['glimt-'],
+        ['glptt-'],
+        ['glagent-'],
+        ['gloas-'],
+        ['key', 'pass', 'password', 'pwd', 'token'],
+        ['secret'],
+        ['eyj'],
+        ['-us'],
+        ['/:_authtoken='],
+        ['t3blbkfj'],
+        ['begin dsa private key'],
+        ['begin ec private key'],
+        ['begin openssh private key'],
+        ['begin pgp private key block'],
+        ['begin private key'],
+        ['begin rsa private key'],
+        ['begin ssh2 encrypted private key'],
+        ['putty-user-key-file-2'],
+        ['pypi-ageichlwas5vcmc'],
+        ['pypi-agendgvzdc5wexbplm9yzw'],
+        ['sg.'],
+        ['xox'],
+        ['https://hooks.slack.com/services/t'],
+        ['key', 'pass', 'password', 'pwd', 'token'],
+        ['com/soap/v3'],
+        ['sq0csp-'],
+        ['k_live_'],
+        [':'],
+        ['ac'],
+        ['sk'],
+    ],
+}

@@ -80,6 +80,9 @@ def key_block_spans(text: str) -> list[tuple[int, int]]:
 
 
 _DS: dict[str, Any] = {}
+# detect-secrets plugins the gate leaves out: the entropy ones refuse ordinary hashes
+# and ids, the IP one every public address.
+UNUSED_PLUGINS = frozenset({"Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector"})
 
 
 def _detect_secrets() -> dict[str, Any]:
@@ -92,7 +95,7 @@ def _detect_secrets() -> dict[str, Any]:
         # The mapping's value type is an unbound TypeVar in detect-secrets' hints: name it here.
         classes: dict[str, type[Any]] = get_mapping_from_secret_type_to_class()
         plugins = sorted(c.__name__ for c in classes.values())
-        drop = {"Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector"}
+        drop = UNUSED_PLUGINS
         # `# pragma: allowlist secret` in a memory must not switch the gate off;
         # is_likely_id_string drops findings on any line with "_id" before the value, and
         # is_potential_uuid drops legacy npm tokens and every other UUID-shaped key.
@@ -123,9 +126,45 @@ _LONG_TOKEN = lazy(r"[A-Za-z0-9+/_=.\-]{16,}")
 
 def _needs_detect_secrets(text: str) -> bool:
     """A keyword in an assignment, a URL with a password, a key block, or a long token
-    with a digit in it (found token by token: a lookahead per position is quadratic)."""
-    return bool(_MAYBE_DS.search(text)) or any(
-        any(c.isdigit() for c in m.group()) for m in _LONG_TOKEN.finditer(text))
+    with a digit in it (found token by token: a lookahead per position is quadratic),
+    where one of the scanner's plugins could match."""
+    if not _MAYBE_DS.search(text) and not any(
+            any(c.isdigit() for c in m.group()) for m in _LONG_TOKEN.finditer(text)):
+        return False
+    shapes = _plugin_shapes()
+    if shapes is None:
+        return True
+    return any(_plugin_rule(i).search(text)
+               for i, may in enumerate(shapes.runnable(text)) if may)
+
+
+@functools.cache
+def _plugin_rule(i: int) -> re.Pattern[str]:
+    from .factors import DETECT_SECRETS
+
+    pattern, flags = DETECT_SECRETS["patterns"][i]
+    return re.compile(pattern, flags)
+
+
+@functools.cache
+def _plugin_shapes() -> prefilter.Present | None:
+    """The plugins' own patterns (the keyword plugin's keywords), as gate/factors.py
+    recorded them (None: recorded from another detect-secrets version, so the
+    scanner runs as before).
+
+    Why: a long token with a digit is common in notes (``docs/v2/api2024.md``,
+    ``postgres-15.2-alpine``), and importing detect-secrets costs 60-120 ms of an
+    add or a refresh. A plugin finds something only where one of its patterns
+    matches the line, so a text none matches gives the same findings without
+    the scanner (tests/test_gate_prefilter.py compares every corpus both ways)."""
+    from . import _scanner_version
+    from .factors import DETECT_SECRETS
+
+    if DETECT_SECRETS["version"] != _scanner_version():
+        return None
+    # Each pattern is compiled only when a text holds one of its literals (~8 ms for all).
+    return prefilter.Present([None if f is None else frozenset(f)
+                              for f in DETECT_SECRETS["factors"]])
 _MAYBE_SECRET = lazy(r"(?i)\d|[$%@<]|pass|secret|token|key|auth|pwd|\bpw\b|cred|login|seed|codes?\b|community")
 
 
