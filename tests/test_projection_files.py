@@ -259,3 +259,53 @@ def test_a_value_sqlite_cannot_bind_is_not_damage(tmp_path: Path) -> None:
         b"\xff\xfe".decode("utf-8")
     except UnicodeDecodeError as exc:
         assert isinstance(schema.damage(exc, tmp_path), schema.ProjectionCorrupt)
+
+
+# -- a command leaves its write-ahead log to the next one (schema.release) ----------------
+
+
+def test_a_command_leaves_the_log_unsynced_and_a_host_checkpoints(repo: Path) -> None:
+    """The git-mem program ends without closing the projection: its writes stay in the
+    write-ahead log (no checkpoint and sync at exit: ~5-15 ms), and the next process
+    reads them. A host (library use) closes it as usual: checkpointed, log removed."""
+    wal = cache(repo) / "projection.sqlite3-wal"
+    gm("add", "tests live in spec/, run them with make spec", cwd=repo)
+    out = gm("recall", "where do the tests live", cwd=repo)  # replays the add: a write
+    assert "make spec" in out.stdout
+    assert wal.exists() and wal.stat().st_size > 0
+    assert "make spec" in gm("recall", "make spec", cwd=repo).stdout
+    with gitmem.open(repo) as store:
+        assert [h.text for h in store.recall("spec")] == ["tests live in spec/, run them with make spec"]
+    assert not wal.exists() or wal.stat().st_size == 0
+
+
+def test_a_big_replay_leaves_no_big_log(repo: Path) -> None:
+    """A first build writes the whole file through the log; it is cut back after, so
+    the cache on disk is the database (and a log under WAL_KEEP_BYTES)."""
+    import json
+
+    lines = "\n".join(json.dumps({"text": f"note {i} about the {i % 7} queue and its worker {i}"})
+                      for i in range(9000))
+    gm("import", "-", cwd=repo, input=lines)
+    gm("recall", "queue", cwd=repo)
+    wal = cache(repo) / "projection.sqlite3-wal"
+    assert (cache(repo) / "projection.sqlite3").stat().st_size > 2 * schema.WAL_KEEP_BYTES
+    assert not wal.exists() or wal.stat().st_size <= schema.WAL_KEEP_BYTES
+
+
+def test_a_long_lived_command_parks_one_connection_per_file(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem import process
+
+    monkeypatch.setattr(process, "one_shot", True)
+    db = tmp_path / "p.sqlite3"
+    first, second = schema.connect(db), schema.connect(db)
+    try:
+        schema.release(first, db)
+        schema.release(second, db)
+        with pytest.raises(sqlite3.ProgrammingError):
+            first.execute("SELECT 1")  # closed when the next one was parked
+        assert second.execute("SELECT 1").fetchone() == (1,)  # parked, open
+    finally:
+        schema._PARKED.pop(str(db), None)
+        second.close()

@@ -112,7 +112,8 @@ class Pool:
 
     def close(self) -> None:
         if self._projection is not None:
-            self._projection.close()
+            # A temporary copy is deleted next: nothing of it may stay open.
+            self._projection.close(park=self._temporary is None)
         if self._usage_log is not None:
             self._usage_log.close()
             self._usage_log = None

@@ -39,6 +39,10 @@ def main() -> None:
     When git mem is the program (the console script, ``python -m gitmem``), the
     process ends as soon as the command is done (``_end``); called from other
     code, this raises SystemExit like any click program."""
+    if _is_the_program():
+        from .. import process
+
+        process.ends_with_exit()
     try:
         _main(sys.argv[1:])
     except SystemExit as done:

@@ -17,6 +17,7 @@ int8 file and its exact scan). The rules themselves live in
 from __future__ import annotations
 
 import gc
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
@@ -151,7 +152,7 @@ class Projection:
         import shutil  # damage only: off the read path
 
         gc.collect()  # finalise the failed query's cursors while the connection is open
-        self.close()
+        self.close(park=False)  # its files go next: nothing of them may stay open
         d = self.directory
         if d.is_symlink() or (d.exists() and not d.is_dir()):
             d.unlink()
@@ -210,12 +211,22 @@ class Projection:
         replaces) for the next refresh of this object to use."""
         self._carried.update((op, (version, reason)) for op, version, reason in rows)
 
-    def close(self) -> None:
+    def close(self, *, park: bool = True) -> None:
+        """Close the file (a one-shot process may park it open: schema.release)."""
         if self.conn is not None:
             try:
-                self.conn.close()
+                if park:
+                    schema.release(self.conn, self.path)
+                else:
+                    self.conn.close()
             finally:
                 self.conn = None
+
+    def _wal_bytes(self) -> int:
+        try:
+            return os.path.getsize(f"{self.path}-wal")
+        except OSError:
+            return 0
 
     @property
     def vec_path(self) -> Path:
@@ -299,8 +310,10 @@ class Projection:
             raise
         if report.complete:
             self._carried.clear()  # every op replayed has its verdict in the file now
-        if replaying.scrubbed:
-            try:  # and out of the write-ahead log (best effort: readers may hold it)
+        if replaying.scrubbed or self._wal_bytes() > schema.WAL_KEEP_BYTES:
+            # Forgotten text out of the write-ahead log; or a big replay's pages,
+            # which the log would keep on disk after this process (schema.release).
+            try:  # best effort: readers may hold it
                 c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             except sqlite3.Error:
                 pass
