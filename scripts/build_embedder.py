@@ -110,15 +110,17 @@ def teacher_dir(scratch: Path) -> tuple[Path, str]:
 
 
 def load_runtime_module():  # type: ignore[no-untyped-def]
-    """The gitmem/embed/ package on its own: importing the gitmem package would need pygit2 in this venv."""
-    package = ROOT / "gitmem" / "embed"
-    spec = importlib.util.spec_from_file_location("gitmem_embed", package / "__init__.py",
-                                                  submodule_search_locations=[str(package)])
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    """The gitmem/embed/ package on its own: importing the gitmem package would need pygit2 in this venv.
+
+    Its parent is an empty stand-in for gitmem/ (its __init__ never runs), so the
+    package's own ``from .. import hashes`` still finds gitmem/hashes.py."""
+    import types
+
+    if "gitmem_build" not in sys.modules:
+        parent = types.ModuleType("gitmem_build")
+        parent.__path__ = [str(ROOT / "gitmem")]
+        sys.modules["gitmem_build"] = parent
+    return importlib.import_module("gitmem_build.embed")
 
 
 def parity_sentences() -> list[str]:
