@@ -22,6 +22,11 @@ tokenizers but no torch or model2vec (any venv with both will do):
 
     python scripts/build_embedder.py --vocab-only
 
+A smaller table derived from the shipped one, numpy and tokenizers only (no torch;
+measured and not shipped, see docs/embedder.md, "Tried"), into a new folder:
+
+    python scripts/build_embedder.py --pca 256 --out /tmp/embedder-pca256
+
 Runs fully offline (HF_HUB_OFFLINE=1 is forced below): the teacher is read from
 the zip inside the installed package, never from a hub.
 
@@ -110,15 +115,17 @@ def teacher_dir(scratch: Path) -> tuple[Path, str]:
 
 
 def load_runtime_module():  # type: ignore[no-untyped-def]
-    """The gitmem/embed/ package on its own: importing the gitmem package would need pygit2 in this venv."""
-    package = ROOT / "gitmem" / "embed"
-    spec = importlib.util.spec_from_file_location("gitmem_embed", package / "__init__.py",
-                                                  submodule_search_locations=[str(package)])
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    """The gitmem/embed/ package on its own: importing the gitmem package would need pygit2 in this venv.
+
+    Its parent is an empty stand-in for gitmem/ (its __init__ never runs), so the
+    package's own ``from .. import hashes`` still finds gitmem/hashes.py."""
+    import types
+
+    if "gitmem_build" not in sys.modules:
+        parent = types.ModuleType("gitmem_build")
+        parent.__path__ = [str(ROOT / "gitmem")]
+        sys.modules["gitmem_build"] = parent
+    return importlib.import_module("gitmem_build.embed")
 
 
 def parity_sentences() -> list[str]:
@@ -339,6 +346,76 @@ def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(both_zero, 1.0, cos)
 
 
+def quantise_int8(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """float rows -> (int8 rows, float32 scale per row): symmetric, max |x| / 127 per row."""
+    t32 = table.astype(np.float32)
+    peak = np.abs(t32).max(axis=1)
+    scales = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    return np.clip(np.rint(t32 / scales[:, None]), -127, 127).astype(np.int8), scales
+
+
+def dct_basis(n: int) -> np.ndarray:
+    """The orthonormal DCT-II matrix (rows are the basis): a fixed rotation that spreads
+    one dominant coordinate evenly over all n (its first row is constant)."""
+    k, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    basis = np.sqrt(2.0 / n) * np.cos(np.pi * (2 * j + 1) * k / (2 * n))
+    basis[0] = np.sqrt(1.0 / n)
+    return basis
+
+
+def pca_table(source: Path, out: Path, dims: int) -> None:
+    """--pca N: the source's int8 rows projected on their top N principal directions, re-quantised.
+
+    A text's vector is the mean of its token rows, so projecting every row with one
+    matrix projects the mean: the query path stays a sum of (shorter) rows. The
+    directions are the eigenvectors of the rows' uncentred second moment (dequantised,
+    unweighted). Centring first (model2vec's own PCA) shifts every text by a fixed
+    vector and measured 3-6 points worse on LoCoMo; weighting the rows by their Zipf
+    frequency measured no better. The principal basis puts most of every text's vector
+    on its first axis (the mean direction), where int8's per-row scale then spends its
+    range, so the N coordinates are turned by a fixed DCT before quantising: same
+    subspace and cosines, and a memory's int8 row keeps 1 - cosine to its float vector
+    at ~1e-5 instead of 5e-4. Deterministic on one machine (numpy's eigh); no torch.
+    """
+    if out.resolve() == source.resolve():
+        sys.exit("error: --pca derives a new table from the shipped one; hint: --out DIR (another folder)")
+    meta = json.loads((source / "meta.json").read_text(encoding="utf-8"))
+    if meta["dtype"] != "int8" or not meta.get("scales"):
+        sys.exit(f"error: --pca needs int8 rows with scales, {source} holds {meta['dtype']}")
+    rows = np.load(source / meta["matrix"]).astype(np.float64) * np.load(source / meta["scales"])[:, None]
+    if not 0 < dims < rows.shape[1]:
+        sys.exit(f"error: --pca {dims}: the source has {rows.shape[1]} dims")
+    values, vectors = np.linalg.eigh(rows.T @ rows / len(rows))
+    order = np.argsort(values)[::-1][:dims]
+    basis = vectors[:, order]
+    basis *= np.sign(basis[np.abs(basis).argmax(axis=0), np.arange(dims)])  # a fixed sign per direction
+    q, scales = quantise_int8(rows @ basis @ dct_basis(dims))
+    out.mkdir(parents=True, exist_ok=True)
+    np.save(out / "embeddings.npy", q)
+    np.save(out / "scales.npy", scales)
+    for name in ("tokenizer.json", VOCAB_FILE, WORDPIECE_FILE, "LICENSE"):
+        if (source / name).exists():
+            shutil.copyfile(source / name, out / name)
+    runtime = load_runtime_module()
+    files = dict(meta["files"], **{name: sha256(out / name) for name in ("embeddings.npy", "scales.npy")})
+    kept = float(values[order].sum() / values.sum())
+    source_version = meta["version"]
+    meta.update(dim=dims, files=files, version=f"{meta['name']}@{runtime.data_digest(files)[:12]}")
+    meta["settings"] = dict(meta["settings"], pca_dims=dims, pca={
+        "derived_from": source_version,
+        "fit": "uncentred second moment of the dequantised int8 rows, unweighted",
+        "rotation": "orthonormal DCT-II over the kept directions",
+        "energy_kept": round(kept, 4)})
+    (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    texts = parity_sentences()
+    check_query_path(out, texts)
+    before = runtime.StaticEmbedder(source).embed(texts).astype(np.float64)
+    after = runtime.StaticEmbedder(out).embed(texts).astype(np.float64)
+    drift = np.abs(before @ before.T - after @ after.T)
+    print(f"wrote {out}: {dims} dims, {kept:.1%} of the rows' energy, version {meta['version']}; "
+          f"cosine between two of {len(texts)} texts moves by {drift.mean():.4f} on average, {drift.max():.4f} at most")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (default: gitmem/data/embedder)")
@@ -346,7 +423,13 @@ def main() -> None:
                     help=f"int8 with one float32 scale per row, or float16 (default: {DTYPE})")
     ap.add_argument("--vocab-only", action="store_true",
                     help=f"only rederive {VOCAB_FILE} and {WORDPIECE_FILE} from the existing tokenizer.json (no torch)")
+    ap.add_argument("--pca", type=int, metavar="N",
+                    help="derive an N-dim table from the shipped one into --out (numpy and tokenizers, no torch)")
+    ap.add_argument("--source", type=Path, default=DEFAULT_OUT, help="--pca's input folder (default: the shipped data)")
     args = ap.parse_args()
+    if args.pca is not None:
+        pca_table(args.source, args.out, args.pca)
+        return
     if args.vocab_only:
         refresh_query_files(args.out)
         return
@@ -395,10 +478,7 @@ def main() -> None:
             np.save(out / "embeddings.npy", table.astype(np.float16))
             scales_name = None
         else:
-            t32 = table.astype(np.float32)
-            peak = np.abs(t32).max(axis=1)
-            scales = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-            q = np.clip(np.rint(t32 / scales[:, None]), -127, 127).astype(np.int8)
+            q, scales = quantise_int8(table)
             np.save(out / "embeddings.npy", q)
             np.save(out / "scales.npy", scales)
             scales_name = "scales.npy"

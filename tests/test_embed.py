@@ -249,6 +249,23 @@ def test_float16_data_without_scales(tmp_path: Path, static: StaticEmbedder) -> 
     assert np.abs(fp16.embed(texts) - static.embed(texts)).max() < 0.02  # int8 vs float16: close, not equal
 
 
+def test_pca_table_derived_by_the_build_script(tmp_path: Path, static: StaticEmbedder) -> None:
+    """``scripts/build_embedder.py --pca N`` (measured, not shipped: docs/embedder.md, "Tried"):
+    a shorter table whose two paths still agree byte for byte, under a new version; it
+    also runs the script's own loading of gitmem/embed, which no other test does."""
+    out = tmp_path / "pca"
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "build_embedder.py"), "--pca", "48",
+                           "--out", str(out)], capture_output=True, text=True, check=False,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert proc.returncode == 0, proc.stderr
+    pca, query = StaticEmbedder(out), QueryEmbedder(out)
+    assert (pca.dim, query.dim) == (48, 48) and query.version == pca.version != static.version
+    pca.verify()
+    texts = HARD[:60]
+    assert _check_parity(pca, query, texts) <= TOL
+    assert pca.doc_rows(texts) == query.doc_rows(texts)
+
+
 def test_npy_reader_matches_numpy(tmp_path: Path) -> None:
     arrays = {
         "i8.npy": np.arange(-60, 60, dtype=np.int8).reshape(10, 12),
