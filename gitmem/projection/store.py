@@ -323,7 +323,9 @@ class Projection:
         if self._log_scrub or self._wal_bytes() > schema.WAL_KEEP_BYTES:
             # Forgotten text out of the write-ahead log; or a big replay's pages,
             # which the log would keep on disk after this process (schema.release).
-            emptied = schema.empty_log(c, scrub=self._log_scrub)
+            # Only a scrub waits for readers on older snapshots (a long 'similar'
+            # holds one for minutes): for the size, the next refresh tries again.
+            emptied = schema.empty_log(c, scrub=self._log_scrub, wait=self._log_scrub)
             self._log_scrub = self._log_scrub and not emptied
         self._vectors.remove_stale(c)
         report.seconds = time.perf_counter() - start
