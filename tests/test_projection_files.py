@@ -309,3 +309,110 @@ def test_a_long_lived_command_parks_one_connection_per_file(tmp_path: Path,
     finally:
         schema._PARKED.pop(str(db), None)
         second.close()
+
+
+# A git-mem process that dies (SIGKILL) where its refresh checkpoints the log.
+_DIES_AT_CHECKPOINT = (
+    "import os, signal, sqlite3, sys\n"
+    "class Dying(sqlite3.Connection):\n"
+    "    def execute(self, sql, *args):\n"
+    "        if 'wal_checkpoint' in sql:\n"
+    "            os.kill(os.getpid(), signal.SIGKILL)\n"
+    "        return super().execute(sql, *args)\n"
+    "real = sqlite3.connect\n"
+    "sqlite3.connect = lambda *a, **k: real(*a, factory=Dying, **k)\n"
+    "from gitmem.cli import main\n"
+    "sys.argv = ['git-mem'] + sys.argv[1:]\n"
+    "main()\n")
+
+
+def _forgotten(repo: Path) -> str:
+    """Two memories replayed, then one of them forgotten (not replayed yet)."""
+    assert gm("add", "the wombat ledger is kept", cwd=repo).returncode == 0
+    mid = gm("add", PHRASE, cwd=repo).stdout.strip()
+    assert "quokka" in gm("recall", "quokka", cwd=repo).stdout
+    assert gm("forget", mid, cwd=repo).returncode == 0
+    return mid
+
+
+def test_forgotten_text_leaves_the_log_after_a_crash_before_its_checkpoint(repo: Path) -> None:
+    """The refresh that scrubs a forgotten memory commits, then empties the log; a
+    process killed between the two leaves the old pages in the log. No process
+    closes it any more (schema.release), so the next one to open the file must
+    empty it, not only the next one to scrub something."""
+    import subprocess
+    import sys
+
+    _forgotten(repo)
+    died = subprocess.run([sys.executable, "-c", _DIES_AT_CHECKPOINT, "recall", "wombat"],
+                          cwd=repo, capture_output=True, text=True, check=False)
+    assert died.returncode == -9, died.stderr
+    for _ in range(2):
+        assert "wombat" in gm("recall", "wombat ledger", cwd=repo).stdout
+    raw = file_bytes(repo)
+    assert b"quokka" not in raw and b"fortnight" not in raw
+    assert b"wombat" in raw
+
+
+def test_forgotten_text_leaves_the_log_once_a_reader_that_held_it_is_gone(repo: Path) -> None:
+    """A reader holding an old snapshot keeps the scrubbing checkpoint from emptying
+    the log; the reader ends as git-mem does (os._exit, no close). The next
+    process empties the log."""
+    import subprocess
+    import sys
+
+    _forgotten(repo)
+    hold = ("import os, sqlite3, sys\n"
+            "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "c.execute('BEGIN'); c.execute('SELECT count(*) FROM memories').fetchall()\n"
+            "print('holding', flush=True); sys.stdin.readline(); os._exit(0)\n")
+    reader = subprocess.Popen([sys.executable, "-c", hold, str(cache(repo) / "projection.sqlite3")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout is not None and reader.stdout.readline() == "holding\n"
+        quick = ("import sys\nfrom gitmem.projection import schema\n"
+                 "schema.BUSY_TIMEOUT_MS = 200  # the checkpoint gives up on the reader soon\n"
+                 "from gitmem.cli import main\nsys.argv = ['git-mem'] + sys.argv[1:]\nmain()\n")
+        out = subprocess.run([sys.executable, "-c", quick, "recall", "wombat"], cwd=repo,
+                             capture_output=True, text=True, check=False)
+        assert out.returncode == 0 and "wombat" in out.stdout, out.stderr
+    finally:
+        reader.communicate("\n", timeout=30)
+    for _ in range(2):
+        assert "wombat" in gm("recall", "wombat ledger", cwd=repo).stdout
+    raw = file_bytes(repo)
+    assert b"quokka" not in raw and b"fortnight" not in raw
+    assert b"wombat" in raw
+
+
+def test_a_big_log_is_not_worth_waiting_for_a_reader(repo: Path) -> None:
+    """A refresh that leaves more than WAL_KEEP_BYTES in the log checkpoints it, but
+    does not wait for a reader on an older snapshot (a 'git mem similar' at 100k
+    holds one for minutes): the command answers, the next refresh tries again."""
+    import subprocess
+    import sys
+    import time
+
+    assert gm("add", "the wombat ledger is kept", cwd=repo).returncode == 0
+    assert "wombat" in gm("recall", "wombat", cwd=repo).stdout  # the log holds frames
+    hold = ("import os, sqlite3, sys\n"
+            "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "c.execute('BEGIN'); c.execute('SELECT count(*) FROM memories').fetchall()\n"
+            "print('holding', flush=True); sys.stdin.readline(); os._exit(0)\n")
+    reader = subprocess.Popen([sys.executable, "-c", hold, str(cache(repo) / "projection.sqlite3")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout is not None and reader.stdout.readline() == "holding\n"
+        assert gm("add", "deploys go through the blue pipeline", cwd=repo).returncode == 0
+        small = ("import sys\nfrom gitmem.projection import schema\n"
+                 "schema.BUSY_TIMEOUT_MS = 8000\n"
+                 "schema.WAL_KEEP_BYTES = 1  # every refresh leaves a log 'too big'\n"
+                 "from gitmem.cli import main\nsys.argv = ['git-mem'] + sys.argv[1:]\nmain()\n")
+        start = time.monotonic()
+        out = subprocess.run([sys.executable, "-c", small, "recall", "blue pipeline"], cwd=repo,
+                             capture_output=True, text=True, check=False)
+        took = time.monotonic() - start
+    finally:
+        reader.communicate("\n", timeout=30)
+    assert out.returncode == 0 and "blue pipeline" in out.stdout, out.stderr
+    assert took < 6, took

@@ -242,6 +242,40 @@ def connect(path: Path) -> sqlite3.Connection:
 # Connections a one-shot process parks until its exit, by database path (see release).
 _PARKED: dict[str, sqlite3.Connection] = {}
 
+# A meta key set in the transaction that scrubs forgotten content and deleted once a
+# checkpoint has emptied the write-ahead log: until then the log may still hold the
+# content's old pages. No process closes the file at its exit any more (release), so a
+# scrub whose checkpoint a reader held back, or that a kill cut short, is finished by
+# the next process to open the file, not left until the log next grows past its limit.
+LOG_SCRUB = "log_scrub"
+
+
+def mark_log_scrub(c: sqlite3.Connection) -> None:
+    """Inside the transaction that scrubs: the log must be emptied after it."""
+    c.execute("INSERT INTO meta(key, value) VALUES (?, '1') "
+              "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (LOG_SCRUB,))
+
+
+def empty_log(c: sqlite3.Connection, *, scrub: bool, wait: bool = True) -> bool:
+    """Checkpoint the write-ahead log into the file and truncate it (best effort: a
+    reader on an older snapshot holds it, for up to BUSY_TIMEOUT_MS or, without
+    ``wait``, not at all). Once it is empty, a ``scrub`` mark is deleted. True when
+    the log was emptied."""
+    if not wait:
+        c.execute("PRAGMA busy_timeout = 0")
+    try:
+        row = c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if row is None or row[0] != 0:
+            return False  # SQLITE_BUSY comes back as a row, not an error
+        if scrub:
+            c.execute("DELETE FROM meta WHERE key = ?", (LOG_SCRUB,))
+        return True
+    except sqlite3.Error:
+        return False
+    finally:
+        if not wait:
+            c.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
 
 def release(conn: sqlite3.Connection, path: Path) -> None:
     """Close ``conn``; in a one-shot process, park it open until the process exits.

@@ -110,6 +110,8 @@ class Projection:
         self.created = False  # True when open() had to make a new file
         self.vectors_damaged = False
         self.reset_reason: str | None = None
+        # The write-ahead log may hold forgotten content's old pages (schema.LOG_SCRUB).
+        self._log_scrub = False
         # Long refreshes report (what, done, total or None) here; front ends draw it.
         self.progress: Callable[[str, int, int | None], None] | None = None
 
@@ -144,6 +146,9 @@ class Projection:
                 self.reset_reason = None  # another process rebuilt it while we waited
         else:
             schema.check(self._c)
+        self._log_scrub = schema.LOG_SCRUB in have
+        if self._log_scrub:  # a scrub's checkpoint was held back or cut short: finish it
+            self._log_scrub = not schema.empty_log(self._c, scrub=True, wait=False)
 
     @guarded
     def destroy(self) -> None:
@@ -215,7 +220,9 @@ class Projection:
         """Close the file (a one-shot process may park it open: schema.release)."""
         if self.conn is not None:
             try:
-                if park:
+                # With forgotten content maybe still in the log, close: the last
+                # connection to close checkpoints it and deletes it.
+                if park and not self._log_scrub:
                     schema.release(self.conn, self.path)
                 else:
                     self.conn.close()
@@ -296,6 +303,8 @@ class Projection:
                 if deadline is not None and not full and has_pending(c):
                     report.complete = False
             # (The replay's own rows are not in a segment yet: one more at COMMIT.)
+            if replaying.scrubbed:
+                schema.mark_log_scrub(c)  # cleared once the log is emptied below
             if replaying.scrubbed or (report.ops_applied >= OPTIMIZE_FROM
                                       and fts_segments(c) + 1 > MAX_SEGMENTS):
                 # FTS5 keeps deleted terms in its segments until they merge: merge
@@ -310,13 +319,14 @@ class Projection:
             raise
         if report.complete:
             self._carried.clear()  # every op replayed has its verdict in the file now
-        if replaying.scrubbed or self._wal_bytes() > schema.WAL_KEEP_BYTES:
+        self._log_scrub = self._log_scrub or replaying.scrubbed
+        if self._log_scrub or self._wal_bytes() > schema.WAL_KEEP_BYTES:
             # Forgotten text out of the write-ahead log; or a big replay's pages,
             # which the log would keep on disk after this process (schema.release).
-            try:  # best effort: readers may hold it
-                c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            except sqlite3.Error:
-                pass
+            # Only a scrub waits for readers on older snapshots (a long 'similar'
+            # holds one for minutes): for the size, the next refresh tries again.
+            emptied = schema.empty_log(c, scrub=self._log_scrub, wait=self._log_scrub)
+            self._log_scrub = self._log_scrub and not emptied
         self._vectors.remove_stale(c)
         report.seconds = time.perf_counter() - start
         return report
