@@ -22,7 +22,7 @@ import msgspec
 from .. import ops, replay
 from ..model import RefreshReport
 from . import code, schema
-from .rows import norm, oid_bytes, partition
+from .rows import norm, partition
 from .verdicts import Verdicts
 
 
@@ -73,8 +73,8 @@ def clear(c: sqlite3.Connection) -> None:
     # The index first, in one step: it holds no text of its own, so deleting its
     # rows one by one would read each from the memories table.
     c.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
-    for t in ("partitions", "authors", "ops", "links", "memories", "skipped", "vec_rows",
-              "edges"):
+    for t in ("partitions", "authors", "commits", "ops", "links", "memories", "skipped",
+              "vec_rows", "edges"):
         c.execute(f"DELETE FROM {t}")
 
 
@@ -106,6 +106,7 @@ class Fold:
         self.scrubbed = False  # content was removed: compact the index
         self._dirty_keys: set[str] = set()  # keys whose conflict winner must be recomputed
         self._authors: dict[tuple[str, str], int] = {}  # (name, email) -> authors row
+        self._commits: dict[bytes, int] = {}  # a commit id's bytes -> commits row
         # Full-text rows not yet inserted, by memories rowid: (row in the index, text,
         # key, tags, entities). FTS5 flushes its pending terms whenever a rowid is not
         # above the last one, and ours follow the ids, in no order: inserted as they
@@ -180,6 +181,7 @@ class Fold:
         self._bulk = False
         self._verdict.carry("1", ())
         self._authors.clear()
+        self._commits.clear()
         clear(self._c)
 
     def apply_moves(
@@ -302,9 +304,30 @@ class Fold:
         """An add already replayed (set union): True, its memory row keeping the
         smallest commit id, so the result does not depend on which copy came first.
         (An add's op row is its memory's row: the ops table holds the others.)"""
-        cur = self._c.execute(
-            "UPDATE memories SET commit_id = min(commit_id, ?) WHERE id = ?", (commit, d.id))
-        return cur.rowcount > 0
+        return self._keep_first("memories", commit, d.id)
+
+    def _keep_first(self, table: str, commit: bytes, op_id: str) -> bool:
+        """The row of ``op_id`` in ``table`` names the smaller of its commit and
+        ``commit`` (compared as ids, not as their numbers); False: no such row."""
+        c = self._c
+        row = c.execute(f"SELECT cm.oid FROM {table} t JOIN commits cm "
+                        "ON cm.id = t.commit_id WHERE t.id = ?", (op_id,)).fetchone()
+        if row is None:
+            return False
+        if commit < row[0]:
+            c.execute(f"UPDATE {table} SET commit_id = ? WHERE id = ?",
+                      (self._commit(commit), op_id))
+        return True
+
+    def _commit(self, oid: bytes) -> int:
+        """The commits row of a commit id's bytes (made on first sight)."""
+        number = self._commits.get(oid)
+        if number is None:
+            c = self._c
+            c.execute("INSERT INTO commits(oid) VALUES (?) ON CONFLICT(oid) DO NOTHING", (oid,))
+            number = int(c.execute("SELECT id FROM commits WHERE oid = ?", (oid,)).fetchone()[0])
+            self._commits[oid] = number
+        return number
 
     def _author(self, author: ops.Author) -> int:
         """The authors row of a name and email (made on first sight)."""
@@ -325,15 +348,13 @@ class Fold:
         cur = self._c.execute(
             "INSERT INTO ops(id, type, part, commit_id, clock, at, tz, author, target, reason, "
             "by, outcome) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING",
-            (d.id, ops.op_type(op), part, commit, op.clock, op.at, op.tz,
+            (d.id, ops.op_type(op), part, self._commit(commit), op.clock, op.at, op.tz,
              self._author(op.author), target, reason, getattr(op, "by", None),
              getattr(op, "outcome", None)),
         )
         if cur.rowcount == 0:
             # The same op reached us twice: keep the smallest commit id (as _known_add).
-            self._c.execute(
-                "UPDATE ops SET commit_id = min(commit_id, ?) WHERE id = ?", (commit, d.id)
-            )
+            self._keep_first("ops", commit, d.id)
             return False
         return True
 
@@ -361,8 +382,10 @@ class Fold:
             named = self._verdict.version()  # the version that judged quarantine
             values = (d.id, m.kind, m.text, m.key, tags, entities,
                       m.importance, m.valid_from, m.valid_until, m.source, m.session,
-                      oid_bytes(m.anchors.commit), _json(m.anchors.paths), _json(op.supersedes),
-                      part, commit, op.clock, op.at, op.tz, self._author(op.author),
+                      None if m.anchors.commit is None else self._commit(
+                          bytes.fromhex(m.anchors.commit)),
+                      _json(m.anchors.paths), _json(op.supersedes),
+                      part, self._commit(commit), op.clock, op.at, op.tz, self._author(op.author),
                       quarantine, m.by,
                       _json(m.link) if m.link is not None else None,
                       norm(m.text), named[1] if named else None)

@@ -13,8 +13,8 @@ from .. import ops
 from ..model import Anchor, LinkInfo, OpInfo, Record
 from ..timefmt import iso
 
-# A row's partition ref, its author's name and email (numbers in the row), and a
-# commit id (bytes in the row) as text: SQL on memory alias ``m`` or op alias ``o``.
+# A row's partition ref, its author's name and email, and a commit id as text (the
+# row holds numbers: see schema.py): SQL on memory alias ``m`` or op alias ``o``.
 def _ref(a: str) -> str:
     return f"(SELECT p.ref FROM partitions p WHERE p.id = {a}.part)"
 
@@ -24,15 +24,15 @@ def _author(a: str) -> str:
             f"(SELECT au.email FROM authors au WHERE au.id = {a}.author)")
 
 
-def _hex(column: str) -> str:
-    return f"nullif(lower(hex({column})), '')"
+def _commit(column: str) -> str:
+    return f"(SELECT lower(hex(cm.oid)) FROM commits cm WHERE cm.id = {column})"
 
 
 # The columns of a memory row (alias m), in the order ``record`` unpacks them.
 MEMORY_COLS = (
     "m.id, m.kind, m.text, m.key, m.tags, m.entities, m.importance, m.valid_from, "
-    f"m.valid_until, m.source, m.session, {_hex('m.anchor_commit')}, m.paths, m.supersedes, "
-    f"{_ref('m')}, {_hex('m.commit_id')}, m.clock, m.at, m.tz, {_author('m')}, m.status, "
+    f"m.valid_until, m.source, m.session, {_commit('m.anchor_commit')}, m.paths, m.supersedes, "
+    f"{_ref('m')}, {_commit('m.commit_id')}, m.clock, m.at, m.tz, {_author('m')}, m.status, "
     "m.retired_by, m.retired_at, m.retired_tz, m.retired_reason, m.quarantine, "
     "m.shadowed_by, m.by, m.link"
 )
@@ -40,11 +40,11 @@ MEMORY_COLS = (
 # The columns of an op, for ``opinfo``: an add's are its memory's row (alias m), with
 # its text; every other op's are its row in ops (alias o).
 ADD_COLS = (
-    f"m.id, 'add', {_ref('m')}, {_hex('m.commit_id')}, m.clock, m.at, m.tz, {_author('m')}, "
+    f"m.id, 'add', {_ref('m')}, {_commit('m.commit_id')}, m.clock, m.at, m.tz, {_author('m')}, "
     "NULL, NULL, m.text"
 )
 OP_COLS = (
-    f"o.id, o.type, {_ref('o')}, {_hex('o.commit_id')}, o.clock, o.at, o.tz, {_author('o')}, "
+    f"o.id, o.type, {_ref('o')}, {_commit('o.commit_id')}, o.clock, o.at, o.tz, {_author('o')}, "
     "o.target, o.reason, NULL"
 )
 
@@ -54,10 +54,6 @@ def norm(text: str) -> int:
     signed integer. Equal texts have equal norms; a reader compares the texts too."""
     return int(ops.text_hash(text)[:16], 16) - (1 << 63)
 
-
-def oid_bytes(hex_id: str | None) -> bytes | None:
-    """A commit id as stored: its bytes (SQL reads it back with ``lower(hex(...))``)."""
-    return None if hex_id is None else bytes.fromhex(hex_id)
 
 
 def partition(ref: str) -> str:

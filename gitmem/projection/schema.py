@@ -49,7 +49,9 @@ from . import code
 #     row in memories_fts: 32 bits of its id, kept in id order (was 60 bits).
 #     No memories_status; memories_top and memories_author ascending;
 #     memories_unembedded (partial) instead of memories_vec.
-SCHEMA_VERSION = 14
+# 15: commit ids (a row's commit, a memory's anchor commit) named once in commits,
+#     rows hold their number.
+SCHEMA_VERSION = 15
 DB_NAME = "projection.sqlite3"
 
 # SQLite primary result codes (https://sqlite.org/rescode.html).
@@ -380,7 +382,7 @@ CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 -- Each partition replayed: the tip replayed (NULL while its first commit is) and
 -- the last clock accepted. Rows name their partition by id (part) and their
 -- author by an authors row: a ref or an author's name and email, repeated on
--- every row, were a fifth of the file. Commit ids are stored as their bytes.
+-- every row, were a fifth of the file. Commits too are named by number (commits).
 CREATE TABLE partitions(
     id INTEGER PRIMARY KEY, ref TEXT NOT NULL UNIQUE, tip TEXT,
     last_clock INTEGER NOT NULL DEFAULT 0
@@ -388,12 +390,19 @@ CREATE TABLE partitions(
 CREATE TABLE authors(
     id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, UNIQUE(email, name)
 );
+-- Commit ids, each stored once as its bytes: rows name a commit by number. An
+-- import writes a thousand ops per commit, and a memory's anchor commit is the
+-- HEAD it was written at, shared with every memory written there (two 20-byte
+-- ids on every memory row were 4 MB at 100k). Numbers follow arrival order and
+-- are never shown: queries read the bytes (rows.py). A row no memory or op names
+-- any more (its partition was rewritten) stays until the next rebuild.
+CREATE TABLE commits(id INTEGER PRIMARY KEY, oid BLOB NOT NULL UNIQUE);
 -- Every op but adds: an add's op row is its memory's row (memories holds its id,
 -- partition, commit, clock, time and author), so ops holds the few that target a
 -- memory (invalidate, forget, confirm).
 CREATE TABLE ops(
     id TEXT PRIMARY KEY, type TEXT NOT NULL, part INTEGER NOT NULL,
-    commit_id BLOB NOT NULL, clock INTEGER NOT NULL, at INTEGER NOT NULL,
+    commit_id INTEGER NOT NULL, clock INTEGER NOT NULL, at INTEGER NOT NULL,
     tz INTEGER NOT NULL, author INTEGER NOT NULL,
     target TEXT, reason TEXT,
     by TEXT,  -- "agent:NAME" when an agent wrote it for the author, NULL: a person
@@ -420,8 +429,8 @@ CREATE TABLE memories(
     id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, text TEXT, key TEXT,
     tags TEXT NOT NULL, entities TEXT NOT NULL, importance REAL NOT NULL,
     valid_from INTEGER, valid_until INTEGER, source TEXT, session TEXT,
-    anchor_commit BLOB, paths TEXT NOT NULL, supersedes TEXT NOT NULL,
-    part INTEGER NOT NULL, commit_id BLOB NOT NULL, clock INTEGER NOT NULL,
+    anchor_commit INTEGER, paths TEXT NOT NULL, supersedes TEXT NOT NULL,
+    part INTEGER NOT NULL, commit_id INTEGER NOT NULL, clock INTEGER NOT NULL,
     at INTEGER NOT NULL, tz INTEGER NOT NULL, author INTEGER NOT NULL,
     status TEXT NOT NULL, retired_by TEXT, retired_at INTEGER,
     retired_tz INTEGER, retired_reason TEXT,
