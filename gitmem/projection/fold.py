@@ -381,10 +381,11 @@ class Fold:
             tags, entities = _json(m.tags), _json(m.entities)
             named = self._verdict.version()  # the version that judged quarantine
             values = (d.id, m.kind, m.text, m.key, tags, entities,
-                      m.importance, m.valid_from, m.valid_until, m.source, m.session,
+                      m.importance * 2, m.valid_from, m.valid_until, m.source, m.session,
                       None if m.anchors.commit is None else self._commit(
                           bytes.fromhex(m.anchors.commit)),
-                      _json(m.anchors.paths), _json(op.supersedes),
+                      _json(m.anchors.paths) if m.anchors.paths else None,
+                      _json(op.supersedes) if op.supersedes else None,
                       part, self._commit(commit), op.clock, op.at, op.tz, self._author(op.author),
                       quarantine, m.by,
                       _json(m.link) if m.link is not None else None,
@@ -489,7 +490,7 @@ class Fold:
             # Tombstone: scrub every content field.
             c.execute(
                 "UPDATE memories SET text = NULL, key = NULL, tags = '[]', "
-                "entities = '[]', source = NULL, session = NULL, paths = '[]', norm = NULL, "
+                "entities = '[]', source = NULL, session = NULL, paths = NULL, norm = NULL, "
                 "shadowed_by = NULL, link = NULL "
                 "WHERE rowid = ?",
                 (rowid,),

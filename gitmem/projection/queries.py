@@ -19,7 +19,8 @@ import msgspec.structs
 
 from .. import ops
 from ..model import OpInfo, Record, Skipped
-from .rows import ADD_COLS, MEMORY_COLS, OP_COLS, norm, opinfo, partition, record as _record
+from .rows import (ADD_COLS, IMPORTANCE, MEMORY_COLS, OP_COLS, norm, opinfo, partition,
+                   record as _record)
 from .scope import Scope, filters
 
 
@@ -148,7 +149,7 @@ def salience_inputs(
         chunk = ids[i : i + 400]
         marks = ",".join("?" * len(chunk))
         for mid, kind, imp, at, n, last in c.execute(
-            "SELECT m.id, m.kind, m.importance, m.at, count(c.id), max(c.at) "
+            f"SELECT m.id, m.kind, {IMPORTANCE}, m.at, count(c.id), max(c.at) "
             "FROM memories m LEFT JOIN ops c ON c.target = m.id AND c.type = 'confirm' "
             f"AND c.outcome IS NOT 'failed'{when} "
             f"WHERE m.id IN ({marks}) GROUP BY m.id",

@@ -28,9 +28,12 @@ def _commit(column: str) -> str:
     return f"(SELECT lower(hex(cm.oid)) FROM commits cm WHERE cm.id = {column})"
 
 
+# A memory's importance (alias m): the row holds twice it (see schema.py).
+IMPORTANCE = "m.importance / 2.0"
+
 # The columns of a memory row (alias m), in the order ``record`` unpacks them.
 MEMORY_COLS = (
-    "m.id, m.kind, m.text, m.key, m.tags, m.entities, m.importance, m.valid_from, "
+    f"m.id, m.kind, m.text, m.key, m.tags, m.entities, {IMPORTANCE}, m.valid_from, "
     f"m.valid_until, m.source, m.session, {_commit('m.anchor_commit')}, m.paths, m.supersedes, "
     f"{_ref('m')}, {_commit('m.commit_id')}, m.clock, m.at, m.tz, {_author('m')}, m.status, "
     "m.retired_by, m.retired_at, m.retired_tz, m.retired_reason, m.quarantine, "
@@ -60,10 +63,10 @@ def partition(ref: str) -> str:
     return ref.rsplit("/", 1)[-1]
 
 
-def _list(raw: str) -> Any:
-    """A JSON list column; most are empty, and "[]" needs no parser (~0.7 us a call,
-    four a row: the context profile builds ~600 rows)."""
-    return [] if raw == "[]" else json.loads(raw)
+def _list(raw: str | None) -> Any:
+    """A JSON list column (NULL or "[]": empty); most are empty, and need no parser
+    (~0.7 us a call, four a row: the context profile builds ~600 rows)."""
+    return [] if raw is None or raw == "[]" else json.loads(raw)
 
 
 def record(row: tuple[Any, ...]) -> Record:
