@@ -277,6 +277,11 @@ class Fold:
         for ref in gone:
             c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
         self._flush_fts()
+        if remake and c.execute("SELECT 1 FROM memories_fts_idx LIMIT 1").fetchone():
+            # FTS5 wrote segments as its buffer filled: merge them now (a refresh of
+            # many ops would at its end), so that the indexes made next take the pages
+            # the merge frees, rather than leaving them free in the file (4 MB at 100k).
+            c.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
         for sql in remake:
             c.execute(sql)
         if remake:  # back to SQLite's default: other commands keep a small footprint
