@@ -51,7 +51,7 @@ from . import code
 #     memories_unembedded (partial) instead of memories_vec.
 # 15: commit ids (a row's commit, a memory's anchor commit) named once in commits,
 #     rows hold their number; memories.importance holds twice the importance;
-#     memories.paths and supersedes NULL when empty.
+#     memories.paths and supersedes NULL when empty; memories.room.
 SCHEMA_VERSION = 15
 DB_NAME = "projection.sqlite3"
 
@@ -442,6 +442,12 @@ CREATE TABLE memories(
     status TEXT NOT NULL, retired_by TEXT, retired_at INTEGER,
     retired_tz INTEGER, retired_reason TEXT,
     vec_slot INTEGER,  -- first row in vectors.i8, NULL until embedded
+    -- Room for the slot: 3 bytes while vec_slot is NULL, none once it is set, so a
+    -- row does not grow when its memory is embedded (a slot below 2^23 takes 3 bytes
+    -- at most). Rows are written packed into their pages; growing by their slot
+    -- afterwards, they split an eighth of the table's pages into half-empty ones
+    -- (3 MB at 100k).
+    room BLOB GENERATED ALWAYS AS (CASE WHEN vec_slot IS NULL THEN x'000000' END) STORED,
     quarantine TEXT,  -- why the write gate would refuse it, NULL when it passes
     -- A keyed value that loses a conflict: the id of the current winner (the
     -- greatest (clock, id) among the key's active values), NULL otherwise.
