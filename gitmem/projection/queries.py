@@ -304,11 +304,11 @@ def duplicate_of(c: sqlite3.Connection, text: str, kind: str, key: str | None) -
     """The oldest current memory with the same normalised text, kind and key."""
     same = ops.normalize_text(text)
     for mid, other in c.execute(
-        "SELECT id, text FROM memories WHERE norm = ? AND kind = ? AND key IS ? "
-        "AND status = 'active' AND quarantine IS NULL ORDER BY clock, id",
+        "SELECT id, text FROM memories INDEXED BY memories_norm WHERE norm = ? AND kind = ? "
+        "AND key IS ? AND status = 'active' AND quarantine IS NULL ORDER BY clock, id",
         (norm(text), kind, key),
     ):
-        if ops.normalize_text(other) == same:  # (norm is 64 bits of the text's hash)
+        if ops.normalize_text(other) == same:  # (norm is 32 bits of the text's hash)
             return str(mid)
     return None
 

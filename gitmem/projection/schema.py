@@ -51,7 +51,8 @@ from . import code
 #     memories_unembedded (partial) instead of memories_vec.
 # 15: commit ids (a row's commit, a memory's anchor commit) named once in commits,
 #     rows hold their number; memories.importance holds twice the importance;
-#     memories.paths and supersedes NULL when empty; memories.room.
+#     memories.paths and supersedes NULL when empty; memories.room; norm in 32 bits,
+#     memories_norm on it alone.
 SCHEMA_VERSION = 15
 DB_NAME = "projection.sqlite3"
 
@@ -452,7 +453,7 @@ CREATE TABLE memories(
     -- A keyed value that loses a conflict: the id of the current winner (the
     -- greatest (clock, id) among the key's active values), NULL otherwise.
     shadowed_by TEXT,
-    norm INTEGER,  -- rows.norm(text), 64 bits of ops.text_hash: finds exact duplicates
+    norm INTEGER,  -- rows.norm(text), 32 bits of ops.text_hash: finds exact duplicates
     -- Its row in memories_fts: rows increase with ids (fold.FTS_BITS), so FTS5
     -- breaks bm25 ties in id order whatever order ops arrived in. (The table's own
     -- rowid stays sequential: random rowids would half-fill its pages.)
@@ -470,11 +471,10 @@ CREATE INDEX memories_key ON memories(key) WHERE key IS NOT NULL;
 CREATE INDEX memories_top ON memories(kind, importance, clock);
 CREATE INDEX memories_author ON memories(author, kind, importance, clock);
 CREATE INDEX memories_shadowed ON memories(shadowed_by) WHERE shadowed_by IS NOT NULL;
--- All three columns of the exact-duplicate lookup: on norm alone the planner
--- preferred an index on (status, kind) and scanned every current memory of the kind.
--- (There is no such index any more: no query needs one, and listing memories
--- walked it for 107 ms at 100k where a scan takes 36.)
-CREATE INDEX memories_norm ON memories(norm, kind, key);
+-- The exact-duplicate lookup (by norm alone: texts that share it are a handful at
+-- most, whatever their kind and key; the query names the index, as the planner
+-- would rather walk memories_top through every memory of the kind).
+CREATE INDEX memories_norm ON memories(norm);
 CREATE UNIQUE INDEX memories_fts_row ON memories(fts);
 -- The memories waiting for a vector (every read asks whether there are any): once
 -- embedded, a memory leaves it. A vector row's memory is found through vec_rows.
