@@ -259,3 +259,70 @@ def test_a_value_sqlite_cannot_bind_is_not_damage(tmp_path: Path) -> None:
         b"\xff\xfe".decode("utf-8")
     except UnicodeDecodeError as exc:
         assert isinstance(schema.damage(exc, tmp_path), schema.ProjectionCorrupt)
+
+
+def _plans(c: sqlite3.Connection, statements: list[str]) -> list[tuple[str, str]]:
+    """(statement, plan step) of every step SQLite's planner chose for ``statements``."""
+    return [(sql, step) for sql in dict.fromkeys(statements)
+            if sql.lstrip().upper().startswith(("SELECT", "WITH"))
+            for (_, _, _, step) in c.execute("EXPLAIN QUERY PLAN " + sql)]
+
+
+def test_reads_by_id_find_memories_through_an_index(repo: Path) -> None:
+    """A row holds a memory's id as its 32 bytes (memories.digest, the column with
+    the unique index); memories.id, the 64 hex digits every record shows, is
+    computed when read. A read that looked memories up by ``id`` would compute
+    it for every row: every read of a memory by its id seeks its digest."""
+    import re
+
+    from gitmem.projection import Projection, Scope
+
+    def add(*args: str) -> str:
+        out = gm("add", *args, "--json", cwd=repo)
+        assert out.returncode == 0, out.stderr
+        return str(__import__("json").loads(out.stdout)["data"]["id"])
+
+    first = add("the api gateway retries twice", "--session", "s1", "--path", "README.md")
+    second = add("the gateway timeout is ten seconds?", "--session", "s1", "--key", "gw.timeout")
+    newer = add("the api gateway retries three times", "--supersedes", first)
+    assert gm("confirm", second, cwd=repo).returncode == 0
+    assert gm("link", "billing", "depends_on", "memory:" + second, cwd=repo).returncode == 0
+    assert gm("recall", "gateway", cwd=repo).returncode == 0
+    ids = [first, second, newer]
+    p = Projection(cache(repo))
+    p.open()
+    try:
+        c = p.conn
+        assert c is not None
+        statements: list[str] = []
+        c.set_trace_callback(statements.append)
+        scope = Scope()
+        p.record(second)
+        p.records(ids)
+        p.ops_touching(first)
+        p.standing(ids)
+        p.live_ids(ids, scope)
+        p.neighbours(ids, scope=scope)
+        p.salience_inputs(ids)
+        p.questions(ids)
+        p.paths_of(ids)
+        p.unvouched(ids)
+        p.term_presence(ids, {"gateway": '"gateway"'})
+        p.lexical(["gateway"], scope=scope, limit=5)
+        assert p.resolve_prefix(second[:9]) == [second]
+        assert p.graph_walk(scope=scope, edges=[], names=["billing"])
+        p.code_anchor_rows()
+        p.key_history("gw.timeout")
+        p.duplicate_of("the api gateway retries twice", "note", None)
+        c.set_trace_callback(None)
+        scans = [(sql, step) for sql, step in _plans(c, statements)
+                 if re.match(r"SCAN (m|m2|memories)\b(?! USING)", step)]
+        assert scans == []
+        # The digest is the id's bytes, and the id is not stored anywhere in the row.
+        assert c.execute("SELECT digest = unhex(id), length(digest) FROM memories "
+                         "WHERE id = ?", (second,)).fetchone() == (1, 32)
+        assert "id" not in {name for (_, name, *_, hidden) in
+                            c.execute("PRAGMA table_xinfo(memories)") if hidden == 0}
+    finally:
+        p.close()
+

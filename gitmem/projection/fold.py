@@ -22,13 +22,13 @@ import msgspec
 from .. import ops, replay
 from ..model import RefreshReport
 from . import code, schema
-from .rows import norm, partition
+from .rows import digest, norm, partition
 from .verdicts import Verdicts
 
 
 # The columns an add fills, in the order Fold._apply gives them.
 _MEMORY_INSERT = (
-    "id, kind, text, key, tags, entities, importance, valid_from, valid_until, source, "
+    "digest, kind, text, key, tags, entities, importance, valid_from, valid_until, source, "
     "session, anchor_commit, paths, supersedes, part, commit_id, clock, at, tz, author, "
     "status, quarantine, by, link, norm, gate, fts"
 )
@@ -149,16 +149,18 @@ class Fold:
         c = self._c
         if self._bulk:
             return id_rowid(memory_id)  # for now: see _settle_fts
+        key = digest(memory_id)
         below, above = c.execute(
-            "SELECT (SELECT fts FROM memories WHERE id < ?1 ORDER BY id DESC LIMIT 1), "
-            "(SELECT fts FROM memories WHERE id > ?1 ORDER BY id LIMIT 1)",
-            (memory_id,)).fetchone()
+            "SELECT (SELECT fts FROM memories WHERE digest < ?1 ORDER BY digest DESC LIMIT 1), "
+            "(SELECT fts FROM memories WHERE digest > ?1 ORDER BY digest LIMIT 1)",
+            (key,)).fetchone()
         row = max(id_rowid(memory_id), (below or 0) + 1)
         if above is None or above > row:
             return row  # nearly always: nothing in the way
         moves: list[tuple[int, int]] = []  # (memories rowid, its new row in the index)
         top = row
-        after = c.execute("SELECT rowid, fts FROM memories WHERE id > ? ORDER BY id", (memory_id,))
+        after = c.execute("SELECT rowid, fts FROM memories WHERE digest > ? ORDER BY digest",
+                          (key,))
         while (nxt := after.fetchone()) is not None and nxt[1] <= top:
             top += 1
             moves.append((nxt[0], top))
@@ -309,19 +311,19 @@ class Fold:
         """An add already replayed (set union): True, its memory row keeping the
         smallest commit id, so the result does not depend on which copy came first.
         (An add's op row is its memory's row: the ops table holds the others.)"""
-        return self._keep_first("memories", commit, d.id)
+        return self._keep_first("memories", "digest", commit, digest(d.id))
 
-    def _keep_first(self, table: str, commit: bytes, op_id: str) -> bool:
-        """The row of ``op_id`` in ``table`` names the smaller of its commit and
-        ``commit`` (compared as ids, not as their numbers); False: no such row."""
+    def _keep_first(self, table: str, column: str, commit: bytes, key: object) -> bool:
+        """The row of ``table`` whose ``column`` is ``key`` names the smaller of its
+        commit and ``commit`` (compared as ids, not as their numbers); False: no such row."""
         c = self._c
         row = c.execute(f"SELECT cm.oid FROM {table} t JOIN commits cm "
-                        "ON cm.id = t.commit_id WHERE t.id = ?", (op_id,)).fetchone()
+                        f"ON cm.id = t.commit_id WHERE t.{column} = ?", (key,)).fetchone()
         if row is None:
             return False
         if commit < row[0]:
-            c.execute(f"UPDATE {table} SET commit_id = ? WHERE id = ?",
-                      (self._commit(commit), op_id))
+            c.execute(f"UPDATE {table} SET commit_id = ? WHERE {column} = ?",
+                      (self._commit(commit), key))
         return True
 
     def _commit(self, oid: bytes) -> int:
@@ -359,7 +361,7 @@ class Fold:
         )
         if cur.rowcount == 0:
             # The same op reached us twice: keep the smallest commit id (as _known_add).
-            self._keep_first("ops", commit, d.id)
+            self._keep_first("ops", "id", commit, d.id)
             return False
         return True
 
@@ -385,7 +387,7 @@ class Fold:
                 )
             tags, entities = _json(m.tags), _json(m.entities)
             named = self._verdict.version()  # the version that judged quarantine
-            values = (d.id, m.kind, m.text, m.key, tags, entities,
+            values = (digest(d.id), m.kind, m.text, m.key, tags, entities,
                       m.importance * 2, m.valid_from, m.valid_until, m.source, m.session,
                       None if m.anchors.commit is None else self._commit(
                           bytes.fromhex(m.anchors.commit)),
@@ -429,8 +431,9 @@ class Fold:
             # Reinforcement (counted by ranking straight from the ops table), and
             # with anchors a re-anchoring at the code as it was then.
             if (self._insert_op(part, commit, d, op.target, op.reason) and op.anchors is not None
-                    and c.execute("SELECT 1 FROM memories WHERE id = ? AND status = 'forgotten'",
-                                  (op.target,)).fetchone() is None):
+                    and c.execute("SELECT 1 FROM memories WHERE digest = ? "
+                                  "AND status = 'forgotten'", (digest(op.target),)).fetchone()
+                    is None):
                 # (A forgotten memory keeps no paths, whichever op came first.)
                 code.record(c, op.target, d.id, op.clock, op.anchors, reanchor=True)
 
@@ -452,14 +455,14 @@ class Fold:
         c.execute("UPDATE memories SET shadowed_by = NULL WHERE key = ? AND shadowed_by IS NOT NULL",
                   (key,))
         if losers:
-            c.executemany("UPDATE memories SET shadowed_by = ? WHERE id = ?",
-                          [(winner, loser) for loser in losers])
+            c.executemany("UPDATE memories SET shadowed_by = ? WHERE digest = ?",
+                          [(winner, digest(loser)) for loser in losers])
 
     def _recompute(self, memory_id: str) -> None:
         """Set a memory's status from every op that retires it (rule: replay.fold_status)."""
         c = self._c
         row = c.execute(
-            "SELECT rowid, status, key FROM memories WHERE id = ?", (memory_id,)
+            "SELECT rowid, status, key FROM memories WHERE digest = ?", (digest(memory_id),)
         ).fetchone()
         if row is None:
             return  # not replayed yet: its add will call us when it arrives
@@ -472,7 +475,7 @@ class Fold:
                 "SELECT o.id, l.type, o.clock, o.at, o.tz, o.reason FROM links l "
                 "JOIN ops o ON o.id = l.op WHERE l.target = ? UNION ALL "
                 "SELECT m.id, l.type, m.clock, m.at, m.tz, NULL FROM links l "
-                "JOIN memories m ON m.id = l.op WHERE l.target = ?",
+                "JOIN memories m ON m.digest = unhex(l.op) WHERE l.target = ?",
                 (memory_id, memory_id),
             )
         ]

@@ -7,6 +7,8 @@ and several queries share them, so they live side by side here.
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from .. import ops
@@ -59,6 +61,19 @@ def norm(text: str) -> int:
     norm once in 40,000)."""
     return int(ops.text_hash(text)[:8], 16) - (1 << 31)
 
+
+
+_ID = re.compile("[0-9a-f]{64}")
+
+
+def digest(memory_id: str) -> bytes:
+    """A memory id as a row stores it (``memories.digest``): its 32 bytes. Anything
+    but an id's 64 lower-case hex digits gives b"", which no memory has."""
+    return bytes.fromhex(memory_id) if _ID.fullmatch(memory_id) else b""
+
+
+def digests(ids: Iterable[str]) -> list[bytes]:
+    return [digest(mid) for mid in ids]
 
 
 def partition(ref: str) -> str:

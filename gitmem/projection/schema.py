@@ -25,6 +25,7 @@ import errno
 import functools
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -52,7 +53,8 @@ from . import code
 # 15: commit ids (a row's commit, a memory's anchor commit) named once in commits,
 #     rows hold their number; memories.importance holds twice the importance;
 #     memories.paths and supersedes NULL when empty; memories.room; norm in 32 bits,
-#     memories_norm on it alone.
+#     memories_norm on it alone; memories.digest (the id's bytes; memories.id is
+#     computed from it).
 SCHEMA_VERSION = 15
 DB_NAME = "projection.sqlite3"
 
@@ -231,10 +233,24 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA synchronous = NORMAL")
         # Forgotten text must not linger in free pages of the file.
         conn.execute("PRAGMA secure_delete = ON")
+        if sqlite3.sqlite_version_info < (3, 41):
+            # A text id to the bytes memories.digest holds: SQLite's own unhex() from 3.41.
+            conn.create_function("unhex", 1, _unhex, deterministic=True)
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _unhex(text: object) -> bytes | None:
+    """SQLite's unhex(X) (3.41): the bytes of an even number of hex digits, else NULL.
+    Never raises (an exception in a function would read as a damaged file)."""
+    if isinstance(text, str) and len(text) % 2 == 0 and _HEX.fullmatch(text):
+        return bytes.fromhex(text)
+    return None
+
+
+_HEX = re.compile("[0-9a-fA-F]*")
 
 
 def wanted_meta() -> dict[str, str]:
@@ -428,7 +444,13 @@ CREATE TABLE links(
 CREATE INDEX links_op ON links(op);
 CREATE TABLE memories(
     rowid INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, text TEXT, key TEXT,
+    -- The memory's id (its add op's) as its 32 bytes, in the row and in its unique
+    -- index; ``id`` reads it as the 64 hex digits records show (computed, never
+    -- stored: look a memory up by digest, see rows.digest). Text ids were 6.5 MB
+    -- more at 100k.
+    digest BLOB NOT NULL UNIQUE,
+    id TEXT GENERATED ALWAYS AS (lower(hex(digest))) VIRTUAL,
+    kind TEXT NOT NULL, text TEXT, key TEXT,
     tags TEXT NOT NULL, entities TEXT NOT NULL,
     -- Twice the memory's importance: exact (halving and doubling a float are), in the
     -- same order, and a whole REAL is stored as an integer, so the default 0.5 takes
@@ -486,7 +508,7 @@ CREATE INDEX vec_rows_memory ON vec_rows(memory);
 CREATE INDEX memories_part ON memories(part, clock);
 -- The log's order (clock, id) among adds; ties of a clock are few, sorted after.
 CREATE INDEX memories_clock ON memories(clock);
-CREATE INDEX memories_session ON memories(session, clock, id) WHERE session IS NOT NULL;
+CREATE INDEX memories_session ON memories(session, clock, digest) WHERE session IS NOT NULL;
 -- The full-text index holds no copy of the text (external content): FTS5 reads a
 -- memory's indexed columns from this view only when it needs them (to delete its
 -- row from the index, or in an integrity check); ranking never does. Tags and

@@ -94,7 +94,7 @@ def filters(sql: str, args: list[object], scope: Scope) -> tuple[str, list[objec
             inner, inner_args = live("m2", scope)
             sql += (" AND (m.key IS NULL OR NOT EXISTS (SELECT 1 FROM memories m2 "
                     "WHERE m2.key = m.key AND (m2.clock > m.clock OR "
-                    f"(m2.clock = m.clock AND m2.id > m.id)) AND {inner}))")
+                    f"(m2.clock = m.clock AND m2.digest > m.digest)) AND {inner}))")
             args.extend(inner_args)
     if scope.kinds:
         sql += f" AND m.kind IN ({','.join('?' * len(scope.kinds))})"

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from .queries import by_ids
+from .rows import digests
 
 
 # A partition's first session counts as a brain dump (trusted like an agent's
@@ -32,7 +33,7 @@ def unvouched(c: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
                "WHERE o.target = m.id AND o.type = 'confirm' AND o.outcome IS NOT 'failed' "
                "AND (o.by IS NULL OR (SELECT lower(a.email) FROM authors a WHERE a.id = o.author)"
                " != (SELECT lower(a.email) FROM authors a WHERE a.id = m.author))) "
-               "FROM memories m WHERE m.id IN", ids):
+               "FROM memories m WHERE m.digest IN", digests(ids)):
         if vouched:
             continue
         if by is not None:
@@ -83,7 +84,7 @@ def procedure_outcomes(c: sqlite3.Connection) -> list[tuple[str, str, str | None
 def paths_of(c: sqlite3.Connection, ids: Iterable[str]) -> dict[str, list[str]]:
     """The paths each memory is tied to (its anchors and the paths its text names)."""
     out: dict[str, list[str]] = {}
-    for mid, raw in by_ids(c, "SELECT id, paths FROM memories WHERE id IN", ids):
+    for mid, raw in by_ids(c, "SELECT id, paths FROM memories WHERE digest IN", digests(ids)):
         try:
             paths = json.loads(raw or "[]")
         except ValueError:
