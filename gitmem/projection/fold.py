@@ -57,10 +57,12 @@ def _json(value: object) -> str:
 # id order without a join (see lexical.py). A row is where the id's first FTS_BITS
 # bits put it (id_rowid), or just above the row of the id before it when that one is
 # there already; the ids after it that are then in the way move up one each (rare:
-# 32 bits leave room for millions of memories). Rows are numbers an FTS5 doclist
-# stores as deltas, so the fewer the bits, the smaller the index: at 100k memories
-# 60 bits made its pages 18.4 MB, 32 bits make them 10.9.
-FTS_BITS = 32
+# at a million memories, one id in 17 lands on a row taken). Rows are numbers an
+# FTS5 doclist stores as deltas, so the fewer the bits, the smaller the index: at
+# 100k memories 60 bits made its pages 18.4 MB, 32 bits 9.4, 24 bits 7.5 (and a
+# row number takes 4 bytes where it took 6; 22 bits would save 0.6 MB more, but
+# leave a few million memories crowding their rows).
+FTS_BITS = 24
 
 
 def id_rowid(memory_id: str) -> int:

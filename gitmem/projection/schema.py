@@ -54,7 +54,7 @@ from . import code
 #     rows hold their number; memories.importance holds twice the importance;
 #     memories.paths and supersedes NULL when empty; memories.room; norm in 32 bits,
 #     memories_norm on it alone; memories.digest (the id's bytes; memories.id is
-#     computed from it).
+#     computed from it); memories.fts of 24 bits of the id (was 32).
 SCHEMA_VERSION = 15
 DB_NAME = "projection.sqlite3"
 
