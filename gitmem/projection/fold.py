@@ -28,9 +28,9 @@ from .verdicts import Verdicts
 
 # The columns an add fills, in the order Fold._apply gives them.
 _MEMORY_INSERT = (
-    "digest, kind, text, key, tags, entities, importance, valid_from, valid_until, source, "
+    "digest, kind_code, text, key, tags, entities, importance, valid_from, valid_until, source, "
     "session, anchor_commit, paths, supersedes, part, commit_id, clock, at, tz, author, "
-    "status, quarantine, by, link, norm, gate, fts"
+    "state, quarantine, by, link, norm, gate, fts"
 )
 
 
@@ -389,7 +389,7 @@ class Fold:
                 )
             tags, entities = _json(m.tags), _json(m.entities)
             named = self._verdict.version()  # the version that judged quarantine
-            values = (digest(d.id), m.kind, m.text, m.key, tags, entities,
+            values = (digest(d.id), schema.KIND_CODE[m.kind], m.text, m.key, tags, entities,
                       m.importance * 2, m.valid_from, m.valid_until, m.source, m.session,
                       None if m.anchors.commit is None else self._commit(
                           bytes.fromhex(m.anchors.commit)),
@@ -400,7 +400,7 @@ class Fold:
                       _json(m.link) if m.link is not None else None,
                       norm(m.text), named[1] if named else None)
             insert = (f"INSERT INTO memories({_MEMORY_INSERT}) VALUES "
-                      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',?,?,?,?,?,?)")
+                      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?)")  # 0: active
             fts_row = self._fts_place(d.id)
             rowid = c.execute(insert, (*values, fts_row)).lastrowid
             assert rowid is not None
@@ -491,9 +491,9 @@ class Fold:
             c.execute("DELETE FROM memories_fts WHERE rowid = "
                       "(SELECT fts FROM memories WHERE rowid = ?)", (rowid,))
         c.execute(
-            "UPDATE memories SET status = ?, retired_by = ?, retired_at = ?, "
+            "UPDATE memories SET state = ?, retired_by = ?, retired_at = ?, "
             "retired_tz = ?, retired_reason = ? WHERE rowid = ?",
-            (st.status, by.op_id if by else None, by.at if by else None,
+            (schema.STATE_CODE[st.status], by.op_id if by else None, by.at if by else None,
              by.tz if by else None, by.reason if by else None, rowid),
         )
         if forgetting:

@@ -21,6 +21,7 @@ from .. import ops
 from ..model import OpInfo, Record, Skipped
 from .rows import (ADD_COLS, IMPORTANCE, MEMORY_COLS, OP_COLS, digest, digests, norm, opinfo,
                    partition, record as _record)
+from .schema import KIND_CODE
 from .scope import Scope, filters
 
 
@@ -311,9 +312,9 @@ def duplicate_of(c: sqlite3.Connection, text: str, kind: str, key: str | None) -
     """The oldest current memory with the same normalised text, kind and key."""
     same = ops.normalize_text(text)
     for mid, other in c.execute(
-        "SELECT id, text FROM memories INDEXED BY memories_norm WHERE norm = ? AND kind = ? "
-        "AND key IS ? AND status = 'active' AND quarantine IS NULL ORDER BY clock, id",
-        (norm(text), kind, key),
+        "SELECT id, text FROM memories INDEXED BY memories_norm WHERE norm = ? "
+        "AND kind_code = ? AND key IS ? AND status = 'active' AND quarantine IS NULL "
+        "ORDER BY clock, id", (norm(text), KIND_CODE.get(kind, -1), key),
     ):
         if ops.normalize_text(other) == same:  # (norm is 32 bits of the text's hash)
             return str(mid)
@@ -329,8 +330,9 @@ def unembedded(
     # memories_top (15 ms at 100k) than the few waiting ones.
     rows = c.execute(
         "SELECT id, key, text, entities, tags FROM memories INDEXED BY memories_unembedded "
-        "WHERE vec_slot IS NULL AND text IS NOT NULL AND kind = ? AND status = 'active' "
-        "AND quarantine IS NULL ORDER BY id LIMIT ?", (kind, limit + 1)).fetchall()
+        "WHERE vec_slot IS NULL AND text IS NOT NULL AND kind_code = ? AND status = 'active' "
+        "AND quarantine IS NULL ORDER BY id LIMIT ?", (KIND_CODE.get(kind, -1), limit + 1)
+    ).fetchall()
     if len(rows) > limit:
         return None
     return [(mid, key, text, json.loads(ents), json.loads(tags))

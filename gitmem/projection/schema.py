@@ -54,7 +54,8 @@ from . import code
 #     rows hold their number; memories.importance holds twice the importance;
 #     memories.paths and supersedes NULL when empty; memories.room; norm in 32 bits,
 #     memories_norm on it alone; memories.digest (the id's bytes; memories.id is
-#     computed from it); memories.fts of 24 bits of the id (was 32).
+#     computed from it); memories.fts of 24 bits of the id (was 32); kind and status
+#     computed from numbers (kind_code, state).
 SCHEMA_VERSION = 15
 DB_NAME = "projection.sqlite3"
 
@@ -450,7 +451,12 @@ CREATE TABLE memories(
     -- more at 100k.
     digest BLOB NOT NULL UNIQUE,
     id TEXT GENERATED ALWAYS AS (lower(hex(digest))) VIRTUAL,
-    kind TEXT NOT NULL, text TEXT, key TEXT,
+    -- Its kind and status as numbers (KINDS, STATES), which ``kind`` and ``status``
+    -- read as their names: the names on every row and in two indexes were 2 MB at
+    -- 100k. A query that walks an index by kind names kind_code.
+    kind_code INTEGER NOT NULL,
+    kind TEXT GENERATED ALWAYS AS (@KIND@) VIRTUAL,
+    text TEXT, key TEXT,
     tags TEXT NOT NULL, entities TEXT NOT NULL,
     -- Twice the memory's importance: exact (halving and doubling a float are), in the
     -- same order, and a whole REAL is stored as an integer, so the default 0.5 takes
@@ -462,7 +468,9 @@ CREATE TABLE memories(
     anchor_commit INTEGER, paths TEXT, supersedes TEXT,
     part INTEGER NOT NULL, commit_id INTEGER NOT NULL, clock INTEGER NOT NULL,
     at INTEGER NOT NULL, tz INTEGER NOT NULL, author INTEGER NOT NULL,
-    status TEXT NOT NULL, retired_by TEXT, retired_at INTEGER,
+    state INTEGER NOT NULL,
+    status TEXT GENERATED ALWAYS AS (@STATUS@) VIRTUAL,
+    retired_by TEXT, retired_at INTEGER,
     retired_tz INTEGER, retired_reason TEXT,
     vec_slot INTEGER,  -- first row in vectors.i8, NULL until embedded
     -- Room for the slot: 3 bytes while vec_slot is NULL, none once it is set, so a
@@ -490,8 +498,8 @@ CREATE INDEX memories_key ON memories(key) WHERE key IS NOT NULL;
 -- id). Ascending, a new memory's entry goes after the others of its kind and
 -- importance, so pages fill up: descending, it went first and left pages half
 -- empty (5.3 MB at 100k memories added in packs, 3.0 ascending).
-CREATE INDEX memories_top ON memories(kind, importance, clock);
-CREATE INDEX memories_author ON memories(author, kind, importance, clock);
+CREATE INDEX memories_top ON memories(kind_code, importance, clock);
+CREATE INDEX memories_author ON memories(author, kind_code, importance, clock);
 CREATE INDEX memories_shadowed ON memories(shadowed_by) WHERE shadowed_by IS NOT NULL;
 -- The exact-duplicate lookup (by norm alone: texts that share it are a handful at
 -- most, whatever their kind and key; the query names the index, as the planner
@@ -500,7 +508,7 @@ CREATE INDEX memories_norm ON memories(norm);
 CREATE UNIQUE INDEX memories_fts_row ON memories(fts);
 -- The memories waiting for a vector (every read asks whether there are any): once
 -- embedded, a memory leaves it. A vector row's memory is found through vec_rows.
-CREATE INDEX memories_unembedded ON memories(kind) WHERE vec_slot IS NULL;
+CREATE INDEX memories_unembedded ON memories(kind_code) WHERE vec_slot IS NULL;
 -- Every vector row and the memory it belongs to: a long memory has a row for
 -- the whole and one per chunk, its similarity is the best of them.
 CREATE TABLE vec_rows(slot INTEGER PRIMARY KEY, memory INTEGER NOT NULL);
@@ -547,3 +555,19 @@ CREATE TABLE skipped(
     op_id TEXT, reason TEXT NOT NULL, PRIMARY KEY(ref, commit_id, line)
 ) WITHOUT ROWID;
 """
+
+# memories.kind_code and memories.state: a kind's and a status's number is its place
+# here (the two most frequent first: 0 and 1 take no byte in a row or an index).
+KINDS = ("note", "fact", "procedure", "edge", "persona")
+STATES = ("active", "invalidated", "superseded", "forgotten")
+KIND_CODE = {name: code for code, name in enumerate(KINDS)}
+STATE_CODE = {name: code for code, name in enumerate(STATES)}
+
+
+def _names(column: str, names: tuple[str, ...]) -> str:
+    return f"CASE {column} " + " ".join(f"WHEN {code} THEN '{name}'"
+                                        for code, name in enumerate(names)) + " END"
+
+
+SCHEMA = SCHEMA.replace("@KIND@", _names("kind_code", KINDS)).replace(
+    "@STATUS@", _names("state", STATES))
