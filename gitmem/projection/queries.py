@@ -432,7 +432,7 @@ def dump(c: sqlite3.Connection) -> str:
         ("ops", f"SELECT {ADD_COLS}, m.by, NULL FROM memories m UNION ALL "
                 f"SELECT {OP_COLS}, o.by, o.outcome FROM ops o ORDER BY 1"),
         ("links", "SELECT target, op, type, at, closes FROM links ORDER BY target, op"),
-        ("memories", f"SELECT {MEMORY_COLS}, m.norm FROM memories m ORDER BY m.id"),
+        ("memories", f"SELECT {MEMORY_COLS}, m.norm FROM memories m ORDER BY m.digest"),
         # What the full-text index holds (it stores no text: its words, where they are).
         ("fts", "SELECT m.id, v.col, v.offset, v.term FROM temp.memories_fts_words v "
                 "JOIN memories m ON m.fts = v.doc ORDER BY m.id, v.col, v.offset"),

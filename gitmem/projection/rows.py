@@ -62,17 +62,20 @@ def norm(text: str) -> int:
     return int(ops.text_hash(text)[:8], 16) - (1 << 31)
 
 
-
 _ID = re.compile("[0-9a-f]{64}")
 
 
 def digest(memory_id: str) -> bytes:
     """A memory id as a row stores it (``memories.digest``): its 32 bytes. Anything
-    but an id's 64 lower-case hex digits gives b"", which no memory has."""
-    return bytes.fromhex(memory_id) if _ID.fullmatch(memory_id) else b""
+    but an id's 64 lower-case hex digits gives b"", which no memory has (as no
+    memory's id was such a text)."""
+    if isinstance(memory_id, str) and _ID.fullmatch(memory_id):
+        return bytes.fromhex(memory_id)
+    return b""
 
 
 def digests(ids: Iterable[str]) -> list[bytes]:
+    """``digest`` of each id, in order."""
     return [digest(mid) for mid in ids]
 
 
