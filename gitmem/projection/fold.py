@@ -145,13 +145,13 @@ class Fold:
             below = row
         c.executemany("UPDATE memories SET fts = ? WHERE rowid = ?", moved)
 
-    def _fts_place(self, memory_id: str) -> int:
-        """The row in memories_fts for a memory not replayed yet, keeping the rows in
-        the ids' order: the memories after it whose rows are in the way move up."""
+    def _fts_place(self, memory_id: str, key: bytes) -> int:
+        """The row in memories_fts for a memory not replayed yet (``key``: its id's
+        bytes), keeping the rows in the ids' order: the memories after it whose rows
+        are in the way move up."""
         c = self._c
         if self._bulk:
             return id_rowid(memory_id)  # for now: see _settle_fts
-        key = digest(memory_id)
         below, above = c.execute(
             "SELECT (SELECT fts FROM memories WHERE digest < ?1 ORDER BY digest DESC LIMIT 1), "
             "(SELECT fts FROM memories WHERE digest > ?1 ORDER BY digest LIMIT 1)",
@@ -309,11 +309,12 @@ class Fold:
             (ref, commit, line, op_id, reason),
         )
 
-    def _known_add(self, commit: bytes, d: replay.Decoded) -> bool:
-        """An add already replayed (set union): True, its memory row keeping the
-        smallest commit id, so the result does not depend on which copy came first.
-        (An add's op row is its memory's row: the ops table holds the others.)"""
-        return self._keep_first("memories", "digest", commit, digest(d.id))
+    def _known_add(self, commit: bytes, key: bytes) -> bool:
+        """An add already replayed (set union; ``key``: its id's bytes): True, its
+        memory row keeping the smallest commit id, so the result does not depend on
+        which copy came first. (An add's op row is its memory's row: the ops table
+        holds the others.)"""
+        return self._keep_first("memories", "digest", commit, key)
 
     def _keep_first(self, table: str, column: str, commit: bytes, key: object) -> bool:
         """The row of ``table`` whose ``column`` is ``key`` names the smaller of its
@@ -372,7 +373,8 @@ class Fold:
         c = self._c
         commit = bytes.fromhex(hex_commit)
         if isinstance(op, ops.AddOp):
-            if self._known_add(commit, d):
+            key = bytes.fromhex(d.id)  # (replay computed it: 64 hex digits)
+            if self._known_add(commit, key):
                 return
             m = op.memory
             quarantine = self._verdict(d.id, op)
@@ -389,7 +391,7 @@ class Fold:
                 )
             tags, entities = _json(m.tags), _json(m.entities)
             named = self._verdict.version()  # the version that judged quarantine
-            values = (digest(d.id), schema.KIND_CODE[m.kind], m.text, m.key, tags, entities,
+            values = (key, schema.KIND_CODE[m.kind], m.text, m.key, tags, entities,
                       m.importance * 2, m.valid_from, m.valid_until, m.source, m.session,
                       None if m.anchors.commit is None else self._commit(
                           bytes.fromhex(m.anchors.commit)),
@@ -401,7 +403,7 @@ class Fold:
                       norm(m.text), named[1] if named else None)
             insert = (f"INSERT INTO memories({_MEMORY_INSERT}) VALUES "
                       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?)")  # 0: active
-            fts_row = self._fts_place(d.id)
+            fts_row = self._fts_place(d.id, key)
             rowid = c.execute(insert, (*values, fts_row)).lastrowid
             assert rowid is not None
             # The index reads these columns back from the row (memories_text) when it
