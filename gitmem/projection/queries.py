@@ -126,15 +126,15 @@ def best_per_memory(
     marks = ",".join("?" * len(slots))
     # CROSS JOIN fixes the order: look rows up by slot, then their memory (a planner
     # without statistics once walked every active memory through an index on status).
-    sql = (f"SELECT r.slot, m.id FROM vec_rows r CROSS JOIN memories m ON m.rowid = r.memory "
-           f"WHERE r.slot IN ({marks})")
+    sql = (f"SELECT r.slot, m.digest FROM vec_rows r CROSS JOIN memories m "
+           f"ON m.rowid = r.memory WHERE r.slot IN ({marks})")
     sql, args = filters(sql, list(slots), scope)
-    best: dict[str, float] = {}
-    for slot, mid in c.execute(sql, args):
+    best: dict[bytes, float] = {}  # by the id's bytes (in the ids' order)
+    for slot, key in c.execute(sql, args):
         d = round(distance(slot), 6)
-        if d < best.get(mid, 2.0):
-            best[mid] = d
-    return sorted((d, mid) for mid, d in best.items())
+        if d < best.get(key, 2.0):
+            best[key] = d
+    return [(d, key.hex()) for d, key in sorted((d, key) for key, d in best.items())]
 
 
 def salience_inputs(
@@ -156,14 +156,14 @@ def salience_inputs(
     for i in range(0, len(ids), 400):
         chunk = ids[i : i + 400]
         marks = ",".join("?" * len(chunk))
-        for mid, kind, imp, at, n, last in c.execute(
-            f"SELECT m.id, m.kind, {IMPORTANCE}, m.at, count(c.id), max(c.at) "
+        for key, kind, imp, at, n, last in c.execute(
+            f"SELECT m.digest, m.kind, {IMPORTANCE}, m.at, count(c.id), max(c.at) "
             "FROM memories m LEFT JOIN ops c ON c.target = m.id AND c.type = 'confirm' "
             f"AND c.outcome IS NOT 'failed'{when} "
             f"WHERE m.digest IN ({marks}) GROUP BY m.digest",
             [*extra, *digests(chunk)],
         ):
-            out[mid] = (kind, float(imp), int(at), int(n), last)
+            out[key.hex()] = (kind, float(imp), int(at), int(n), last)
     if horizon is not None:
         late = [mid for mid, v in out.items() if v[2] > horizon]
         bound = _believable_times(c, late, horizon) if late else {}

@@ -6,6 +6,7 @@ and several queries share them, so they live side by side here.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -65,6 +66,7 @@ def norm(text: str) -> int:
 _ID = re.compile("[0-9a-f]{64}")
 
 
+@functools.lru_cache(maxsize=4096)  # a recall converts its ~100 candidates ~6 times
 def digest(memory_id: str) -> bytes:
     """A memory id as a row stores it (``memories.digest``): its 32 bytes. Anything
     but an id's 64 lower-case hex digits gives b"", which no memory has (as no
