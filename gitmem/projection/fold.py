@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import msgspec
 
@@ -32,6 +32,14 @@ _MEMORY_INSERT = (
     "session, anchor_commit, paths, supersedes, part, commit_id, clock, at, tz, author, "
     "state, quarantine, by, link, norm, gate, fts"
 )
+
+
+class Commit(NamedTuple):
+    """A replayed pack's commit: its id's bytes, and what its ops' rows hold to name
+    it (the bytes, or a commits row: see Fold._pack_commit)."""
+
+    oid: bytes
+    stored: bytes | int
 
 
 class LogSource(Protocol):
@@ -258,6 +266,7 @@ class Fold:
                     report.ops_skipped += 1
                     reached, progressed = commit, True
                     continue
+                here = self._pack_commit(commit, data)
                 for item in replay.decode_pack(data, name):
                     item = guard.admit(item)
                     if not isinstance(item, replay.Skip):
@@ -266,7 +275,7 @@ class Fold:
                         self._skip(ref, commit, item.line, item.id, item.reason)
                         report.ops_skipped += 1
                     else:
-                        self._apply(part, commit, item)
+                        self._apply(part, here, item)
                         report.ops_applied += 1
                         if self._progress is not None and report.ops_applied % 500 == 0:
                             self._progress("replaying ops", report.ops_applied, None)
@@ -309,25 +318,33 @@ class Fold:
             (ref, commit, line, op_id, reason),
         )
 
-    def _known_add(self, commit: bytes, key: bytes) -> bool:
+    def _known_add(self, commit: Commit, key: bytes) -> bool:
         """An add already replayed (set union; ``key``: its id's bytes): True, its
         memory row keeping the smallest commit id, so the result does not depend on
         which copy came first. (An add's op row is its memory's row: the ops table
         holds the others.)"""
         return self._keep_first("memories", "digest", commit, key)
 
-    def _keep_first(self, table: str, column: str, commit: bytes, key: object) -> bool:
+    def _keep_first(self, table: str, column: str, commit: Commit, key: object) -> bool:
         """The row of ``table`` whose ``column`` is ``key`` names the smaller of its
-        commit and ``commit`` (compared as ids, not as their numbers); False: no such row."""
+        commit and ``commit`` (compared as ids, however stored); False: no such row."""
         c = self._c
-        row = c.execute(f"SELECT cm.oid FROM {table} t JOIN commits cm "
+        row = c.execute(f"SELECT t.commit_id, cm.oid FROM {table} t LEFT JOIN commits cm "
                         f"ON cm.id = t.commit_id WHERE t.{column} = ?", (key,)).fetchone()
         if row is None:
             return False
-        if commit < row[0]:
+        if commit.oid < (row[0] if isinstance(row[0], bytes) else row[1]):
             c.execute(f"UPDATE {table} SET commit_id = ? WHERE {column} = ?",
-                      (self._commit(commit), key))
+                      (commit.stored, key))
         return True
+
+    def _pack_commit(self, hex_commit: str, data: bytes) -> Commit:
+        """How the rows of a pack's ops name its commit: a pack of several ops (an
+        import writes thousands) by its commits row, a pack of one op (an add) by
+        the commit's own bytes, fewer than a commits row and its index would take."""
+        oid = bytes.fromhex(hex_commit)
+        several = data.count(b"\n", 0, len(data) - 1) > 0  # (the last line ends the pack)
+        return Commit(oid, self._commit(oid) if several else oid)
 
     def _commit(self, oid: bytes) -> int:
         """The commits row of a commit id's bytes (made on first sight)."""
@@ -351,14 +368,14 @@ class Fold:
             self._authors[(author.name, author.email)] = number
         return number
 
-    def _insert_op(self, part: int, commit: bytes, d: replay.Decoded, target: str,
+    def _insert_op(self, part: int, commit: Commit, d: replay.Decoded, target: str,
                    reason: str | None) -> bool:
         """Record an op that targets a memory; False if it was already known (set union)."""
         op = d.op
         cur = self._c.execute(
             "INSERT INTO ops(id, type, part, commit_id, clock, at, tz, author, target, reason, "
             "by, outcome) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING",
-            (d.id, ops.op_type(op), part, self._commit(commit), op.clock, op.at, op.tz,
+            (d.id, ops.op_type(op), part, commit.stored, op.clock, op.at, op.tz,
              self._author(op.author), target, reason, getattr(op, "by", None),
              getattr(op, "outcome", None)),
         )
@@ -368,10 +385,9 @@ class Fold:
             return False
         return True
 
-    def _apply(self, part: int, hex_commit: str, d: replay.Decoded) -> None:
+    def _apply(self, part: int, commit: Commit, d: replay.Decoded) -> None:
         op = d.op
         c = self._c
-        commit = bytes.fromhex(hex_commit)
         if isinstance(op, ops.AddOp):
             key = bytes.fromhex(d.id)  # (replay computed it: 64 hex digits)
             if self._known_add(commit, key):
@@ -397,7 +413,7 @@ class Fold:
                           bytes.fromhex(m.anchors.commit)),
                       _json(m.anchors.paths) if m.anchors.paths else None,
                       _json(op.supersedes) if op.supersedes else None,
-                      part, self._commit(commit), op.clock, op.at, op.tz, self._author(op.author),
+                      part, commit.stored, op.clock, op.at, op.tz, self._author(op.author),
                       quarantine, m.by,
                       _json(m.link) if m.link is not None else None,
                       norm(m.text), named[1] if named else None)

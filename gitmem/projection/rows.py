@@ -28,7 +28,8 @@ def _author(a: str) -> str:
 
 
 def _commit(column: str) -> str:
-    return f"(SELECT lower(hex(cm.oid)) FROM commits cm WHERE cm.id = {column})"
+    return (f"CASE WHEN typeof({column}) = 'blob' THEN lower(hex({column})) ELSE "
+            f"(SELECT lower(hex(cm.oid)) FROM commits cm WHERE cm.id = {column}) END")
 
 
 # A memory's importance (alias m): the row holds twice it (see schema.py).

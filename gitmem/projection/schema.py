@@ -50,8 +50,8 @@ from . import code
 #     row in memories_fts: 32 bits of its id, kept in id order (was 60 bits).
 #     No memories_status; memories_top and memories_author ascending;
 #     memories_unembedded (partial) instead of memories_vec.
-# 15: commit ids (a row's commit, a memory's anchor commit) named once in commits,
-#     rows hold their number; memories.importance holds twice the importance;
+# 15: commit ids (a memory's anchor commit, the commit of a pack of several ops)
+#     named once in commits, rows hold their number; memories.importance holds twice the importance;
 #     memories.paths and supersedes NULL when empty; memories.room; norm in 32 bits,
 #     memories_norm on it alone; memories.digest (the id's bytes; memories.id is
 #     computed from it); memories.fts of 24 bits of the id (was 32); kind and status
@@ -409,19 +409,22 @@ CREATE TABLE partitions(
 CREATE TABLE authors(
     id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, UNIQUE(email, name)
 );
--- Commit ids, each stored once as its bytes: rows name a commit by number. An
--- import writes a thousand ops per commit, and a memory's anchor commit is the
--- HEAD it was written at, shared with every memory written there (two 20-byte
--- ids on every memory row were 4 MB at 100k). Numbers follow arrival order and
--- are never shown: queries read the bytes (rows.py). A row no memory or op names
--- any more (its partition was rewritten) stays until the next rebuild.
+-- Commit ids that many rows share, stored once as their bytes: rows name them by
+-- number. An import writes a thousand ops per commit, and a memory's anchor
+-- commit is the HEAD it was written at, shared with every memory written there
+-- (two 20-byte ids on every memory row were 4 MB at 100k). A commit of a single
+-- op (an add) is named by its row as its bytes: a row here and in the index would
+-- take three times that. Numbers follow arrival order and are never shown: queries
+-- read the bytes (rows.py). A row nothing names any more (its partition was
+-- rewritten) stays until the next rebuild.
 CREATE TABLE commits(id INTEGER PRIMARY KEY, oid BLOB NOT NULL UNIQUE);
 -- Every op but adds: an add's op row is its memory's row (memories holds its id,
 -- partition, commit, clock, time and author), so ops holds the few that target a
 -- memory (invalidate, forget, confirm).
 CREATE TABLE ops(
     id TEXT PRIMARY KEY, type TEXT NOT NULL, part INTEGER NOT NULL,
-    commit_id INTEGER NOT NULL, clock INTEGER NOT NULL, at INTEGER NOT NULL,
+    commit_id BLOB NOT NULL,  -- the commit's bytes, or its commits row (see commits)
+    clock INTEGER NOT NULL, at INTEGER NOT NULL,
     tz INTEGER NOT NULL, author INTEGER NOT NULL,
     target TEXT, reason TEXT,
     by TEXT,  -- "agent:NAME" when an agent wrote it for the author, NULL: a person
@@ -466,7 +469,9 @@ CREATE TABLE memories(
     -- JSON lists, NULL when empty (as most are). Tags and entities stay "[]": the
     -- full-text index and the embedder read them as they are.
     anchor_commit INTEGER, paths TEXT, supersedes TEXT,
-    part INTEGER NOT NULL, commit_id INTEGER NOT NULL, clock INTEGER NOT NULL,
+    part INTEGER NOT NULL,
+    commit_id BLOB NOT NULL,  -- the commit's bytes, or its commits row (see commits)
+    clock INTEGER NOT NULL,
     at INTEGER NOT NULL, tz INTEGER NOT NULL, author INTEGER NOT NULL,
     state INTEGER NOT NULL,
     status TEXT GENERATED ALWAYS AS (@STATUS@) VIRTUAL,
