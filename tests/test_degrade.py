@@ -133,9 +133,9 @@ def _id_flipped_in_an_index(clone: Path) -> None:
     flipped = 0
     for page in pages:
         start = (page - 1) * size
-        at = data.find(mid.encode(), start, start + size)
+        at = data.find(bytes.fromhex(mid), start, start + size)  # the index holds its bytes
         if at >= 0:
-            data[at + 62] = ord("{")
+            data[at + 31] ^= 1
             flipped += 1
     assert flipped == 1
     _db(clone).write_bytes(bytes(data))

@@ -416,3 +416,102 @@ def test_a_big_log_is_not_worth_waiting_for_a_reader(repo: Path) -> None:
         reader.communicate("\n", timeout=30)
     assert out.returncode == 0 and "blue pipeline" in out.stdout, out.stderr
     assert took < 6, took
+
+
+def _plans(c: sqlite3.Connection, statements: list[str]) -> list[tuple[str, str]]:
+    """(statement, plan step) of every step SQLite's planner chose for ``statements``."""
+    return [(sql, step) for sql in dict.fromkeys(statements)
+            if sql.lstrip().upper().startswith(("SELECT", "WITH"))
+            for (_, _, _, step) in c.execute("EXPLAIN QUERY PLAN " + sql)]
+
+
+def test_reads_by_id_find_memories_through_an_index(repo: Path) -> None:
+    """A row holds a memory's id as its 32 bytes (memories.digest, the column with
+    the unique index); memories.id, the 64 hex digits every record shows, is
+    computed when read. A read that looked memories up by ``id`` would compute
+    it for every row: every read of a memory by its id seeks its digest."""
+    import re
+
+    from gitmem.projection import Projection, Scope
+
+    def add(*args: str) -> str:
+        out = gm("add", *args, "--json", cwd=repo)
+        assert out.returncode == 0, out.stderr
+        return str(__import__("json").loads(out.stdout)["data"]["id"])
+
+    first = add("the api gateway retries twice", "--session", "s1", "--path", "README.md")
+    second = add("the gateway timeout is ten seconds?", "--session", "s1", "--key", "gw.timeout")
+    newer = add("the api gateway retries three times", "--supersedes", first)
+    assert gm("confirm", second, cwd=repo).returncode == 0
+    assert gm("link", "billing", "depends_on", "memory:" + second, cwd=repo).returncode == 0
+    assert gm("recall", "gateway", cwd=repo).returncode == 0
+    ids = [first, second, newer]
+    p = Projection(cache(repo))
+    p.open()
+    try:
+        c = p.conn
+        assert c is not None
+        statements: list[str] = []
+        c.set_trace_callback(statements.append)
+        scope = Scope()
+        p.record(second)
+        p.records(ids)
+        p.ops_touching(first)
+        p.standing(ids)
+        p.live_ids(ids, scope)
+        p.neighbours(ids, scope=scope)
+        p.salience_inputs(ids)
+        p.questions(ids)
+        p.paths_of(ids)
+        p.unvouched(ids)
+        p.term_presence(ids, {"gateway": '"gateway"'})
+        p.lexical(["gateway"], scope=scope, limit=5)
+        assert p.resolve_prefix(second[:9]) == [second]  # an odd digit is half a byte
+        assert p.resolve_prefix(second) == [second]
+        assert p.resolve_prefix(second[:8].upper()) == p.resolve_prefix("xyz") == []
+        assert set(ids) < set(p.resolve_prefix(""))  # (and the link's own memory)
+        assert p.record(second.upper()) is None and p.records(["", "xyz"]) == {}
+        assert p.graph_walk(scope=scope, edges=[], names=["billing"])
+        p.code_anchor_rows()
+        p.key_history("gw.timeout")
+        p.duplicate_of("the api gateway retries twice", "note", None)
+        c.set_trace_callback(None)
+        scans = [(sql, step) for sql, step in _plans(c, statements)
+                 if re.match(r"SCAN (m|m2|memories)\b(?! USING)", step)]
+        assert scans == []
+        # The digest is the id's bytes, and the id is not stored anywhere in the row.
+        assert c.execute("SELECT digest = unhex(id), length(digest) FROM memories "
+                         "WHERE id = ?", (second,)).fetchone() == (1, 32)
+        assert "id" not in {name for (_, name, *_, hidden) in
+                            c.execute("PRAGMA table_xinfo(memories)") if hidden == 0}
+    finally:
+        p.close()
+
+
+def test_embedding_a_memory_does_not_grow_its_row(repo: Path) -> None:
+    """Rows are written packed into their pages. A row that grew when its memory was
+    embedded (vec_slot set after the replay) split full pages into half-empty ones:
+    an eighth of the table's pages at 100k. memories.room keeps the bytes the slot
+    takes until it is set."""
+    import json
+
+    lines = "\n".join(json.dumps({"text": f"the worker {i} retries job {i} with backoff"})
+                      for i in range(400))
+    assert gm("import", "-", cwd=repo, input=lines).returncode == 0  # replayed, not embedded
+    db = cache(repo) / "projection.sqlite3"
+
+    def payload() -> tuple[int, int]:
+        with sqlite3.connect(db) as c:
+            try:
+                row = c.execute("SELECT sum(payload), count(*) FROM dbstat "
+                                "WHERE name = 'memories' AND pagetype = 'leaf'").fetchone()
+            except sqlite3.OperationalError:
+                pytest.skip("this SQLite has no dbstat table")
+            pending = c.execute("SELECT count(*) FROM memories WHERE vec_slot IS NULL").fetchone()
+        assert pending[0] in (0, 400)
+        return int(row[0]), int(row[1])
+
+    before, pages = payload()
+    assert gm("recall", "worker", cwd=repo).returncode == 0  # embeds them
+    after, pages_after = payload()
+    assert after <= before and pages_after == pages

@@ -237,6 +237,30 @@ def test_rewrite_that_drops_a_forget_restores_the_content(repo: Path) -> None:
         assert s.last_refresh is not None and s.last_refresh.full_rebuild
 
 
+def test_an_op_seen_in_two_commits_keeps_the_smaller_however_each_is_stored(
+        repo: Path) -> None:
+    """A pack of one op names its commit by the commit's bytes, a pack of several by
+    a commits row (fold.Fold._pack_commit): the same op found in both keeps the
+    smaller commit id, whichever pack came first, and shows it as the same hex."""
+    ref = "refs/memory/" + partition("brian@example.com")
+    x = add_op("brian", 1, "the cache is redis")
+    y = add_op("brian", 2, "the queue is rabbitmq")
+    z = retire_op("invalidate", "brian", 3, ops.op_id(y))
+    orders = [[[x], [x, y, z], [z]], [[x, y, z], [z], [x]]]
+    for packs in orders:
+        chain = commit_packs(repo, [ops.encode_pack(p) for p in packs])
+        first = {op: min(c for c, p in zip(chain, packs) if op in p) for op in (x, z)}
+        set_ref(repo, ref, chain[-1])
+        shutil.rmtree(repo / ".git" / "mem" / "cache", ignore_errors=True)
+        with gitmem.open(repo) as s:
+            s.refresh()
+            rec = s.projection.record(ops.op_id(x))
+            assert rec is not None and rec.commit == first[x]
+            invalidate = [o for o in s.projection.ops_touching(ops.op_id(y))
+                          if o.type == "invalidate"]
+            assert [o.commit for o in invalidate] == [first[z]]
+
+
 def test_deleted_partition_ref_removes_its_memories(repo: Path) -> None:
     ref = "refs/memory/" + partition("brian@example.com")
     set_ref(repo, ref, commit_packs(repo, [ops.encode_pack([add_op("brian", 1, "temp note")])])[-1])

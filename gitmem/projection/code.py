@@ -104,7 +104,7 @@ def code_anchor_rows(c: sqlite3.Connection) -> list[tuple[str, str, str, str, st
     return c.execute(
         f"SELECT cur.memory, a.path, a.type, a.oid, a.commit_id, a.first_line, a.last_line "
         f"FROM ({_CURRENT}) cur JOIN code_anchors a ON a.op = cur.op "
-        "JOIN memories m ON m.id = cur.memory WHERE m.status != 'forgotten' "
+        "JOIN memories m ON m.digest = unhex(cur.memory) WHERE m.status != 'forgotten' "
         "ORDER BY cur.memory, a.path").fetchall()
 
 
@@ -180,6 +180,6 @@ def bootstrapped(c: sqlite3.Connection) -> list[tuple[str, str, str, int, int]]:
     bootstrap`` wrote, from their line-range anchors."""
     return c.execute(
         "SELECT m.id, a.path, m.text, a.first_line, a.last_line FROM code_anchor_sets s "
-        "JOIN code_anchors a ON a.op = s.op JOIN memories m ON m.id = s.memory "
+        "JOIN code_anchors a ON a.op = s.op JOIN memories m ON m.digest = unhex(s.memory) "
         "WHERE m.source = 'bootstrap' AND m.status = 'active' AND m.text IS NOT NULL "
         f"AND a.first_line IS NOT NULL AND {_LATEST} ORDER BY a.path, a.first_line").fetchall()

@@ -15,23 +15,31 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import msgspec
 
 from .. import ops, replay
 from ..model import RefreshReport
 from . import code, schema
-from .rows import norm, oid_bytes, partition
+from .rows import digest, norm, partition
 from .verdicts import Verdicts
 
 
 # The columns an add fills, in the order Fold._apply gives them.
 _MEMORY_INSERT = (
-    "id, kind, text, key, tags, entities, importance, valid_from, valid_until, source, "
+    "digest, kind_code, text, key, tags, entities, importance, valid_from, valid_until, source, "
     "session, anchor_commit, paths, supersedes, part, commit_id, clock, at, tz, author, "
-    "status, quarantine, by, link, norm, gate, fts"
+    "state, quarantine, by, link, norm, gate, fts"
 )
+
+
+class Commit(NamedTuple):
+    """A replayed pack's commit: its id's bytes, and what its ops' rows hold to name
+    it (the bytes, or a commits row: see Fold._pack_commit)."""
+
+    oid: bytes
+    stored: bytes | int
 
 
 class LogSource(Protocol):
@@ -57,10 +65,12 @@ def _json(value: object) -> str:
 # id order without a join (see lexical.py). A row is where the id's first FTS_BITS
 # bits put it (id_rowid), or just above the row of the id before it when that one is
 # there already; the ids after it that are then in the way move up one each (rare:
-# 32 bits leave room for millions of memories). Rows are numbers an FTS5 doclist
-# stores as deltas, so the fewer the bits, the smaller the index: at 100k memories
-# 60 bits made its pages 18.4 MB, 32 bits make them 10.9.
-FTS_BITS = 32
+# at a million memories, one id in 17 lands on a row taken). Rows are numbers an
+# FTS5 doclist stores as deltas, so the fewer the bits, the smaller the index: at
+# 100k memories 60 bits made its pages 18.4 MB, 32 bits 9.4, 24 bits 7.5 (and a
+# row number takes 4 bytes where it took 6; 22 bits would save 0.6 MB more, but
+# leave a few million memories crowding their rows).
+FTS_BITS = 24
 
 
 def id_rowid(memory_id: str) -> int:
@@ -73,8 +83,8 @@ def clear(c: sqlite3.Connection) -> None:
     # The index first, in one step: it holds no text of its own, so deleting its
     # rows one by one would read each from the memories table.
     c.execute("INSERT INTO memories_fts(memories_fts) VALUES ('delete-all')")
-    for t in ("partitions", "authors", "ops", "links", "memories", "skipped", "vec_rows",
-              "edges"):
+    for t in ("partitions", "authors", "commits", "ops", "links", "memories", "skipped",
+              "vec_rows", "edges"):
         c.execute(f"DELETE FROM {t}")
 
 
@@ -106,6 +116,7 @@ class Fold:
         self.scrubbed = False  # content was removed: compact the index
         self._dirty_keys: set[str] = set()  # keys whose conflict winner must be recomputed
         self._authors: dict[tuple[str, str], int] = {}  # (name, email) -> authors row
+        self._commits: dict[bytes, int] = {}  # a commit id's bytes -> commits row
         # Full-text rows not yet inserted, by memories rowid: (row in the index, text,
         # key, tags, entities). FTS5 flushes its pending terms whenever a rowid is not
         # above the last one, and ours follow the ids, in no order: inserted as they
@@ -142,22 +153,24 @@ class Fold:
             below = row
         c.executemany("UPDATE memories SET fts = ? WHERE rowid = ?", moved)
 
-    def _fts_place(self, memory_id: str) -> int:
-        """The row in memories_fts for a memory not replayed yet, keeping the rows in
-        the ids' order: the memories after it whose rows are in the way move up."""
+    def _fts_place(self, memory_id: str, key: bytes) -> int:
+        """The row in memories_fts for a memory not replayed yet (``key``: its id's
+        bytes), keeping the rows in the ids' order: the memories after it whose rows
+        are in the way move up."""
         c = self._c
         if self._bulk:
             return id_rowid(memory_id)  # for now: see _settle_fts
         below, above = c.execute(
-            "SELECT (SELECT fts FROM memories WHERE id < ?1 ORDER BY id DESC LIMIT 1), "
-            "(SELECT fts FROM memories WHERE id > ?1 ORDER BY id LIMIT 1)",
-            (memory_id,)).fetchone()
+            "SELECT (SELECT fts FROM memories WHERE digest < ?1 ORDER BY digest DESC LIMIT 1), "
+            "(SELECT fts FROM memories WHERE digest > ?1 ORDER BY digest LIMIT 1)",
+            (key,)).fetchone()
         row = max(id_rowid(memory_id), (below or 0) + 1)
         if above is None or above > row:
             return row  # nearly always: nothing in the way
         moves: list[tuple[int, int]] = []  # (memories rowid, its new row in the index)
         top = row
-        after = c.execute("SELECT rowid, fts FROM memories WHERE id > ? ORDER BY id", (memory_id,))
+        after = c.execute("SELECT rowid, fts FROM memories WHERE digest > ? ORDER BY digest",
+                          (key,))
         while (nxt := after.fetchone()) is not None and nxt[1] <= top:
             top += 1
             moves.append((nxt[0], top))
@@ -180,6 +193,7 @@ class Fold:
         self._bulk = False
         self._verdict.carry("1", ())
         self._authors.clear()
+        self._commits.clear()
         clear(self._c)
 
     def apply_moves(
@@ -252,6 +266,7 @@ class Fold:
                     report.ops_skipped += 1
                     reached, progressed = commit, True
                     continue
+                here = self._pack_commit(commit, data)
                 for item in replay.decode_pack(data, name):
                     item = guard.admit(item)
                     if not isinstance(item, replay.Skip):
@@ -260,7 +275,7 @@ class Fold:
                         self._skip(ref, commit, item.line, item.id, item.reason)
                         report.ops_skipped += 1
                     else:
-                        self._apply(part, commit, item)
+                        self._apply(part, here, item)
                         report.ops_applied += 1
                         if self._progress is not None and report.ops_applied % 500 == 0:
                             self._progress("replaying ops", report.ops_applied, None)
@@ -275,6 +290,11 @@ class Fold:
         for ref in gone:
             c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
         self._flush_fts()
+        if remake and c.execute("SELECT 1 FROM memories_fts_idx LIMIT 1").fetchone():
+            # FTS5 wrote segments as its buffer filled: merge them now (a refresh of
+            # many ops would at its end), so that the indexes made next take the pages
+            # the merge frees, rather than leaving them free in the file (4 MB at 100k).
+            c.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
         for sql in remake:
             c.execute(sql)
         if remake:  # back to SQLite's default: other commands keep a small footprint
@@ -298,13 +318,43 @@ class Fold:
             (ref, commit, line, op_id, reason),
         )
 
-    def _known_add(self, commit: bytes, d: replay.Decoded) -> bool:
-        """An add already replayed (set union): True, its memory row keeping the
-        smallest commit id, so the result does not depend on which copy came first.
-        (An add's op row is its memory's row: the ops table holds the others.)"""
-        cur = self._c.execute(
-            "UPDATE memories SET commit_id = min(commit_id, ?) WHERE id = ?", (commit, d.id))
-        return cur.rowcount > 0
+    def _known_add(self, commit: Commit, key: bytes) -> bool:
+        """An add already replayed (set union; ``key``: its id's bytes): True, its
+        memory row keeping the smallest commit id, so the result does not depend on
+        which copy came first. (An add's op row is its memory's row: the ops table
+        holds the others.)"""
+        return self._keep_first("memories", "digest", commit, key)
+
+    def _keep_first(self, table: str, column: str, commit: Commit, key: object) -> bool:
+        """The row of ``table`` whose ``column`` is ``key`` names the smaller of its
+        commit and ``commit`` (compared as ids, however stored); False: no such row."""
+        c = self._c
+        row = c.execute(f"SELECT t.commit_id, cm.oid FROM {table} t LEFT JOIN commits cm "
+                        f"ON cm.id = t.commit_id WHERE t.{column} = ?", (key,)).fetchone()
+        if row is None:
+            return False
+        if commit.oid < (row[0] if isinstance(row[0], bytes) else row[1]):
+            c.execute(f"UPDATE {table} SET commit_id = ? WHERE {column} = ?",
+                      (commit.stored, key))
+        return True
+
+    def _pack_commit(self, hex_commit: str, data: bytes) -> Commit:
+        """How the rows of a pack's ops name its commit: a pack of several ops (an
+        import writes thousands) by its commits row, a pack of one op (an add) by
+        the commit's own bytes, fewer than a commits row and its index would take."""
+        oid = bytes.fromhex(hex_commit)
+        several = data.count(b"\n", 0, len(data) - 1) > 0  # (the last line ends the pack)
+        return Commit(oid, self._commit(oid) if several else oid)
+
+    def _commit(self, oid: bytes) -> int:
+        """The commits row of a commit id's bytes (made on first sight)."""
+        number = self._commits.get(oid)
+        if number is None:
+            c = self._c
+            c.execute("INSERT INTO commits(oid) VALUES (?) ON CONFLICT(oid) DO NOTHING", (oid,))
+            number = int(c.execute("SELECT id FROM commits WHERE oid = ?", (oid,)).fetchone()[0])
+            self._commits[oid] = number
+        return number
 
     def _author(self, author: ops.Author) -> int:
         """The authors row of a name and email (made on first sight)."""
@@ -318,31 +368,29 @@ class Fold:
             self._authors[(author.name, author.email)] = number
         return number
 
-    def _insert_op(self, part: int, commit: bytes, d: replay.Decoded, target: str,
+    def _insert_op(self, part: int, commit: Commit, d: replay.Decoded, target: str,
                    reason: str | None) -> bool:
         """Record an op that targets a memory; False if it was already known (set union)."""
         op = d.op
         cur = self._c.execute(
             "INSERT INTO ops(id, type, part, commit_id, clock, at, tz, author, target, reason, "
             "by, outcome) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING",
-            (d.id, ops.op_type(op), part, commit, op.clock, op.at, op.tz,
+            (d.id, ops.op_type(op), part, commit.stored, op.clock, op.at, op.tz,
              self._author(op.author), target, reason, getattr(op, "by", None),
              getattr(op, "outcome", None)),
         )
         if cur.rowcount == 0:
             # The same op reached us twice: keep the smallest commit id (as _known_add).
-            self._c.execute(
-                "UPDATE ops SET commit_id = min(commit_id, ?) WHERE id = ?", (commit, d.id)
-            )
+            self._keep_first("ops", "id", commit, d.id)
             return False
         return True
 
-    def _apply(self, part: int, hex_commit: str, d: replay.Decoded) -> None:
+    def _apply(self, part: int, commit: Commit, d: replay.Decoded) -> None:
         op = d.op
         c = self._c
-        commit = bytes.fromhex(hex_commit)
         if isinstance(op, ops.AddOp):
-            if self._known_add(commit, d):
+            key = bytes.fromhex(d.id)  # (replay computed it: 64 hex digits)
+            if self._known_add(commit, key):
                 return
             m = op.memory
             quarantine = self._verdict(d.id, op)
@@ -359,16 +407,19 @@ class Fold:
                 )
             tags, entities = _json(m.tags), _json(m.entities)
             named = self._verdict.version()  # the version that judged quarantine
-            values = (d.id, m.kind, m.text, m.key, tags, entities,
-                      m.importance, m.valid_from, m.valid_until, m.source, m.session,
-                      oid_bytes(m.anchors.commit), _json(m.anchors.paths), _json(op.supersedes),
-                      part, commit, op.clock, op.at, op.tz, self._author(op.author),
+            values = (key, schema.KIND_CODE[m.kind], m.text, m.key, tags, entities,
+                      m.importance * 2, m.valid_from, m.valid_until, m.source, m.session,
+                      None if m.anchors.commit is None else self._commit(
+                          bytes.fromhex(m.anchors.commit)),
+                      _json(m.anchors.paths) if m.anchors.paths else None,
+                      _json(op.supersedes) if op.supersedes else None,
+                      part, commit.stored, op.clock, op.at, op.tz, self._author(op.author),
                       quarantine, m.by,
                       _json(m.link) if m.link is not None else None,
                       norm(m.text), named[1] if named else None)
             insert = (f"INSERT INTO memories({_MEMORY_INSERT}) VALUES "
-                      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,'active',?,?,?,?,?,?)")
-            fts_row = self._fts_place(d.id)
+                      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?)")  # 0: active
+            fts_row = self._fts_place(d.id, key)
             rowid = c.execute(insert, (*values, fts_row)).lastrowid
             assert rowid is not None
             # The index reads these columns back from the row (memories_text) when it
@@ -400,8 +451,9 @@ class Fold:
             # Reinforcement (counted by ranking straight from the ops table), and
             # with anchors a re-anchoring at the code as it was then.
             if (self._insert_op(part, commit, d, op.target, op.reason) and op.anchors is not None
-                    and c.execute("SELECT 1 FROM memories WHERE id = ? AND status = 'forgotten'",
-                                  (op.target,)).fetchone() is None):
+                    and c.execute("SELECT 1 FROM memories WHERE digest = ? "
+                                  "AND status = 'forgotten'", (digest(op.target),)).fetchone()
+                    is None):
                 # (A forgotten memory keeps no paths, whichever op came first.)
                 code.record(c, op.target, d.id, op.clock, op.anchors, reanchor=True)
 
@@ -423,14 +475,14 @@ class Fold:
         c.execute("UPDATE memories SET shadowed_by = NULL WHERE key = ? AND shadowed_by IS NOT NULL",
                   (key,))
         if losers:
-            c.executemany("UPDATE memories SET shadowed_by = ? WHERE id = ?",
-                          [(winner, loser) for loser in losers])
+            c.executemany("UPDATE memories SET shadowed_by = ? WHERE digest = ?",
+                          [(winner, digest(loser)) for loser in losers])
 
     def _recompute(self, memory_id: str) -> None:
         """Set a memory's status from every op that retires it (rule: replay.fold_status)."""
         c = self._c
         row = c.execute(
-            "SELECT rowid, status, key FROM memories WHERE id = ?", (memory_id,)
+            "SELECT rowid, status, key FROM memories WHERE digest = ?", (digest(memory_id),)
         ).fetchone()
         if row is None:
             return  # not replayed yet: its add will call us when it arrives
@@ -443,7 +495,7 @@ class Fold:
                 "SELECT o.id, l.type, o.clock, o.at, o.tz, o.reason FROM links l "
                 "JOIN ops o ON o.id = l.op WHERE l.target = ? UNION ALL "
                 "SELECT m.id, l.type, m.clock, m.at, m.tz, NULL FROM links l "
-                "JOIN memories m ON m.id = l.op WHERE l.target = ?",
+                "JOIN memories m ON m.digest = unhex(l.op) WHERE l.target = ?",
                 (memory_id, memory_id),
             )
         ]
@@ -457,16 +509,16 @@ class Fold:
             c.execute("DELETE FROM memories_fts WHERE rowid = "
                       "(SELECT fts FROM memories WHERE rowid = ?)", (rowid,))
         c.execute(
-            "UPDATE memories SET status = ?, retired_by = ?, retired_at = ?, "
+            "UPDATE memories SET state = ?, retired_by = ?, retired_at = ?, "
             "retired_tz = ?, retired_reason = ? WHERE rowid = ?",
-            (st.status, by.op_id if by else None, by.at if by else None,
+            (schema.STATE_CODE[st.status], by.op_id if by else None, by.at if by else None,
              by.tz if by else None, by.reason if by else None, rowid),
         )
         if forgetting:
             # Tombstone: scrub every content field.
             c.execute(
                 "UPDATE memories SET text = NULL, key = NULL, tags = '[]', "
-                "entities = '[]', source = NULL, session = NULL, paths = '[]', norm = NULL, "
+                "entities = '[]', source = NULL, session = NULL, paths = NULL, norm = NULL, "
                 "shadowed_by = NULL, link = NULL "
                 "WHERE rowid = ?",
                 (rowid,),

@@ -54,7 +54,7 @@ def walk(c: sqlite3.Connection, *, scope: Scope, names: Iterable[str] = (),
             where = f"(e.src IN ({fm}) OR e.dst IN ({fm}))"
             args = [*frontier, *frontier]
         sql, args = filters("SELECT e.memory, e.src, e.predicate, e.dst FROM edges e "
-                            f"JOIN memories m ON m.id = e.memory WHERE {where}",
+                            f"JOIN memories m ON m.digest = unhex(e.memory) WHERE {where}",
                             list(args), scope)
         found = c.execute(sql + " ORDER BY e.memory LIMIT ?", [*args, limit]).fetchall()
         frontier = []

@@ -106,12 +106,13 @@ def _ranked(c: sqlite3.Connection, match: str, scope: Scope, limit: int) -> list
         if not ranked:
             return []
         # INDEXED BY: look the rows up by their FTS row (a planner without statistics
-        # once walked every active memory through an index on status instead).
-        sql, args = filters("SELECT m.fts, m.id FROM memories m INDEXED BY memories_fts_row "
+        # once walked every active memory through an index on status instead). The
+        # ids' bytes: only those kept are spelled in hex (SQL would spell every one).
+        sql, args = filters("SELECT m.fts, m.digest FROM memories m INDEXED BY memories_fts_row "
                             f"WHERE m.fts IN ({','.join('?' * len(ranked))})",
                             [r for r, _ in ranked], scope)
-        ids = dict(c.execute(sql, args).fetchall())
-        hits = [(ids[rowid], float(r)) for rowid, r in ranked if rowid in ids][:limit]
+        keys: dict[int, bytes] = dict(c.execute(sql, args).fetchall())
+        hits = [(keys[rowid].hex(), float(r)) for rowid, r in ranked if rowid in keys][:limit]
         if len(hits) >= limit or len(ranked) < want:
             return hits
         if want > 4096:

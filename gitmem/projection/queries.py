@@ -19,7 +19,9 @@ import msgspec.structs
 
 from .. import ops
 from ..model import OpInfo, Record, Skipped
-from .rows import ADD_COLS, MEMORY_COLS, OP_COLS, norm, opinfo, partition, record as _record
+from .rows import (ADD_COLS, IMPORTANCE, MEMORY_COLS, OP_COLS, digest, digests, norm, opinfo,
+                   partition, record as _record)
+from .schema import KIND_CODE
 from .scope import Scope, filters
 
 
@@ -52,19 +54,25 @@ def meta(c: sqlite3.Connection) -> dict[str, str]:
 
 def resolve_prefix(c: sqlite3.Connection, prefix: str) -> list[str]:
     """Memory ids starting with ``prefix`` (at most 11, enough to report)."""
-    hi = prefix + "g"  # 'g' sorts after every hex digit
+    if len(prefix) > 64 or not _HEX.fullmatch(prefix):
+        return []  # no id starts so
+    # The ids from the prefix's first to its last (an odd digit is half a byte).
+    lo, hi = (digest(prefix + fill * (64 - len(prefix))) for fill in "0f")
     return [
         r[0]
         for r in c.execute(
-            "SELECT id FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT 11",
-            (prefix, hi),
+            "SELECT id FROM memories WHERE digest BETWEEN ? AND ? ORDER BY digest LIMIT 11",
+            (lo, hi),
         )
     ]
 
 
+_HEX = re.compile("[0-9a-f]*")
+
+
 def record(c: sqlite3.Connection, memory_id: str) -> Record | None:
     row = c.execute(
-        f"SELECT {MEMORY_COLS} FROM memories m WHERE m.id = ?", (memory_id,)
+        f"SELECT {MEMORY_COLS} FROM memories m WHERE m.digest = ?", (digest(memory_id),)
     ).fetchone()
     return _record(row) if row else None
 
@@ -72,7 +80,8 @@ def record(c: sqlite3.Connection, memory_id: str) -> Record | None:
 def records(c: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Record]:
     return {
         row[0]: _record(row)
-        for row in by_ids(c, f"SELECT {MEMORY_COLS} FROM memories m WHERE m.id IN", ids)
+        for row in by_ids(c, f"SELECT {MEMORY_COLS} FROM memories m WHERE m.digest IN",
+                          digests(ids))
     }
 
 
@@ -80,11 +89,11 @@ def ops_touching(c: sqlite3.Connection, memory_id: str) -> list[OpInfo]:
     """The add op of a memory and every op that targets it, in replay order (the
     adds among them, its own and any that supersede it, are memories' rows)."""
     rows = c.execute(
-        f"SELECT {ADD_COLS} FROM memories m WHERE m.id = ? "
-        "OR m.id IN (SELECT op FROM links WHERE target = ?) UNION ALL "
+        f"SELECT {ADD_COLS} FROM memories m WHERE m.digest = ? "
+        "OR m.digest IN (SELECT unhex(op) FROM links WHERE target = ?) UNION ALL "
         f"SELECT {OP_COLS} FROM ops o WHERE o.target = ? "
         "OR o.id IN (SELECT op FROM links WHERE target = ?) ORDER BY 5, 1",
-        (memory_id, memory_id, memory_id, memory_id),
+        (digest(memory_id), memory_id, memory_id, memory_id),
     ).fetchall()
     return [opinfo(r) for r in rows]
 
@@ -117,15 +126,15 @@ def best_per_memory(
     marks = ",".join("?" * len(slots))
     # CROSS JOIN fixes the order: look rows up by slot, then their memory (a planner
     # without statistics once walked every active memory through an index on status).
-    sql = (f"SELECT r.slot, m.id FROM vec_rows r CROSS JOIN memories m ON m.rowid = r.memory "
-           f"WHERE r.slot IN ({marks})")
+    sql = (f"SELECT r.slot, m.digest FROM vec_rows r CROSS JOIN memories m "
+           f"ON m.rowid = r.memory WHERE r.slot IN ({marks})")
     sql, args = filters(sql, list(slots), scope)
-    best: dict[str, float] = {}
-    for slot, mid in c.execute(sql, args):
+    best: dict[bytes, float] = {}  # by the id's bytes (in the ids' order)
+    for slot, key in c.execute(sql, args):
         d = round(distance(slot), 6)
-        if d < best.get(mid, 2.0):
-            best[mid] = d
-    return sorted((d, mid) for mid, d in best.items())
+        if d < best.get(key, 2.0):
+            best[key] = d
+    return [(d, key.hex()) for d, key in sorted((d, key) for key, d in best.items())]
 
 
 def salience_inputs(
@@ -147,14 +156,14 @@ def salience_inputs(
     for i in range(0, len(ids), 400):
         chunk = ids[i : i + 400]
         marks = ",".join("?" * len(chunk))
-        for mid, kind, imp, at, n, last in c.execute(
-            "SELECT m.id, m.kind, m.importance, m.at, count(c.id), max(c.at) "
+        for key, kind, imp, at, n, last in c.execute(
+            f"SELECT m.digest, m.kind, {IMPORTANCE}, m.at, count(c.id), max(c.at) "
             "FROM memories m LEFT JOIN ops c ON c.target = m.id AND c.type = 'confirm' "
             f"AND c.outcome IS NOT 'failed'{when} "
-            f"WHERE m.id IN ({marks}) GROUP BY m.id",
-            [*extra, *chunk],
+            f"WHERE m.digest IN ({marks}) GROUP BY m.digest",
+            [*extra, *digests(chunk)],
         ):
-            out[mid] = (kind, float(imp), int(at), int(n), last)
+            out[key.hex()] = (kind, float(imp), int(at), int(n), last)
     if horizon is not None:
         late = [mid for mid, v in out.items() if v[2] > horizon]
         bound = _believable_times(c, late, horizon) if late else {}
@@ -172,7 +181,7 @@ def _believable_times(c: sqlite3.Connection, ids: list[str], horizon: int) -> di
     the oldest believable time in the log (it claims a place before everything
     we can date), or ``horizon`` when nothing in the log can be dated."""
     clocks = sorted((clock, mid) for mid, clock in by_ids(
-        c, "SELECT id, clock FROM memories WHERE id IN", ids))
+        c, "SELECT id, clock FROM memories WHERE digest IN", digests(ids)))
     out: dict[str, int] = {}
     if not clocks:
         return out
@@ -276,13 +285,13 @@ def future_dated(c: sqlite3.Connection, after: int, limit: int = 20) -> tuple[in
 def standing(c: sqlite3.Connection, ids: Iterable[str]) -> dict[str, bool]:
     """For each id: is it current truth (active and not a conflict's loser)?"""
     return {mid: st == "active" and sh is None for mid, st, sh in by_ids(
-        c, "SELECT id, status, shadowed_by FROM memories WHERE id IN", ids)}
+        c, "SELECT id, status, shadowed_by FROM memories WHERE digest IN", digests(ids))}
 
 
 def live_ids(c: sqlite3.Connection, ids: list[str], scope: Scope) -> list[str]:
     """Those of ``ids`` that are current under ``scope``."""
-    sql, args = filters("SELECT m.id FROM memories m WHERE m.id IN "
-                        f"({','.join('?' * len(ids))})", list(ids), scope)
+    sql, args = filters("SELECT m.id FROM memories m WHERE m.digest IN "
+                        f"({','.join('?' * len(ids))})", list[object](digests(ids)), scope)
     return [r[0] for r in c.execute(sql, args)] if ids else []
 
 
@@ -303,11 +312,11 @@ def duplicate_of(c: sqlite3.Connection, text: str, kind: str, key: str | None) -
     """The oldest current memory with the same normalised text, kind and key."""
     same = ops.normalize_text(text)
     for mid, other in c.execute(
-        "SELECT id, text FROM memories WHERE norm = ? AND kind = ? AND key IS ? "
-        "AND status = 'active' AND quarantine IS NULL ORDER BY clock, id",
-        (norm(text), kind, key),
+        "SELECT id, text FROM memories INDEXED BY memories_norm WHERE norm = ? "
+        "AND kind_code = ? AND key IS ? AND status = 'active' AND quarantine IS NULL "
+        "ORDER BY clock, id", (norm(text), KIND_CODE.get(kind, -1), key),
     ):
-        if ops.normalize_text(other) == same:  # (norm is 64 bits of the text's hash)
+        if ops.normalize_text(other) == same:  # (norm is 32 bits of the text's hash)
             return str(mid)
     return None
 
@@ -321,8 +330,9 @@ def unembedded(
     # memories_top (15 ms at 100k) than the few waiting ones.
     rows = c.execute(
         "SELECT id, key, text, entities, tags FROM memories INDEXED BY memories_unembedded "
-        "WHERE vec_slot IS NULL AND text IS NOT NULL AND kind = ? AND status = 'active' "
-        "AND quarantine IS NULL ORDER BY id LIMIT ?", (kind, limit + 1)).fetchall()
+        "WHERE vec_slot IS NULL AND text IS NOT NULL AND kind_code = ? AND status = 'active' "
+        "AND quarantine IS NULL ORDER BY id LIMIT ?", (KIND_CODE.get(kind, -1), limit + 1)
+    ).fetchall()
     if len(rows) > limit:
         return None
     return [(mid, key, text, json.loads(ents), json.loads(tags))
@@ -343,7 +353,8 @@ def neighbours(c: sqlite3.Connection, ids: list[str], *,
     none (with filters, the next one visible: not always the very next)."""
     out: dict[str, tuple[str | None, str | None]] = {}
     for mid in ids:
-        row = c.execute("SELECT session, clock FROM memories WHERE id = ?", (mid,)).fetchone()
+        row = c.execute("SELECT session, clock FROM memories WHERE digest = ?",
+                        (digest(mid),)).fetchone()
         if row is None or row[0] is None:
             continue
         session, clock = row
@@ -351,10 +362,10 @@ def neighbours(c: sqlite3.Connection, ids: list[str], *,
         for cmp, order in ((">", "ASC"), ("<", "DESC")):
             sql = (
                 "SELECT m.id FROM memories m WHERE m.session = ? AND "
-                f"(m.clock {cmp} ? OR (m.clock = ? AND m.id {cmp} ?))"
+                f"(m.clock {cmp} ? OR (m.clock = ? AND m.digest {cmp} ?))"
             )
-            sql, args = filters(sql, [session, clock, clock, mid], scope)
-            sql += f" ORDER BY m.clock {order}, m.id {order} LIMIT 1"
+            sql, args = filters(sql, [session, clock, clock, digest(mid)], scope)
+            sql += f" ORDER BY m.clock {order}, m.digest {order} LIMIT 1"
             r = c.execute(sql, args).fetchone()
             found.append(r[0] if r else None)
         out[mid] = (found[0], found[1])
@@ -369,7 +380,8 @@ _ASKS = re.compile(r"[?\uff1f\u061f](?=\s|$|[\"')\]}\u201d\u2019])")
 
 def questions(c: sqlite3.Connection, ids: list[str]) -> set[str]:
     """Which of ``ids`` ask something: a sentence of their text ends with a question mark."""
-    return {mid for mid, text in by_ids(c, "SELECT id, text FROM memories WHERE id IN", ids)
+    return {mid for mid, text in by_ids(c, "SELECT id, text FROM memories WHERE digest IN",
+                                        digests(ids))
             if text and _ASKS.search(text)}
 
 
@@ -420,7 +432,7 @@ def dump(c: sqlite3.Connection) -> str:
         ("ops", f"SELECT {ADD_COLS}, m.by, NULL FROM memories m UNION ALL "
                 f"SELECT {OP_COLS}, o.by, o.outcome FROM ops o ORDER BY 1"),
         ("links", "SELECT target, op, type, at, closes FROM links ORDER BY target, op"),
-        ("memories", f"SELECT {MEMORY_COLS}, m.norm FROM memories m ORDER BY m.id"),
+        ("memories", f"SELECT {MEMORY_COLS}, m.norm FROM memories m ORDER BY m.digest"),
         # What the full-text index holds (it stores no text: its words, where they are).
         ("fts", "SELECT m.id, v.col, v.offset, v.term FROM temp.memories_fts_words v "
                 "JOIN memories m ON m.fts = v.doc ORDER BY m.id, v.col, v.offset"),
@@ -463,7 +475,7 @@ def term_frequencies(c: sqlite3.Connection,
 def term_presence(c: sqlite3.Connection, ids: list[str],
                   matches: dict[str, str]) -> dict[str, set[str]]:
     """memory id -> which of ``matches``' words its text, key, tags or entities hold."""
-    rows = dict(by_ids(c, "SELECT id, fts FROM memories WHERE id IN", ids))
+    rows = dict(by_ids(c, "SELECT id, fts FROM memories WHERE digest IN", digests(ids)))
     out: dict[str, set[str]] = {mid: set() for mid in ids}
     for mid, row in rows.items():
         if row is None:

@@ -6,15 +6,18 @@ and several queries share them, so they live side by side here.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from .. import ops
 from ..model import Anchor, LinkInfo, OpInfo, Record
 from ..timefmt import iso
 
-# A row's partition ref, its author's name and email (numbers in the row), and a
-# commit id (bytes in the row) as text: SQL on memory alias ``m`` or op alias ``o``.
+# A row's partition ref, its author's name and email, and a commit id as text (the
+# row holds numbers: see schema.py): SQL on memory alias ``m`` or op alias ``o``.
 def _ref(a: str) -> str:
     return f"(SELECT p.ref FROM partitions p WHERE p.id = {a}.part)"
 
@@ -24,15 +27,19 @@ def _author(a: str) -> str:
             f"(SELECT au.email FROM authors au WHERE au.id = {a}.author)")
 
 
-def _hex(column: str) -> str:
-    return f"nullif(lower(hex({column})), '')"
+def _commit(column: str) -> str:
+    return (f"CASE WHEN typeof({column}) = 'blob' THEN lower(hex({column})) ELSE "
+            f"(SELECT lower(hex(cm.oid)) FROM commits cm WHERE cm.id = {column}) END")
 
+
+# A memory's importance (alias m): the row holds twice it (see schema.py).
+IMPORTANCE = "m.importance / 2.0"
 
 # The columns of a memory row (alias m), in the order ``record`` unpacks them.
 MEMORY_COLS = (
-    "m.id, m.kind, m.text, m.key, m.tags, m.entities, m.importance, m.valid_from, "
-    f"m.valid_until, m.source, m.session, {_hex('m.anchor_commit')}, m.paths, m.supersedes, "
-    f"{_ref('m')}, {_hex('m.commit_id')}, m.clock, m.at, m.tz, {_author('m')}, m.status, "
+    f"m.id, m.kind, m.text, m.key, m.tags, m.entities, {IMPORTANCE}, m.valid_from, "
+    f"m.valid_until, m.source, m.session, {_commit('m.anchor_commit')}, m.paths, m.supersedes, "
+    f"{_ref('m')}, {_commit('m.commit_id')}, m.clock, m.at, m.tz, {_author('m')}, m.status, "
     "m.retired_by, m.retired_at, m.retired_tz, m.retired_reason, m.quarantine, "
     "m.shadowed_by, m.by, m.link"
 )
@@ -40,34 +47,49 @@ MEMORY_COLS = (
 # The columns of an op, for ``opinfo``: an add's are its memory's row (alias m), with
 # its text; every other op's are its row in ops (alias o).
 ADD_COLS = (
-    f"m.id, 'add', {_ref('m')}, {_hex('m.commit_id')}, m.clock, m.at, m.tz, {_author('m')}, "
+    f"m.id, 'add', {_ref('m')}, {_commit('m.commit_id')}, m.clock, m.at, m.tz, {_author('m')}, "
     "NULL, NULL, m.text"
 )
 OP_COLS = (
-    f"o.id, o.type, {_ref('o')}, {_hex('o.commit_id')}, o.clock, o.at, o.tz, {_author('o')}, "
+    f"o.id, o.type, {_ref('o')}, {_commit('o.commit_id')}, o.clock, o.at, o.tz, {_author('o')}, "
     "o.target, o.reason, NULL"
 )
 
 
 def norm(text: str) -> int:
-    """A memory's ``norm`` column: 64 bits of ``ops.text_hash`` (normalised text), as a
-    signed integer. Equal texts have equal norms; a reader compares the texts too."""
-    return int(ops.text_hash(text)[:16], 16) - (1 << 63)
+    """A memory's ``norm`` column: 32 bits of ``ops.text_hash`` (normalised text), as a
+    signed integer (4 bytes in the row and its index). Equal texts have equal norms; a
+    reader compares the texts too (at 100k memories, a lookup meets another text's
+    norm once in 40,000)."""
+    return int(ops.text_hash(text)[:8], 16) - (1 << 31)
 
 
-def oid_bytes(hex_id: str | None) -> bytes | None:
-    """A commit id as stored: its bytes (SQL reads it back with ``lower(hex(...))``)."""
-    return None if hex_id is None else bytes.fromhex(hex_id)
+_ID = re.compile("[0-9a-f]{64}")
+
+
+@functools.lru_cache(maxsize=4096)  # a recall converts its ~100 candidates ~6 times
+def digest(memory_id: str) -> bytes:
+    """A memory id as a row stores it (``memories.digest``): its 32 bytes. Anything
+    but an id's 64 lower-case hex digits gives b"", which no memory has (as no
+    memory's id was such a text)."""
+    if isinstance(memory_id, str) and _ID.fullmatch(memory_id):
+        return bytes.fromhex(memory_id)
+    return b""
+
+
+def digests(ids: Iterable[str]) -> list[bytes]:
+    """``digest`` of each id, in order."""
+    return [digest(mid) for mid in ids]
 
 
 def partition(ref: str) -> str:
     return ref.rsplit("/", 1)[-1]
 
 
-def _list(raw: str) -> Any:
-    """A JSON list column; most are empty, and "[]" needs no parser (~0.7 us a call,
-    four a row: the context profile builds ~600 rows)."""
-    return [] if raw == "[]" else json.loads(raw)
+def _list(raw: str | None) -> Any:
+    """A JSON list column (NULL or "[]": empty); most are empty, and need no parser
+    (~0.7 us a call, four a row: the context profile builds ~600 rows)."""
+    return [] if raw is None or raw == "[]" else json.loads(raw)
 
 
 def record(row: tuple[Any, ...]) -> Record:

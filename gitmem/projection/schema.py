@@ -25,6 +25,7 @@ import errno
 import functools
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -49,7 +50,13 @@ from . import code
 #     row in memories_fts: 32 bits of its id, kept in id order (was 60 bits).
 #     No memories_status; memories_top and memories_author ascending;
 #     memories_unembedded (partial) instead of memories_vec.
-SCHEMA_VERSION = 14
+# 15: commit ids (a memory's anchor commit, the commit of a pack of several ops)
+#     named once in commits, rows hold their number; memories.importance holds twice the importance;
+#     memories.paths and supersedes NULL when empty; memories.room; norm in 32 bits,
+#     memories_norm on it alone; memories.digest (the id's bytes; memories.id is
+#     computed from it); memories.fts of 24 bits of the id (was 32); kind and status
+#     computed from numbers (kind_code, state).
+SCHEMA_VERSION = 15
 DB_NAME = "projection.sqlite3"
 
 # SQLite primary result codes (https://sqlite.org/rescode.html).
@@ -233,6 +240,9 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
         # Forgotten text must not linger in free pages of the file.
         conn.execute("PRAGMA secure_delete = ON")
+        if sqlite3.sqlite_version_info < (3, 41):
+            # A text id to the bytes memories.digest holds: SQLite's own unhex() from 3.41.
+            conn.create_function("unhex", 1, _unhex, deterministic=True)
     except BaseException:
         conn.close()
         raise
@@ -299,6 +309,17 @@ def release(conn: sqlite3.Connection, path: Path) -> None:
     _PARKED[str(path)] = conn
     if older is not None and older is not conn:
         older.close()
+
+
+def _unhex(text: object) -> bytes | None:
+    """SQLite's unhex(X) (3.41): the bytes of an even number of hex digits, else NULL.
+    Never raises (an exception in a function would read as a damaged file)."""
+    if isinstance(text, str) and len(text) % 2 == 0 and _HEX.fullmatch(text):
+        return bytes.fromhex(text)
+    return None
+
+
+_HEX = re.compile("[0-9a-fA-F]*")
 
 
 def wanted_meta() -> dict[str, str]:
@@ -448,7 +469,7 @@ CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 -- Each partition replayed: the tip replayed (NULL while its first commit is) and
 -- the last clock accepted. Rows name their partition by id (part) and their
 -- author by an authors row: a ref or an author's name and email, repeated on
--- every row, were a fifth of the file. Commit ids are stored as their bytes.
+-- every row, were a fifth of the file. Commits too are named by number (commits).
 CREATE TABLE partitions(
     id INTEGER PRIMARY KEY, ref TEXT NOT NULL UNIQUE, tip TEXT,
     last_clock INTEGER NOT NULL DEFAULT 0
@@ -456,12 +477,22 @@ CREATE TABLE partitions(
 CREATE TABLE authors(
     id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL, UNIQUE(email, name)
 );
+-- Commit ids that many rows share, stored once as their bytes: rows name them by
+-- number. An import writes a thousand ops per commit, and a memory's anchor
+-- commit is the HEAD it was written at, shared with every memory written there
+-- (two 20-byte ids on every memory row were 4 MB at 100k). A commit of a single
+-- op (an add) is named by its row as its bytes: a row here and in the index would
+-- take three times that. Numbers follow arrival order and are never shown: queries
+-- read the bytes (rows.py). A row nothing names any more (its partition was
+-- rewritten) stays until the next rebuild.
+CREATE TABLE commits(id INTEGER PRIMARY KEY, oid BLOB NOT NULL UNIQUE);
 -- Every op but adds: an add's op row is its memory's row (memories holds its id,
 -- partition, commit, clock, time and author), so ops holds the few that target a
 -- memory (invalidate, forget, confirm).
 CREATE TABLE ops(
     id TEXT PRIMARY KEY, type TEXT NOT NULL, part INTEGER NOT NULL,
-    commit_id BLOB NOT NULL, clock INTEGER NOT NULL, at INTEGER NOT NULL,
+    commit_id BLOB NOT NULL,  -- the commit's bytes, or its commits row (see commits)
+    clock INTEGER NOT NULL, at INTEGER NOT NULL,
     tz INTEGER NOT NULL, author INTEGER NOT NULL,
     target TEXT, reason TEXT,
     by TEXT,  -- "agent:NAME" when an agent wrote it for the author, NULL: a person
@@ -485,20 +516,47 @@ CREATE TABLE links(
 CREATE INDEX links_op ON links(op);
 CREATE TABLE memories(
     rowid INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, text TEXT, key TEXT,
-    tags TEXT NOT NULL, entities TEXT NOT NULL, importance REAL NOT NULL,
+    -- The memory's id (its add op's) as its 32 bytes, in the row and in its unique
+    -- index; ``id`` reads it as the 64 hex digits records show (computed, never
+    -- stored: look a memory up by digest, see rows.digest). Text ids were 6.5 MB
+    -- more at 100k.
+    digest BLOB NOT NULL UNIQUE,
+    id TEXT GENERATED ALWAYS AS (lower(hex(digest))) VIRTUAL,
+    -- Its kind and status as numbers (KINDS, STATES), which ``kind`` and ``status``
+    -- read as their names: the names on every row and in two indexes were 2 MB at
+    -- 100k. A query that walks an index by kind names kind_code.
+    kind_code INTEGER NOT NULL,
+    kind TEXT GENERATED ALWAYS AS (@KIND@) VIRTUAL,
+    text TEXT, key TEXT,
+    tags TEXT NOT NULL, entities TEXT NOT NULL,
+    -- Twice the memory's importance: exact (halving and doubling a float are), in the
+    -- same order, and a whole REAL is stored as an integer, so the default 0.5 takes
+    -- no byte (in the row and in two indexes: 8 bytes each, 2.5 MB at 100k).
+    importance REAL NOT NULL,
     valid_from INTEGER, valid_until INTEGER, source TEXT, session TEXT,
-    anchor_commit BLOB, paths TEXT NOT NULL, supersedes TEXT NOT NULL,
-    part INTEGER NOT NULL, commit_id BLOB NOT NULL, clock INTEGER NOT NULL,
+    -- JSON lists, NULL when empty (as most are). Tags and entities stay "[]": the
+    -- full-text index and the embedder read them as they are.
+    anchor_commit INTEGER, paths TEXT, supersedes TEXT,
+    part INTEGER NOT NULL,
+    commit_id BLOB NOT NULL,  -- the commit's bytes, or its commits row (see commits)
+    clock INTEGER NOT NULL,
     at INTEGER NOT NULL, tz INTEGER NOT NULL, author INTEGER NOT NULL,
-    status TEXT NOT NULL, retired_by TEXT, retired_at INTEGER,
+    state INTEGER NOT NULL,
+    status TEXT GENERATED ALWAYS AS (@STATUS@) VIRTUAL,
+    retired_by TEXT, retired_at INTEGER,
     retired_tz INTEGER, retired_reason TEXT,
     vec_slot INTEGER,  -- first row in vectors.i8, NULL until embedded
+    -- Room for the slot: 3 bytes while vec_slot is NULL, none once it is set, so a
+    -- row does not grow when its memory is embedded (a slot below 2^23 takes 3 bytes
+    -- at most). Rows are written packed into their pages; growing by their slot
+    -- afterwards, they split an eighth of the table's pages into half-empty ones
+    -- (3 MB at 100k).
+    room BLOB GENERATED ALWAYS AS (CASE WHEN vec_slot IS NULL THEN x'000000' END) STORED,
     quarantine TEXT,  -- why the write gate would refuse it, NULL when it passes
     -- A keyed value that loses a conflict: the id of the current winner (the
     -- greatest (clock, id) among the key's active values), NULL otherwise.
     shadowed_by TEXT,
-    norm INTEGER,  -- rows.norm(text), 64 bits of ops.text_hash: finds exact duplicates
+    norm INTEGER,  -- rows.norm(text), 32 bits of ops.text_hash: finds exact duplicates
     -- Its row in memories_fts: rows increase with ids (fold.FTS_BITS), so FTS5
     -- breaks bm25 ties in id order whatever order ops arrived in. (The table's own
     -- rowid stays sequential: random rowids would half-fill its pages.)
@@ -513,18 +571,17 @@ CREATE INDEX memories_key ON memories(key) WHERE key IS NOT NULL;
 -- id). Ascending, a new memory's entry goes after the others of its kind and
 -- importance, so pages fill up: descending, it went first and left pages half
 -- empty (5.3 MB at 100k memories added in packs, 3.0 ascending).
-CREATE INDEX memories_top ON memories(kind, importance, clock);
-CREATE INDEX memories_author ON memories(author, kind, importance, clock);
+CREATE INDEX memories_top ON memories(kind_code, importance, clock);
+CREATE INDEX memories_author ON memories(author, kind_code, importance, clock);
 CREATE INDEX memories_shadowed ON memories(shadowed_by) WHERE shadowed_by IS NOT NULL;
--- All three columns of the exact-duplicate lookup: on norm alone the planner
--- preferred an index on (status, kind) and scanned every current memory of the kind.
--- (There is no such index any more: no query needs one, and listing memories
--- walked it for 107 ms at 100k where a scan takes 36.)
-CREATE INDEX memories_norm ON memories(norm, kind, key);
+-- The exact-duplicate lookup (by norm alone: texts that share it are a handful at
+-- most, whatever their kind and key; the query names the index, as the planner
+-- would rather walk memories_top through every memory of the kind).
+CREATE INDEX memories_norm ON memories(norm);
 CREATE UNIQUE INDEX memories_fts_row ON memories(fts);
 -- The memories waiting for a vector (every read asks whether there are any): once
 -- embedded, a memory leaves it. A vector row's memory is found through vec_rows.
-CREATE INDEX memories_unembedded ON memories(kind) WHERE vec_slot IS NULL;
+CREATE INDEX memories_unembedded ON memories(kind_code) WHERE vec_slot IS NULL;
 -- Every vector row and the memory it belongs to: a long memory has a row for
 -- the whole and one per chunk, its similarity is the best of them.
 CREATE TABLE vec_rows(slot INTEGER PRIMARY KEY, memory INTEGER NOT NULL);
@@ -532,7 +589,7 @@ CREATE INDEX vec_rows_memory ON vec_rows(memory);
 CREATE INDEX memories_part ON memories(part, clock);
 -- The log's order (clock, id) among adds; ties of a clock are few, sorted after.
 CREATE INDEX memories_clock ON memories(clock);
-CREATE INDEX memories_session ON memories(session, clock, id) WHERE session IS NOT NULL;
+CREATE INDEX memories_session ON memories(session, clock, digest) WHERE session IS NOT NULL;
 -- The full-text index holds no copy of the text (external content): FTS5 reads a
 -- memory's indexed columns from this view only when it needs them (to delete its
 -- row from the index, or in an integrity check); ranking never does. Tags and
@@ -571,3 +628,19 @@ CREATE TABLE skipped(
     op_id TEXT, reason TEXT NOT NULL, PRIMARY KEY(ref, commit_id, line)
 ) WITHOUT ROWID;
 """
+
+# memories.kind_code and memories.state: a kind's and a status's number is its place
+# here (the two most frequent first: 0 and 1 take no byte in a row or an index).
+KINDS = ("note", "fact", "procedure", "edge", "persona")
+STATES = ("active", "invalidated", "superseded", "forgotten")
+KIND_CODE = {name: code for code, name in enumerate(KINDS)}
+STATE_CODE = {name: code for code, name in enumerate(STATES)}
+
+
+def _names(column: str, names: tuple[str, ...]) -> str:
+    return f"CASE {column} " + " ".join(f"WHEN {code} THEN '{name}'"
+                                        for code, name in enumerate(names)) + " END"
+
+
+SCHEMA = SCHEMA.replace("@KIND@", _names("kind_code", KINDS)).replace(
+    "@STATUS@", _names("state", STATES))

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import msgspec
 
+from .schema import KIND_CODE, STATE_CODE
+
+ACTIVE, FORGOTTEN = STATE_CODE["active"], STATE_CODE["forgotten"]
+
 
 class Scope(msgspec.Struct, frozen=True):
     """Which memories a query may return.
@@ -45,13 +49,14 @@ class Scope(msgspec.Struct, frozen=True):
 
 def live(a: str, scope: Scope) -> tuple[str, list[object]]:
     """SQL on memory alias ``a``: current under ``scope`` (conflicts aside)."""
-    conds = [f"{a}.status != 'forgotten'"]
+    # (state, the status's number: comparing ``status``, its name, computes the name)
+    conds = [f"{a}.state != {FORGOTTEN}"]
     args: list[object] = []
     if not scope.quarantined:
         conds.append(f"{a}.quarantine IS NULL")
     if scope.as_of is None and scope.valid_at is None:
         if not scope.retired:
-            conds.append(f"{a}.status = 'active'")
+            conds.append(f"{a}.state = {ACTIVE}")
             if scope.now is not None:
                 conds.append(f"({a}.valid_until IS NULL OR {a}.valid_until > ?)")
                 args.append(scope.now)
@@ -94,11 +99,11 @@ def filters(sql: str, args: list[object], scope: Scope) -> tuple[str, list[objec
             inner, inner_args = live("m2", scope)
             sql += (" AND (m.key IS NULL OR NOT EXISTS (SELECT 1 FROM memories m2 "
                     "WHERE m2.key = m.key AND (m2.clock > m.clock OR "
-                    f"(m2.clock = m.clock AND m2.id > m.id)) AND {inner}))")
+                    f"(m2.clock = m.clock AND m2.digest > m.digest)) AND {inner}))")
             args.extend(inner_args)
-    if scope.kinds:
-        sql += f" AND m.kind IN ({','.join('?' * len(scope.kinds))})"
-        args.extend(scope.kinds)
+    if scope.kinds:  # by number: memories_top and memories_author hold it
+        sql += f" AND m.kind_code IN ({','.join('?' * len(scope.kinds))})"
+        args.extend(KIND_CODE.get(kind, -1) for kind in scope.kinds)
     if scope.not_by:
         sql += (" AND m.author NOT IN (SELECT au.id FROM authors au WHERE au.email IN "
                 f"({','.join('?' * len(scope.not_by))}))")

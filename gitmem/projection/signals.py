@@ -13,6 +13,10 @@ import sqlite3
 from collections.abc import Iterable
 
 from .queries import by_ids
+from .rows import digests
+from .schema import KIND_CODE
+
+PROCEDURE = KIND_CODE["procedure"]  # (kind_code: memories_top holds it)
 
 
 # A partition's first session counts as a brain dump (trusted like an agent's
@@ -32,7 +36,7 @@ def unvouched(c: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
                "WHERE o.target = m.id AND o.type = 'confirm' AND o.outcome IS NOT 'failed' "
                "AND (o.by IS NULL OR (SELECT lower(a.email) FROM authors a WHERE a.id = o.author)"
                " != (SELECT lower(a.email) FROM authors a WHERE a.id = m.author))) "
-               "FROM memories m WHERE m.id IN", ids):
+               "FROM memories m WHERE m.digest IN", digests(ids)):
         if vouched:
             continue
         if by is not None:
@@ -58,7 +62,7 @@ def unvouched(c: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
 def procedures_naming(c: sqlite3.Connection, command: str, limit: int = 5) -> list[str]:
     """Current procedures whose text holds ``command`` verbatim, newest first."""
     return [r[0] for r in c.execute(
-        "SELECT id FROM memories WHERE status = 'active' AND kind = 'procedure' "
+        f"SELECT id FROM memories WHERE status = 'active' AND kind_code = {PROCEDURE} "
         "AND quarantine IS NULL AND shadowed_by IS NULL AND instr(text, ?) > 0 "
         "ORDER BY clock DESC, id LIMIT ?", (command, limit))]
 
@@ -72,7 +76,7 @@ def procedure_outcomes(c: sqlite3.Connection) -> list[tuple[str, str, str | None
         "SELECT m.id, m.text, m.key, m.tags, count(o.id), sum(o.outcome = 'worked'), "
         "sum(o.outcome = 'failed'), max(o.at), m.at FROM memories m LEFT JOIN ops o "
         "ON o.target = m.id AND o.type = 'confirm' AND o.outcome IS NOT NULL "
-        "WHERE m.kind = 'procedure' AND m.status = 'active' AND m.quarantine IS NULL "
+        f"WHERE m.kind_code = {PROCEDURE} AND m.status = 'active' AND m.quarantine IS NULL "
         "AND m.shadowed_by IS NULL GROUP BY m.id "
         "HAVING count(o.id) > 0 OR EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = 'skill') "
         "ORDER BY m.id")
@@ -83,7 +87,7 @@ def procedure_outcomes(c: sqlite3.Connection) -> list[tuple[str, str, str | None
 def paths_of(c: sqlite3.Connection, ids: Iterable[str]) -> dict[str, list[str]]:
     """The paths each memory is tied to (its anchors and the paths its text names)."""
     out: dict[str, list[str]] = {}
-    for mid, raw in by_ids(c, "SELECT id, paths FROM memories WHERE id IN", ids):
+    for mid, raw in by_ids(c, "SELECT id, paths FROM memories WHERE digest IN", digests(ids)):
         try:
             paths = json.loads(raw or "[]")
         except ValueError:
