@@ -285,7 +285,7 @@ def test_a_big_replay_leaves_no_big_log(repo: Path) -> None:
     import json
 
     lines = "\n".join(json.dumps({"text": f"note {i} about the {i % 7} queue and its worker {i}"})
-                      for i in range(9000))
+                      for i in range(13000))
     gm("import", "-", cwd=repo, input=lines)
     gm("recall", "queue", cwd=repo)
     wal = cache(repo) / "projection.sqlite3-wal"
