@@ -38,8 +38,8 @@ STOPWORDS = frozenset(
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 # Lower than the usual 60 (tuned for TREC runs fusing many systems): with two channels a
-# channel's top hit should count (1/11 against 1/20 at rank 10, where 60 gave 1/61 and
-# 1/70). Measured at 60, 20, 10, 5, 2 (docs/recall.md): 10 is in the middle of a flat
+# channel's top hit should count (1/11, as much as rank 12 in both; with 60, 1/61 was
+# as much as rank 61 in both). Measured at 60, 20, 10, 5, 2 (docs/recall.md): 10 is in the middle of a flat
 # gain on LoCoMo and the coding benchmark, level on the hold-out.
 RRF_K = 10
 CANDIDATES = 100  # per channel, before fusion

@@ -8,6 +8,7 @@ write-ahead log) as bytes and through SQLite's own checks.
 from __future__ import annotations
 
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -347,11 +348,29 @@ def test_forgotten_text_leaves_the_log_after_a_crash_before_its_checkpoint(repo:
     died = subprocess.run([sys.executable, "-c", _DIES_AT_CHECKPOINT, "recall", "wombat"],
                           cwd=repo, capture_output=True, text=True, check=False)
     assert died.returncode == -9, died.stderr
+    _only_the_kept_memory_on_disk(repo)
+
+
+def _only_the_kept_memory_on_disk(repo: Path) -> None:
+    """Two more commands later, the forgotten memory is in neither file; the kept one is."""
     for _ in range(2):
         assert "wombat" in gm("recall", "wombat ledger", cwd=repo).stdout
     raw = file_bytes(repo)
     assert b"quokka" not in raw and b"fortnight" not in raw
     assert b"wombat" in raw
+
+
+def _snapshot_reader(repo: Path) -> subprocess.Popen[str]:
+    """A process holding a read snapshot of the projection until a line on its stdin;
+    it then ends as git-mem does (os._exit, no close)."""
+    import sys
+
+    hold = ("import os, sqlite3, sys\n"
+            "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+            "c.execute('BEGIN'); c.execute('SELECT count(*) FROM memories').fetchall()\n"
+            "print('holding', flush=True); sys.stdin.readline(); os._exit(0)\n")
+    return subprocess.Popen([sys.executable, "-c", hold, str(cache(repo) / "projection.sqlite3")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
 
 def test_forgotten_text_leaves_the_log_once_a_reader_that_held_it_is_gone(repo: Path) -> None:
@@ -362,12 +381,7 @@ def test_forgotten_text_leaves_the_log_once_a_reader_that_held_it_is_gone(repo: 
     import sys
 
     _forgotten(repo)
-    hold = ("import os, sqlite3, sys\n"
-            "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
-            "c.execute('BEGIN'); c.execute('SELECT count(*) FROM memories').fetchall()\n"
-            "print('holding', flush=True); sys.stdin.readline(); os._exit(0)\n")
-    reader = subprocess.Popen([sys.executable, "-c", hold, str(cache(repo) / "projection.sqlite3")],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    reader = _snapshot_reader(repo)
     try:
         assert reader.stdout is not None and reader.stdout.readline() == "holding\n"
         quick = ("import sys\nfrom gitmem.projection import schema\n"
@@ -378,11 +392,7 @@ def test_forgotten_text_leaves_the_log_once_a_reader_that_held_it_is_gone(repo: 
         assert out.returncode == 0 and "wombat" in out.stdout, out.stderr
     finally:
         reader.communicate("\n", timeout=30)
-    for _ in range(2):
-        assert "wombat" in gm("recall", "wombat ledger", cwd=repo).stdout
-    raw = file_bytes(repo)
-    assert b"quokka" not in raw and b"fortnight" not in raw
-    assert b"wombat" in raw
+    _only_the_kept_memory_on_disk(repo)
 
 
 def test_a_big_log_is_not_worth_waiting_for_a_reader(repo: Path) -> None:
@@ -395,12 +405,7 @@ def test_a_big_log_is_not_worth_waiting_for_a_reader(repo: Path) -> None:
 
     assert gm("add", "the wombat ledger is kept", cwd=repo).returncode == 0
     assert "wombat" in gm("recall", "wombat", cwd=repo).stdout  # the log holds frames
-    hold = ("import os, sqlite3, sys\n"
-            "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
-            "c.execute('BEGIN'); c.execute('SELECT count(*) FROM memories').fetchall()\n"
-            "print('holding', flush=True); sys.stdin.readline(); os._exit(0)\n")
-    reader = subprocess.Popen([sys.executable, "-c", hold, str(cache(repo) / "projection.sqlite3")],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    reader = _snapshot_reader(repo)
     try:
         assert reader.stdout is not None and reader.stdout.readline() == "holding\n"
         assert gm("add", "deploys go through the blue pipeline", cwd=repo).returncode == 0

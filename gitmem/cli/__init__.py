@@ -112,6 +112,9 @@ def _quick_msgspec() -> None:
     sys.modules["typing_extensions"] = None  # type: ignore[assignment]  # an ImportError
     try:
         import msgspec  # noqa: F401
+    except ImportError:  # a msgspec that needs it after all: import it as usual
+        for name in [m for m in sys.modules if m == "msgspec" or m.startswith("msgspec.")]:
+            del sys.modules[name]
     finally:
         del sys.modules["typing_extensions"]
 

@@ -165,6 +165,8 @@ def _plugin_shapes() -> prefilter.Present | None:
     # Each pattern is compiled only when a text holds one of its literals (~8 ms for all).
     return prefilter.Present([None if f is None else frozenset(f)
                               for f in DETECT_SECRETS["factors"]])
+
+
 _MAYBE_SECRET = lazy(r"(?i)\d|[$%@<]|pass|secret|token|key|auth|pwd|\bpw\b|cred|login|seed|codes?\b|community")
 
 

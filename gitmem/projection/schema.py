@@ -295,8 +295,9 @@ def release(conn: sqlite3.Connection, path: Path) -> None:
     A process that ends with os._exit leaves the log as a crash would, which
     SQLite is built to recover: the next connection reads the log (~0.3 ms for
     2 MB), and a refresh that leaves more than WAL_KEEP_BYTES in it checkpoints
-    it, so it stays bounded. Durability is unchanged (synchronous=NORMAL syncs
-    only at checkpoints either way). One connection per file is parked:
+    it, so it stays bounded. A power cut may now roll back the projection's
+    writes of several commands instead of one (synchronous=NORMAL syncs only at
+    checkpoints): the next refresh replays them from the log, which is synced. One connection per file is parked:
     a long-lived command (mcp) closes the older one when it parks the next."""
     from .. import process
 
