@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 import msgspec
 
@@ -34,12 +34,15 @@ _MEMORY_INSERT = (
 )
 
 
-class Commit(NamedTuple):
+class Commit:
     """A replayed pack's commit: its id's bytes, and what its ops' rows hold to name
     it (the bytes, or a commits row: see Fold._pack_commit)."""
 
-    oid: bytes
-    stored: bytes | int
+    __slots__ = ("oid", "stored")
+
+    def __init__(self, oid: bytes, stored: bytes | int) -> None:
+        self.oid = oid
+        self.stored = stored
 
 
 class LogSource(Protocol):

@@ -54,7 +54,7 @@ def meta(c: sqlite3.Connection) -> dict[str, str]:
 
 def resolve_prefix(c: sqlite3.Connection, prefix: str) -> list[str]:
     """Memory ids starting with ``prefix`` (at most 11, enough to report)."""
-    if len(prefix) > 64 or not _HEX.fullmatch(prefix):
+    if len(prefix) > 64 or not set(prefix) <= _HEX:
         return []  # no id starts so
     # The ids from the prefix's first to its last (an odd digit is half a byte).
     lo, hi = (digest(prefix + fill * (64 - len(prefix))) for fill in "0f")
@@ -67,7 +67,7 @@ def resolve_prefix(c: sqlite3.Connection, prefix: str) -> list[str]:
     ]
 
 
-_HEX = re.compile("[0-9a-f]*")
+_HEX = set("0123456789abcdef")
 
 
 def record(c: sqlite3.Connection, memory_id: str) -> Record | None:

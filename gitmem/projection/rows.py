@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -64,16 +63,18 @@ def norm(text: str) -> int:
     return int(ops.text_hash(text)[:8], 16) - (1 << 31)
 
 
-_ID = re.compile("[0-9a-f]{64}")
-
-
 @functools.lru_cache(maxsize=4096)  # a recall converts its ~100 candidates ~6 times
 def digest(memory_id: str) -> bytes:
     """A memory id as a row stores it (``memories.digest``): its 32 bytes. Anything
     but an id's 64 lower-case hex digits gives b"", which no memory has (as no
     memory's id was such a text)."""
-    if isinstance(memory_id, str) and _ID.fullmatch(memory_id):
-        return bytes.fromhex(memory_id)
+    if isinstance(memory_id, str) and len(memory_id) == 64 and memory_id.lower() == memory_id:
+        try:
+            key = bytes.fromhex(memory_id)
+        except ValueError:
+            return b""
+        if len(key) == 32:  # (fromhex skips white space)
+            return key
     return b""
 
 

@@ -25,7 +25,6 @@ import errno
 import functools
 import json
 import os
-import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -315,12 +314,13 @@ def release(conn: sqlite3.Connection, path: Path) -> None:
 def _unhex(text: object) -> bytes | None:
     """SQLite's unhex(X) (3.41): the bytes of an even number of hex digits, else NULL.
     Never raises (an exception in a function would read as a damaged file)."""
-    if isinstance(text, str) and len(text) % 2 == 0 and _HEX.fullmatch(text):
-        return bytes.fromhex(text)
-    return None
-
-
-_HEX = re.compile("[0-9a-fA-F]*")
+    if not isinstance(text, str):
+        return None
+    try:
+        data = bytes.fromhex(text)
+    except ValueError:
+        return None
+    return data if len(data) * 2 == len(text) else None  # (fromhex skips white space)
 
 
 def wanted_meta() -> dict[str, str]:
