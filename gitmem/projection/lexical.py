@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 from typing import NamedTuple
 
+from .rows import spell
 from .scope import Scope, filters
 
 
@@ -112,7 +113,12 @@ def _ranked(c: sqlite3.Connection, match: str, scope: Scope, limit: int) -> list
                             f"WHERE m.fts IN ({','.join('?' * len(ranked))})",
                             [r for r, _ in ranked], scope)
         keys: dict[int, bytes] = dict(c.execute(sql, args).fetchall())
-        hits = [(keys[rowid].hex(), float(r)) for rowid, r in ranked if rowid in keys][:limit]
+        hits: list[tuple[str, float]] = []
+        for rowid, r in ranked:
+            if rowid in keys:
+                hits.append((spell(keys[rowid]), float(r)))
+                if len(hits) == limit:
+                    break
         if len(hits) >= limit or len(ranked) < want:
             return hits
         if want > 4096:

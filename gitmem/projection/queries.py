@@ -19,9 +19,9 @@ import msgspec.structs
 
 from .. import ops
 from ..model import OpInfo, Record, Skipped
-from .rows import (ADD_COLS, IMPORTANCE, MEMORY_COLS, OP_COLS, digest, digests, norm, opinfo,
-                   partition, record as _record)
-from .schema import KIND_CODE
+from .rows import (ADD_COLS, MEMORY_COLS, OP_COLS, digest, digests, norm, opinfo, partition,
+                   record as _record, spell)
+from .schema import KIND_CODE, KINDS
 from .scope import Scope, filters
 
 
@@ -78,11 +78,9 @@ def record(c: sqlite3.Connection, memory_id: str) -> Record | None:
 
 
 def records(c: sqlite3.Connection, ids: Iterable[str]) -> dict[str, Record]:
-    return {
-        row[0]: _record(row)
-        for row in by_ids(c, f"SELECT {MEMORY_COLS} FROM memories m WHERE m.digest IN",
-                          digests(ids))
-    }
+    found = (_record(row) for row in by_ids(
+        c, f"SELECT {MEMORY_COLS} FROM memories m WHERE m.digest IN", digests(ids)))
+    return {r.id: r for r in found}
 
 
 def ops_touching(c: sqlite3.Connection, memory_id: str) -> list[OpInfo]:
@@ -134,7 +132,7 @@ def best_per_memory(
         d = round(distance(slot), 6)
         if d < best.get(key, 2.0):
             best[key] = d
-    return [(d, key.hex()) for d, key in sorted((d, key) for key, d in best.items())]
+    return [(d, spell(key)) for d, key in sorted((d, key) for key, d in best.items())]
 
 
 def salience_inputs(
@@ -157,13 +155,14 @@ def salience_inputs(
         chunk = ids[i : i + 400]
         marks = ",".join("?" * len(chunk))
         for key, kind, imp, at, n, last in c.execute(
-            f"SELECT m.digest, m.kind, {IMPORTANCE}, m.at, count(c.id), max(c.at) "
+            "SELECT m.digest, m.kind_code, m.importance, m.at, count(c.id), max(c.at) "
             "FROM memories m LEFT JOIN ops c ON c.target = m.id AND c.type = 'confirm' "
             f"AND c.outcome IS NOT 'failed'{when} "
             f"WHERE m.digest IN ({marks}) GROUP BY m.digest",
             [*extra, *digests(chunk)],
         ):
-            out[key.hex()] = (kind, float(imp), int(at), int(n), last)
+            # (the row's numbers: the kind's, twice the importance; see schema.py)
+            out[spell(key)] = (KINDS[kind], float(imp) / 2, int(at), int(n), last)
     if horizon is not None:
         late = [mid for mid, v in out.items() if v[2] > horizon]
         bound = _believable_times(c, late, horizon) if late else {}
@@ -445,7 +444,8 @@ def dump(c: sqlite3.Connection) -> str:
     ]
     for name, sql in queries:
         for row in c.execute(sql):
-            out.append(name + " " + json.dumps(list(row), ensure_ascii=False))
+            values = [v.hex() if isinstance(v, bytes) else v for v in row]  # (ids' bytes)
+            out.append(name + " " + json.dumps(values, ensure_ascii=False))
     return "\n".join(out) + "\n"
 
 

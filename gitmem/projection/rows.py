@@ -6,7 +6,6 @@ and several queries share them, so they live side by side here.
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from .. import ops
 from ..model import Anchor, LinkInfo, OpInfo, Record
 from ..timefmt import iso
+from .schema import KINDS, STATES
 
 # A row's partition ref, its author's name and email, and a commit id as text (the
 # row holds numbers: see schema.py): SQL on memory alias ``m`` or op alias ``o``.
@@ -27,18 +27,23 @@ def _author(a: str) -> str:
 
 
 def _commit(column: str) -> str:
-    return (f"CASE WHEN typeof({column}) = 'blob' THEN lower(hex({column})) ELSE "
-            f"(SELECT lower(hex(cm.oid)) FROM commits cm WHERE cm.id = {column}) END")
+    """A row's commit as text: its bytes, or a commits row (see schema.py)."""
+    return f"lower(hex({_oid(column)}))"
 
 
-# A memory's importance (alias m): the row holds twice it (see schema.py).
-IMPORTANCE = "m.importance / 2.0"
+def _oid(column: str) -> str:
+    """A row's commit as bytes: its own, or its commits row's (see schema.py)."""
+    return (f"CASE WHEN typeof({column}) = 'integer' THEN "
+            f"(SELECT cm.oid FROM commits cm WHERE cm.id = {column}) ELSE {column} END")
 
-# The columns of a memory row (alias m), in the order ``record`` unpacks them.
+
+# The columns of a memory row (alias m), in the order ``record`` unpacks them. Bytes
+# and numbers as the row holds them (the id's, the commits', kind, status, twice the
+# importance): Python spells them for less than SQL (a context profile reads ~600 rows).
 MEMORY_COLS = (
-    f"m.id, m.kind, m.text, m.key, m.tags, m.entities, {IMPORTANCE}, m.valid_from, "
-    f"m.valid_until, m.source, m.session, {_commit('m.anchor_commit')}, m.paths, m.supersedes, "
-    f"{_ref('m')}, {_commit('m.commit_id')}, m.clock, m.at, m.tz, {_author('m')}, m.status, "
+    "m.digest, m.kind_code, m.text, m.key, m.tags, m.entities, m.importance, m.valid_from, "
+    f"m.valid_until, m.source, m.session, {_oid('m.anchor_commit')}, m.paths, m.supersedes, "
+    f"{_ref('m')}, {_oid('m.commit_id')}, m.clock, m.at, m.tz, {_author('m')}, m.state, "
     "m.retired_by, m.retired_at, m.retired_tz, m.retired_reason, m.quarantine, "
     "m.shadowed_by, m.by, m.link"
 )
@@ -63,18 +68,36 @@ def norm(text: str) -> int:
     return int(ops.text_hash(text)[:8], 16) - (1 << 31)
 
 
-@functools.lru_cache(maxsize=4096)  # a recall converts its ~100 candidates ~6 times
+# Ids met lately (read from rows, or asked about) and their bytes: a recall or a
+# context profile asks about the ~100-600 ids it has just read, several times over.
+_KNOWN: dict[str, bytes] = {}
+_KNOWN_MAX = 8192
+
+
+def spell(key: bytes) -> str:
+    """A memory's id from a row's ``digest``: 64 hex digits (remembered for ``digest``)."""
+    memory_id = key.hex()
+    if len(_KNOWN) >= _KNOWN_MAX:
+        _KNOWN.clear()
+    _KNOWN[memory_id] = key
+    return memory_id
+
+
 def digest(memory_id: str) -> bytes:
     """A memory id as a row stores it (``memories.digest``): its 32 bytes. Anything
     but an id's 64 lower-case hex digits gives b"", which no memory has (as no
     memory's id was such a text)."""
-    if isinstance(memory_id, str) and len(memory_id) == 64 and memory_id.lower() == memory_id:
-        try:
-            key = bytes.fromhex(memory_id)
-        except ValueError:
-            return b""
-        if len(key) == 32:  # (fromhex skips white space)
-            return key
+    key = _KNOWN.get(memory_id)
+    if key is not None:
+        return key
+    try:
+        key = bytes.fromhex(memory_id)
+    except (TypeError, ValueError):
+        return b""
+    # 64 digits made 32 bytes (fromhex skips white space), none of them upper case.
+    if len(key) == 32 and len(memory_id) == 64 and (memory_id.islower() or memory_id.isdigit()):
+        spell(key)
+        return key
     return b""
 
 
@@ -96,19 +119,20 @@ def _list(raw: str | None) -> Any:
 def record(row: tuple[Any, ...]) -> Record:
     (mid, kind, text, key, tags, entities, importance, vfrom, vuntil, source, session,
      anchor_commit, paths, supersedes, ref, commit, clock, at, tz, aname, aemail,
-     status, retired_by, retired_at, retired_tz, retired_reason, quarantine, shadowed_by,
+     state, retired_by, retired_at, retired_tz, retired_reason, quarantine, shadowed_by,
      by, link) = row
     return Record(
-        id=mid, kind=kind, text=text, key=key, tags=_list(tags),
-        entities=_list(entities), importance=importance,
+        id=spell(mid), kind=KINDS[kind], text=text, key=key, tags=_list(tags),
+        entities=_list(entities), importance=importance / 2,
         valid_from=iso(vfrom, tz) if vfrom is not None else None,
         valid_until=iso(vuntil, tz) if vuntil is not None else None,
         source=source, session=session,
-        anchors=Anchor(commit=anchor_commit, paths=_list(paths)),
+        anchors=Anchor(commit=anchor_commit.hex() if anchor_commit else None,
+                       paths=_list(paths)),
         supersedes=_list(supersedes), author=aname, author_email=aemail,
         partition=partition(ref), clock=clock, recorded_at=iso(at, tz) or "",
-        status=status, retired_at=iso(retired_at, retired_tz or 0),
-        retired_by=retired_by, retired_reason=retired_reason, commit=commit,
+        status=STATES[state], retired_at=iso(retired_at, retired_tz or 0),
+        retired_by=retired_by, retired_reason=retired_reason, commit=commit.hex(),
         quarantine=quarantine, conflict_with=shadowed_by, by=by,
         link=LinkInfo(**json.loads(link)) if link else None,
     )
