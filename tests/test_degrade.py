@@ -577,6 +577,33 @@ def test_a_reader_that_goes_away_or_a_full_output_device_is_not_a_bug(
     assert done.stderr.startswith("error: cannot write the output: No space left on device")
 
 
+@pytest.mark.parametrize("fast", [True, False], ids=["fast path", "click"])
+@pytest.mark.parametrize("args", [["log"], ["log", "--json"], ["recall", "database", "--limit", "1500"],
+                                  ["recall", "database", "--limit", "1500", "--json"]])
+def test_a_reader_that_goes_away_part_way_ends_the_command_as_git_does(
+        repo: Path, args: list[str], fast: bool) -> None:
+    """`git mem log | head -1` on a large log: the reader takes the first lines and
+    closes the pipe while the rest is being written. The command ends with 141, as
+    git does, not 0 with its output cut short (one large write lost the EPIPE)."""
+    lines = "\n".join(json.dumps({"text": f"note {i} about the database and its cache, "
+                                          + "with words to fill the output " * 16})
+                      for i in range(1500))
+    ok(gm("import", "-", cwd=repo, input=lines))
+    env = dict(os.environ)
+    if not fast:
+        env["GITMEM_NO_FAST_PATH"] = "1"
+    whole = subprocess.run([GIT_MEM, *args], cwd=repo, env=env, capture_output=True,
+                           check=False)
+    assert whole.returncode == 0 and len(whole.stdout) > 2 * 65536, whole.stderr
+    proc = subprocess.Popen([GIT_MEM, *args], cwd=repo, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(100)  # the first line is read ...
+    proc.stdout.close()  # ... and the reader is gone while the rest is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141 and "error" not in err, err
+
+
 @pytest.mark.parametrize("encoding", ["latin-1", "ascii"])
 def test_output_is_utf8_whatever_the_locale_says(repo: Path, encoding: str) -> None:
     """Memory text is UTF-8; a Latin-1 stream cannot hold a snowman, and every recall

@@ -22,6 +22,7 @@ import click
 from .. import __version__, envelope
 from . import render
 from .output import emit_json, internal_error, run, who
+from .stdio import echo
 
 __all__ = ["cli", "main", "run", "who", "emit", "emit_json", "read_stdin", "stdin_bytes",
            "Group", "COMMANDS", "COMPLETE_VAR", "load_all", "preload"]
@@ -73,7 +74,7 @@ def emit(command: str, as_json: bool, data: Any, human: str) -> None:
     if as_json:
         emit_json(envelope.ok(command, data, []))
     else:
-        click.echo(render.safe(human), nl=not human.endswith("\n"))
+        echo(render.safe(human), nl=not human.endswith("\n"))
 
 
 class Group(click.Group):
