@@ -215,6 +215,39 @@ def test_a_memory_added_by_another_process_is_seen(repo: Path, tmp_path: Path) -
     run(repo, tmp_path, body)
 
 
+def test_a_projection_deleted_or_rebuilt_under_the_server_is_reopened(
+        repo: Path, tmp_path: Path) -> None:
+    """Another process deletes the cache (``rm -rf .git/mem/cache``) or runs ``git mem
+    rebuild``. The server took the file it still held for damaged ("projection was
+    corrupt", "vector file was damaged"), or answered from a deleted file. It now
+    sees that the file at its path is not the one it opened, and reopens: a deleted
+    one is rebuilt with the warning that says so, a rebuilt one is simply read."""
+    import shutil
+
+    db = repo / ".git" / "mem" / "cache" / "projection.sqlite3"
+
+    async def body(s: ClientSession) -> None:
+        await call(s, "add", text="the staging database is postgres 16 on port 5433")
+        _, before = await call(s, "recall", query="staging database port")
+        assert before["data"]["hits"] and before["warnings"] == []
+        shutil.rmtree(db.parent)
+        _, after = await call(s, "recall", query="staging database port")
+        assert [h["id"] for h in after["data"]["hits"]] == [h["id"] for h in
+                                                             before["data"]["hits"]]
+        assert after["warnings"] == ["projection was missing; rebuilt it from the op-log"]
+        assert db.exists()
+        rebuilt = await asyncio.to_thread(gm, "rebuild", cwd=repo)
+        assert rebuilt.returncode == 0 and "warning" not in rebuilt.stderr, rebuilt.stderr
+        await asyncio.to_thread(gm, "add", "the cache is redis 7, flushed on deploy", cwd=repo)
+        _, third = await call(s, "recall", query="which cache, redis")
+        assert "redis 7" in third["data"]["hits"][0]["text"] and third["warnings"] == []
+
+    err = run(repo, tmp_path, body)
+    assert "Traceback" not in err, err
+    listed = json.loads(gm("status", "--json", cwd=repo).stdout)["data"]
+    assert listed["memories"]["active"] == 2, listed
+
+
 def test_outside_a_repository_every_call_is_a_tool_error(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()

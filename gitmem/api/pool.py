@@ -134,7 +134,10 @@ class Pool:
         from ..projection.schema import ProjectionUnwritable
 
         if self._open:
-            return self.projection
+            if not self.projection.replaced():
+                return self.projection
+            self.projection.close(park=False)  # another process deleted it: reopen
+            self._open = False
         try:
             self._open_projection(rebuilding=rebuilding)
         except ProjectionUnwritable as exc:
@@ -323,6 +326,9 @@ class Pool:
             if self._temporary is not None:
                 raise ReadOnly(f"cannot write the projection in {self.log.state_dir / CACHE_DIR}"
                                ": read-only file system")
+            done = self._rebuild_in_place()
+            if done is not None:
+                return done
             proj = self.projection
             verdicts = self._salvage_verdicts(proj)
             self._open = False
@@ -331,6 +337,36 @@ class Pool:
             if verdicts:
                 proj.keep_verdicts(verdicts)
             return self.refresh_from_log(proj, full=True)
+
+    def _rebuild_in_place(self) -> RefreshReport | None:
+        """Replay every partition into the file in use, in one transaction, when
+        it is sound (opens at this schema, passes SQLite's page check); None
+        otherwise, and the caller deletes it and starts afresh.
+
+        Why in place: readers in other processes (an MCP server, hooks, a recall)
+        keep answering from the old rows until the replay commits. Deleting the
+        files under them made each reader start a build of its own, or append
+        vectors to a file the rebuild then took for damaged. Nothing of the old
+        rows survives the replay (it clears every table the log fills and writes
+        a new vector file); the gate's verdicts stay, as the other way salvages
+        them."""
+        from ..projection import ProjectionCorrupt
+
+        proj = self.projection
+        if not _exists(proj.path):
+            return None
+        try:
+            self._open = False
+            proj.open()
+            proj.reset_reason = None  # an older schema was reset: replayed below anyway
+            if not proj.quick_check():
+                raise ProjectionCorrupt("the page check failed")
+            self._open = True
+            return self.refresh_from_log(proj, full=True)
+        except ProjectionCorrupt:
+            self._open = False
+            proj.close(park=False)  # destroy() closes it for good before the files go
+            return None
 
     @staticmethod
     def _salvage_verdicts(proj: Projection) -> list[tuple[str, str, str | None]]:

@@ -29,6 +29,9 @@ def status(personal: bool, as_json: bool) -> None:
 def rebuild(as_json: bool) -> None:
     """Drop the projection's content and replay every partition from the op-log.
 
+    Readers in other processes keep answering from the old content until the
+    replay commits. A damaged projection is deleted first, unread.
+
     \b
     Example:
       git mem rebuild

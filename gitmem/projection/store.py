@@ -70,6 +70,14 @@ OPTIMIZE_FROM = 5000
 MAX_SEGMENTS = 4
 
 
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def fts_segments(c: sqlite3.Connection) -> int:
     """How many segments the full-text index has (each is searched for every word)."""
     return int(c.execute("SELECT count(DISTINCT segid) FROM memories_fts_idx").fetchone()[0])
@@ -107,6 +115,8 @@ class Projection:
         self._scans = 0  # vector scans this process has run
         self.numpy_from = NUMPY_FROM  # rows from which a repeat scanner loads numpy
         self.conn: sqlite3.Connection | None = None
+        # (device, inode) of the file the connection opened: see replaced().
+        self._identity: tuple[int, int] | None = None
         self.created = False  # True when open() had to make a new file
         self.vectors_damaged = False
         self.reset_reason: str | None = None
@@ -137,6 +147,7 @@ class Projection:
         self.directory.mkdir(parents=True, exist_ok=True)  # a file there: damage
         self.created = not self.path.exists()
         self.conn = schema.connect(self.path)
+        self._identity = _identity(self.path)
         have = schema.read_meta(self.conn)
         want = schema.wanted_meta()
         if {k: have.get(k) for k in want} != want:
@@ -215,6 +226,22 @@ class Projection:
         """Verdicts (as ``gate_verdicts`` returns them, from the file a rebuild
         replaces) for the next refresh of this object to use."""
         self._carried.update((op, (version, reason)) for op, version, reason in rows)
+
+    def replaced(self) -> bool:
+        """The file at ``path`` is no longer the one this connection reads: another
+        process deleted the projection (``rebuild`` of a damaged file, ``rm -rf``)
+        and maybe built a new one. A long-lived reader (the MCP server) would go
+        on answering from the deleted file, and writing its refreshes there, for
+        as long as it lives; it reopens instead (one stat per read)."""
+        return self.conn is not None and _identity(self.path) != self._identity
+
+    def quick_check(self) -> bool:
+        """SQLite's structural check of every page (not of indexes against their
+        tables): whether the file can be written in place."""
+        try:
+            return self._c.execute("PRAGMA quick_check(1)").fetchall() == [("ok",)]
+        except (sqlite3.DatabaseError, UnicodeError, RuntimeError):
+            return False
 
     def close(self, *, park: bool = True) -> None:
         """Close the file (a one-shot process may park it open: schema.release)."""
