@@ -18,7 +18,7 @@ import gitmem
 from conftest import gm
 from gitmem import ops
 from gitmem.api import gating
-from gitmem.projection import schema
+from gitmem.projection import damage, schema
 
 PHRASE = "the quokka ledger reconciles every fortnight at dawn"
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -253,13 +253,13 @@ def test_a_value_sqlite_cannot_bind_is_not_damage(tmp_path: Path) -> None:
         c.execute("SELECT ?", ("\udcff",))
         raise AssertionError("SQLite bound a lone surrogate")
     except UnicodeEncodeError as exc:
-        assert schema.damage(exc, tmp_path, reading=True) is None
+        assert damage.damage(exc, tmp_path, reading=True) is None
     finally:
         c.close()
     try:
         b"\xff\xfe".decode("utf-8")
     except UnicodeDecodeError as exc:
-        assert isinstance(schema.damage(exc, tmp_path), schema.ProjectionCorrupt)
+        assert isinstance(damage.damage(exc, tmp_path), damage.ProjectionCorrupt)
 
 
 # -- a command leaves its write-ahead log to the next one (schema.release) ----------------

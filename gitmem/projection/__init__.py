@@ -4,7 +4,8 @@ The projection is a cache of the fold over every op in ``refs/memory/*``,
 rebuilt from the log whenever it is missing, damaged or of another schema.
 Read the modules in this order:
 
-- ``schema``   the SQLite file: tables, SCHEMA_VERSION, connecting, corruption
+- ``schema``   the SQLite file: tables, SCHEMA_VERSION, connecting
+- ``damage``   what a failure means: ProjectionCorrupt (rebuild) or ProjectionUnwritable
 - ``fold``     replaying partition moves and ops into the tables (SQL that writes;
                the rules are ``gitmem.replay``'s)
 - ``scope``    which memories a query may see (``Scope`` and its SQL conditions)
@@ -17,8 +18,9 @@ Read the modules in this order:
 
 from typing import TYPE_CHECKING, Any
 
+from .damage import ProjectionCorrupt
 from .graph import MAX_EDGES
-from .schema import DB_NAME, SCHEMA_VERSION, ProjectionCorrupt
+from .schema import DB_NAME, SCHEMA_VERSION
 from .scope import Scope
 from .store import Projection
 from .usage import Usage

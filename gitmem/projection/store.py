@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 from ..model import RefreshReport
 from . import code, graph, queries, schema, signals
 from . import lexical as lexical_channel
-from .schema import DB_NAME, ProjectionCorrupt, guarded, guarded_read
+from .damage import ProjectionCorrupt, guarded, guarded_read
+from .schema import DB_NAME
 from .scope import Scope
 from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, spread, top_slot
 
@@ -47,7 +48,7 @@ R = TypeVar("R")
 def _query(fn: Callable[Concatenate[sqlite3.Connection, P], R]) -> Callable[Concatenate[Projection, P], R]:
     """``fn`` of ``gitmem.projection.queries`` as a method: run on the open
     connection, any failure to read raised as ProjectionCorrupt (see
-    ``schema.damage``). (Type checkers see ``fn``'s parameters; ``help()``
+    ``damage.damage``). (Type checkers see ``fn``'s parameters; ``help()``
     shows its docstring.)"""
 
     def method(self: Projection, /, *args: P.args, **kwargs: P.kwargs) -> R:
