@@ -18,7 +18,7 @@ import gitmem
 from conftest import gm
 from gitmem import ops
 from gitmem.api import gating
-from gitmem.projection import damage, schema
+from gitmem.projection import connection, damage, schema
 
 PHRASE = "the quokka ledger reconciles every fortnight at dawn"
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -262,7 +262,7 @@ def test_a_value_sqlite_cannot_bind_is_not_damage(tmp_path: Path) -> None:
         assert isinstance(damage.damage(exc, tmp_path), damage.ProjectionCorrupt)
 
 
-# -- a command leaves its write-ahead log to the next one (schema.release) ----------------
+# -- a command leaves its write-ahead log to the next one (connection.release) ------------
 
 
 def test_a_command_leaves_the_log_unsynced_and_a_host_checkpoints(repo: Path) -> None:
@@ -290,8 +290,8 @@ def test_a_big_replay_leaves_no_big_log(repo: Path) -> None:
     gm("import", "-", cwd=repo, input=lines)
     gm("recall", "queue", cwd=repo)
     wal = cache(repo) / "projection.sqlite3-wal"
-    assert (cache(repo) / "projection.sqlite3").stat().st_size > 2 * schema.WAL_KEEP_BYTES
-    assert not wal.exists() or wal.stat().st_size <= schema.WAL_KEEP_BYTES
+    assert (cache(repo) / "projection.sqlite3").stat().st_size > 2 * connection.WAL_KEEP_BYTES
+    assert not wal.exists() or wal.stat().st_size <= connection.WAL_KEEP_BYTES
 
 
 def test_a_long_lived_command_parks_one_connection_per_file(tmp_path: Path,
@@ -300,15 +300,15 @@ def test_a_long_lived_command_parks_one_connection_per_file(tmp_path: Path,
 
     monkeypatch.setattr(process, "one_shot", True)
     db = tmp_path / "p.sqlite3"
-    first, second = schema.connect(db), schema.connect(db)
+    first, second = connection.connect(db), connection.connect(db)
     try:
-        schema.release(first, db)
-        schema.release(second, db)
+        connection.release(first, db)
+        connection.release(second, db)
         with pytest.raises(sqlite3.ProgrammingError):
             first.execute("SELECT 1")  # closed when the next one was parked
         assert second.execute("SELECT 1").fetchone() == (1,)  # parked, open
     finally:
-        schema._PARKED.pop(str(db), None)
+        connection._PARKED.pop(str(db), None)
         second.close()
 
 
@@ -339,7 +339,7 @@ def _forgotten(repo: Path) -> str:
 def test_forgotten_text_leaves_the_log_after_a_crash_before_its_checkpoint(repo: Path) -> None:
     """The refresh that scrubs a forgotten memory commits, then empties the log; a
     process killed between the two leaves the old pages in the log. No process
-    closes it any more (schema.release), so the next one to open the file must
+    closes it any more (connection.release), so the next one to open the file must
     empty it, not only the next one to scrub something."""
     import subprocess
     import sys
@@ -384,8 +384,8 @@ def test_forgotten_text_leaves_the_log_once_a_reader_that_held_it_is_gone(repo: 
     reader = _snapshot_reader(repo)
     try:
         assert reader.stdout is not None and reader.stdout.readline() == "holding\n"
-        quick = ("import sys\nfrom gitmem.projection import schema\n"
-                 "schema.BUSY_TIMEOUT_MS = 200  # the checkpoint gives up on the reader soon\n"
+        quick = ("import sys\nfrom gitmem.projection import connection\n"
+                 "connection.BUSY_TIMEOUT_MS = 200  # the checkpoint gives up on the reader soon\n"
                  "from gitmem.cli import main\nsys.argv = ['git-mem'] + sys.argv[1:]\nmain()\n")
         out = subprocess.run([sys.executable, "-c", quick, "recall", "wombat"], cwd=repo,
                              capture_output=True, text=True, check=False)
@@ -409,9 +409,9 @@ def test_a_big_log_is_not_worth_waiting_for_a_reader(repo: Path) -> None:
     try:
         assert reader.stdout is not None and reader.stdout.readline() == "holding\n"
         assert gm("add", "deploys go through the blue pipeline", cwd=repo).returncode == 0
-        small = ("import sys\nfrom gitmem.projection import schema\n"
-                 "schema.BUSY_TIMEOUT_MS = 8000\n"
-                 "schema.WAL_KEEP_BYTES = 1  # every refresh leaves a log 'too big'\n"
+        small = ("import sys\nfrom gitmem.projection import connection\n"
+                 "connection.BUSY_TIMEOUT_MS = 8000\n"
+                 "connection.WAL_KEEP_BYTES = 1  # every refresh leaves a log 'too big'\n"
                  "from gitmem.cli import main\nsys.argv = ['git-mem'] + sys.argv[1:]\nmain()\n")
         start = time.monotonic()
         out = subprocess.run([sys.executable, "-c", small, "recall", "blue pipeline"], cwd=repo,

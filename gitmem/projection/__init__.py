@@ -4,7 +4,8 @@ The projection is a cache of the fold over every op in ``refs/memory/*``,
 rebuilt from the log whenever it is missing, damaged or of another schema.
 Read the modules in this order:
 
-- ``schema``   the SQLite file: tables, SCHEMA_VERSION, connecting
+- ``schema``   the SQLite file's tables, SCHEMA_VERSION, the check on open
+- ``connection`` opening the file (pragmas) and letting it go (release, the log)
 - ``damage``   what a failure means: ProjectionCorrupt (rebuild) or ProjectionUnwritable
 - ``fold``     replaying partition moves and ops into the tables (SQL that writes;
                the rules are ``gitmem.replay``'s)

@@ -12,8 +12,8 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
+from .connection import rollback
 from .damage import ProjectionCorrupt, ProjectionUnwritable, damage
-from .schema import rollback
 
 
 def _busy(exc: BaseException) -> bool:
