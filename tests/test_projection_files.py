@@ -18,7 +18,7 @@ import gitmem
 from conftest import gm
 from gitmem import ops
 from gitmem.api import gating
-from gitmem.projection import connection, damage, schema
+from gitmem.projection import connection, damage, tables
 
 PHRASE = "the quokka ledger reconciles every fortnight at dawn"
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -154,7 +154,7 @@ def test_a_projection_of_the_previous_schema_is_rebuilt(repo: Path) -> None:
     with sqlite3.connect(db) as c:
         names = {name for (name,) in c.execute("SELECT name FROM sqlite_master")}
         assert dict(c.execute("SELECT key, value FROM meta WHERE key IN ('schema', 'format')")) \
-            == schema.wanted_meta()
+            == tables.wanted_meta()
         assert c.execute("SELECT count(*) FROM memories").fetchone() == (2,)
     assert {"memories_fts_content", "memories_status"} & names == set()
     assert {"memories_text", "gate_versions", "authors"} <= names
@@ -207,7 +207,7 @@ def test_the_schema_is_checked_in_full_once_per_change(repo: Path) -> None:
     c = sqlite3.connect(path)
     try:
         stamp = c.execute("SELECT value FROM meta WHERE key = 'checked'").fetchone()[0]
-        assert stamp == schema._stamp(c.execute(schema._MASTER).fetchall())
+        assert stamp == tables._stamp(c.execute(tables._MASTER).fetchall())
         c.execute("CREATE INDEX stray ON memories(kind)")  # a change the stamp did not see
     finally:
         c.close()

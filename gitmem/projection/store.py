@@ -8,9 +8,9 @@ commits when something did.
 
 Why this module: front ends and recall need one object with one lifecycle
 (open, refresh, query, close). It owns the connection and the transactions;
-the work is done by its collaborators: ``schema`` (the file), ``fold`` (the
-SQL that writes), ``queries`` (the SQL that reads) and ``vectors`` (the
-int8 file and its exact scan). The rules themselves live in
+the work is done by its collaborators: ``tables`` and ``connection`` (the
+file), ``fold`` (the SQL that writes), ``queries`` (the SQL that reads) and
+``vectors`` (the int8 file and its exact scan). The rules themselves live in
 ``gitmem.replay``. ``dump()`` prints the state canonically for tests.
 """
 
@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from ..model import RefreshReport
-from . import code, connection, graph, queries, schema, signals
+from . import code, connection, graph, queries, signals, tables
 from . import lexical as lexical_channel
 from .damage import ProjectionCorrupt, guarded, guarded_read
-from .schema import DB_NAME
+from .tables import DB_NAME
 from .scope import Scope
 from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, spread, top_slot
 
@@ -138,15 +138,15 @@ class Projection:
         self.directory.mkdir(parents=True, exist_ok=True)  # a file there: damage
         self.created = not self.path.exists()
         self.conn = connection.connect(self.path)
-        have = schema.read_meta(self.conn)
-        want = schema.wanted_meta()
+        have = tables.read_meta(self.conn)
+        want = tables.wanted_meta()
         if {k: have.get(k) for k in want} != want:
             if have:
                 self.reset_reason = "projection schema changed"
-            if not schema.reset(self._c, want):
+            if not tables.reset(self._c, want):
                 self.reset_reason = None  # another process rebuilt it while we waited
         else:
-            schema.check(self._c)
+            tables.check(self._c)
         self._log_scrub = connection.LOG_SCRUB in have
         if self._log_scrub:  # a scrub's checkpoint was held back or cut short: finish it
             self._log_scrub = not connection.empty_log(self._c, scrub=True, wait=False)
