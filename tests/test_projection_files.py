@@ -379,6 +379,7 @@ def test_forgotten_text_leaves_the_log_once_a_reader_that_held_it_is_gone(repo: 
     process empties the log."""
     import subprocess
     import sys
+    import time
 
     _forgotten(repo)
     reader = _snapshot_reader(repo)
@@ -387,9 +388,12 @@ def test_forgotten_text_leaves_the_log_once_a_reader_that_held_it_is_gone(repo: 
         quick = ("import sys\nfrom gitmem.projection import connection\n"
                  "connection.BUSY_TIMEOUT_MS = 200  # the checkpoint gives up on the reader soon\n"
                  "from gitmem.cli import main\nsys.argv = ['git-mem'] + sys.argv[1:]\nmain()\n")
+        start = time.monotonic()
         out = subprocess.run([sys.executable, "-c", quick, "recall", "wombat"], cwd=repo,
                              capture_output=True, text=True, check=False)
+        took = time.monotonic() - start
         assert out.returncode == 0 and "wombat" in out.stdout, out.stderr
+        assert took < 30, took  # the timeout took effect (the default waits out the reader)
     finally:
         reader.communicate("\n", timeout=30)
     _only_the_kept_memory_on_disk(repo)
@@ -412,6 +416,11 @@ def test_a_big_log_is_not_worth_waiting_for_a_reader(repo: Path) -> None:
         small = ("import sys\nfrom gitmem.projection import connection\n"
                  "connection.BUSY_TIMEOUT_MS = 8000\n"
                  "connection.WAL_KEEP_BYTES = 1  # every refresh leaves a log 'too big'\n"
+                 "empty_log = connection.empty_log\n"
+                 "def tried(*args, **kwargs):\n"
+                 "    sys.stderr.write('checkpoint tried\\n')\n"
+                 "    return empty_log(*args, **kwargs)\n"
+                 "connection.empty_log = tried\n"
                  "from gitmem.cli import main\nsys.argv = ['git-mem'] + sys.argv[1:]\nmain()\n")
         start = time.monotonic()
         out = subprocess.run([sys.executable, "-c", small, "recall", "blue pipeline"], cwd=repo,
@@ -420,6 +429,7 @@ def test_a_big_log_is_not_worth_waiting_for_a_reader(repo: Path) -> None:
     finally:
         reader.communicate("\n", timeout=30)
     assert out.returncode == 0 and "blue pipeline" in out.stdout, out.stderr
+    assert "checkpoint tried" in out.stderr, out.stderr  # else the test proves nothing
     assert took < 6, took
 
 
