@@ -3,7 +3,7 @@ command is done (the ``git-mem`` program), or a host that lives on (a library
 user, a test run).
 
 Why this exists: what a one-shot process may leave to its exit differs. Its
-SQLite connections need not be closed (projection/schema.release): closing the
+SQLite connections need not be closed (projection/connection.release): closing the
 last connection checkpoints the write-ahead log and syncs the file, ~5-15 ms of
 a command that wrote, which the next writer or the log's own limit does
 anyway. A host must close what it opens. The CLI says which it is, before it

@@ -415,7 +415,7 @@ def test_a_full_disk_is_a_typed_error_and_nothing_is_corrupted(
         assert "Traceback" not in err and "internal error" not in err, (name, err)
         if name == "recall (stale)" and code == 0:
             # The replay's pages fit in the write-ahead log an earlier command left
-            # (schema.release): nothing new to allocate, so it answers.
+            # (connection.release): nothing new to allocate, so it answers.
             assert "redis" in stdout, stdout
             continue
         assert code == 13, (name, code, err)

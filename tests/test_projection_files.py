@@ -18,7 +18,7 @@ import gitmem
 from conftest import gm
 from gitmem import ops
 from gitmem.api import gating
-from gitmem.projection import schema
+from gitmem.projection import connection, damage, tables
 
 PHRASE = "the quokka ledger reconciles every fortnight at dawn"
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -154,7 +154,7 @@ def test_a_projection_of_the_previous_schema_is_rebuilt(repo: Path) -> None:
     with sqlite3.connect(db) as c:
         names = {name for (name,) in c.execute("SELECT name FROM sqlite_master")}
         assert dict(c.execute("SELECT key, value FROM meta WHERE key IN ('schema', 'format')")) \
-            == schema.wanted_meta()
+            == tables.wanted_meta()
         assert c.execute("SELECT count(*) FROM memories").fetchone() == (2,)
     assert {"memories_fts_content", "memories_status"} & names == set()
     assert {"memories_text", "gate_versions", "authors"} <= names
@@ -207,7 +207,7 @@ def test_the_schema_is_checked_in_full_once_per_change(repo: Path) -> None:
     c = sqlite3.connect(path)
     try:
         stamp = c.execute("SELECT value FROM meta WHERE key = 'checked'").fetchone()[0]
-        assert stamp == schema._stamp(c.execute(schema._MASTER).fetchall())
+        assert stamp == tables._stamp(c.execute(tables._MASTER).fetchall())
         c.execute("CREATE INDEX stray ON memories(kind)")  # a change the stamp did not see
     finally:
         c.close()
@@ -253,16 +253,16 @@ def test_a_value_sqlite_cannot_bind_is_not_damage(tmp_path: Path) -> None:
         c.execute("SELECT ?", ("\udcff",))
         raise AssertionError("SQLite bound a lone surrogate")
     except UnicodeEncodeError as exc:
-        assert schema.damage(exc, tmp_path, reading=True) is None
+        assert damage.damage(exc, tmp_path, reading=True) is None
     finally:
         c.close()
     try:
         b"\xff\xfe".decode("utf-8")
     except UnicodeDecodeError as exc:
-        assert isinstance(schema.damage(exc, tmp_path), schema.ProjectionCorrupt)
+        assert isinstance(damage.damage(exc, tmp_path), damage.ProjectionCorrupt)
 
 
-# -- a command leaves its write-ahead log to the next one (schema.release) ----------------
+# -- a command leaves its write-ahead log to the next one (connection.release) ------------
 
 
 def test_a_command_leaves_the_log_unsynced_and_a_host_checkpoints(repo: Path) -> None:
@@ -290,8 +290,8 @@ def test_a_big_replay_leaves_no_big_log(repo: Path) -> None:
     gm("import", "-", cwd=repo, input=lines)
     gm("recall", "queue", cwd=repo)
     wal = cache(repo) / "projection.sqlite3-wal"
-    assert (cache(repo) / "projection.sqlite3").stat().st_size > 2 * schema.WAL_KEEP_BYTES
-    assert not wal.exists() or wal.stat().st_size <= schema.WAL_KEEP_BYTES
+    assert (cache(repo) / "projection.sqlite3").stat().st_size > 2 * connection.WAL_KEEP_BYTES
+    assert not wal.exists() or wal.stat().st_size <= connection.WAL_KEEP_BYTES
 
 
 def test_a_long_lived_command_parks_one_connection_per_file(tmp_path: Path,
@@ -300,15 +300,15 @@ def test_a_long_lived_command_parks_one_connection_per_file(tmp_path: Path,
 
     monkeypatch.setattr(process, "one_shot", True)
     db = tmp_path / "p.sqlite3"
-    first, second = schema.connect(db), schema.connect(db)
+    first, second = connection.connect(db), connection.connect(db)
     try:
-        schema.release(first, db)
-        schema.release(second, db)
+        connection.release(first, db)
+        connection.release(second, db)
         with pytest.raises(sqlite3.ProgrammingError):
             first.execute("SELECT 1")  # closed when the next one was parked
         assert second.execute("SELECT 1").fetchone() == (1,)  # parked, open
     finally:
-        schema._PARKED.pop(str(db), None)
+        connection._PARKED.pop(str(db), None)
         second.close()
 
 
@@ -339,7 +339,7 @@ def _forgotten(repo: Path) -> str:
 def test_forgotten_text_leaves_the_log_after_a_crash_before_its_checkpoint(repo: Path) -> None:
     """The refresh that scrubs a forgotten memory commits, then empties the log; a
     process killed between the two leaves the old pages in the log. No process
-    closes it any more (schema.release), so the next one to open the file must
+    closes it any more (connection.release), so the next one to open the file must
     empty it, not only the next one to scrub something."""
     import subprocess
     import sys
@@ -379,17 +379,21 @@ def test_forgotten_text_leaves_the_log_once_a_reader_that_held_it_is_gone(repo: 
     process empties the log."""
     import subprocess
     import sys
+    import time
 
     _forgotten(repo)
     reader = _snapshot_reader(repo)
     try:
         assert reader.stdout is not None and reader.stdout.readline() == "holding\n"
-        quick = ("import sys\nfrom gitmem.projection import schema\n"
-                 "schema.BUSY_TIMEOUT_MS = 200  # the checkpoint gives up on the reader soon\n"
+        quick = ("import sys\nfrom gitmem.projection import connection\n"
+                 "connection.BUSY_TIMEOUT_MS = 200  # the checkpoint gives up on the reader soon\n"
                  "from gitmem.cli import main\nsys.argv = ['git-mem'] + sys.argv[1:]\nmain()\n")
+        start = time.monotonic()
         out = subprocess.run([sys.executable, "-c", quick, "recall", "wombat"], cwd=repo,
                              capture_output=True, text=True, check=False)
+        took = time.monotonic() - start
         assert out.returncode == 0 and "wombat" in out.stdout, out.stderr
+        assert took < 30, took  # the timeout took effect (the default waits out the reader)
     finally:
         reader.communicate("\n", timeout=30)
     _only_the_kept_memory_on_disk(repo)
@@ -409,9 +413,14 @@ def test_a_big_log_is_not_worth_waiting_for_a_reader(repo: Path) -> None:
     try:
         assert reader.stdout is not None and reader.stdout.readline() == "holding\n"
         assert gm("add", "deploys go through the blue pipeline", cwd=repo).returncode == 0
-        small = ("import sys\nfrom gitmem.projection import schema\n"
-                 "schema.BUSY_TIMEOUT_MS = 8000\n"
-                 "schema.WAL_KEEP_BYTES = 1  # every refresh leaves a log 'too big'\n"
+        small = ("import sys\nfrom gitmem.projection import connection\n"
+                 "connection.BUSY_TIMEOUT_MS = 8000\n"
+                 "connection.WAL_KEEP_BYTES = 1  # every refresh leaves a log 'too big'\n"
+                 "empty_log = connection.empty_log\n"
+                 "def tried(*args, **kwargs):\n"
+                 "    sys.stderr.write('checkpoint tried\\n')\n"
+                 "    return empty_log(*args, **kwargs)\n"
+                 "connection.empty_log = tried\n"
                  "from gitmem.cli import main\nsys.argv = ['git-mem'] + sys.argv[1:]\nmain()\n")
         start = time.monotonic()
         out = subprocess.run([sys.executable, "-c", small, "recall", "blue pipeline"], cwd=repo,
@@ -420,6 +429,7 @@ def test_a_big_log_is_not_worth_waiting_for_a_reader(repo: Path) -> None:
     finally:
         reader.communicate("\n", timeout=30)
     assert out.returncode == 0 and "blue pipeline" in out.stdout, out.stderr
+    assert "checkpoint tried" in out.stderr, out.stderr  # else the test proves nothing
     assert took < 6, took
 
 

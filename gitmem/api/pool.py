@@ -8,7 +8,7 @@ their own modules and take a pool, and ``Store`` combines a project pool with
 the person's own pool above them.
 
 It is also the one place where the projection's failures are answered (the
-projection package says what a failure means, ``schema.damage``): a corrupt
+projection package says what a failure means, ``damage.damage``): a corrupt
 or missing projection is deleted and replayed from the log with a one-line
 warning; a ``.git`` that cannot be written (a read-only mount or checkout)
 moves reads to a temporary copy, brought up to date from the log, with a
@@ -45,7 +45,7 @@ from .validate import check_writable
 
 if TYPE_CHECKING:
     from ..projection import Projection, Usage
-    from ..projection.schema import ProjectionUnwritable
+    from ..projection.damage import ProjectionUnwritable
 
 T = TypeVar("T")
 _HEX = re.compile(r"^[0-9a-f]+$")
@@ -131,7 +131,7 @@ class Pool:
     # -- projection lifecycle -------------------------------------------------
 
     def _ensure_open(self, *, rebuilding: bool = False) -> Projection:
-        from ..projection.schema import ProjectionUnwritable
+        from ..projection.damage import ProjectionUnwritable
 
         if self._open:
             if not self.projection.replaced():
@@ -223,7 +223,7 @@ class Pool:
     def writing(self) -> Iterator[None]:
         """Around anything that writes: a write the file system refuses is a
         typed error (DiskFull, ReadOnly, DiskError), never a traceback."""
-        from ..projection.schema import ProjectionUnwritable
+        from ..projection.damage import ProjectionUnwritable
 
         try:
             yield
@@ -250,7 +250,7 @@ class Pool:
         """Refresh, then run a query. A corrupt projection is rebuilt once, with a
         warning; a read-only .git moves it to a temporary copy, with a warning."""
         from ..projection import ProjectionCorrupt
-        from ..projection.schema import ProjectionUnwritable
+        from ..projection.damage import ProjectionUnwritable
 
         try:
             for attempt in (1, 2):

@@ -4,21 +4,24 @@ The projection is a cache of the fold over every op in ``refs/memory/*``,
 rebuilt from the log whenever it is missing, damaged or of another schema.
 Read the modules in this order:
 
-- ``schema``   the SQLite file: tables, SCHEMA_VERSION, connecting, corruption
-- ``fold``     replaying partition moves and ops into the tables (SQL that writes;
-               the rules are ``gitmem.replay``'s)
-- ``scope``    which memories a query may see (``Scope`` and its SQL conditions)
-- ``rows``     table rows -> ``gitmem.model`` records
-- ``queries``  the read queries
-- ``vectors``  the int8 vector file: append, zero, exact scans
-- ``store``    ``Projection``, the facade composing all of the above
-- ``usage``    the separate, local record of what recall handed out
+- ``tables``      what the SQLite file holds: the DDL, SCHEMA_VERSION, the check on open
+- ``connection``  opening the file (its pragmas) and letting it go (release, the log)
+- ``damage``      what a failure means: ProjectionCorrupt (rebuild) or ProjectionUnwritable
+- ``fold``        replaying partition moves and ops into the tables (SQL that writes;
+                  the rules are ``gitmem.replay``'s)
+- ``scope``       which memories a query may see (``Scope`` and its SQL conditions)
+- ``rows``        table rows -> ``gitmem.model`` records
+- ``queries``     the read queries
+- ``vectors``     the int8 vector file: append, zero, exact scans
+- ``store``       ``Projection``, the facade composing all of the above
+- ``usage``       the separate, local record of what recall handed out
 """
 
 from typing import TYPE_CHECKING, Any
 
+from .damage import ProjectionCorrupt
 from .graph import MAX_EDGES
-from .schema import DB_NAME, SCHEMA_VERSION, ProjectionCorrupt
+from .tables import DB_NAME, SCHEMA_VERSION
 from .scope import Scope
 from .store import Projection
 from .usage import Usage

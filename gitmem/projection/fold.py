@@ -21,7 +21,7 @@ import msgspec
 
 from .. import ops, replay
 from ..model import RefreshReport
-from . import code, schema
+from . import code, tables
 from .rows import digest, norm, partition
 from .verdicts import Verdicts
 
@@ -234,7 +234,7 @@ class Fold:
         report.partitions_rewritten = len(rewritten)
         # A first replay (nothing stored, empty tables) builds the indexes it does not
         # read at its end; the same transaction holds the drop, so a failure keeps them.
-        remake = (schema.drop_deferrable(c) if not stored and c.execute(
+        remake = (tables.drop_deferrable(c) if not stored and c.execute(
             "SELECT 1 FROM memories UNION ALL SELECT 1 FROM ops LIMIT 1").fetchone() is None
             else [])
         if remake:  # a first replay's random-order inserts: a page cache of 64 MiB for it
@@ -410,7 +410,7 @@ class Fold:
                 )
             tags, entities = _json(m.tags), _json(m.entities)
             named = self._verdict.version()  # the version that judged quarantine
-            values = (key, schema.KIND_CODE[m.kind], m.text, m.key, tags, entities,
+            values = (key, tables.KIND_CODE[m.kind], m.text, m.key, tags, entities,
                       m.importance * 2, m.valid_from, m.valid_until, m.source, m.session,
                       None if m.anchors.commit is None else self._commit(
                           bytes.fromhex(m.anchors.commit)),
@@ -514,7 +514,7 @@ class Fold:
         c.execute(
             "UPDATE memories SET state = ?, retired_by = ?, retired_at = ?, "
             "retired_tz = ?, retired_reason = ? WHERE rowid = ?",
-            (schema.STATE_CODE[st.status], by.op_id if by else None, by.at if by else None,
+            (tables.STATE_CODE[st.status], by.op_id if by else None, by.at if by else None,
              by.tz if by else None, by.reason if by else None, rowid),
         )
         if forgetting:

@@ -21,7 +21,7 @@ from .. import ops
 from ..model import OpInfo, Record, Skipped
 from .rows import (ADD_COLS, MEMORY_COLS, OP_COLS, digest, digests, norm, opinfo, partition,
                    record as _record, spell)
-from .schema import KIND_CODE, KINDS
+from .tables import KIND_CODE, KINDS
 from .scope import Scope, filters
 
 
@@ -161,7 +161,7 @@ def salience_inputs(
             f"WHERE m.digest IN ({marks}) GROUP BY m.digest",
             [*extra, *digests(chunk)],
         ):
-            # (the row's numbers: the kind's, twice the importance; see schema.py)
+            # (the row's numbers: the kind's, twice the importance; see tables.py)
             out[spell(key)] = (KINDS[kind], float(imp) / 2, int(at), int(n), last)
     if horizon is not None:
         late = [mid for mid, v in out.items() if v[2] > horizon]

@@ -13,10 +13,10 @@ from typing import Any
 from .. import ops
 from ..model import Anchor, LinkInfo, OpInfo, Record
 from ..timefmt import iso
-from .schema import KINDS, STATES
+from .tables import KINDS, STATES
 
 # A row's partition ref, its author's name and email, and a commit id as text (the
-# row holds numbers: see schema.py): SQL on memory alias ``m`` or op alias ``o``.
+# row holds numbers: see tables.py): SQL on memory alias ``m`` or op alias ``o``.
 def _ref(a: str) -> str:
     return f"(SELECT p.ref FROM partitions p WHERE p.id = {a}.part)"
 
@@ -27,12 +27,12 @@ def _author(a: str) -> str:
 
 
 def _commit(column: str) -> str:
-    """A row's commit as text: its bytes, or a commits row (see schema.py)."""
+    """A row's commit as text: its bytes, or a commits row (see tables.py)."""
     return f"lower(hex({_oid(column)}))"
 
 
 def _oid(column: str) -> str:
-    """A row's commit as bytes: its own, or its commits row's (see schema.py)."""
+    """A row's commit as bytes: its own, or its commits row's (see tables.py)."""
     return (f"CASE WHEN typeof({column}) = 'integer' THEN "
             f"(SELECT cm.oid FROM commits cm WHERE cm.id = {column}) ELSE {column} END")
 

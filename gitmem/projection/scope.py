@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
-from .schema import KIND_CODE, STATE_CODE
+from .tables import KIND_CODE, STATE_CODE
 
 ACTIVE, FORGOTTEN = STATE_CODE["active"], STATE_CODE["forgotten"]
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from .queries import by_ids
 from .rows import digests
-from .schema import KIND_CODE
+from .tables import KIND_CODE
 
 PROCEDURE = KIND_CODE["procedure"]  # (kind_code: memories_top holds it)
 

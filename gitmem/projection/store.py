@@ -8,9 +8,9 @@ commits when something did.
 
 Why this module: front ends and recall need one object with one lifecycle
 (open, refresh, query, close). It owns the connection and the transactions;
-the work is done by its collaborators: ``schema`` (the file), ``fold`` (the
-SQL that writes), ``queries`` (the SQL that reads) and ``vectors`` (the
-int8 file and its exact scan). The rules themselves live in
+the work is done by its collaborators: ``tables`` and ``connection`` (the
+file), ``fold`` (the SQL that writes), ``queries`` (the SQL that reads) and
+``vectors`` (the int8 file and its exact scan). The rules themselves live in
 ``gitmem.replay``. ``dump()`` prints the state canonically for tests.
 """
 
@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from ..model import RefreshReport
-from . import code, graph, queries, schema, signals
+from . import code, connection, graph, queries, signals, tables
 from . import lexical as lexical_channel
-from .schema import DB_NAME, ProjectionCorrupt, guarded, guarded_read
+from .damage import ProjectionCorrupt, guarded, guarded_read
+from .tables import DB_NAME
 from .scope import Scope
 from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, spread, top_slot
 
@@ -47,7 +48,7 @@ R = TypeVar("R")
 def _query(fn: Callable[Concatenate[sqlite3.Connection, P], R]) -> Callable[Concatenate[Projection, P], R]:
     """``fn`` of ``gitmem.projection.queries`` as a method: run on the open
     connection, any failure to read raised as ProjectionCorrupt (see
-    ``schema.damage``). (Type checkers see ``fn``'s parameters; ``help()``
+    ``damage.damage``). (Type checkers see ``fn``'s parameters; ``help()``
     shows its docstring.)"""
 
     def method(self: Projection, /, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -120,7 +121,7 @@ class Projection:
         self.created = False  # True when open() had to make a new file
         self.vectors_damaged = False
         self.reset_reason: str | None = None
-        # The write-ahead log may hold forgotten content's old pages (schema.LOG_SCRUB).
+        # The write-ahead log may hold forgotten content's old pages (connection.LOG_SCRUB).
         self._log_scrub = False
         # Long refreshes report (what, done, total or None) here; front ends draw it.
         self.progress: Callable[[str, int, int | None], None] | None = None
@@ -146,20 +147,20 @@ class Projection:
         self.close()
         self.directory.mkdir(parents=True, exist_ok=True)  # a file there: damage
         self.created = not self.path.exists()
-        self.conn = schema.connect(self.path)
+        self.conn = connection.connect(self.path)
         self._identity = _identity(self.path)
-        have = schema.read_meta(self.conn)
-        want = schema.wanted_meta()
+        have = tables.read_meta(self.conn)
+        want = tables.wanted_meta()
         if {k: have.get(k) for k in want} != want:
             if have:
                 self.reset_reason = "projection schema changed"
-            if not schema.reset(self._c, want):
+            if not tables.reset(self._c, want):
                 self.reset_reason = None  # another process rebuilt it while we waited
         else:
-            schema.check(self._c)
-        self._log_scrub = schema.LOG_SCRUB in have
+            tables.check(self._c)
+        self._log_scrub = connection.LOG_SCRUB in have
         if self._log_scrub:  # a scrub's checkpoint was held back or cut short: finish it
-            self._log_scrub = not schema.empty_log(self._c, scrub=True, wait=False)
+            self._log_scrub = not connection.empty_log(self._c, scrub=True, wait=False)
 
     @guarded
     def destroy(self) -> None:
@@ -244,13 +245,13 @@ class Projection:
             return False
 
     def close(self, *, park: bool = True) -> None:
-        """Close the file (a one-shot process may park it open: schema.release)."""
+        """Close the file (a one-shot process may park it open: connection.release)."""
         if self.conn is not None:
             try:
                 # With forgotten content maybe still in the log, close: the last
                 # connection to close checkpoints it and deletes it.
                 if park and not self._log_scrub:
-                    schema.release(self.conn, self.path)
+                    connection.release(self.conn, self.path)
                 else:
                     self.conn.close()
             finally:
@@ -331,7 +332,7 @@ class Projection:
                     report.complete = False
             # (The replay's own rows are not in a segment yet: one more at COMMIT.)
             if replaying.scrubbed:
-                schema.mark_log_scrub(c)  # cleared once the log is emptied below
+                connection.mark_log_scrub(c)  # cleared once the log is emptied below
             if replaying.scrubbed or (report.ops_applied >= OPTIMIZE_FROM
                                       and fts_segments(c) + 1 > MAX_SEGMENTS):
                 # FTS5 keeps deleted terms in its segments until they merge: merge
@@ -342,17 +343,17 @@ class Projection:
                 c.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
             c.execute("COMMIT")
         except BaseException:
-            schema.rollback(c)
+            connection.rollback(c)
             raise
         if report.complete:
             self._carried.clear()  # every op replayed has its verdict in the file now
         self._log_scrub = self._log_scrub or replaying.scrubbed
-        if self._log_scrub or self._wal_bytes() > schema.WAL_KEEP_BYTES:
+        if self._log_scrub or self._wal_bytes() > connection.WAL_KEEP_BYTES:
             # Forgotten text out of the write-ahead log; or a big replay's pages,
-            # which the log would keep on disk after this process (schema.release).
+            # which the log would keep on disk after this process (connection.release).
             # Only a scrub waits for readers on older snapshots (a long 'similar'
             # holds one for minutes): for the size, the next refresh tries again.
-            emptied = schema.empty_log(c, scrub=self._log_scrub, wait=self._log_scrub)
+            emptied = connection.empty_log(c, scrub=self._log_scrub, wait=self._log_scrub)
             self._log_scrub = self._log_scrub and not emptied
         self._vectors.remove_stale(c)
         report.seconds = time.perf_counter() - start
@@ -466,7 +467,7 @@ class Projection:
             code.set_code_states(c, head, states)
             c.execute("COMMIT")
         except BaseException:
-            schema.rollback(c)
+            connection.rollback(c)
             raise
 
     @guarded_read

@@ -12,7 +12,8 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from .schema import ProjectionCorrupt, ProjectionUnwritable, damage, rollback
+from .connection import rollback
+from .damage import ProjectionCorrupt, ProjectionUnwritable, damage
 
 
 def _busy(exc: BaseException) -> bool:

@@ -33,7 +33,7 @@ from typing import Any, Protocol, cast
 
 from ..embed.text import embed_chunks
 from . import queries
-from .schema import ProjectionCorrupt
+from .damage import ProjectionCorrupt
 from .scope import Scope, filters
 
 VEC_NAME = "vectors.i8"

@@ -1,37 +1,22 @@
-"""The projection's SQLite file: its tables, how it is opened, and what a failure means.
+"""The projection's SQLite file: the tables it holds and the version they are stamped with.
 
-Why this exists: every other module of the package takes a connection that
-this one made, so the pragmas that matter for correctness (WAL, busy timeout,
-secure_delete) are set in one place. The projection is disposable: the file
-carries a schema version and the op format it was replayed with, and on a
-mismatch every table is dropped and recreated empty (the next refresh replays
-the log), never migrated.
-
-What a failure to use the projection means is decided here, once
-(``damage``), for every method of the package: anything that says the files
-cannot be read as they are (any SQLite error about the database, text that is
-not UTF-8, a missing table or column, a cache path that is not a directory) is
-``ProjectionCorrupt``, which the api answers by deleting the files and
-replaying the log; a directory that cannot be written (read-only file system,
-permissions) or a full disk is ``ProjectionUnwritable``, which rebuilding
-would not fix. ``check`` compares the file's schema with the one this version
-creates and queries every table, so damage is found on open rather than in
-the middle of a command.
+Why this exists: what the file holds is defined in one place (the DDL, the
+numbers kinds and statuses are stored as, the history of SCHEMA_VERSION), so
+one stamp says whether a file can be used. The projection is disposable: the
+file carries a schema version and the op format it was replayed with, and on
+a mismatch every table is dropped and recreated empty (``reset``; the next
+refresh replays the log), never migrated. ``check`` compares the file's schema
+with the one this version creates and queries every table, so damage is found
+on open rather than in the middle of a command.
 """
 
 from __future__ import annotations
 
-import errno
-import functools
-import json
-import os
 import sqlite3
-from collections.abc import Callable
-from pathlib import Path
-from typing import Concatenate, Literal, ParamSpec, Protocol, TypeVar
 
 from .. import ops
-from . import code
+from . import code, connection
+from .damage import ProjectionCorrupt
 
 # Bump when the tables change: a mismatch rebuilds from the log, never migrates.
 # 9: memories_norm covers (norm, kind, key), the exact-duplicate lookup.
@@ -57,270 +42,6 @@ from . import code
 #     computed from numbers (kind_code, state).
 SCHEMA_VERSION = 15
 DB_NAME = "projection.sqlite3"
-
-# SQLite primary result codes (https://sqlite.org/rescode.html).
-_PERM, _BUSY, _LOCKED, _NOMEM, _READONLY, _INTERRUPT, _IOERR = 3, 5, 6, 7, 8, 9, 10
-_FULL, _CANTOPEN, _AUTH = 13, 14, 23
-# Not about the file at all: waited too long for a lock, out of memory, interrupted.
-_NOT_DAMAGE = {_BUSY, _LOCKED, _NOMEM, _INTERRUPT}
-# The file or a companion (-wal, -shm) could not be opened or written: the directory
-# is read-only, the disk is full, or one of our files is in the way (damage).
-_UNWRITABLE = {_PERM, _READONLY, _IOERR, _CANTOPEN, _AUTH}
-_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
-_READ_ONLY_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM}
-
-P = ParamSpec("P")
-R = TypeVar("R")
-Why = Literal["full", "read-only", "io"]
-
-
-class ProjectionCorrupt(Exception):
-    """The projection cannot be used as it is; the caller deletes it and rebuilds."""
-
-
-class ProjectionUnwritable(Exception):
-    """The projection's directory cannot be written: rebuilding would not help.
-
-    ``why``: "full" (no space left or quota exceeded), "read-only" (a read-only
-    file system or no permission) or "io" (the device reported an I/O error).
-    """
-
-    def __init__(self, message: str, why: Why, directory: Path) -> None:
-        super().__init__(message)
-        self.why: Why = why
-        self.directory = directory
-
-
-def _inside(name: object, directory: Path) -> bool:
-    """``name`` (an OSError's filename) is the projection directory or in it."""
-    if not isinstance(name, (str, bytes, os.PathLike)):
-        return False
-    try:
-        path = Path(os.fsdecode(name)).absolute()
-    except (TypeError, ValueError):
-        return False
-    d = directory.absolute()
-    return path == d or d in path.parents
-
-
-def probe(directory: Path) -> ProjectionUnwritable | None:
-    """Why ``directory`` cannot take a new file of a few kilobytes, or None."""
-    import shutil  # rare: a failed write
-
-    try:
-        free = shutil.disk_usage(directory).free
-    except OSError:
-        free = None
-    if free is not None and free < 1 << 20:
-        return ProjectionUnwritable("no space left on device", "full", directory)
-    test = directory / f".probe-{os.getpid()}-{os.urandom(4).hex()}"
-    try:
-        with open(test, "xb") as fh:
-            fh.write(b"\0" * 8192)
-            fh.flush()
-            os.fsync(fh.fileno())
-    except OSError as exc:
-        if exc.errno in _FULL_ERRNOS:
-            return ProjectionUnwritable(os.strerror(exc.errno), "full", directory)
-        if exc.errno in _READ_ONLY_ERRNOS:
-            return ProjectionUnwritable(os.strerror(exc.errno), "read-only", directory)
-        return None  # not a directory, or something else in the way: damage
-    finally:
-        try:
-            test.unlink()
-        except OSError:
-            pass
-    return None
-
-
-def damage(exc: BaseException, directory: Path, *, reading: bool = False) -> Exception | None:
-    """What ``exc``, raised while using the projection in ``directory``, means:
-    ProjectionCorrupt, ProjectionUnwritable, or None (not about our files: a
-    bug, a lock held too long, an error of the op-log; raise it as it is).
-
-    ``reading``: the failure came from reading rows back (a query), where any
-    value of an unexpected type or shape is damage too."""
-    if isinstance(exc, (ProjectionCorrupt, ProjectionUnwritable)):
-        return exc
-    if isinstance(exc, (sqlite3.ProgrammingError, sqlite3.InterfaceError)):
-        return None  # our own misuse of the API: a bug, not the file
-    if isinstance(exc, sqlite3.DatabaseError):
-        code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
-        if code in _NOT_DAMAGE:
-            return None
-        if code == _FULL:
-            return ProjectionUnwritable(str(exc), "full", directory)
-        if code in _UNWRITABLE:
-            found = probe(directory) if directory.is_dir() else None
-            if found is not None:
-                return found
-            if code == _IOERR:
-                return ProjectionUnwritable(str(exc), "io", directory)
-        return ProjectionCorrupt(str(exc))  # anything else the file says is damage
-    if isinstance(exc, OSError):
-        if exc.errno in _FULL_ERRNOS:
-            return ProjectionUnwritable(os.strerror(exc.errno or 0), "full", directory)
-        if exc.errno == errno.EROFS:
-            return ProjectionUnwritable(os.strerror(exc.errno), "read-only", directory)
-        if exc.errno == errno.EIO:
-            return ProjectionUnwritable(os.strerror(exc.errno), "io", directory)
-        if not (_inside(exc.filename, directory) or _inside(exc.filename2, directory)):
-            return None  # not one of our files (the op-log's, say)
-        if exc.errno in _READ_ONLY_ERRNOS:
-            return probe(directory) or ProjectionCorrupt(str(exc))
-        return ProjectionCorrupt(str(exc))  # not a directory, a directory, gone, ...
-    if isinstance(exc, UnicodeEncodeError):
-        return None  # a str of ours (an argument) SQLite could not bind: not the file
-    if isinstance(exc, (UnicodeError, json.JSONDecodeError)):
-        return ProjectionCorrupt(f"{type(exc).__name__}: {exc}")
-    if reading and isinstance(exc, (ValueError, TypeError, KeyError, IndexError,
-                                    AttributeError, OverflowError)):
-        return ProjectionCorrupt(f"{type(exc).__name__}: {exc}")
-    return None
-
-
-class HasDirectory(Protocol):
-    directory: Path
-
-
-H = TypeVar("H", bound=HasDirectory)
-
-
-def guarded(fn: Callable[Concatenate[H, P], R]) -> Callable[Concatenate[H, P], R]:
-    """A method of an object with a ``directory``: its failures mapped by ``damage``."""
-    return _guard(fn, reading=False)
-
-
-def guarded_read(fn: Callable[Concatenate[H, P], R]) -> Callable[Concatenate[H, P], R]:
-    """A query method: as ``guarded``, and a row of an unexpected shape is damage."""
-    return _guard(fn, reading=True)
-
-
-def _guard(fn: Callable[Concatenate[H, P], R], *, reading: bool) -> Callable[Concatenate[H, P], R]:
-    @functools.wraps(fn)
-    def wrapper(self: H, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return fn(self, *args, **kwargs)
-        except Exception as exc:
-            found = damage(exc, self.directory, reading=reading)
-            if found is None or found is exc:
-                raise
-            try:
-                raise found from exc
-            finally:
-                del found  # no cycle through this frame: the failed query's
-                # cursors are freed with the exception, before the caller closes
-
-    return wrapper
-
-
-def rollback(c: sqlite3.Connection) -> None:
-    try:
-        c.execute("ROLLBACK")
-    except sqlite3.Error:
-        pass  # the transaction is gone already (e.g. the file is corrupt)
-
-
-BUSY_TIMEOUT_MS = 60_000  # how long a statement waits for another process's lock
-# The most of the write-ahead log a process leaves behind (release): a refresh that
-# ends with more checkpoints it (store.py), and a checkpoint cuts the file to it.
-WAL_KEEP_BYTES = 2 << 20
-
-
-def connect(path: Path) -> sqlite3.Connection:
-    """A connection in autocommit mode: every transaction is an explicit BEGIN."""
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    try:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        # The log may outlive a process (release): after a checkpoint it is cut back to
-        # this size, so a first build of 100k memories does not leave 70 MB of it.
-        conn.execute(f"PRAGMA journal_size_limit = {WAL_KEEP_BYTES}")
-        # Forgotten text must not linger in free pages of the file.
-        conn.execute("PRAGMA secure_delete = ON")
-        if sqlite3.sqlite_version_info < (3, 41):
-            # A text id to the bytes memories.digest holds: SQLite's own unhex() from 3.41.
-            conn.create_function("unhex", 1, _unhex, deterministic=True)
-    except BaseException:
-        conn.close()
-        raise
-    return conn
-
-
-# Connections a one-shot process parks until its exit, by database path (see release).
-_PARKED: dict[str, sqlite3.Connection] = {}
-
-# A meta key set in the transaction that scrubs forgotten content and deleted once a
-# checkpoint has emptied the write-ahead log: until then the log may still hold the
-# content's old pages. No process closes the file at its exit any more (release), so a
-# scrub whose checkpoint a reader held back, or that a kill cut short, is finished by
-# the next process to open the file, not left until the log next grows past its limit.
-LOG_SCRUB = "log_scrub"
-
-
-def mark_log_scrub(c: sqlite3.Connection) -> None:
-    """Inside the transaction that scrubs: the log must be emptied after it."""
-    c.execute("INSERT INTO meta(key, value) VALUES (?, '1') "
-              "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (LOG_SCRUB,))
-
-
-def empty_log(c: sqlite3.Connection, *, scrub: bool, wait: bool = True) -> bool:
-    """Checkpoint the write-ahead log into the file and truncate it (best effort: a
-    reader on an older snapshot holds it, for up to BUSY_TIMEOUT_MS or, without
-    ``wait``, not at all). Once it is empty, a ``scrub`` mark is deleted. True when
-    the log was emptied."""
-    if not wait:
-        c.execute("PRAGMA busy_timeout = 0")
-    try:
-        row = c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        if row is None or row[0] != 0:
-            return False  # SQLITE_BUSY comes back as a row, not an error
-        if scrub:
-            c.execute("DELETE FROM meta WHERE key = ?", (LOG_SCRUB,))
-        return True
-    except sqlite3.Error:
-        return False
-    finally:
-        if not wait:
-            c.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-
-
-def release(conn: sqlite3.Connection, path: Path) -> None:
-    """Close ``conn``; in a one-shot process, park it open until the process exits.
-
-    Why: closing the last connection to a file in WAL mode checkpoints the log
-    into the database and syncs both (~5-15 ms, most of a small write's cost).
-    A process that ends with os._exit leaves the log as a crash would, which
-    SQLite is built to recover: the next connection reads the log (~0.3 ms for
-    2 MB), and a refresh that leaves more than WAL_KEEP_BYTES in it checkpoints
-    it, so it stays bounded. A power cut may now roll back the projection's
-    writes of several commands instead of one (synchronous=NORMAL syncs only at
-    checkpoints): the next refresh replays them from the log, which is synced. One connection per file is parked:
-    a long-lived command (mcp) closes the older one when it parks the next."""
-    from .. import process
-
-    if not process.one_shot:
-        conn.close()
-        return
-    if conn.in_transaction:
-        rollback(conn)
-    older = _PARKED.pop(str(path), None)
-    _PARKED[str(path)] = conn
-    if older is not None and older is not conn:
-        older.close()
-
-
-def _unhex(text: object) -> bytes | None:
-    """SQLite's unhex(X) (3.41): the bytes of an even number of hex digits, else NULL.
-    Never raises (an exception in a function would read as a damaged file)."""
-    if not isinstance(text, str):
-        return None
-    try:
-        data = bytes.fromhex(text)
-    except ValueError:
-        return None
-    return data if len(data) * 2 == len(text) else None  # (fromhex skips white space)
 
 
 def wanted_meta() -> dict[str, str]:
@@ -406,7 +127,7 @@ def check(c: sqlite3.Connection) -> None:
     except sqlite3.OperationalError:
         pass
     finally:
-        c.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        c.execute(f"PRAGMA busy_timeout = {connection.BUSY_TIMEOUT_MS}")
 
 
 def _create(c: sqlite3.Connection) -> None:
@@ -461,7 +182,7 @@ def reset(c: sqlite3.Connection, meta: dict[str, str]) -> bool:
         c.execute("COMMIT")
         return True
     except BaseException:
-        rollback(c)
+        connection.rollback(c)
         raise
 
 
