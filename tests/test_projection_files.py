@@ -531,3 +531,38 @@ def test_embedding_a_memory_does_not_grow_its_row(repo: Path) -> None:
     assert gm("recall", "worker", cwd=repo).returncode == 0  # embeds them
     after, pages_after = payload()
     assert after <= before and pages_after == pages
+
+
+def test_a_host_that_keeps_the_vector_file_mapped_sees_it_grow_change_and_go(
+        repo: Path) -> None:
+    """A process that scans again keeps the vector file mapped between scans (mapping
+    it afresh faulted in every page again). The map must follow the file: rows other
+    processes append, a row zeroed by forget, a new generation written by a rebuild,
+    a cache deleted and built again."""
+    import shutil
+
+    def ids(store: gitmem.Store, query: str) -> list[str]:
+        return [h.id for h in store.recall(query, k=5, mode="vector", min_score=0)]
+
+    first = gm("add", "the quokka ledger reconciles every fortnight", "--json", cwd=repo)
+    assert first.returncode == 0, first.stderr
+    with gitmem.open(repo) as store:
+        assert len(ids(store, "quokka ledger")) == 1
+        held = store.projection._vectors._held
+        assert held is not None  # the map is kept ...
+        mapped = len(held[1])
+        lines = "\n".join(f'{{"text": "wombat burrow survey number {i} at the creek"}}'
+                          for i in range(300))
+        assert gm("import", "-", cwd=repo, input=lines).returncode == 0
+        found = ids(store, "wombat burrow survey")  # ... and followed as the file grew
+        assert len(found) == 5 and len(store.projection._vectors._held[1]) > mapped
+        gone = found[0]
+        assert gm("forget", gone, cwd=repo).returncode == 0
+        assert gone not in ids(store, "wombat burrow survey")
+        before = store.projection._vectors._held[0]
+        assert gm("rebuild", cwd=repo).returncode == 0  # a new generation of the file
+        assert len(ids(store, "wombat burrow survey")) == 5
+        assert store.projection._vectors._held[0] != before
+        shutil.rmtree(cache(repo))
+        assert len(ids(store, "quokka ledger fortnight")) >= 1
+    assert store.projection._vectors._held is None  # closing the store unmaps it

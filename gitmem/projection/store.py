@@ -246,6 +246,7 @@ class Projection:
 
     def close(self, *, park: bool = True) -> None:
         """Close the file (a one-shot process may park it open: connection.release)."""
+        self._vectors.close()
         if self.conn is not None:
             try:
                 # With forgotten content maybe still in the log, close: the last
