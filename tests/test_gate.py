@@ -410,3 +410,26 @@ def test_round_five_formats_are_refused(text: str) -> None:
 ])
 def test_round_five_format_look_alikes_pass(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)
+
+
+# -- the naturalness model (gate/naturalness.py): names people write vs machine-made keys ------
+
+def test_names_cost_few_bits_and_keys_many() -> None:
+    from gitmem.gate import naturalness
+
+    for name in ("WaitForSingleObject", "Token.Name.Builtin.SchemeBuiltin", "jinja2.contextfunction",
+                 "V1ValidatorWithKwargs", "juniper-willow-87", "redirects"):
+        assert naturalness.bits_per_char(name) < 4.5, name
+    for key in ("Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt", "AResOqes0n3HjuN0w4I3rPfo",
+                "3f9a2c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39"):
+        assert naturalness.bits_per_char(key) > 6.0, key
+    assert naturalness.bits_per_char("") == 0.0 and naturalness.bits_per_char("---") == 0.0
+
+
+@pytest.mark.parametrize("text", [
+    "ClusterSecurityGroupForKubernetesControlPlaneV2Beta1Alpha3Gamma",
+    "_KERNEL32.WaitForSingleObject.argtypes = [wintypes.HANDLE, wintypes.DWORD]",
+    "_decorators_v1.V1ValidatorWithKwargs,",
+])
+def test_a_long_name_with_digits_and_capitals_is_not_a_random_token(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)

@@ -13,7 +13,7 @@ import functools
 import re
 from typing import Any
 
-from . import prefilter
+from . import naturalness, prefilter
 from .finding import Finding, _line_col
 from .lazyre import lazy
 from .secret_rules import EXTRA_PATTERNS
@@ -225,6 +225,12 @@ def _encodes_text(token: str) -> bool:
     return not scan_secrets(raw)  # shorter each time: the recursion ends
 
 
+# Bits per character (gate/naturalness.py) above which a token looks machine-made: words
+# and names cost 2-4.5, keys and hashes 5.5-8.
+_MADE_BY_A_MACHINE = 5.0
+_NAME_PREFIX = lazy(r"[A-Za-z_][\w.-]*=")  # NAME=value: judge the value
+
+
 def random_token_spans(text: str) -> list[tuple[int, int]]:
     """Spans of tokens that look machine-generated, whatever vendor made them: 32+
     random characters (after a short vendor prefix) of the URL-safe alphabet vendors use
@@ -252,6 +258,10 @@ def random_token_spans(text: str) -> list[tuple[int, int]]:
             continue  # a Mapbox public token (its secret tokens start sk.)
         if _encodes_text(token):
             continue  # base64 of readable text with no secret in it: data, not a key
+        name = _NAME_PREFIX.match(token)
+        value = token[name.end():] if name and len(token) - name.end() >= 16 else token
+        if naturalness.bits_per_char(value) < _MADE_BY_A_MACHINE:
+            continue  # names a person wrote (_Hd_Mp4_Hev1_Aac_16x9, Kernel32.WaitForSingleObject)
         word_start = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
         if "://" in text[word_start:m.end()] or text[word_start:m.start()].startswith("|1|"):
             continue  # a URL's path or query (secrets in URLs have rules of their own), known_hosts
