@@ -433,3 +433,22 @@ def test_names_cost_few_bits_and_keys_many() -> None:
 ])
 def test_a_long_name_with_digits_and_capitals_is_not_a_random_token(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "token: TextGenerationStreamOutputToken",
+    'ID_TOKEN_INVALID_CONTENT_TYPE = "IdTokenInvalidContentType"',
+    "token_loader_cls = FileWebIdentityTokenLoader",
+    "--token-key-name MyAuthToken",
+])
+def test_a_name_after_a_keyword_is_not_a_value(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "token: TextGenerationStream0utputT0ken",  # a digit: chosen, not a name
+    "api_key = QmVyTGlua3NEb2dXYWxr",  # machine-made
+    "$pw = ConvertTo-SecureString 'Tundra+Pixel362' -AsPlainText -Force",
+])
+def test_a_value_after_a_keyword_is_still_refused(text: str) -> None:
+    assert gate.scan(text), text

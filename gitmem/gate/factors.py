@@ -5,7 +5,7 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "627284eb05fe1e1e",
+    "digest": "a0ce74c347a6739e",
     "factors": [
         ['aws'],
         ['github_pat_'],
@@ -118,6 +118,7 @@ SECRETS: dict[str, Any] = {
         ['2fa', 'authenticator', 'mfa', 'otp', 'totp', 'two-factor'],
         ['encrypt'],
         ['secret'],
+        ['convertto-securestring'],
         ['sequelize('],
         ['phrase', 'vault_pass', 'фраза-пароль'],
     ],

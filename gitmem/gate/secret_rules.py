@@ -183,7 +183,7 @@ _VALUE = (r"(?![\"'`]?(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file)
           # random-looking: 4+ class changes (tokens, hex, uuids) or upper+lower+digit (passwords);
           # this leaves identifiers such as argon2id, oauth2-proxy, SECRET_KEY_BASE_V2 alone
           rf"(?:(?=(?:{_V}{{0,64}}?{_SWITCH}){{4}})|(?={_V}{{0,64}}[a-z])(?={_V}{{0,64}}[A-Z])(?={_V}{{0,64}}\d))"
-          rf"{_V}{{8,}}")
+          rf"(?P<value>{_V}{{8,}})")  # secrets.VALUE_JUDGES has the last word on it
 EXTRA_PATTERNS += [
     ("keyword-assignment", rf"(?i){_PRE}{_KW}{_POST}(?:{_GAP}{_SEP}|\s+)(?-i:{_VALUE})",
      "KeywordDetector needs quotes in ad-hoc mode (DB_PASSWORD=x, password: x, 'password is x' are missed)"),
@@ -346,6 +346,9 @@ EXTRA_PATTERNS += [
     ("decoded-secret-output",
      r"(?i)\bget\s+secrets?\b[^\n]*\|\s*base64\s+(?:-d|--decode|-D)\b[^\n]*\n[ \t]*(?![$#>])\S{8,}",
      "what `kubectl get secret ... | base64 -d` printed"),
+    ("powershell-plaintext-password",
+     r"(?i)\bConvertTo-SecureString\s+(?:-String\s+)?(['\"])(?![$<{])[^'\"\n]{4,}\1[^\n]*?-AsPlainText",
+     "a password in a PowerShell script, converted from plain text"),
     ("positional-credentials",
      r"\bnew\s+Sequelize\(\s*(['\"])[^'\"]*\1\s*,\s*(['\"])[^'\"]*\2\s*,\s*(['\"])(?![$<{])[^'\"\s]{6,}\3",
      "Sequelize(database, user, password)"),

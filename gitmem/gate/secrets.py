@@ -355,6 +355,19 @@ def generated_password_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _machine_or_chosen(value: str) -> bool:
+    """A value after a keyword is a secret if a machine made it (5+ bits a character,
+    gate/naturalness.py) or a person chose it with a digit in it; a name made of
+    words (nextPageToken, Token.Name.Builtin, ConfirmLoginContinue) is neither."""
+    return any(ch.isdigit() for ch in value) or naturalness.bits_per_char(value) >= _NAME_BITS
+
+
+# Names cost 2-4.5 bits a character (identifiers of several words, about 3-4).
+_NAME_BITS = 4.5
+# Rules whose match holds a (?P<value>...) group, and what that value must be.
+VALUE_JUDGES = {"keyword-assignment": _machine_or_chosen}
+
+
 def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
     """Secret findings, each with the (start, end) span of the value when known."""
     for value in DOCUMENTED_EXAMPLES:  # blanked with spaces: offsets stay true
@@ -370,7 +383,10 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
     for i, ((name, _, _), may) in enumerate(zip(EXTRA_PATTERNS, runnable)):
         if not may:
             continue  # the rule's literal is not in the text: it cannot match
+        judge = VALUE_JUDGES.get(name)
         for m in _rule(i).finditer(text):
+            if judge is not None and not judge(m.group("value")):
+                continue
             line, col = _line_col(text, m.start())
             out.append((Finding("secret", name, line, col), (m.start(), m.end())))
     for start, end in random_token_spans(text):
