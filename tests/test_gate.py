@@ -452,3 +452,25 @@ def test_a_name_after_a_keyword_is_not_a_value(text: str) -> None:
 ])
 def test_a_value_after_a_keyword_is_still_refused(text: str) -> None:
     assert gate.scan(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "minisign public key RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3",
+    "kafka cluster id Jfh8E3uRtyw673Q4Flvxq8mq2gpB9hg4ccTydHzoGoY (from meta.properties)",
+    "next page token: CgwIgKHe0AYQgJq7vwESDWZvby1iYXItYmF6",
+    '"clientRequestToken": "1d2129a1-3d38-460a-9756-e5b91fddb951",',
+    "login redirects to /auth/callback?code=...&state=... and the SPA exchanges the code",
+    "DB_PASSWORD: arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-AbC123",
+    "DATABASE_URL=postgres://postgres:postgres@localhost:5432/dev for the local compose stack",
+])
+def test_public_ids_references_elisions_and_defaults_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "vault write auth/approle/login role_id=db02de05 secret-id Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt",
+    "DATABASE_URL=postgres://postgres:Postgres2024x@localhost:5432/dev",
+    "the session token: Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt",
+])
+def test_a_secret_beside_those_words_is_still_refused(text: str) -> None:
+    assert gate.scan(text), text

@@ -81,8 +81,9 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
      r"(?-i:(?<![0-9A-Za-z.])(?<![a-z]-[a-z]{3}-)(?<![a-z]-[a-z]{4}-)(?<![a-z]-[a-z]{5}-)[0-9a-f]{32,}(?![0-9A-Za-z]))",  # not inside an id (pnpm-store-<hash>)
      "32+ lowercase hex right after 'key'/'hmac'/'salt': the hex entropy plugin would catch it, at the cost of every commit id"),
     ("url-userinfo-password",
-     r"(?i)\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@]*:(?![<{$*]|%\()(?!(?-i:[A-Z_]+)@|(?:password|passwd|pass|pwd|secret|changeme)@)[^\s/@]+@[^\s/@]+",
-     "BasicAuthDetector misses an empty user (redis://:pw@) and passwords with !&*+=?#@"),
+     r"(?i)\b[a-z][a-z0-9+.-]{1,15}://([^\s:/@]*):(?![<{$*]|%\()(?!(?-i:[A-Z_]+)@|(?:password|passwd|pass|pwd|secret|changeme)@|\1@)[^\s/@]+@[^\s/@]+",
+     "BasicAuthDetector misses an empty user (redis://:pw@) and passwords with !&*+=?#@"
+     " (a password that repeats the user, postgres:postgres@, is a well-known default)"),
     ("query-or-dsn-password", r"(?i)[?&;]\s*(?:password|passwd|pwd|pass)=(?![<{$*]|%\()[^&;\s]+",
      "JDBC/ADO.NET/ODBC put the password in a key=value parameter, no plugin sees it"),
     ("authorization-header",
@@ -107,7 +108,11 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
 ]
 
 # Never a value: a YAML tag (!vault, !Ref) or a call (DefaultAzureCredential(), x.load(...)).
-_NOT_VALUE = r"!(?:vault|secret|env|ENV|Ref|Sub|GetAtt|ImportValue)\b|[\w.:]{1,80}\("
+# ... or a reference to where the secret is kept (arn:aws:secretsmanager:..., op://vault/item),
+# or a value elided with an ellipsis (code=...&state=..., sk_live_...).
+_NOT_VALUE = (r"!(?:vault|secret|env|ENV|Ref|Sub|GetAtt|ImportValue)\b|[\w.:]{1,80}\("
+              r"|(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file):"
+              r"|[^\s\"'`]{0,64}?(?:\.\.\.|\u2026)")
 
 # A value that looks chosen by a person: a letter and a digit or symbol, not a reference,
 # placeholder, option or the name of an algorithm a password is hashed or encoded with.

@@ -190,7 +190,10 @@ _TOKEN_RUN = lazy(r"[A-Za-z0-9_+/=.-]{24,}")
 _PUBLIC_PREFIX = lazy(r"(?i)(?:sha\d+|h1|md5)[-:]|eyJ|AAAA[A-Za-z0-9+/]{8}|pk_(?:live|test)_|phc_")
 _PUBLIC_BEFORE = lazy(
     r"(?i)(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+|sha(?:256|384|512)[-:]|h1:|@|base64,"
-    r"|(?-i:\"(?:n|e|x|y)\"\s*:\s*\")|\bkid\b[^\n]{0,30}|sitekey=[\"']?)\s*$")  # public JWK members, key ids
+    r"|(?-i:\"(?:n|e|x|y)\"\s*:\s*\")|\bkid\b[^\n]{0,30}|sitekey=[\"']?"  # public JWK members, key ids
+    # what the text says the token is: public, an id, a place in a listing
+    r"|\b(?:public|pub)\b[\w .-]{0,24}?[:=]?|(?<!secret )(?<!secret-)\b(?:ids?|cursor|etag)[\"']?\s*[:=]?"
+    r"|\b(?:page|pagination|next|continuation|sync)[ _-]?token[\"']?\s*[:=]?)\s*$")
 # A vendor's short prefix before the random part (cus_, ord_, gsk_): object ids are
 # short, so what is random must be 32 characters long on its own.
 _HASH_PART = lazy(r"(?:^|[-_.])[0-9a-f]{32,}(?:$|[-_.])")
@@ -355,11 +358,22 @@ def generated_password_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _machine_or_chosen(value: str) -> bool:
-    """A value after a keyword is a secret if a machine made it (5+ bits a character,
+def _machine_or_chosen(m: re.Match[str]) -> bool:
+    """A value after a keyword is a secret if a machine made it (4.5+ bits a character,
     gate/naturalness.py) or a person chose it with a digit in it; a name made of
-    words (nextPageToken, Token.Name.Builtin, ConfirmLoginContinue) is neither."""
+    words (nextPageToken, Token.Name.Builtin, ConfirmLoginContinue) is neither. And
+    a token that only marks a place or a request (a page token, an idempotency
+    token) is not a credential."""
+    value = m.group("value")
+    if _NOT_A_CREDENTIAL.search(m.string, max(0, m.start() - 20), m.start("value")):
+        return False
     return any(ch.isdigit() for ch in value) or naturalness.bits_per_char(value) >= _NAME_BITS
+
+
+# Tokens that are not credentials: where a listing goes on, what makes a retry safe.
+_NOT_A_CREDENTIAL = lazy(
+    r"(?i)(?:page|pagination|next|continuation|sync|change|idempotency|client[ _-]?request"
+    r"|resume|lock|cancel\w*|lifecycle[ _-]?action|work[ _-]?unit)[ _-]?token")
 
 
 # Names cost 2-4.5 bits a character (identifiers of several words, about 3-4).
@@ -385,7 +399,7 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
             continue  # the rule's literal is not in the text: it cannot match
         judge = VALUE_JUDGES.get(name)
         for m in _rule(i).finditer(text):
-            if judge is not None and not judge(m.group("value")):
+            if judge is not None and not judge(m):
                 continue
             line, col = _line_col(text, m.start())
             out.append((Finding("secret", name, line, col), (m.start(), m.end())))
@@ -431,8 +445,10 @@ def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] 
                                                         or ENV_VAR_NAME.match(value)
                                                         or _REF_PATH.match(value)):
                     continue
-                if secret.type == "Basic Auth Credentials" and _CAPS_WORD.fullmatch(value):
-                    continue  # postgresql://USER:PASSWORD@HOST, as documentation writes it
+                if secret.type == "Basic Auth Credentials" and (
+                        _CAPS_WORD.fullmatch(value) or f"//{value}:{value}@" in line):
+                    continue  # postgresql://USER:PASSWORD@HOST as documentation writes it; a
+                    # password that repeats the user (postgres:postgres@) is a well-known default
                 col = line.find(value) + 1 if value and value in line else 0
                 span = None
                 if col:
