@@ -474,3 +474,48 @@ def test_public_ids_references_elisions_and_defaults_pass(text: str) -> None:
 ])
 def test_a_secret_beside_those_words_is_still_refused(text: str) -> None:
     assert gate.scan(text), text
+
+
+# Where a password goes, said generally (secret_rules: password-setting, password-option,
+# password-literal-pair, network-password-pair, credential-call, webhook-url) and the word
+# for it in more languages. Each passed before.
+@pytest.mark.parametrize("text", [
+    "PGPASSWORD=raven-marble-41 psql -h db.internal -U app app",
+    "postgresql:\n  auth:\n    postgresPassword: juniper-willow-87",
+    "requirepass 4WVwIVUB8bgHCi8SHBGH6vFF",
+    "xfreerdp /u:Administrator /p:L4nt3rn!75 /v:10.0.2.15",
+    "lftp -u uploader,Thistle7488! sftp://files.vendor.io",
+    "net user Administrator M34d0w#28 /domain",
+    "openssl enc -aes-256-cbc -in dump.sql -out dump.enc -k OG8cZOnpk1DLmGD7V",
+    "plink -l deploy -pw Harbor2291! bastion.internal",
+    'props.setProperty("password", "Ember.Pebble4");',
+    "wifi for visitors: AcmeGuest / Fjord&Tundra7",
+    'client := asana.NewClientWithAccessToken("2/9801695421056136/3235178489060675:93675c89259b3245")',
+    "mattermost incoming hook: https://chat.acme.io/hooks/qHRL6h0IUqm5O8xolC4hWpDPab",
+    "mc alias set minio http://minio:9000 admin h2B84MGVC0",
+    "the safe's combination is 296674",
+    "le mot de passe du wifi c'est harbor-saffron-32",
+    "ο κωδικός του admin είναι CAOhOh8aGfm5xE%NKT",
+    "הסיסמה לשרת היא 0rch1d!58",
+    "kata sandi server staging: 0sDkN%9y5LlqpGEg",
+    "会議室のWi-Fiパス: Arsenal2016?",
+    "la clé API de prod : 741b1b9348d98f0d6e375b10bc89998a",
+])
+def test_where_a_password_goes_is_refused(text: str) -> None:
+    assert gate.scan(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "msbuild /p:Configuration=Release /p:Version=1.2.3",
+    "docker run -u 1000:1000 -p 8080:80 nginx",
+    "ssh -l deploy -p 2222 bastion.internal",
+    "chown -u www-data:www-data is not a flag, use chown www-data:www-data",
+    "(None, 'joe', 'password', 'proxy.example.com:3128'))",
+    'r = client.post("/login", json={"email": e, "password": "wrong"})',
+    "docs: https://docs.acme.io/webhooks/getting-started-with-webhooks",
+    "PASSWORD_MIN_LENGTH = 12",
+    "bypass: true for the health check",
+    "Η τιμή δεν μπορεί να μετατραπεί σε κωδικοποίηση ISO-8859-1.",
+])
+def test_the_same_shapes_without_a_password_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)

@@ -370,6 +370,11 @@ def _machine_or_chosen(m: re.Match[str]) -> bool:
     return any(ch.isdigit() for ch in value) or naturalness.bits_per_char(value) >= _NAME_BITS
 
 
+def _made_by_a_machine(m: re.Match[str]) -> bool:
+    """The value costs 5+ bits a character (gate/naturalness.py): not a name or a word."""
+    return naturalness.bits_per_char(m.group("value")) >= _MADE_BY_A_MACHINE
+
+
 # Tokens that are not credentials: where a listing goes on, what makes a retry safe.
 _NOT_A_CREDENTIAL = lazy(
     r"(?i)(?:page|pagination|next|continuation|sync|change|idempotency|client[ _-]?request"
@@ -379,7 +384,8 @@ _NOT_A_CREDENTIAL = lazy(
 # Names cost 2-4.5 bits a character (identifiers of several words, about 3-4).
 _NAME_BITS = 4.5
 # Rules whose match holds a (?P<value>...) group, and what that value must be.
-VALUE_JUDGES = {"keyword-assignment": _machine_or_chosen}
+VALUE_JUDGES = {"keyword-assignment": _machine_or_chosen, "credential-call": _made_by_a_machine,
+                "webhook-url": _made_by_a_machine}
 
 
 def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
