@@ -23,7 +23,8 @@ from gitmem import gate  # noqa: E402
 from tables import table  # noqa: E402
 
 PROBE = ROOT / "fixtures" / "gate" / "probe"
-CORPORA = {"secrets": ("blocked", True), "notes": ("refused (false positive)", False)}
+CORPORA = {"secrets": ("blocked", True), "notes": ("refused (false positive)", False),
+           "stress": ("refused (false positive)", False)}
 
 
 def load(corpus: str, part: str) -> list[dict[str, str]]:
