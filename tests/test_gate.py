@@ -519,3 +519,28 @@ def test_where_a_password_goes_is_refused(text: str) -> None:
 ])
 def test_the_same_shapes_without_a_password_pass(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)
+
+
+# The stress notes' dev part (fixtures/gate/probe): each was refused before.
+@pytest.mark.parametrize("text", [
+    "sha256 Fingerprint=46fb7d0601c1e6dcb7856fbd5f0ca4e693760f20d6f76ad951f7028f0bdc8947",
+    "Cache restored from key: Linux-gradle-08b08db7952396e53c483af0ebfb23fe139da593b4278b8c5dedc30a179d19",
+    "[Producer clientId=orders-8074ac0ce089186a] Cluster ID: Jfh8E3uRtyw673Q4Flvxq8mq2gpB9hg4ccT",
+    "[Peer]\nPublicKey = fydF9np45VftU2SVYWQ05dgwsA4d1cb4IPDdGDOCHJk=\nAllowedIPs = 10.8.0.0/24",
+    "Content-Security-Policy: script-src 'nonce-BY5Xhseu8vJPWrQT+ELij+Zw+dZUeJMiDVLYeP9+' 'strict-dynamic'",
+    "RECAPTCHA_SITE_KEY=6Lc3kjEJfLclbGjNlqwmHqLIGathJGZKW6vnb6Y # public, goes in the page",
+    'r = client.post("/login", data={"user": "alice", "password": "not-her-password"})',
+    'settings.API_KEY = "test-key"',
+])
+def test_stress_notes_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "RECAPTCHA_SECRET_KEY=6Lc3kjEJfLclbGjNlqwmHqLIGathJGZKW6vnb6Y",
+    "WG_PRIVATE_KEY=Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt",
+    'settings.API_KEY = "test-key-9f8e7d6c"',
+    "hmac key: 0f3b9c2a8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b",
+])
+def test_their_secret_twins_are_still_refused(text: str) -> None:
+    assert gate.scan(text), text

@@ -78,7 +78,7 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
     ("hex-near-key",
      r"(?i)(?:(?<!cache )(?<!action )(?<!build )\b(?:key|hmac|salt)\b|키|キー|密钥|密鑰)"
      r"(?:(?!sha\d|md5|hash|digest|checksum)[^\n]){0,24}?"
-     r"(?-i:(?<![0-9A-Za-z.])(?<![a-z]-[a-z]{3}-)(?<![a-z]-[a-z]{4}-)(?<![a-z]-[a-z]{5}-)[0-9a-f]{32,}(?![0-9A-Za-z]))",  # not inside an id (pnpm-store-<hash>)
+     r"(?-i:(?<![0-9A-Za-z.])(?<![0-9A-Za-z][-_])[0-9a-f]{32,}(?![0-9A-Za-z]))",  # not inside an id (pnpm-store-<hash>)
      "32+ lowercase hex right after 'key'/'hmac'/'salt': the hex entropy plugin would catch it, at the cost of every commit id"),
     ("url-userinfo-password",
      r"(?i)\b[a-z][a-z0-9+.-]{1,15}://([^\s:/@]*):(?![<{$*]|%\()(?!(?-i:[A-Z_]+)@|(?:password|passwd|pass|pwd|secret|changeme)@|\1@)[^\s/@]+@[^\s/@]+",

@@ -192,7 +192,7 @@ _PUBLIC_BEFORE = lazy(
     r"(?i)(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+|sha(?:256|384|512)[-:]|h1:|@|base64,"
     r"|(?-i:\"(?:n|e|x|y)\"\s*:\s*\")|\bkid\b[^\n]{0,30}|sitekey=[\"']?"  # public JWK members, key ids
     # what the text says the token is: public, an id, a place in a listing
-    r"|\b(?:public|pub)\b[\w .-]{0,24}?[:=]?|(?<!secret )(?<!secret-)\b(?:ids?|cursor|etag)[\"']?\s*[:=]?"
+    r"|(?:\b|(?<=_))(?:public|pub|publishable|site)(?:[_ .-]?key)?(?:\b|(?=_))[\w .-]{0,24}?[\"']?\s*[:=]?|(?<!secret )(?<!secret-)\b(?:ids?|cursor|etag)[\"']?\s*[:=]?"
     r"|\b(?:page|pagination|next|continuation|sync)[ _-]?token[\"']?\s*[:=]?)\s*$")
 # A vendor's short prefix before the random part (cus_, ord_, gsk_): object ids are
 # short, so what is random must be 32 characters long on its own.
@@ -244,7 +244,10 @@ def random_token_spans(text: str) -> list[tuple[int, int]]:
     (A run is found and then checked in Python: lookaheads per position are quadratic.)"""
     spans = []
     for m in _TOKEN_RUN.finditer(text):
-        token = m.group()
+        token, start = m.group(), m.start()
+        name = _NAME_PREFIX.match(token)
+        if name and len(token) - name.end() >= 16:  # NAME=value: the name is context, not token
+            token, start = token[name.end():], start + name.end()
         core = _ID_PREFIX.sub("", token, count=1)
         if (len(core) < 32 or len(token) > 400 or ".." in token or "/" in token or "+" in token
                 or sum(ch.isdigit() for ch in token) < 2
@@ -261,20 +264,18 @@ def random_token_spans(text: str) -> list[tuple[int, int]]:
             continue  # a Mapbox public token (its secret tokens start sk.)
         if _encodes_text(token):
             continue  # base64 of readable text with no secret in it: data, not a key
-        name = _NAME_PREFIX.match(token)
-        value = token[name.end():] if name and len(token) - name.end() >= 16 else token
-        if naturalness.bits_per_char(value) < _MADE_BY_A_MACHINE:
+        if naturalness.bits_per_char(token) < _MADE_BY_A_MACHINE:
             continue  # names a person wrote (_Hd_Mp4_Hev1_Aac_16x9, Kernel32.WaitForSingleObject)
-        word_start = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
-        if "://" in text[word_start:m.end()] or text[word_start:m.start()].startswith("|1|"):
+        word_start = max(text.rfind(" ", 0, start), text.rfind("\n", 0, start)) + 1
+        if "://" in text[word_start:m.end()] or text[word_start:start].startswith("|1|"):
             continue  # a URL's path or query (secrets in URLs have rules of their own), known_hosts
-        before = text[max(0, m.start() - 40):m.start()]
+        before = text[max(0, start - 40):start]
         if _PUBLIC_BEFORE.search(before):
             continue
-        block = text.rfind("-----BEGIN ", 0, m.start())
-        if block >= 0 and _PUBLIC_BLOCK.match(text, block) and "-----END" not in text[block:m.start()]:
+        block = text.rfind("-----BEGIN ", 0, start)
+        if block >= 0 and _PUBLIC_BLOCK.match(text, block) and "-----END" not in text[block:start]:
             continue
-        spans.append((m.start(), m.end()))
+        spans.append((start, m.end()))
     return spans
 
 
@@ -300,6 +301,7 @@ _ARITHMETIC = frozenset("*+=")
 _ODD_SEGMENT = lazy(r"[A-Za-z0-9]*(?:[a-z][A-Z]|[0-9][A-Za-z][0-9]|[A-Za-z][0-9][A-Za-z])[A-Za-z0-9]*")
 _HAS_STRONG = lazy(r"[!#$%&*+=?@^~]")
 _NAME_EQUALS = lazy(r"[A-Za-z_][A-Za-z_.-]*=")  # "name=value": judge the value
+_WORD_DASH = lazy(r"[a-z]{3,12}-")  # "label-value"
 _QUERY = lazy(r"[A-Za-z_]\w*=[^&=]*&[A-Za-z_]\w*=")  # a=1&b=2
 _ESCAPE_END = lazy(r"(?:\\[rnt])+$")  # send "...\r" in an expect script
 _EMAIL = lazy(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -353,6 +355,9 @@ def generated_password_spans(text: str) -> list[tuple[int, int]]:
         name = _NAME_EQUALS.match(token)
         if name:
             start, token = start + name.end(), token[name.end():]
+        word = _WORD_DASH.match(token)
+        if word and naturalness.bits_per_char(word.group()) < _NAME_BITS:
+            start, token = start + word.end(), token[word.end():]  # nonce-..., sha256-...: a label
         if _symbol_rich(token):
             spans.append((start, start + len(token)))
     return spans
@@ -439,6 +444,13 @@ def _stand_in(text: str, span: tuple[int, int],
                tail and start <= span[1] - 1 < end for start, end, tail in encrypted)
 
 
+def _words_only(value: str) -> bool:
+    """``value`` is words a person wrote ("test-key", "not-her-password", "MySecret"): no
+    digit, no symbol beyond - _ . and few bits a character (gate/naturalness.py)."""
+    return (not any(ch.isdigit() or not (ch.isalpha() or ch in "-_.") for ch in value)
+            and naturalness.bits_per_char(value) < _NAME_BITS)
+
+
 def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
     ds = _detect_secrets()
     out: list[tuple[Finding, tuple[int, int] | None]] = []
@@ -449,7 +461,8 @@ def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] 
                 value = secret.secret_value or ""
                 if secret.type == "Secret Keyword" and (PLACEHOLDER_VALUE.match(value)
                                                         or ENV_VAR_NAME.match(value)
-                                                        or _REF_PATH.match(value)):
+                                                        or _REF_PATH.match(value)
+                                                        or _words_only(value)):
                     continue
                 if secret.type == "Basic Auth Credentials" and (
                         _CAPS_WORD.fullmatch(value) or f"//{value}:{value}@" in line):
