@@ -544,3 +544,21 @@ def test_stress_notes_pass(text: str) -> None:
 ])
 def test_their_secret_twins_are_still_refused(text: str) -> None:
     assert gate.scan(text), text
+
+
+@pytest.mark.parametrize("text", [
+    '"SnapshotId": "Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt"',
+    "upload_id=Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt",
+    '"id": "Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt"',
+])
+def test_an_id_by_its_name_is_public(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "secret_id=Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt",
+    "secretId: Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt",
+    '"apiKey": "Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt"',
+])
+def test_a_secret_id_is_not(text: str) -> None:
+    assert gate.scan(text), text

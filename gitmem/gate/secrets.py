@@ -193,7 +193,8 @@ _PUBLIC_BEFORE = lazy(
     r"|(?-i:\"(?:n|e|x|y)\"\s*:\s*\")|\bkid\b[^\n]{0,30}|sitekey=[\"']?"  # public JWK members, key ids
     # what the text says the token is: public, an id, a place in a listing
     r"|(?:\b|(?<=_))(?:public|pub|publishable|site)(?:[_ .-]?key)?(?:\b|(?=_))[\w .-]{0,24}?[\"']?\s*[:=]?|(?<!secret )(?<!secret-)\b(?:ids?|cursor|etag)[\"']?\s*[:=]?"
-    r"|\b(?:page|pagination|next|continuation|sync)[ _-]?token[\"']?\s*[:=]?)\s*$")
+    r"|(?<![Ss]ecret)(?<![Ss]ecret_)(?-i:(?<=[a-z])I[Dd]s?|(?<=[a-z]_)ids?)[\"']?\s*[:=]?"  # SnapshotId, upload_id
+    r"|\b(?:page|pagination|next|continuation|sync)[ _-]?token[\"']?\s*[:=]?)\s*[\"'`]?$")
 # A vendor's short prefix before the random part (cus_, ord_, gsk_): object ids are
 # short, so what is random must be 32 characters long on its own.
 _HASH_PART = lazy(r"(?:^|[-_.])[0-9a-f]{32,}(?:$|[-_.])")
