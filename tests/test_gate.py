@@ -562,3 +562,21 @@ def test_an_id_by_its_name_is_public(text: str) -> None:
 ])
 def test_a_secret_id_is_not(text: str) -> None:
     assert gate.scan(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "| env | service | key |\n|---|---|---|\n| prod | geocoder | `335f40ba827479e8bf269a8d3c36ab81` |",
+    "| host | user | password |\n|---|---|---|\n| nas | admin | Harbor2291! |",
+    "user,password,role\nalice,Kettle#77x,admin",
+])
+def test_a_value_in_a_tables_credential_column_is_refused(text: str) -> None:
+    assert "credential-column" in [f.kind for f in gate.scan(text)], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "| key | value |\n|---|---|\n| max_tokens_v2 | 4096 |",
+    "| service | user | password |\n|---|---|---|\n| grafana | admin | in 1Password |\n| kibana | elastic | *** |",
+    "user, password and role are required, in that order\nalice2024, then bob2025, logged in",
+])
+def test_a_credential_column_of_names_and_placeholders_passes(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)

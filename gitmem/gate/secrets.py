@@ -364,6 +364,74 @@ def generated_password_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+# A table's header cell that names a credential column: password, secret, token, API key, ...
+_CREDENTIAL_HEADER = lazy(
+    r"(?i)^[`*_]*(?:[\w .-]{0,20}[ _-])?(?:pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[ _-]?key|apikey"
+    r"|access[ _-]?key|secret[ _-]?key|private[ _-]?key|credentials?|creds?|pin|(?P<key>keys?))[`*_]*$")
+_TABLE_LINE = lazy(r"^[ \t]*\|.*\|[ \t]*$|^[^\n,]{1,60}(?:,[^\n,]{0,200}){1,20}$")
+
+
+def table_cell_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of values in a table's credential column: a Markdown or CSV header with a
+    cell that names one (password, token, api key, ...), and below it, in that column,
+    a value a person chose with a digit in it or a machine-made one (gate/naturalness.py).
+    Placeholders, references and words pass (``*** ``, ``<vault>``, ``in 1Password``)."""
+    if "|" not in text and "," not in text:
+        return []
+    spans: list[tuple[int, int]] = []
+    lines = text.split("\n")
+    offset, columns, sep = 0, None, ""
+    for line in lines:
+        if not _TABLE_LINE.match(line):
+            columns = None
+        elif columns is None:
+            sep = "|" if line.strip().startswith("|") else ","
+            cells = _cells(line, sep)
+            found = [(i, bool(m.group("key"))) for i, (_, cell) in enumerate(cells)
+                     if (m := _CREDENTIAL_HEADER.match(cell.strip()))]
+            columns = found or None
+        else:
+            cells = _cells(line, sep)
+            for i, just_key in columns:
+                if i < len(cells):
+                    start, cell = cells[i]
+                    value = cell.strip().strip("`'\"")
+                    if value and _a_credential(value, machine_made=just_key):
+                        at = offset + start + cell.index(value)
+                        spans.append((at, at + len(value)))
+        offset += len(line) + 1
+    return spans
+
+
+def _cells(line: str, sep: str) -> list[tuple[int, str]]:
+    """(start, text) of each cell of a table line."""
+    out, start = [], 0
+    if sep == "|":
+        first = line.index("|")
+        parts = line[first + 1:].split("|")[:-1]
+        start = first + 1
+    else:
+        parts = line.split(",")
+    for part in parts:
+        out.append((start, part))
+        start += len(part) + 1
+    return out
+
+
+def _a_credential(value: str, machine_made: bool = False) -> bool:
+    """A cell's value is a credential: one token, not a placeholder or a reference, a
+    letter and a digit, and chosen (a symbol beyond - _ . or mixed case) or machine-made
+    (only machine-made under a header that just says "key": its cells may be names)."""
+    if (not 6 <= len(value) <= 200 or any(ch.isspace() for ch in value) or set(value) <= set("-:| ")
+            or _FILLER.search(value) or not any(ch.isdigit() for ch in value)
+            or not any(ch.isalpha() for ch in value) or value[0] in "$<{%[(/~"
+            or "://" in value or "..." in value or value.startswith(("env:", "vault:", "op:", "arn:"))):
+        return False
+    chosen = not machine_made and (any(not ch.isalnum() and ch not in "-_." for ch in value)
+                                   or (value.lower() != value and value.upper() != value))
+    return chosen or naturalness.bits_per_char(value) >= _MADE_BY_A_MACHINE
+
+
 def _machine_or_chosen(m: re.Match[str]) -> bool:
     """A value after a keyword is a secret if a machine made it (4.5+ bits a character,
     gate/naturalness.py) or a person chose it with a digit in it; a name made of
@@ -417,6 +485,8 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
             out.append((Finding("secret", name, line, col), (m.start(), m.end())))
     for start, end in random_token_spans(text):
         out.append((Finding("secret", "random-token", *_line_col(text, start)), (start, end)))
+    for start, end in table_cell_spans(text):
+        out.append((Finding("secret", "credential-column", *_line_col(text, start)), (start, end)))
     for start, end in key_block_spans(text):  # the whole block is the secret
         out.append((Finding("secret", "private-key-block", *_line_col(text, start)), (start, end)))
     if not out:
