@@ -580,3 +580,21 @@ def test_a_value_in_a_tables_credential_column_is_refused(text: str) -> None:
 ])
 def test_a_credential_column_of_names_and_placeholders_passes(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    'conn = psycopg2.connect("db.internal", "app", "Harbor2291!")',
+    'ftp = ftplib.FTP("files.acme.io", "upload", "Kettle7788Q")',
+    'Connection c = DriverManager.getConnection(url, "fin_ro", "Mv6HvIw3NqT");',
+])
+def test_a_strong_password_passed_by_position_to_a_login_is_refused(text: str) -> None:
+    assert "credential-literal-in-call" in [f.kind for f in gate.scan(text)], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    'boto3.session.Session("s3", region_name="eu-west-1")',
+    'conn = connect("db", "app", password)',
+    'engine = create_engine("postgresql+psycopg", "pool_v2", "utf8mb4")',
+])
+def test_other_literals_in_a_login_call_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)

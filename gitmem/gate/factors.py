@@ -5,7 +5,7 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "fc879746c70f54b9",
+    "digest": "44e21c08245f44b9",
     "factors": [
         ['aws'],
         ['github_pat_'],
@@ -70,6 +70,7 @@ SECRETS: dict[str, Any] = {
         ['ssid', 'wi-fi', 'wifi', 'wlan'],
         ['credential', 'key', 'password', 'secret', 'token'],
         ['http'],
+        ['auth', 'authenticate', 'bind', 'connect', 'credential', 'dial', 'engine', 'ftp', 'imap', 'login', 'logon', 'pool', 'pop3', 'session', 'sign', 'smtp'],
         ['alias'],
         ['@'],
         ['account', 'login', 'u', 'user', 'usr'],

@@ -244,6 +244,12 @@ EXTRA_PATTERNS += [
      r"(?i)\bhttps?://[\w.-]+(?::\d+)?/(?:[\w.-]+/){0,4}(?:hooks?|webhooks?|incoming)/(?:[\w.-]+/){0,4}"
      r"(?P<value>[A-Za-z0-9_-]{20,})",
      "a webhook's URL holds its secret in the path (Mattermost, Rocket.Chat, n8n, ...)"),
+    ("credential-literal-in-call",
+     r"\b[A-Za-z_][\w.]{0,60}?(?i:connect|login|logon|sign_?in|authenticate|auth|credentials?|session|bind"
+     r"|dial|smtp|ftp|imap|pop3|pool|engine)\w{0,30}\("
+     r"[^()\n]{0,200}?(['\"])[^'\"\n]{1,80}\1\s*,\s*(?:[^()\n'\"]{0,80}?,\s*)?"
+     r"(['\"])(?![$<{])(?=[^'\"\s]{0,64}\d)(?=[^'\"\s]{0,64}[A-Za-z])(?P<value>[^'\"\s]{6,64})\2",
+     "a password passed by position to whatever logs in: connect(host, user, \"...\"), FTP(h, u, \"...\")"),
     ("minio-alias", rf"\bmc\s+alias\s+set\s+\S+\s+\S+\s+\S+\s+{_HUMAN}",
      "mc alias set ALIAS URL ACCESS_KEY SECRET_KEY"),
 ]

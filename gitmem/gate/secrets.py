@@ -444,6 +444,21 @@ def _machine_or_chosen(m: re.Match[str]) -> bool:
     return any(ch.isdigit() for ch in value) or naturalness.bits_per_char(value) >= _NAME_BITS
 
 
+def _strong(m: re.Match[str]) -> bool:
+    """A password someone chose to be strong: upper case, lower case and a digit, or a
+    letter, a digit and a symbol; not a name, a host, a version or a path."""
+    value = m.group("value")
+    if _KEBAB.fullmatch(value) or "/" in value or "://" in value:
+        return False  # eu-west-1, gpt-4o-mini, a path
+    letters, digits = any(ch.isalpha() for ch in value), any(ch.isdigit() for ch in value)
+    mixed = value.lower() != value and value.upper() != value
+    symbol = any(ch in "!@#$%^&*?~+=" for ch in value)
+    return letters and digits and (mixed or symbol) and naturalness.bits_per_char(value) >= 3.5
+
+
+_KEBAB = lazy(r"[a-z0-9]+(?:[-_.][a-z0-9]+)+")
+
+
 def _made_by_a_machine(m: re.Match[str]) -> bool:
     """The value costs 5+ bits a character (gate/naturalness.py): not a name or a word."""
     return naturalness.bits_per_char(m.group("value")) >= _MADE_BY_A_MACHINE
@@ -459,7 +474,7 @@ _NOT_A_CREDENTIAL = lazy(
 _NAME_BITS = 4.5
 # Rules whose match holds a (?P<value>...) group, and what that value must be.
 VALUE_JUDGES = {"keyword-assignment": _machine_or_chosen, "credential-call": _made_by_a_machine,
-                "webhook-url": _made_by_a_machine}
+                "webhook-url": _made_by_a_machine, "credential-literal-in-call": _strong}
 
 
 def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
