@@ -49,6 +49,15 @@ def main() -> None:
             hit = sum(bool(gate.scan(t)) for t in texts)
             rows.append([part, corpus, what, f"{hit}/{len(texts)}", f"{100 * hit / len(texts):.1f}%"])
     table(f"Write gate on the probe set ({gate.version()})", ["part", "corpus", "counted", "n", "%"], rows)
+    # Written after the last rule change: a measurement only, never tuned on (no dev part).
+    fresh = []
+    for corpus, (what, _) in CORPORA.items():
+        path = PROBE / f"fresh-{corpus}.jsonl"
+        if path.exists():
+            texts = [json.loads(line)["text"] for line in path.read_text("utf-8").splitlines() if line]
+            hit = sum(bool(gate.scan(t)) for t in texts)
+            fresh.append([f"fresh-{corpus}", what, f"{hit}/{len(texts)}", f"{100 * hit / len(texts):.1f}%"])
+    table("Fresh probe, measurement only", ["corpus", "counted", "n", "%"], fresh)
 
 
 if __name__ == "__main__":
