@@ -598,3 +598,23 @@ def test_a_strong_password_passed_by_position_to_a_login_is_refused(text: str) -
 ])
 def test_other_literals_in_a_login_call_pass(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    '"AccessKeyId": "AKIAI44QH8DHBEXAMPLE"',  # AWS documentation marks made-up values EXAMPLE
+    '"SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY"',
+    "const options = new URL('https://abc:xyz@example.com');",
+    "Bugs identified by upstream V8 are backported",
+    "issues identified by the linter",
+])
+def test_documentation_values_and_prose_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "CREATE USER etl IDENTIFIED BY Harbor2291!;",
+    "CREATE USER etl IDENTIFIED BY 'harbor2kettle';",
+    "redis://:Harbor2291@cache.internal:6379/0",
+])
+def test_their_secret_twins_still_refused(text: str) -> None:
+    assert gate.scan(text), text

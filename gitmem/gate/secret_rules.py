@@ -81,7 +81,7 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
      r"(?-i:(?<![0-9A-Za-z.])(?<![0-9A-Za-z][-_])[0-9a-f]{32,}(?![0-9A-Za-z]))",  # not inside an id (pnpm-store-<hash>)
      "32+ lowercase hex right after 'key'/'hmac'/'salt': the hex entropy plugin would catch it, at the cost of every commit id"),
     ("url-userinfo-password",
-     r"(?i)\b[a-z][a-z0-9+.-]{1,15}://([^\s:/@]*):(?![<{$*]|%\()(?!(?-i:[A-Z_]+)@|(?:password|passwd|pass|pwd|secret|changeme)@|\1@)[^\s/@]+@[^\s/@]+",
+     r"(?i)\b[a-z][a-z0-9+.-]{1,15}://([^\s:/@]*):(?![<{$*]|%\()(?!(?-i:[A-Z_]+)@|(?:password|passwd|pass|pwd|secret|changeme)@|\1@)(?P<value>[^\s/@]+)@[^\s/@]+",
      "BasicAuthDetector misses an empty user (redis://:pw@) and passwords with !&*+=?#@"
      " (a password that repeats the user, postgres:postgres@, is a well-known default)"),
     ("query-or-dsn-password", r"(?i)[?&;]\s*(?:password|passwd|pwd|pass)=(?![<{$*]|%\()[^&;\s]+",
@@ -329,8 +329,9 @@ EXTRA_PATTERNS += [
      r"\bdefine\(\s*['\"][A-Z_]*(?:PASSWORD|_KEY|SALT|SECRET|TOKEN)['\"]\s*,\s*(['\"])"
      r"(?![<{$]|put your)[^'\"]{8,}\1", "wp-config.php and the like"),
     ("sql-identified-by",
-     r"(?i)\bidentified\s+(?:with\s+\w+\s+)?by\s+(?:password\s+)?(['\"]?)(?![$<{:?%])[^'\"\s;]{6,}\1",
-     "CREATE USER ... IDENTIFIED BY '...'"),
+     r"(?i)\bidentified\s+(?:with\s+\w+\s+)?by\s+(?:password\s+)?"
+     r"(?:(['\"])(?![$<{:?%])[^'\"\s;]{6,}\1|(?![$<{:?%`])(?=[^'\"\s;]{0,64}[\d!@#$%^&*?~+])[^'\"\s;]{6,})",
+     "CREATE USER ... IDENTIFIED BY '...' (unquoted, a value with a digit or symbol: not 'identified by upstream')"),
     ("credentials-constructor",
      r"\b\w*(?:Credentials?|Auth(?:entication)?)\(\s*([\"'])[^\"'\n]*\1\s*,\s*([\"'])"
      r"(?![{$<]|(?i:password|passwd|secret|changeme)[\"'])[^\"'\s]{6,}\2",

@@ -444,6 +444,11 @@ def _machine_or_chosen(m: re.Match[str]) -> bool:
     return any(ch.isdigit() for ch in value) or naturalness.bits_per_char(value) >= _NAME_BITS
 
 
+def _not_words_only(m: re.Match[str]) -> bool:
+    """The value is more than words a person wrote (abc:xyz@, evil:thing@ are examples)."""
+    return not _words_only(m.group("value"))
+
+
 def _strong(m: re.Match[str]) -> bool:
     """A password someone chose to be strong: upper case, lower case and a digit, or a
     letter, a digit and a symbol; not a name, a host, a version or a path."""
@@ -474,7 +479,8 @@ _NOT_A_CREDENTIAL = lazy(
 _NAME_BITS = 4.5
 # Rules whose match holds a (?P<value>...) group, and what that value must be.
 VALUE_JUDGES = {"keyword-assignment": _machine_or_chosen, "credential-call": _made_by_a_machine,
-                "webhook-url": _made_by_a_machine, "credential-literal-in-call": _strong}
+                "webhook-url": _made_by_a_machine, "credential-literal-in-call": _strong,
+                "url-userinfo-password": _not_words_only}
 
 
 def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
@@ -512,7 +518,8 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
 
 
 # A run of one character standing in for a value (ghp_xxxx..., T00000000, ****).
-_FILLER = lazy(r"(?i:x{5,})|0{6,}|\*{4,}|•{3,}")
+# ... and AWS's documentation marks every made-up value with EXAMPLE (AKIAI44QH8DHBEXAMPLE).
+_FILLER = lazy(r"(?i:x{5,})|0{6,}|\*{4,}|•{3,}|(?<=[A-Za-z0-9])EXAMPLE|EXAMPLE(?=[A-Za-z0-9])")
 # Values encrypted for a secret manager: sops and hiera-eyaml ENC[...], Pulumi's
 # "secure: v1:...", a SealedSecret's encryptedData, an Ansible vault's body.
 _ENCRYPTED = lazy(
@@ -551,7 +558,8 @@ def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] 
                                                         or _words_only(value)):
                     continue
                 if secret.type == "Basic Auth Credentials" and (
-                        _CAPS_WORD.fullmatch(value) or f"//{value}:{value}@" in line):
+                        _CAPS_WORD.fullmatch(value) or f"//{value}:{value}@" in line
+                        or _words_only(value)):
                     continue  # postgresql://USER:PASSWORD@HOST as documentation writes it; a
                     # password that repeats the user (postgres:postgres@) is a well-known default
                 col = line.find(value) + 1 if value and value in line else 0
