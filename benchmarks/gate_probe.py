@@ -24,7 +24,7 @@ from tables import table  # noqa: E402
 
 PROBE = ROOT / "fixtures" / "gate" / "probe"
 CORPORA = {"secrets": ("blocked", True), "notes": ("refused (false positive)", False),
-           "stress": ("refused (false positive)", False)}
+           "stress": ("refused (false positive)", False), "stress2": ("refused (false positive)", False)}
 
 
 def load(corpus: str, part: str) -> list[dict[str, str]]:
@@ -51,7 +51,7 @@ def main() -> None:
     table(f"Write gate on the probe set ({gate.version()})", ["part", "corpus", "counted", "n", "%"], rows)
     # Written after the last rule change: a measurement only, never tuned on (no dev part).
     fresh = []
-    for corpus, (what, _) in CORPORA.items():
+    for corpus, (what, _) in list(CORPORA.items())[:2]:
         path = PROBE / f"fresh-{corpus}.jsonl"
         if path.exists():
             texts = [json.loads(line)["text"] for line in path.read_text("utf-8").splitlines() if line]
