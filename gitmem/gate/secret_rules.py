@@ -77,7 +77,7 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
     # --- generic rules ---
     ("hex-near-key",
      r"(?i)(?:(?<!cache )(?<!action )(?<!build )\b(?:key|hmac|salt)\b|키|キー|密钥|密鑰)"
-     r"(?:(?!sha\d|md5|hash|digest|checksum)[^\n]){0,24}?"
+     r"(?:(?!sha\d|md5|hash|digest|checksum|etag|fingerprint|integrity|commit)[^\n]){0,24}?"
      r"(?-i:(?<![0-9A-Za-z.])(?<![0-9A-Za-z][-_])[0-9a-f]{32,}(?![0-9A-Za-z]))",  # not inside an id (pnpm-store-<hash>)
      "32+ lowercase hex right after 'key'/'hmac'/'salt': the hex entropy plugin would catch it, at the cost of every commit id"),
     ("url-userinfo-password",
