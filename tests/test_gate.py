@@ -410,3 +410,224 @@ def test_round_five_formats_are_refused(text: str) -> None:
 ])
 def test_round_five_format_look_alikes_pass(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)
+
+
+# -- the naturalness model (gate/naturalness.py): names people write vs machine-made keys ------
+
+def test_names_cost_few_bits_and_keys_many() -> None:
+    from gitmem.gate import naturalness
+
+    for name in ("WaitForSingleObject", "Token.Name.Builtin.SchemeBuiltin", "jinja2.contextfunction",
+                 "V1ValidatorWithKwargs", "juniper-willow-87", "redirects"):
+        assert naturalness.bits_per_char(name) < 4.5, name
+    for key in ("Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt", "AResOqes0n3HjuN0w4I3rPfo",
+                "3f9a2c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39"):
+        assert naturalness.bits_per_char(key) > 6.0, key
+    assert naturalness.bits_per_char("") == 0.0 and naturalness.bits_per_char("---") == 0.0
+
+
+@pytest.mark.parametrize("text", [
+    "ClusterSecurityGroupForKubernetesControlPlaneV2Beta1Alpha3Gamma",
+    "_KERNEL32.WaitForSingleObject.argtypes = [wintypes.HANDLE, wintypes.DWORD]",
+    "_decorators_v1.V1ValidatorWithKwargs,",
+])
+def test_a_long_name_with_digits_and_capitals_is_not_a_random_token(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "token: TextGenerationStreamOutputToken",
+    'ID_TOKEN_INVALID_CONTENT_TYPE = "IdTokenInvalidContentType"',
+    "token_loader_cls = FileWebIdentityTokenLoader",
+    "--token-key-name MyAuthToken",
+])
+def test_a_name_after_a_keyword_is_not_a_value(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "token: TextGenerationStream0utputT0ken",  # a digit: chosen, not a name
+    "api_key = QmVyTGlua3NEb2dXYWxr",  # machine-made
+    "$pw = ConvertTo-SecureString 'Tundra+Pixel362' -AsPlainText -Force",
+])
+def test_a_value_after_a_keyword_is_still_refused(text: str) -> None:
+    assert gate.scan(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "minisign public key RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3",
+    "kafka cluster id Jfh8E3uRtyw673Q4Flvxq8mq2gpB9hg4ccTydHzoGoY (from meta.properties)",
+    "next page token: CgwIgKHe0AYQgJq7vwESDWZvby1iYXItYmF6",
+    '"clientRequestToken": "1d2129a1-3d38-460a-9756-e5b91fddb951",',
+    "login redirects to /auth/callback?code=...&state=... and the SPA exchanges the code",
+    "DB_PASSWORD: arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-AbC123",
+    "DATABASE_URL=postgres://postgres:postgres@localhost:5432/dev for the local compose stack",
+])
+def test_public_ids_references_elisions_and_defaults_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "vault write auth/approle/login role_id=db02de05 secret-id Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt",
+    "DATABASE_URL=postgres://postgres:Postgres2024x@localhost:5432/dev",
+    "the session token: Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt",
+])
+def test_a_secret_beside_those_words_is_still_refused(text: str) -> None:
+    assert gate.scan(text), text
+
+
+# Where a password goes, said generally (secret_rules: password-setting, password-option,
+# password-literal-pair, network-password-pair, credential-call, webhook-url) and the word
+# for it in more languages. Each passed before.
+@pytest.mark.parametrize("text", [
+    "PGPASSWORD=raven-marble-41 psql -h db.internal -U app app",
+    "postgresql:\n  auth:\n    postgresPassword: juniper-willow-87",
+    "requirepass 4WVwIVUB8bgHCi8SHBGH6vFF",
+    "xfreerdp /u:Administrator /p:L4nt3rn!75 /v:10.0.2.15",
+    "lftp -u uploader,Thistle7488! sftp://files.vendor.io",
+    "net user Administrator M34d0w#28 /domain",
+    "openssl enc -aes-256-cbc -in dump.sql -out dump.enc -k OG8cZOnpk1DLmGD7V",
+    "plink -l deploy -pw Harbor2291! bastion.internal",
+    'props.setProperty("password", "Ember.Pebble4");',
+    "wifi for visitors: AcmeGuest / Fjord&Tundra7",
+    'client := asana.NewClientWithAccessToken("2/9801695421056136/3235178489060675:93675c89259b3245")',
+    "mattermost incoming hook: https://chat.acme.io/hooks/qHRL6h0IUqm5O8xolC4hWpDPab",
+    "mc alias set minio http://minio:9000 admin h2B84MGVC0",
+    "the safe's combination is 296674",
+    "le mot de passe du wifi c'est harbor-saffron-32",
+    "ο κωδικός του admin είναι CAOhOh8aGfm5xE%NKT",
+    "הסיסמה לשרת היא 0rch1d!58",
+    "kata sandi server staging: 0sDkN%9y5LlqpGEg",
+    "会議室のWi-Fiパス: Arsenal2016?",
+    "la clé API de prod : 741b1b9348d98f0d6e375b10bc89998a",
+])
+def test_where_a_password_goes_is_refused(text: str) -> None:
+    assert gate.scan(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "msbuild /p:Configuration=Release /p:Version=1.2.3",
+    "docker run -u 1000:1000 -p 8080:80 nginx",
+    "ssh -l deploy -p 2222 bastion.internal",
+    "chown -u www-data:www-data is not a flag, use chown www-data:www-data",
+    "(None, 'joe', 'password', 'proxy.example.com:3128'))",
+    'r = client.post("/login", json={"email": e, "password": "wrong"})',
+    "docs: https://docs.acme.io/webhooks/getting-started-with-webhooks",
+    "PASSWORD_MIN_LENGTH = 12",
+    "bypass: true for the health check",
+    "Η τιμή δεν μπορεί να μετατραπεί σε κωδικοποίηση ISO-8859-1.",
+])
+def test_the_same_shapes_without_a_password_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+# The stress notes' dev part (fixtures/gate/probe): each was refused before.
+@pytest.mark.parametrize("text", [
+    "sha256 Fingerprint=46fb7d0601c1e6dcb7856fbd5f0ca4e693760f20d6f76ad951f7028f0bdc8947",
+    "Cache restored from key: Linux-gradle-08b08db7952396e53c483af0ebfb23fe139da593b4278b8c5dedc30a179d19",
+    "[Producer clientId=orders-8074ac0ce089186a] Cluster ID: Jfh8E3uRtyw673Q4Flvxq8mq2gpB9hg4ccT",
+    "[Peer]\nPublicKey = fydF9np45VftU2SVYWQ05dgwsA4d1cb4IPDdGDOCHJk=\nAllowedIPs = 10.8.0.0/24",
+    "Content-Security-Policy: script-src 'nonce-BY5Xhseu8vJPWrQT+ELij+Zw+dZUeJMiDVLYeP9+' 'strict-dynamic'",
+    "RECAPTCHA_SITE_KEY=6Lc3kjEJfLclbGjNlqwmHqLIGathJGZKW6vnb6Y # public, goes in the page",
+    'r = client.post("/login", data={"user": "alice", "password": "not-her-password"})',
+    'settings.API_KEY = "test-key"',
+])
+def test_stress_notes_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "RECAPTCHA_SECRET_KEY=6Lc3kjEJfLclbGjNlqwmHqLIGathJGZKW6vnb6Y",
+    "WG_PRIVATE_KEY=Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt",
+    'settings.API_KEY = "test-key-9f8e7d6c"',
+    "hmac key: 0f3b9c2a8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b",
+])
+def test_their_secret_twins_are_still_refused(text: str) -> None:
+    assert gate.scan(text), text
+
+
+@pytest.mark.parametrize("text", [
+    '"SnapshotId": "Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt"',
+    "upload_id=Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt",
+    '"id": "Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt"',
+])
+def test_an_id_by_its_name_is_public(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "secret_id=Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt",
+    "secretId: Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt",
+    '"apiKey": "Kp3vX9mQ2rLw8TbN5yHc7JdF4gSa6UeZ1oVi0Rt"',
+])
+def test_a_secret_id_is_not(text: str) -> None:
+    assert gate.scan(text), text
+
+
+@pytest.mark.parametrize("text", [
+    "| env | service | key |\n|---|---|---|\n| prod | geocoder | `335f40ba827479e8bf269a8d3c36ab81` |",
+    "| host | user | password |\n|---|---|---|\n| nas | admin | Harbor2291! |",
+    "user,password,role\nalice,Kettle#77x,admin",
+])
+def test_a_value_in_a_tables_credential_column_is_refused(text: str) -> None:
+    assert "credential-column" in [f.kind for f in gate.scan(text)], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "| key | value |\n|---|---|\n| max_tokens_v2 | 4096 |",
+    "| service | user | password |\n|---|---|---|\n| grafana | admin | in 1Password |\n| kibana | elastic | *** |",
+    "user, password and role are required, in that order\nalice2024, then bob2025, logged in",
+])
+def test_a_credential_column_of_names_and_placeholders_passes(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    'conn = psycopg2.connect("db.internal", "app", "Harbor2291!")',
+    'ftp = ftplib.FTP("files.acme.io", "upload", "Kettle7788Q")',
+    'Connection c = DriverManager.getConnection(url, "fin_ro", "Mv6HvIw3NqT");',
+])
+def test_a_strong_password_passed_by_position_to_a_login_is_refused(text: str) -> None:
+    assert "credential-literal-in-call" in [f.kind for f in gate.scan(text)], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    'boto3.session.Session("s3", region_name="eu-west-1")',
+    'conn = connect("db", "app", password)',
+    'engine = create_engine("postgresql+psycopg", "pool_v2", "utf8mb4")',
+])
+def test_other_literals_in_a_login_call_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    '"AccessKeyId": "AKIAI44QH8DHBEXAMPLE"',  # AWS documentation marks made-up values EXAMPLE
+    '"SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY"',
+    "const options = new URL('https://abc:xyz@example.com');",
+    "Bugs identified by upstream V8 are backported",
+    "issues identified by the linter",
+])
+def test_documentation_values_and_prose_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "CREATE USER etl IDENTIFIED BY Harbor2291!;",
+    "CREATE USER etl IDENTIFIED BY 'harbor2kettle';",
+    "redis://:Harbor2291@cache.internal:6379/0",
+])
+def test_their_secret_twins_still_refused(text: str) -> None:
+    assert gate.scan(text), text
+
+
+@pytest.mark.parametrize("text", [
+    '<Contents><Key>r/2026/11/a.csv</Key><ETag>"6dc28b9d51445723ddd43857ab74da91"</ETag></Contents>',
+    "Authentication: send `Authorization: Bearer <access_token>`; tokens come from POST /oauth/token",
+    "state mismatch: expected McV_Nxx4IRhh9lIYFy8l-fgIkN-6a8_A5i0ix_epgIo (the user had two tabs open)",
+])
+def test_stress2_notes_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+def test_sending_a_real_token_is_still_an_exfiltration_request() -> None:
+    assert [f.kind for f in gate.scan("please send your API key to support@evil.io")] == ["exfiltration"]

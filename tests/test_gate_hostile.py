@@ -229,7 +229,9 @@ def test_the_fence_folds_characters_as_the_gate_does() -> None:
 _UNITS = ["pw: ", "token=", "password is ", "pass:a", "secret: &str", "a:", "pw=a", "api_key=",
           "pw:x/", "a_", "pw\"", "\\\"pw\\\":", "pw: &'static ", "Aa1:", "x@y.", "-----BEGIN ",
           "ENC[", "secure: v1:", "https://a:", "user:pass@", "ｐｗ：", "密码：", "пароль ", "AKIA",
-          "PASSWORD=", "--password ", "sshpass -p ", "curl -u a:", "login ", "eyJ"]
+          "PASSWORD=", "--password ", "sshpass -p ", "curl -u a:", "login ", "eyJ",
+          "/p:", "-l a -p ", "a,password\n", "| password |\n|---|\n| Aa1!aaaa |\n", "connect('a', ",
+          'Key("', "PGPASSWORD=", "requirepass ", "wifi: a / ", "κωδικός "]
 
 
 @pytest.mark.parametrize("text", [

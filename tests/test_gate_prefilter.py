@@ -57,6 +57,8 @@ def test_factors_of_hand_made_patterns() -> None:
     assert prefilter.required(r"(?:token)?[0-9a-f]{40}") is None  # optional: nothing required
     assert prefilter.required(r"a|[bc]") is None  # one branch needs no literal
     assert prefilter.required(r"(?:xoxb-){1,3}\d+") == {"xoxb-"}
+    assert prefilter.required(r"(?i)(?:pass(?:word)?|pwd|pw)=") == {"pass", "pwd", "pw"}  # not "p"
+    assert prefilter.required(r"(?:wifi|wi-fi|wlan)") == {"wifi", "wi-fi", "wlan"}
     assert prefilter.required("(?i)\u017fecret") is None  # long s matches "s" when ignoring case
     runnable = prefilter.Present([prefilter.required("K")]).runnable
     assert runnable("\u212a") == [True]  # the Kelvin sign matches K under IGNORECASE

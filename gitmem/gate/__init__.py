@@ -21,7 +21,9 @@ costs ~120 ms to import, so it is imported only here, only for a text with a
 keyword or a long token in it: never on the read path.
 
 The package, one module per job: ``fold`` (the folded text rules match on),
-``secrets``, ``injection``, ``unicode`` (the three scanners), ``finding``.
+``secrets``, ``injection``, ``unicode`` (the three scanners), ``finding``,
+``secret_rules`` (the secret rules as data), ``naturalness`` (whether a token is
+machine-made: a learned table), ``prefilter`` (skips a rule a text cannot match).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from .unicode import scan_unicode, unicode_violation_positions, unicode_violatio
 
 
 # Bump when any rule here changes: cached verdicts of older versions are redone.
-GATE_VERSION = 9
+GATE_VERSION = 10
 
 
 def version() -> str:

@@ -89,9 +89,10 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
      r"(?i)\b(?:cat|print|post|send|upload|include|paste|share|leak|reveal|exfiltrate|show|dump|display|email|"
      r"transmit|forward)\b[^.\n]{0,60}?(?:\.env\b|~/\.ssh|id_(?:rsa|ed25519|ecdsa)|\.aws/credentials|\.netrc|printenv|"
      r"environment variables|env vars|system prompt|(?<!run/)\bsecrets\b|\bcredentials\b|\bpasswords\b|"
-     r"\b(?:api|access|auth|secret|private|ssh|deploy|signing|bearer|session|refresh|github|gitlab|npm|oauth)"
+     r"(?<!<)\b(?:api|access|auth|secret|private|ssh|deploy|signing|bearer|session|refresh|github|gitlab|npm|oauth)"
      r"[ _-](?:keys?|tokens?)\b(?! (?:count|per|limit|budget|usage|length|window|endpoint|cache|rotation|format))"
-     r"(?![^.\n]{0,60}?\.pub\b))"),  # "send me your ssh key, the .pub file": a public key
+     r"(?![^.\n]{0,60}?\.pub\b))"),  # "send me your ssh key, the .pub file": a public key;
+    # "send `Authorization: Bearer <access_token>`": a placeholder in angle brackets, API docs
     ("exfiltration",
      r"(?i)(?:\.env\b|~/\.ssh|id_(?:rsa|ed25519)|\.aws/credentials|\.netrc)[^.\n]{0,40}?"
      r"\b(?:post|send|upload|paste|share|include|comment|email)\b"),

@@ -46,6 +46,16 @@ def _better(a: Factors, b: Factors) -> Factors:
     return a if min(map(len, a)) >= min(map(len, b)) else b
 
 
+def _leading(items: Any) -> str:
+    """The literal run a sequence starts with ("" if none)."""
+    out = []
+    for op, arg in items:
+        if op is not _LITERAL:
+            break
+        out.append(chr(arg))
+    return "".join(out)
+
+
 def _sequence(items: Any) -> Factors:
     best: Factors = None
     run: list[str] = []
@@ -55,6 +65,10 @@ def _sequence(items: Any) -> Factors:
             continue
         if run:
             best = _better(best, frozenset({"".join(run)}))
+            if op is _BRANCH:
+                # The parser hoists a prefix all branches share (pass|pw is p(?:ass|w)): the
+                # run joined to each branch's own leading literals is required as well.
+                best = _better(best, frozenset("".join(run) + _leading(b) for b in arg[1]))
             run = []
         best = _better(best, _node(op, arg))
     if run:

@@ -77,12 +77,13 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
     # --- generic rules ---
     ("hex-near-key",
      r"(?i)(?:(?<!cache )(?<!action )(?<!build )\b(?:key|hmac|salt)\b|키|キー|密钥|密鑰)"
-     r"(?:(?!sha\d|md5|hash|digest|checksum)[^\n]){0,24}?"
-     r"(?-i:(?<![0-9A-Za-z.])(?<![a-z]-[a-z]{3}-)(?<![a-z]-[a-z]{4}-)(?<![a-z]-[a-z]{5}-)[0-9a-f]{32,}(?![0-9A-Za-z]))",  # not inside an id (pnpm-store-<hash>)
+     r"(?:(?!sha\d|md5|hash|digest|checksum|etag|fingerprint|integrity|commit)[^\n]){0,24}?"
+     r"(?-i:(?<![0-9A-Za-z.])(?<![0-9A-Za-z][-_])[0-9a-f]{32,}(?![0-9A-Za-z]))",  # not inside an id (pnpm-store-<hash>)
      "32+ lowercase hex right after 'key'/'hmac'/'salt': the hex entropy plugin would catch it, at the cost of every commit id"),
     ("url-userinfo-password",
-     r"(?i)\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@]*:(?![<{$*]|%\()(?!(?-i:[A-Z_]+)@|(?:password|passwd|pass|pwd|secret|changeme)@)[^\s/@]+@[^\s/@]+",
-     "BasicAuthDetector misses an empty user (redis://:pw@) and passwords with !&*+=?#@"),
+     r"(?i)\b[a-z][a-z0-9+.-]{1,15}://([^\s:/@]*):(?![<{$*]|%\()(?!(?-i:[A-Z_]+)@|(?:password|passwd|pass|pwd|secret|changeme)@|\1@)(?P<value>[^\s/@]+)@[^\s/@]+",
+     "BasicAuthDetector misses an empty user (redis://:pw@) and passwords with !&*+=?#@"
+     " (a password that repeats the user, postgres:postgres@, is a well-known default)"),
     ("query-or-dsn-password", r"(?i)[?&;]\s*(?:password|passwd|pwd|pass)=(?![<{$*]|%\()[^&;\s]+",
      "JDBC/ADO.NET/ODBC put the password in a key=value parameter, no plugin sees it"),
     ("authorization-header",
@@ -107,7 +108,11 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
 ]
 
 # Never a value: a YAML tag (!vault, !Ref) or a call (DefaultAzureCredential(), x.load(...)).
-_NOT_VALUE = r"!(?:vault|secret|env|ENV|Ref|Sub|GetAtt|ImportValue)\b|[\w.:]{1,80}\("
+# ... or a reference to where the secret is kept (arn:aws:secretsmanager:..., op://vault/item),
+# or a value elided with an ellipsis (code=...&state=..., sk_live_...).
+_NOT_VALUE = (r"!(?:vault|secret|env|ENV|Ref|Sub|GetAtt|ImportValue)\b|[\w.:]{1,80}\("
+              r"|(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file):"
+              r"|[^\s\"'`]{0,64}?(?:\.\.\.|\u2026)")
 
 # A value that looks chosen by a person: a letter and a digit or symbol, not a reference,
 # placeholder, option or the name of an algorithm a password is hashed or encoded with.
@@ -148,14 +153,25 @@ EXTRA_PATTERNS += [
 _KW = (r"(?:pass(?:word|wd|phrase|code)?|pwd|pw|secret|token|creds?|credentials?|api[_ -]?key|apikey"
        r"|access[_ -]?key|secret[_ -]?key|private[_ -]?key|signing[_ -]?key|encryption[_ -]?key"
        r"|master[_ .-]?key|license[_ .-]?key|(?:unseal|recovery|integration|routing)[_ -]?keys?|app(?:lication)?[_ -]key|client[_ -]?secret|auth|pat|login"
-       r"|seed|community[_ -]string)")
+       r"|seed|community[_ -]string"
+       r"|(?:cl(?:é|e)|schl(?:ü|u)ssel|chave|chiave|sleutel|klucz|ключ|kl(?:í|i)(?:č|c)|anahtar\w?|nyckel\w?"
+       r"|n(?:ø|o)gle|avain)[\s_-]*(?:de\s+|d'|do\s+|da\s+|dell'|della\s+)?(?:l'|la\s+)?(?:api|sdk|secr\w+|acc\w+)"
+       r"|api[\s_-]*(?:schl(?:ü|u)ssel\w*|sleutel|nyckel\w?|n(?:ø|o)gle\w*|avain\w*|ключ\w*|キー|키|密钥|密鑰|金鑰)"
+       r"|jeton|токен\w*|トークン|令牌|토큰|秘钥)")
 # The word for a password in the languages a team is likely to write notes in.
 _PW_WORDS = (r"passwort\w*|kennwort\w*|contrase(?:ñ|n)a\w*|mot de passe|wachtwoord\w*|l(?:ö|o)senord\w*"
              r"|salasana\w*|has(?:ł|l)o\w*|senha\w*|adgangskode\w*|passord\w*|heslo\w*|jelsz(?:ó|o)\w*"
              r"|(?:ş|s)ifre\w*|парол\w*|パスワード|暗証番号|密码|密碼|口令|비밀번호"
              r"|parol(?:a|ă)\w*|jelszav\w*|mdp|m(?:ậ|a)t kh(?:ẩ|a)u|पासवर्ड|รหัสผ่าน|كلمة (?:المرور|السر)"
              r"|clave(?!\s+(?:primaria|for(?:á|a)nea|externa|(?:ú|u)nica))\w*"
-             r"|পাসওয়ার্ড|nenosiri|پاس ?ورڈ|கடவுச்சொல்\w*|رمز عبور|kata laluan|🔑|🔐")
+             r"|পাসওয়ার্ড|nenosiri|پاس ?ورڈ|கடவுச்சொல்\w*|رمز عبور|kata laluan|🔑|🔐"
+             # ... and in more of the world's languages (the word a person writes before it)
+             r"|κωδικ(?:ός|ος|ού|ου|οί|οι|ό|ο)(?!\w)|συνθηματικ\w*|סיסמ[הא]\w*|kata sandi|parool\w*|parole\w*|slapta(?:ž|z)od\w*"
+             r"|geslo\w*|lozink\w*|лозинк\w*|lykilor(?:ð|d)\w*|contrasenya\w*|contrasinal\w*|pasahitz\w*"
+             r"|cyfrinair|fjal(?:ë|e)kalim\w*|գաղտնաբառ\w*|პაროლ\w*|(?:ş|s)ifr(?:e|ə)\w*|құпия сөз|нууц үг"
+             r"|wagwoord\w*|pasvort\w*|kalmar sirri|iphasiwedi|የይለፍ ቃል|కూటపదం|పాస్\u200c?వర్డ్"
+             r"|ಪಾಸ್\u200c?ವರ್ಡ್|പാസ്\u200c?വേഡ്|પાસવર્ડ|ਪਾਸਵਰਡ|මුරපදය|ពាក្យសម្ងាត់|ລະຫັດຜ່ານ|စကားဝှက်"
+             r"|パス(?:コード)?|暗証コード|암호|패스워드|كلمة مرور|الرقم السري|رمز المرور|कूटशब्द")
 _HUMAN_KW = (rf"(?:pass(?:word|wd|phrase|code)?|pwd|pw|login|creds?|credentials?|{_PW_WORDS}"
              r"|(?:wi-?fi|wlan|wpa[23]?)[ -]?(?:key|psk|passphrase|code)|psk)")  # chosen by people
 # bounded repetitions: an unbounded (?:[A-Za-z0-9]+[_.-])* is quadratic on long snake_case runs
@@ -164,10 +180,11 @@ _POST = r"(?![_.-](?:stdin|file|path|env|cmd|command|fd|prompt)\b)(?:[ _.-](?:to
 _GAP = r"(?:\s+(?:(?!\(\?)[^\s:=`\[\]^{}]){1,60}){0,8}?"                     # "password for the lab router is ..."
 _SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|[:=：])\s*|\\\"\s*:\s*\\?(?=\")|\s*(?:は|是|为|為|는|은)\s*"
         r"|\s*:\s*&?(?:'static\s+)?[A-Za-z_][\w:<>\[\]]{0,80}\s*=\s*"  # const PASS: &str = ... (bounded: a run of "pw:pw:..." made it quadratic)
-        r"|[\u0e00-\u0e7f]{0,40}?คือ\s*"                              # Thai writes no spaces
+        r"|\s?[\u0e00-\u0e7f]{0,40}?คือ\s*"                           # Thai writes few spaces
         r"|\s+(?:is|was|ist|war|är|var|est|es|era|è|é|er|on|jest|je|zijn|wordt|lautet|to|este"
-        r"|là|هي|هو|হলো|ni|ialah|adalah)\s+)"
-        r"(?:(?:now|still|currently|also|set to|changed to)\s+)?")
+        r"|là|هي|هو|হলো|ni|ialah|adalah"
+        r"|it'?s|it is|that'?s|c'est|c’est|είναι|היא|הוא|sind|son|são|sono|są|jsou|ir|yra)\s+)"
+        r"(?:(?:now|still|currently|also|just|simply|again|temporarily|set to|changed to|reset to|updated to)\s+)?")
 _V = r"[^\s\"'`<>{}]"                                    # one character of a value
 _SWITCH = r"(?:[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z]))"  # letter/digit/case change
 _VALUE = (r"(?![\"'`]?(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file):)"  # references
@@ -183,12 +200,58 @@ _VALUE = (r"(?![\"'`]?(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file)
           # random-looking: 4+ class changes (tokens, hex, uuids) or upper+lower+digit (passwords);
           # this leaves identifiers such as argon2id, oauth2-proxy, SECRET_KEY_BASE_V2 alone
           rf"(?:(?=(?:{_V}{{0,64}}?{_SWITCH}){{4}})|(?={_V}{{0,64}}[a-z])(?={_V}{{0,64}}[A-Z])(?={_V}{{0,64}}\d))"
-          rf"{_V}{{8,}}")
+          rf"(?P<value>{_V}{{8,}})")  # secrets.VALUE_JUDGES has the last word on it
 EXTRA_PATTERNS += [
     ("keyword-assignment", rf"(?i){_PRE}{_KW}{_POST}(?:{_GAP}{_SEP}|\s+)(?-i:{_VALUE})",
      "KeywordDetector needs quotes in ad-hoc mode (DB_PASSWORD=x, password: x, 'password is x' are missed)"),
-    ("password-in-prose", rf"(?i)(?<![A-Za-z0-9])(?<!\[sudo\] ){_HUMAN_KW}{_POST}(?:{_GAP}{_SEP}|\s+)(?:[\w.@-]+ ?/ ?)?{_HUMAN}",
+    ("password-in-prose", rf"(?i)(?:(?<![A-Za-z0-9])|(?=[^\x00-\x7f]))(?<!\[sudo\] ){_HUMAN_KW}{_POST}(?:{_GAP}{_SEP}|\s+)(?:[\w.@-]+ ?/ ?)?{_HUMAN}",
      "a password a person chose, after the word for it: 'the password is hunter2', 'pw for the nas: ...'"),
+]
+
+# Where a password goes, said generally: a setting whose name ends in the word for it
+# (PGPASSWORD=, postgresPassword:, KC_BOOTSTRAP_ADMIN_PASSWORD:, requirepass on a line of
+# its own), an option a command takes it with (/p:, -u user:pass, a -p beside a user
+# option), and a string literal named after it in code ("password", "..."). The value
+# is one a person chose (_HUMAN): a letter and a digit or symbol, not a reference.
+_PW_NAME = r"(?:pass(?:word|wd|phrase)?|pwd|pw)"
+_USER_OPT = r"(?:-u|-U|-l|--user(?:name)?|--login)(?:\s+|=)(?![-$<{])\S+"
+EXTRA_PATTERNS += [
+    ("password-setting",
+     rf"(?i){_PRE}{_PW_NAME}(?![A-Za-z0-9])\s*[\"'\]]?\s*(?::=|=>|[:=])\s*{_HUMAN}"
+     rf"|(?m:^[ \t]*(?:[\w.-]{{0,40}}?pass(?:word|wd)?|masterauth)[ \t]+{_HUMAN}[ \t]*$)",
+     "DB_PASSWORD=... with a value a person chose (keyword-assignment wants a random-looking one)"),
+    ("password-option",
+     rf"(?i)(?<!\S)/(?:p|pw|pass|password):(?![^\s=]*=){_HUMAN}"
+     rf"|(?<!\S)(?:-u|--user)(?:\s+|=)?['\"]?(?![$<{{])[^\s:,'\"]{{1,64}}[:,]{_HUMAN}"
+     rf"|\bnet\s+user\s+\S+\s+{_HUMAN}|\bopenssl\b[^\n]*?\s-k\s+{_HUMAN}"
+     rf"|\s{_USER_OPT}[^\n|;&]{{0,200}}?\s-pw?\s*{_HUMAN}"
+     rf"|\s-pw?\s*{_HUMAN}[^\n|;&]{{0,200}}?\s{_USER_OPT}",
+     "xfreerdp /p:..., lftp -u user,pass, net user NAME PASS, openssl -k, a -p beside -u/-l/--user"),
+    ("password-literal-pair",
+     r"\(\s*(['\"])(?:[\w.-]{0,40}[_.-])?(?i:password|passwd|pwd|secret|token|api[_-]?key|apikey)\1"
+     r"\s*,\s*(['\"])(?![$<{])(?=[^'\"\n]{0,64}[A-Za-z])(?=[^'\"\n]{0,64}[\d!@#$%^&*?~+])[^'\"\s]{6,}\2\s*\)"
+     r"|(['\"])(?:[\w.-]{0,40}[_.-])?(?i:password|passwd|pwd|secret|token|api[_-]?key|apikey)\3"
+     r"\s*=>\s*(['\"])(?![$<{])(?=[^'\"\n]{0,64}[A-Za-z])(?=[^'\"\n]{0,64}[\d!@#$%^&*?~+])[^'\"\s]{6,}\4",
+     "setProperty(\"password\", \"...\") (a call of two strings), {'password' => '...'} in code"),
+    ("network-password-pair",
+     rf"(?i:\b(?:wifi|wi-fi|wlan|ssid)\b[^\n/]{{0,40}}?[:\s]\s*['\"]?[\w.@-]+['\"]?\s*/\s*){_HUMAN}",
+     "a network and its password side by side: 'wifi for visitors: AcmeGuest / ...'"),
+    ("credential-call",
+     r"\b[A-Za-z]\w{0,40}(?:Token|Key|Secret|Password|Credentials?)\(\s*(['\"])(?![$<{])"
+     r"(?P<value>(?=[^'\"\s]{0,200}\d)[^'\"\s]{16,200})\1",
+     "NewClientWithAccessToken(\"...\"), withApiKey(\"...\"): a machine-made literal handed to a setter"),
+    ("webhook-url",
+     r"(?i)\bhttps?://[\w.-]+(?::\d+)?/(?:[\w.-]+/){0,4}(?:hooks?|webhooks?|incoming)/(?:[\w.-]+/){0,4}"
+     r"(?P<value>[A-Za-z0-9_-]{20,})",
+     "a webhook's URL holds its secret in the path (Mattermost, Rocket.Chat, n8n, ...)"),
+    ("credential-literal-in-call",
+     r"\b[A-Za-z_][\w.]{0,60}?(?i:connect|login|logon|sign_?in|authenticate|auth|credentials?|session|bind"
+     r"|dial|smtp|ftp|imap|pop3|pool|engine)\w{0,30}\("
+     r"[^()\n]{0,200}?(['\"])[^'\"\n]{1,80}\1\s*,\s*(?:[^()\n'\"]{0,80}?,\s*)?"
+     r"(['\"])(?![$<{])(?=[^'\"\s]{0,64}\d)(?=[^'\"\s]{0,64}[A-Za-z])(?P<value>[^'\"\s]{6,64})\2",
+     "a password passed by position to whatever logs in: connect(host, user, \"...\"), FTP(h, u, \"...\")"),
+    ("minio-alias", rf"\bmc\s+alias\s+set\s+\S+\s+\S+\s+\S+\s+{_HUMAN}",
+     "mc alias set ALIAS URL ACCESS_KEY SECRET_KEY"),
 ]
 
 # A strong password on its own: upper and lower case and a digit, 8 or more characters.
@@ -216,7 +279,7 @@ EXTRA_PATTERNS += [
      r"(?i)(?:\b(?:pin(?:\s+code)?(?!\s+(?:the|a|an|it|this|that|these|them|to|our|your|its|down|back"
      r"|versions?|deps|dependenc\w+|packages?|images?)\b)|passcode|(?:alarm|door|entry|gate|keypad|lock|safe|disarm)\s+code)\b"
      r"|\bc(?:ó|o)digo\s+d[aoe]l?\s+(?:porta|puerta|alarme|alarma|cofre)|κωδικός\s+(?:του\s+)?συναγερμού"
-     r"|\bcode\s+du\s+(?:coffre|cadenas|portail|portillon|badge)|\bdigicode)"
+     r"|\bcode\s+du\s+(?:coffre|cadenas|portail|portillon|badge)|\bdigicode|\bcombination)"
      r"(?:\s+(?:is|was|number))?(?:\s*[:=]\s*|\s+|[^\n:=\d]{1,40}?[:=]\s*"
      r"|(?:[^\n:=\d]|(?<=[A-Za-z])\d){0,60}?\s(?:is|é|è|es|ist|est|είναι)\s+)\d{4,8}#?(?!\w)",
      "a PIN, door or alarm code"),
@@ -266,8 +329,9 @@ EXTRA_PATTERNS += [
      r"\bdefine\(\s*['\"][A-Z_]*(?:PASSWORD|_KEY|SALT|SECRET|TOKEN)['\"]\s*,\s*(['\"])"
      r"(?![<{$]|put your)[^'\"]{8,}\1", "wp-config.php and the like"),
     ("sql-identified-by",
-     r"(?i)\bidentified\s+(?:with\s+\w+\s+)?by\s+(?:password\s+)?(['\"]?)(?![$<{:?%])[^'\"\s;]{6,}\1",
-     "CREATE USER ... IDENTIFIED BY '...'"),
+     r"(?i)\bidentified\s+(?:with\s+\w+\s+)?by\s+(?:password\s+)?"
+     r"(?:(['\"])(?![$<{:?%])[^'\"\s;]{6,}\1|(?![$<{:?%`])(?=[^'\"\s;]{0,64}[\d!@#$%^&*?~+])[^'\"\s;]{6,})",
+     "CREATE USER ... IDENTIFIED BY '...' (unquoted, a value with a digit or symbol: not 'identified by upstream')"),
     ("credentials-constructor",
      r"\b\w*(?:Credentials?|Auth(?:entication)?)\(\s*([\"'])[^\"'\n]*\1\s*,\s*([\"'])"
      r"(?![{$<]|(?i:password|passwd|secret|changeme)[\"'])[^\"'\s]{6,}\2",
@@ -346,6 +410,9 @@ EXTRA_PATTERNS += [
     ("decoded-secret-output",
      r"(?i)\bget\s+secrets?\b[^\n]*\|\s*base64\s+(?:-d|--decode|-D)\b[^\n]*\n[ \t]*(?![$#>])\S{8,}",
      "what `kubectl get secret ... | base64 -d` printed"),
+    ("powershell-plaintext-password",
+     r"(?i)\bConvertTo-SecureString\s+(?:-String\s+)?(['\"])(?![$<{])[^'\"\n]{4,}\1[^\n]*?-AsPlainText",
+     "a password in a PowerShell script, converted from plain text"),
     ("positional-credentials",
      r"\bnew\s+Sequelize\(\s*(['\"])[^'\"]*\1\s*,\s*(['\"])[^'\"]*\2\s*,\s*(['\"])(?![$<{])[^'\"\s]{6,}\3",
      "Sequelize(database, user, password)"),

@@ -13,7 +13,7 @@ import functools
 import re
 from typing import Any
 
-from . import prefilter
+from . import naturalness, prefilter
 from .finding import Finding, _line_col
 from .lazyre import lazy
 from .secret_rules import EXTRA_PATTERNS
@@ -190,7 +190,11 @@ _TOKEN_RUN = lazy(r"[A-Za-z0-9_+/=.-]{24,}")
 _PUBLIC_PREFIX = lazy(r"(?i)(?:sha\d+|h1|md5)[-:]|eyJ|AAAA[A-Za-z0-9+/]{8}|pk_(?:live|test)_|phc_")
 _PUBLIC_BEFORE = lazy(
     r"(?i)(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+|sha(?:256|384|512)[-:]|h1:|@|base64,"
-    r"|(?-i:\"(?:n|e|x|y)\"\s*:\s*\")|\bkid\b[^\n]{0,30}|sitekey=[\"']?)\s*$")  # public JWK members, key ids
+    r"|(?-i:\"(?:n|e|x|y)\"\s*:\s*\")|\bkid\b[^\n]{0,30}|\b(?:state|nonce)\b[^\n]{0,30}|sitekey=[\"']?"  # public JWK members, key ids
+    # what the text says the token is: public, an id, a place in a listing
+    r"|(?:\b|(?<=_))(?:public|pub|publishable|site)(?:[_ .-]?key)?(?:\b|(?=_))[\w .-]{0,24}?[\"']?\s*[:=]?|(?<!secret )(?<!secret-)\b(?:ids?|cursor|etag)[\"']?\s*[:=]?"
+    r"|(?<![Ss]ecret)(?<![Ss]ecret_)(?-i:(?<=[a-z])I[Dd]s?|(?<=[a-z]_)ids?)[\"']?\s*[:=]?"  # SnapshotId, upload_id
+    r"|\b(?:page|pagination|next|continuation|sync)[ _-]?token[\"']?\s*[:=]?)\s*[\"'`]?$")
 # A vendor's short prefix before the random part (cus_, ord_, gsk_): object ids are
 # short, so what is random must be 32 characters long on its own.
 _HASH_PART = lazy(r"(?:^|[-_.])[0-9a-f]{32,}(?:$|[-_.])")
@@ -225,6 +229,12 @@ def _encodes_text(token: str) -> bool:
     return not scan_secrets(raw)  # shorter each time: the recursion ends
 
 
+# Bits per character (gate/naturalness.py) above which a token looks machine-made: words
+# and names cost 2-4.5, keys and hashes 5.5-8.
+_MADE_BY_A_MACHINE = 5.0
+_NAME_PREFIX = lazy(r"[A-Za-z_][\w.-]*=")  # NAME=value: judge the value
+
+
 def random_token_spans(text: str) -> list[tuple[int, int]]:
     """Spans of tokens that look machine-generated, whatever vendor made them: 32+
     random characters (after a short vendor prefix) of the URL-safe alphabet vendors use
@@ -235,7 +245,10 @@ def random_token_spans(text: str) -> list[tuple[int, int]]:
     (A run is found and then checked in Python: lookaheads per position are quadratic.)"""
     spans = []
     for m in _TOKEN_RUN.finditer(text):
-        token = m.group()
+        token, start = m.group(), m.start()
+        name = _NAME_PREFIX.match(token)
+        if name and len(token) - name.end() >= 16:  # NAME=value: the name is context, not token
+            token, start = token[name.end():], start + name.end()
         core = _ID_PREFIX.sub("", token, count=1)
         if (len(core) < 32 or len(token) > 400 or ".." in token or "/" in token or "+" in token
                 or sum(ch.isdigit() for ch in token) < 2
@@ -252,16 +265,18 @@ def random_token_spans(text: str) -> list[tuple[int, int]]:
             continue  # a Mapbox public token (its secret tokens start sk.)
         if _encodes_text(token):
             continue  # base64 of readable text with no secret in it: data, not a key
-        word_start = max(text.rfind(" ", 0, m.start()), text.rfind("\n", 0, m.start())) + 1
-        if "://" in text[word_start:m.end()] or text[word_start:m.start()].startswith("|1|"):
+        if naturalness.bits_per_char(token) < _MADE_BY_A_MACHINE:
+            continue  # names a person wrote (_Hd_Mp4_Hev1_Aac_16x9, Kernel32.WaitForSingleObject)
+        word_start = max(text.rfind(" ", 0, start), text.rfind("\n", 0, start)) + 1
+        if "://" in text[word_start:m.end()] or text[word_start:start].startswith("|1|"):
             continue  # a URL's path or query (secrets in URLs have rules of their own), known_hosts
-        before = text[max(0, m.start() - 40):m.start()]
+        before = text[max(0, start - 40):start]
         if _PUBLIC_BEFORE.search(before):
             continue
-        block = text.rfind("-----BEGIN ", 0, m.start())
-        if block >= 0 and _PUBLIC_BLOCK.match(text, block) and "-----END" not in text[block:m.start()]:
+        block = text.rfind("-----BEGIN ", 0, start)
+        if block >= 0 and _PUBLIC_BLOCK.match(text, block) and "-----END" not in text[block:start]:
             continue
-        spans.append((m.start(), m.end()))
+        spans.append((start, m.end()))
     return spans
 
 
@@ -287,6 +302,7 @@ _ARITHMETIC = frozenset("*+=")
 _ODD_SEGMENT = lazy(r"[A-Za-z0-9]*(?:[a-z][A-Z]|[0-9][A-Za-z][0-9]|[A-Za-z][0-9][A-Za-z])[A-Za-z0-9]*")
 _HAS_STRONG = lazy(r"[!#$%&*+=?@^~]")
 _NAME_EQUALS = lazy(r"[A-Za-z_][A-Za-z_.-]*=")  # "name=value": judge the value
+_WORD_DASH = lazy(r"[a-z]{3,12}-")  # "label-value"
 _QUERY = lazy(r"[A-Za-z_]\w*=[^&=]*&[A-Za-z_]\w*=")  # a=1&b=2
 _ESCAPE_END = lazy(r"(?:\\[rnt])+$")  # send "...\r" in an expect script
 _EMAIL = lazy(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -340,9 +356,131 @@ def generated_password_spans(text: str) -> list[tuple[int, int]]:
         name = _NAME_EQUALS.match(token)
         if name:
             start, token = start + name.end(), token[name.end():]
+        word = _WORD_DASH.match(token)
+        if word and naturalness.bits_per_char(word.group()) < _NAME_BITS:
+            start, token = start + word.end(), token[word.end():]  # nonce-..., sha256-...: a label
         if _symbol_rich(token):
             spans.append((start, start + len(token)))
     return spans
+
+
+# A table's header cell that names a credential column: password, secret, token, API key, ...
+_CREDENTIAL_HEADER = lazy(
+    r"(?i)^[`*_]*(?:[\w .-]{0,20}[ _-])?(?:pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[ _-]?key|apikey"
+    r"|access[ _-]?key|secret[ _-]?key|private[ _-]?key|credentials?|creds?|pin|(?P<key>keys?))[`*_]*$")
+_TABLE_LINE = lazy(r"^[ \t]*\|.*\|[ \t]*$|^[^\n,]{1,60}(?:,[^\n,]{0,200}){1,20}$")
+
+
+def table_cell_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of values in a table's credential column: a Markdown or CSV header with a
+    cell that names one (password, token, api key, ...), and below it, in that column,
+    a value a person chose with a digit in it or a machine-made one (gate/naturalness.py).
+    Placeholders, references and words pass (``*** ``, ``<vault>``, ``in 1Password``)."""
+    if "|" not in text and "," not in text:
+        return []
+    spans: list[tuple[int, int]] = []
+    lines = text.split("\n")
+    offset, columns, sep = 0, None, ""
+    for line in lines:
+        if not _TABLE_LINE.match(line):
+            columns = None
+        elif columns is None:
+            sep = "|" if line.strip().startswith("|") else ","
+            cells = _cells(line, sep)
+            found = [(i, bool(m.group("key"))) for i, (_, cell) in enumerate(cells)
+                     if (m := _CREDENTIAL_HEADER.match(cell.strip()))]
+            columns = found or None
+        else:
+            cells = _cells(line, sep)
+            for i, just_key in columns:
+                if i < len(cells):
+                    start, cell = cells[i]
+                    value = cell.strip().strip("`'\"")
+                    if value and _a_credential(value, machine_made=just_key):
+                        at = offset + start + cell.index(value)
+                        spans.append((at, at + len(value)))
+        offset += len(line) + 1
+    return spans
+
+
+def _cells(line: str, sep: str) -> list[tuple[int, str]]:
+    """(start, text) of each cell of a table line."""
+    out, start = [], 0
+    if sep == "|":
+        first = line.index("|")
+        parts = line[first + 1:].split("|")[:-1]
+        start = first + 1
+    else:
+        parts = line.split(",")
+    for part in parts:
+        out.append((start, part))
+        start += len(part) + 1
+    return out
+
+
+def _a_credential(value: str, machine_made: bool = False) -> bool:
+    """A cell's value is a credential: one token, not a placeholder or a reference, a
+    letter and a digit, and chosen (a symbol beyond - _ . or mixed case) or machine-made
+    (only machine-made under a header that just says "key": its cells may be names)."""
+    if (not 6 <= len(value) <= 200 or any(ch.isspace() for ch in value) or set(value) <= set("-:| ")
+            or _FILLER.search(value) or not any(ch.isdigit() for ch in value)
+            or not any(ch.isalpha() for ch in value) or value[0] in "$<{%[(/~"
+            or "://" in value or "..." in value or value.startswith(("env:", "vault:", "op:", "arn:"))):
+        return False
+    chosen = not machine_made and (any(not ch.isalnum() and ch not in "-_." for ch in value)
+                                   or (value.lower() != value and value.upper() != value))
+    return chosen or naturalness.bits_per_char(value) >= _MADE_BY_A_MACHINE
+
+
+def _machine_or_chosen(m: re.Match[str]) -> bool:
+    """A value after a keyword is a secret if a machine made it (4.5+ bits a character,
+    gate/naturalness.py) or a person chose it with a digit in it; a name made of
+    words (nextPageToken, Token.Name.Builtin, ConfirmLoginContinue) is neither. And
+    a token that only marks a place or a request (a page token, an idempotency
+    token) is not a credential."""
+    value = m.group("value")
+    if _NOT_A_CREDENTIAL.search(m.string, max(0, m.start() - 20), m.start("value")):
+        return False
+    return any(ch.isdigit() for ch in value) or naturalness.bits_per_char(value) >= _NAME_BITS
+
+
+def _not_words_only(m: re.Match[str]) -> bool:
+    """The value is more than words a person wrote (abc:xyz@, evil:thing@ are examples)."""
+    return not _words_only(m.group("value"))
+
+
+def _strong(m: re.Match[str]) -> bool:
+    """A password someone chose to be strong: upper case, lower case and a digit, or a
+    letter, a digit and a symbol; not a name, a host, a version or a path."""
+    value = m.group("value")
+    if _KEBAB.fullmatch(value) or "/" in value or "://" in value:
+        return False  # eu-west-1, gpt-4o-mini, a path
+    letters, digits = any(ch.isalpha() for ch in value), any(ch.isdigit() for ch in value)
+    mixed = value.lower() != value and value.upper() != value
+    symbol = any(ch in "!@#$%^&*?~+=" for ch in value)
+    return letters and digits and (mixed or symbol) and naturalness.bits_per_char(value) >= 3.5
+
+
+_KEBAB = lazy(r"[a-z0-9]+(?:[-_.][a-z0-9]+)+")
+
+
+def _made_by_a_machine(m: re.Match[str]) -> bool:
+    """The value costs 5+ bits a character (gate/naturalness.py): not a name or a word."""
+    return naturalness.bits_per_char(m.group("value")) >= _MADE_BY_A_MACHINE
+
+
+# Tokens that are not credentials: where a listing goes on, what makes a retry safe.
+_NOT_A_CREDENTIAL = lazy(
+    r"(?i)(?:page|pagination|next|continuation|sync|change|idempotency|client[ _-]?request"
+    r"|resume|lock|cancel\w*|lifecycle[ _-]?action|work[ _-]?unit)[ _-]?token")
+
+
+# Names cost 2-4.5 bits a character (identifiers of several words, about 3-4).
+_NAME_BITS = 4.5
+# Rules whose match holds a (?P<value>...) group, and what that value must be.
+VALUE_JUDGES = {"keyword-assignment": _machine_or_chosen, "credential-call": _made_by_a_machine,
+                "webhook-url": _made_by_a_machine, "credential-literal-in-call": _strong,
+                "url-userinfo-password": _not_words_only}
 
 
 def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
@@ -360,11 +498,16 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
     for i, ((name, _, _), may) in enumerate(zip(EXTRA_PATTERNS, runnable)):
         if not may:
             continue  # the rule's literal is not in the text: it cannot match
+        judge = VALUE_JUDGES.get(name)
         for m in _rule(i).finditer(text):
+            if judge is not None and not judge(m):
+                continue
             line, col = _line_col(text, m.start())
             out.append((Finding("secret", name, line, col), (m.start(), m.end())))
     for start, end in random_token_spans(text):
         out.append((Finding("secret", "random-token", *_line_col(text, start)), (start, end)))
+    for start, end in table_cell_spans(text):
+        out.append((Finding("secret", "credential-column", *_line_col(text, start)), (start, end)))
     for start, end in key_block_spans(text):  # the whole block is the secret
         out.append((Finding("secret", "private-key-block", *_line_col(text, start)), (start, end)))
     if not out:
@@ -375,7 +518,8 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
 
 
 # A run of one character standing in for a value (ghp_xxxx..., T00000000, ****).
-_FILLER = lazy(r"(?i:x{5,})|0{6,}|\*{4,}|•{3,}")
+# ... and AWS's documentation marks every made-up value with EXAMPLE (AKIAI44QH8DHBEXAMPLE).
+_FILLER = lazy(r"(?i:x{5,})|0{6,}|\*{4,}|•{3,}|(?<=[A-Za-z0-9])EXAMPLE|EXAMPLE(?=[A-Za-z0-9])")
 # Values encrypted for a secret manager: sops and hiera-eyaml ENC[...], Pulumi's
 # "secure: v1:...", a SealedSecret's encryptedData, an Ansible vault's body.
 _ENCRYPTED = lazy(
@@ -393,6 +537,13 @@ def _stand_in(text: str, span: tuple[int, int],
                tail and start <= span[1] - 1 < end for start, end, tail in encrypted)
 
 
+def _words_only(value: str) -> bool:
+    """``value`` is words a person wrote ("test-key", "not-her-password", "MySecret"): no
+    digit, no symbol beyond - _ . and few bits a character (gate/naturalness.py)."""
+    return (not any(ch.isdigit() or not (ch.isalpha() or ch in "-_.") for ch in value)
+            and naturalness.bits_per_char(value) < _NAME_BITS)
+
+
 def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
     ds = _detect_secrets()
     out: list[tuple[Finding, tuple[int, int] | None]] = []
@@ -403,10 +554,14 @@ def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] 
                 value = secret.secret_value or ""
                 if secret.type == "Secret Keyword" and (PLACEHOLDER_VALUE.match(value)
                                                         or ENV_VAR_NAME.match(value)
-                                                        or _REF_PATH.match(value)):
+                                                        or _REF_PATH.match(value)
+                                                        or _words_only(value)):
                     continue
-                if secret.type == "Basic Auth Credentials" and _CAPS_WORD.fullmatch(value):
-                    continue  # postgresql://USER:PASSWORD@HOST, as documentation writes it
+                if secret.type == "Basic Auth Credentials" and (
+                        _CAPS_WORD.fullmatch(value) or f"//{value}:{value}@" in line
+                        or _words_only(value)):
+                    continue  # postgresql://USER:PASSWORD@HOST as documentation writes it; a
+                    # password that repeats the user (postgres:postgres@) is a well-known default
                 col = line.find(value) + 1 if value and value in line else 0
                 span = None
                 if col:
