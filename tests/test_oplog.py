@@ -128,3 +128,21 @@ def test_loose_history_is_read_without_libgit2_and_matches_it(repo: Path) -> Non
              "print('pygit2' in sys.modules, file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True)
     assert out.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_only_answers_that_needed_libgit2_are_remembered(repo: Path) -> None:
+    # Every read after an add asks whether the new tip is a commit and whether the
+    # old tip is its ancestor: loose objects answer that faster than the memo is
+    # read, so nothing is written (the memo was rewritten twice per add).
+    facts = repo / ".git" / "mem" / "facts"
+    for i in range(3):
+        ok(gm("add", f"memory {i} about the facts memo", "--force", cwd=repo))
+        ok(gm("recall", "facts memo", cwd=repo))
+    assert not facts.exists()
+    # Packed objects need libgit2: that answer is remembered, and reused.
+    git("gc", "-q", cwd=repo)
+    log = Oplog(repo)
+    tip = next(iter(log.partitions().values()))
+    assert log.is_commit(tip)
+    assert f"commit {tip}" in json.loads(facts.read_text())
+    assert Oplog(repo).is_commit(tip)
