@@ -8,8 +8,10 @@ import subprocess
 import time
 import sys
 from pathlib import Path
+from typing import Any
 
 import pygit2
+import pytest
 
 from conftest import git, gm, ok
 from gitmem.oplog import Oplog
@@ -146,3 +148,42 @@ def test_only_answers_that_needed_libgit2_are_remembered(repo: Path) -> None:
     assert log.is_commit(tip)
     assert f"commit {tip}" in json.loads(facts.read_text())
     assert Oplog(repo).is_commit(tip)
+
+
+def test_objects_are_written_together_and_only_once_all_are_flushed(repo: Path,
+                                                                    monkeypatch: Any) -> None:
+    from gitmem.oplog import objects as objects_module
+    from gitmem.oplog.objects import Objects
+
+    store = Objects(repo / ".git")
+    items = [(b"blob", b"one\n"), (b"blob", b"two\n"), (b"blob", b"one\n")]
+    flushed: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        flushed.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(objects_module.os, "fsync", fsync)
+    oids = store.write_all(items)
+    assert len(flushed) == 2  # each new object once, the repeat not again
+    assert oids[0] == oids[2] == git("hash-object", "--stdin", cwd=repo, input="one\n").stdout.strip()
+    assert git("cat-file", "-p", oids[1], cwd=repo).stdout == "two\n"
+    # One flush fails: nothing is renamed into place, no temp file is left.
+    calls: list[int] = []
+
+    def failing(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError(5, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(objects_module.os, "fsync", failing)
+    fresh = [(b"blob", b"three\n"), (b"blob", b"four\n"), (b"blob", b"five\n")]
+    with pytest.raises(OSError):
+        store.write_all(fresh)
+    assert len(calls) == 3
+    for kind, data in fresh:
+        oid = Objects.oid(kind, data)
+        assert not (repo / ".git" / "objects" / oid[:2] / oid[2:]).exists()
+    assert not list((repo / ".git" / "objects").glob("*/tmp_obj_*"))

@@ -152,16 +152,17 @@ class Appender:
             parent = self._refs.current(ref_name)
             clock = next_clock()
             lines = make_lines(clock)
-            blob = self._objects.write(b"blob", ops.encode_pack(lines))
-            tree = self._objects.write(
-                b"tree", b"100644 " + PACK_FILE.encode() + b"\0" + bytes.fromhex(blob)
-            )
+            pack = ops.encode_pack(lines)
+            tree_data = (b"100644 " + PACK_FILE.encode() + b"\0"
+                         + bytes.fromhex(Objects.oid(b"blob", pack)))
             ident = sig.ident()
-            body = f"tree {tree}\n"
+            body = f"tree {Objects.oid(b'tree', tree_data)}\n"
             if parent:
                 body += f"parent {parent}\n"
             body += f"author {ident}\ncommitter {ident}\n\n{_message(summary, lines, clock)}"
-            commit = self._objects.write(b"commit", body.encode("utf-8"))
+            # All three written together (their fsyncs overlap), then the ref.
+            _, _, commit = self._objects.write_all(
+                [(b"blob", pack), (b"tree", tree_data), (b"commit", body.encode("utf-8"))])
             # Objects first, the ref last: swapped only if it still holds ``parent``.
             if self._refs.cas(ref_name, parent, commit):
                 return Appended(commit, ref_name, lines)

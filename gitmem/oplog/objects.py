@@ -48,25 +48,58 @@ class Objects:
             )
         return self._plain
 
+    @staticmethod
+    def oid(kind: bytes, data: bytes) -> str:
+        """The id ``write`` gives an object, without writing it."""
+        return hashes.sha1(_raw(kind, data)).hexdigest()
+
     def write(self, kind: bytes, data: bytes) -> str:
-        """Store an object; its id. Crash-safe: compressed to a temp name,
-        fsynced, then renamed into place, so a reader sees all of it or
-        nothing. Content-addressed: an object already there is left alone."""
-        raw = kind + b" " + str(len(data)).encode() + b"\0" + data
-        oid = hashes.sha1(raw).hexdigest()
-        folder = self._commondir / "objects" / oid[:2]
-        path = folder / oid[2:]
-        if path.exists():
-            return oid
-        folder.mkdir(exist_ok=True)
-        tmp = folder / f"tmp_obj_{os.getpid()}_{os.urandom(16).hex()}"
-        with open(tmp, "wb") as fh:
-            fh.write(zlib.compress(raw, 1))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o444)
-        os.replace(tmp, path)
-        return oid
+        """Store an object; its id (see ``write_all``)."""
+        return self.write_all([(kind, data)])[0]
+
+    def write_all(self, objects: list[tuple[bytes, bytes]]) -> list[str]:
+        """Store objects (kind, data); their ids. Crash-safe: each is compressed to
+        a temp name, fsynced, then renamed into place, so a reader sees all of it
+        or nothing. Content-addressed: an object already there is left alone.
+
+        The fsyncs run side by side: every object is flushed before any is renamed,
+        exactly as one at a time, but an append's blob, tree and commit wait for
+        the disk about once instead of three times (the file system commits the
+        three files' metadata together: ~3 fsyncs' time -> ~1 on ext4)."""
+        oids: list[str] = []
+        todo: list[tuple[bytes, Path, Path]] = []
+        for kind, data in objects:
+            raw = _raw(kind, data)
+            oid = hashes.sha1(raw).hexdigest()
+            oids.append(oid)
+            folder = self._commondir / "objects" / oid[:2]
+            path = folder / oid[2:]
+            if not path.exists() and all(path != p for _, _, p in todo):
+                todo.append((raw, folder, path))
+        written: list[Path] = []
+        files = []
+        try:
+            for raw, folder, _ in todo:
+                folder.mkdir(exist_ok=True)
+                tmp = folder / f"tmp_obj_{os.getpid()}_{os.urandom(16).hex()}"
+                fh = open(tmp, "wb")  # noqa: SIM115 - closed below, after the fsyncs
+                files.append(fh)
+                written.append(tmp)
+                fh.write(zlib.compress(raw, 1))
+                fh.flush()
+            fsync_all([fh.fileno() for fh in files])
+        except BaseException:
+            for fh in files:
+                fh.close()
+            for tmp in written:
+                tmp.unlink(missing_ok=True)
+            raise
+        for fh in files:
+            fh.close()
+        for tmp, (_, _, path) in zip(written, todo):
+            os.chmod(tmp, 0o444)
+            os.replace(tmp, path)
+        return oids
 
     def header(self, oid: str) -> tuple[bytes, int] | None:
         """(type, size) of a loose object, inflating only its header; or None."""
@@ -124,3 +157,46 @@ class Objects:
         if obj is None or obj[0] != b"commit":
             return None
         return obj[1].partition(b"\n\n")[2]
+
+
+def _raw(kind: bytes, data: bytes) -> bytes:
+    """An object as git hashes and stores it: a header, then the data."""
+    return kind + b" " + str(len(data)).encode() + b"\0" + data
+
+
+def fsync_all(fds: list[int]) -> None:
+    """fsync every file, side by side: the first here, each other in a thread of
+    its own (os.fsync lets go of the GIL), all done when this returns. Raises the
+    first failure. ``_thread``, not ``threading``: a one-line add would otherwise
+    import threading for this alone."""
+    import _thread
+
+    failures: list[BaseException] = []
+    waits = []
+    for fd in fds[1:]:
+        done = _thread.allocate_lock()
+        done.acquire()
+
+        def flush(fd: int = fd, done: _thread.LockType = done) -> None:
+            try:
+                os.fsync(fd)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                failures.append(exc)
+            finally:
+                done.release()
+
+        try:
+            _thread.start_new_thread(flush, ())
+        except RuntimeError:  # no thread to be had: flush it here
+            done.release()
+            os.fsync(fd)
+            continue
+        waits.append(done)
+    try:
+        if fds:
+            os.fsync(fds[0])
+    finally:
+        for done in waits:
+            done.acquire()
+    if failures:
+        raise failures[0]
