@@ -187,3 +187,32 @@ def test_objects_are_written_together_and_only_once_all_are_flushed(repo: Path,
         oid = Objects.oid(kind, data)
         assert not (repo / ".git" / "objects" / oid[:2] / oid[2:]).exists()
     assert not list((repo / ".git" / "objects").glob("*/tmp_obj_*"))
+
+
+def test_an_append_whose_flush_fails_leaves_the_ref_objects_and_locks_as_they_were(
+        repo: Path, monkeypatch: Any) -> None:
+    import gitmem
+    from gitmem.oplog import objects as objects_module
+
+    ok(gm("add", "the first memory, on disk", cwd=repo))
+    before = Oplog(repo).partitions()
+    loose = sorted(p for p in (repo / ".git" / "objects").glob("??/*"))
+    real_fsync = os.fsync
+    flushed: list[int] = []
+
+    def failing(fd: int) -> None:
+        flushed.append(fd)
+        if len(flushed) == 3:
+            raise OSError(5, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(objects_module.os, "fsync", failing)
+    with gitmem.open(repo) as store, pytest.raises(Exception):
+        store.add("a second memory, never on disk", force=True)
+    monkeypatch.setattr(objects_module.os, "fsync", real_fsync)
+    assert len(flushed) == 4  # blob, tree, commit and the ref's lock, side by side
+    assert Oplog(repo).partitions() == before
+    assert sorted(p for p in (repo / ".git" / "objects").glob("??/*")) == loose
+    assert not list((repo / ".git" / "refs").rglob("*.lock"))
+    ok(gm("add", "a second memory, on disk", cwd=repo))
+    assert "a second memory, on disk" in gm("log", cwd=repo).stdout

@@ -11,6 +11,10 @@ Crash and race safety of an append:
    complete commit. The swap, not the flock, is what makes the append
    correct: if anything moved the ref first, the commit is rebuilt on the
    new tip with a fresh clock and the swap retried.
+The four fsyncs (three objects, the ref's lock file holding the new id) run
+side by side, once the lock is taken: a wait for the disk, not four. The
+order that matters is kept: nothing is renamed into place before all four
+are on disk, the objects are in place before the ref is renamed.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import msgspec
 from .. import ops
 from ..errors import LogBusy
 from .libgit2 import Libgit2, pygit2
-from .objects import PACK_FILE, Objects
+from .objects import PACK_FILE, Objects, fsync_all
 from .records import Appended
 from .refs import REF_PREFIX, Refs
 
@@ -160,12 +164,27 @@ class Appender:
             if parent:
                 body += f"parent {parent}\n"
             body += f"author {ident}\ncommitter {ident}\n\n{_message(summary, lines, clock)}"
-            # All three written together (their fsyncs overlap), then the ref.
-            _, _, commit = self._objects.write_all(
+            staged = self._objects.stage(
                 [(b"blob", pack), (b"tree", tree_data), (b"commit", body.encode("utf-8"))])
-            # Objects first, the ref last: swapped only if it still holds ``parent``.
-            if self._refs.cas(ref_name, parent, commit):
+            commit = staged.oids[2]
+            held = None
+            try:
+                # Compare-and-swap: the ref's lock taken only if it still holds ``parent``.
+                held = self._refs.lock(ref_name, parent, commit)
+                if held is not None:
+                    # The three objects and the ref's new value flushed side by side
+                    # (one wait for the disk, not four), then the objects put in place...
+                    fsync_all([*staged.fds, held.fd])
+                    staged.publish()
+            except BaseException:
+                staged.discard()
+                if held is not None:
+                    held.release()
+                raise
+            if held is not None:
+                held.publish()  # ...and the ref moved last: a crash before leaves it as it was
                 return Appended(commit, ref_name, lines)
+            staged.discard()  # lost the race: built again on the new tip
             if time.monotonic() > deadline:
                 raise self._refs.busy(ref_name, attempt)
             time.sleep(_jitter(0.001, 0.004) * min(attempt, 10))

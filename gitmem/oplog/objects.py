@@ -14,6 +14,7 @@ import os
 import re
 import zlib
 from pathlib import Path
+from typing import Any
 
 from .. import hashes
 
@@ -58,48 +59,40 @@ class Objects:
         return self.write_all([(kind, data)])[0]
 
     def write_all(self, objects: list[tuple[bytes, bytes]]) -> list[str]:
-        """Store objects (kind, data); their ids. Crash-safe: each is compressed to
-        a temp name, fsynced, then renamed into place, so a reader sees all of it
-        or nothing. Content-addressed: an object already there is left alone.
+        """Store objects (kind, data); their ids (see ``stage``)."""
+        staged = self.stage(objects)
+        staged.flush_and_publish()
+        return staged.oids
 
-        The fsyncs run side by side: every object is flushed before any is renamed,
-        exactly as one at a time, but an append's blob, tree and commit wait for
-        the disk about once instead of three times (the file system commits the
-        three files' metadata together: ~3 fsyncs' time -> ~1 on ext4)."""
-        oids: list[str] = []
-        todo: list[tuple[bytes, Path, Path]] = []
-        for kind, data in objects:
-            raw = _raw(kind, data)
-            oid = hashes.sha1(raw).hexdigest()
-            oids.append(oid)
-            folder = self._commondir / "objects" / oid[:2]
-            path = folder / oid[2:]
-            if not path.exists() and all(path != p for _, _, p in todo):
-                todo.append((raw, folder, path))
-        written: list[Path] = []
-        files = []
+    def stage(self, objects: list[tuple[bytes, bytes]]) -> Staged:
+        """Objects (kind, data) compressed to temp files, not yet flushed nor in place.
+
+        Crash-safe once published (``Staged``): each temp file is fsynced, then
+        renamed into place, so a reader sees all of an object or nothing.
+        Content-addressed: an object already there is left alone.
+        """
+        staged = Staged()
         try:
-            for raw, folder, _ in todo:
+            for kind, data in objects:
+                raw = _raw(kind, data)
+                oid = hashes.sha1(raw).hexdigest()
+                staged.oids.append(oid)
+                folder = self._commondir / "objects" / oid[:2]
+                path = folder / oid[2:]
+                if path.exists() or path in staged.paths:
+                    continue
                 folder.mkdir(exist_ok=True)
                 tmp = folder / f"tmp_obj_{os.getpid()}_{os.urandom(16).hex()}"
-                fh = open(tmp, "wb")  # noqa: SIM115 - closed below, after the fsyncs
-                files.append(fh)
-                written.append(tmp)
+                fh = open(tmp, "wb")  # noqa: SIM115 - Staged closes it
+                staged.files.append(fh)
+                staged.temps.append(tmp)
+                staged.paths.append(path)
                 fh.write(zlib.compress(raw, 1))
                 fh.flush()
-            fsync_all([fh.fileno() for fh in files])
         except BaseException:
-            for fh in files:
-                fh.close()
-            for tmp in written:
-                tmp.unlink(missing_ok=True)
+            staged.discard()
             raise
-        for fh in files:
-            fh.close()
-        for tmp, (_, _, path) in zip(written, todo):
-            os.chmod(tmp, 0o444)
-            os.replace(tmp, path)
-        return oids
+        return staged
 
     def header(self, oid: str) -> tuple[bytes, int] | None:
         """(type, size) of a loose object, inflating only its header; or None."""
@@ -157,6 +150,53 @@ class Objects:
         if obj is None or obj[0] != b"commit":
             return None
         return obj[1].partition(b"\n\n")[2]
+
+
+class Staged:
+    """Objects written to temp files by ``Objects.stage``: flushed, then published.
+
+    ``fds`` are flushed by the caller, with anything else that must be on disk
+    before the objects are in place (an append's ref lock), all side by side
+    (``fsync_all``): an append's blob, tree and commit then wait for the disk
+    about once instead of three times (ext4 commits the files' metadata in one
+    journal transaction). ``publish`` renames them into place, only once all
+    are flushed; ``discard`` drops them, leaving nothing behind.
+    """
+
+    def __init__(self) -> None:
+        self.oids: list[str] = []
+        self.files: list[Any] = []
+        self.temps: list[Path] = []
+        self.paths: list[Path] = []
+
+    @property
+    def fds(self) -> list[int]:
+        return [fh.fileno() for fh in self.files]
+
+    def publish(self) -> None:
+        """Rename every (flushed) object into place."""
+        for fh in self.files:
+            fh.close()
+        for tmp, path in zip(self.temps, self.paths):
+            os.chmod(tmp, 0o444)
+            os.replace(tmp, path)
+        self.files, self.temps, self.paths = [], [], []
+
+    def flush_and_publish(self) -> None:
+        try:
+            fsync_all(self.fds)
+        except BaseException:
+            self.discard()
+            raise
+        self.publish()
+
+    def discard(self) -> None:
+        """Close and delete the temp files (none of them is in place)."""
+        for fh in self.files:
+            fh.close()
+        for tmp in self.temps:
+            tmp.unlink(missing_ok=True)
+        self.files, self.temps, self.paths = [], [], []
 
 
 def _raw(kind: bytes, data: bytes) -> bytes:
