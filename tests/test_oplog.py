@@ -165,7 +165,9 @@ def test_objects_are_written_together_and_only_once_all_are_flushed(repo: Path,
         real_fsync(fd)
 
     monkeypatch.setattr(objects_module.os, "fsync", fsync)
-    oids = store.write_all(items)
+    staged = store.stage(items)
+    staged.flush_and_publish()
+    oids = staged.oids
     assert len(flushed) == 2  # each new object once, the repeat not again
     assert oids[0] == oids[2] == git("hash-object", "--stdin", cwd=repo, input="one\n").stdout.strip()
     assert git("cat-file", "-p", oids[1], cwd=repo).stdout == "two\n"
@@ -181,7 +183,7 @@ def test_objects_are_written_together_and_only_once_all_are_flushed(repo: Path,
     monkeypatch.setattr(objects_module.os, "fsync", failing)
     fresh = [(b"blob", b"three\n"), (b"blob", b"four\n"), (b"blob", b"five\n")]
     with pytest.raises(OSError):
-        store.write_all(fresh)
+        store.stage(fresh).flush_and_publish()
     assert len(calls) == 3
     for kind, data in fresh:
         oid = Objects.oid(kind, data)

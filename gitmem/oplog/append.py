@@ -30,7 +30,7 @@ import msgspec
 from .. import ops
 from ..errors import LogBusy
 from .libgit2 import Libgit2, pygit2
-from .objects import PACK_FILE, Objects, fsync_all
+from .objects import PACK_FILE, Objects
 from .records import Appended
 from .refs import REF_PREFIX, Refs
 
@@ -167,21 +167,20 @@ class Appender:
             staged = self._objects.stage(
                 [(b"blob", pack), (b"tree", tree_data), (b"commit", body.encode("utf-8"))])
             commit = staged.oids[2]
-            held = None
             try:
                 # Compare-and-swap: the ref's lock taken only if it still holds ``parent``.
                 held = self._refs.lock(ref_name, parent, commit)
-                if held is not None:
-                    # The three objects and the ref's new value flushed side by side
-                    # (one wait for the disk, not four), then the objects put in place...
-                    fsync_all([*staged.fds, held.fd])
-                    staged.publish()
             except BaseException:
                 staged.discard()
-                if held is not None:
-                    held.release()
                 raise
             if held is not None:
+                try:
+                    # The three objects and the ref's new value flushed side by side
+                    # (one wait for the disk, not four), then the objects put in place...
+                    staged.flush_and_publish([held.fd])
+                except BaseException:
+                    held.release()
+                    raise
                 held.publish()  # ...and the ref moved last: a crash before leaves it as it was
                 return Appended(commit, ref_name, lines)
             staged.discard()  # lost the race: built again on the new tip

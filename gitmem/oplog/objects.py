@@ -14,7 +14,8 @@ import os
 import re
 import zlib
 from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
+from typing import BinaryIO
 
 from .. import hashes
 
@@ -51,18 +52,8 @@ class Objects:
 
     @staticmethod
     def oid(kind: bytes, data: bytes) -> str:
-        """The id ``write`` gives an object, without writing it."""
+        """The id an object is stored under, without storing it."""
         return hashes.sha1(_raw(kind, data)).hexdigest()
-
-    def write(self, kind: bytes, data: bytes) -> str:
-        """Store an object; its id (see ``write_all``)."""
-        return self.write_all([(kind, data)])[0]
-
-    def write_all(self, objects: list[tuple[bytes, bytes]]) -> list[str]:
-        """Store objects (kind, data); their ids (see ``stage``)."""
-        staged = self.stage(objects)
-        staged.flush_and_publish()
-        return staged.oids
 
     def stage(self, objects: list[tuple[bytes, bytes]]) -> Staged:
         """Objects (kind, data) compressed to temp files, not yet flushed nor in place.
@@ -155,17 +146,17 @@ class Objects:
 class Staged:
     """Objects written to temp files by ``Objects.stage``: flushed, then published.
 
-    ``fds`` are flushed by the caller, with anything else that must be on disk
-    before the objects are in place (an append's ref lock), all side by side
+    ``flush_and_publish`` fsyncs them, with any other file that must be on disk
+    before they are in place (an append's ref lock), all side by side
     (``fsync_all``): an append's blob, tree and commit then wait for the disk
     about once instead of three times (ext4 commits the files' metadata in one
-    journal transaction). ``publish`` renames them into place, only once all
-    are flushed; ``discard`` drops them, leaving nothing behind.
+    journal transaction); then renames them into place, only once all are
+    flushed. ``discard`` drops them, leaving nothing behind.
     """
 
     def __init__(self) -> None:
         self.oids: list[str] = []
-        self.files: list[Any] = []
+        self.files: list[BinaryIO] = []
         self.temps: list[Path] = []
         self.paths: list[Path] = []
 
@@ -182,13 +173,15 @@ class Staged:
             os.replace(tmp, path)
         self.files, self.temps, self.paths = [], [], []
 
-    def flush_and_publish(self) -> None:
+    def flush_and_publish(self, others: Sequence[int] = ()) -> None:
+        """fsync the objects and the files ``others`` side by side, then rename the
+        objects into place; on a failure, discard them and raise."""
         try:
-            fsync_all(self.fds)
+            fsync_all([*self.fds, *others])
+            self.publish()
         except BaseException:
             self.discard()
             raise
-        self.publish()
 
     def discard(self) -> None:
         """Close and delete the temp files (none of them is in place)."""
