@@ -230,10 +230,15 @@ class VectorFile:
         """Delete the files of older generations (and the HNSW index files that
         versions before 0.2 kept here: 168 MB at 100k memories)."""
         keep = self.path(c).name
-        for f in [*self.directory.glob("vectors*.i8"), *self.directory.glob("vectors.hnsw*")]:
-            if f.name != keep:
+        try:
+            names = os.listdir(self.directory)  # (glob would compile two patterns per refresh)
+        except OSError:
+            return
+        for name in names:
+            if name != keep and name.startswith("vectors") and (
+                    name.endswith(".i8") or name.startswith("vectors.hnsw")):
                 try:
-                    f.unlink(missing_ok=True)  # readers that mapped it keep their inode
+                    (self.directory / name).unlink(missing_ok=True)  # readers keep their inode
                 except OSError:
                     pass  # tidying only: a file in the way goes with the next rebuild
 
