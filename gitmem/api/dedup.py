@@ -14,7 +14,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import ops
 from ..errors import InvalidInput, NearDuplicate
@@ -69,11 +69,17 @@ def check_new(pool: Pool, body: ops.MemoryBody, old_ids: list[str], *, force: bo
             pending = []
         near = p.nearest(qvec, kind=body.kind, min_cos=floor, exclude=old_ids)
         known = pending_vectors(pool, {row[0] for row in pending})
+        ids, vectors = [], []
         for mid, key, text, entities, tags in pending:
             if mid in old_ids:
                 continue
-            other = known.get(mid) or query_vector(embed_text(key, text, entities, tags))
-            cos = int8_cosine(qvec, other) if other else 0.0
+            other = known.get(mid)
+            if other is None or len(other) != len(qvec):
+                other = query_vector(embed_text(key, text, entities, tags))
+            if other is not None:
+                ids.append(mid)
+                vectors.append(other)
+        for mid, cos in zip(ids, int8_cosines(qvec, vectors)):
             if cos >= floor:
                 near.append((mid, round(cos, 6)))
         near.sort(key=lambda x: (-x[1], x[0]))
@@ -165,11 +171,15 @@ def same_numbers(a: str | None, b: str | None) -> bool:
     return _NUMBER.findall(a or "") == _NUMBER.findall(b or "")
 
 
-def int8_cosine(a: bytes, b: bytes) -> float:
-    """Cosine of two int8 vectors, in pure Python (for the few a writer compares)."""
-    va = memoryview(a).cast("b")
-    vb = memoryview(b).cast("b")
-    dot = sum(x * y for x, y in zip(va, vb))
-    na = sum(x * x for x in va) ** 0.5
-    nb = sum(y * y for y in vb) ** 0.5
-    return dot / (na * nb) if na and nb else 0.0
+def int8_cosines(query: bytes, vectors: list[bytes]) -> list[float]:
+    """Cosine of ``query`` with each of ``vectors`` (int8 rows of its length), in one
+    simsimd call, as the projection compares the stored rows (vectors.nearest,
+    which has loaded simsimd already): the same precision for a memory before and
+    after it is embedded, ~1 us a row where Python's arithmetic took ~40 us."""
+    if not vectors:
+        return []
+    import simsimd
+
+    matrix = memoryview(b"".join(vectors)).cast("b", shape=[len(vectors), len(query)])
+    dist: Any = simsimd.cdist(memoryview(query).cast("b"), matrix, metric="cosine")  # a buffer
+    return [1.0 - d for d in memoryview(dist).cast("B").cast("d")]
