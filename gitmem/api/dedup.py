@@ -14,7 +14,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import ops
 from ..errors import InvalidInput, NearDuplicate
@@ -40,6 +40,7 @@ def check_new(pool: Pool, body: ops.MemoryBody, old_ids: list[str], *, force: bo
     the new memory's vector when one was computed)."""
     from ..embed.text import embed_text
     from ..projection import Scope
+    from ..projection.vectors import cosines
 
     dup_min, similar_min = settings.thresholds(pool.log)
 
@@ -79,7 +80,7 @@ def check_new(pool: Pool, body: ops.MemoryBody, old_ids: list[str], *, force: bo
             if other is not None:
                 ids.append(mid)
                 vectors.append(other)
-        for mid, cos in zip(ids, int8_cosines(qvec, vectors)):
+        for mid, cos in zip(ids, cosines(qvec, vectors)):
             if cos >= floor:
                 near.append((mid, round(cos, 6)))
         near.sort(key=lambda x: (-x[1], x[0]))
@@ -169,17 +170,3 @@ def similar(pool: Pool, memory_id: str | None = None, *, since: str | int | None
 
 def same_numbers(a: str | None, b: str | None) -> bool:
     return _NUMBER.findall(a or "") == _NUMBER.findall(b or "")
-
-
-def int8_cosines(query: bytes, vectors: list[bytes]) -> list[float]:
-    """Cosine of ``query`` with each of ``vectors`` (int8 rows of its length), in one
-    simsimd call, as the projection compares the stored rows (vectors.nearest,
-    which has loaded simsimd already): the same precision for a memory before and
-    after it is embedded, ~1 us a row where Python's arithmetic took ~40 us."""
-    if not vectors:
-        return []
-    import simsimd
-
-    matrix = memoryview(b"".join(vectors)).cast("b", shape=[len(vectors), len(query)])
-    dist: Any = simsimd.cdist(memoryview(query).cast("b"), matrix, metric="cosine")  # a buffer
-    return [1.0 - d for d in memoryview(dist).cast("B").cast("d")]

@@ -159,6 +159,20 @@ def _candidates(dist: array[float], cut: float) -> list[int] | None:
     return rows
 
 
+def cosines(query: bytes, rows: list[bytes]) -> list[float]:
+    """Cosine of ``query`` with each of ``rows`` (int8 vectors of its length), in one
+    simsimd call, as ``nearest`` compares the stored rows: the same precision for a
+    memory a writer compares before it is embedded (api.dedup) and after, ~1 us a
+    row where Python's arithmetic took ~40 us."""
+    if not rows:
+        return []
+    import simsimd
+
+    matrix = memoryview(b"".join(rows)).cast("b", shape=[len(rows), len(query)])
+    dist: Any = simsimd.cdist(memoryview(query).cast("b"), matrix, metric="cosine")  # a buffer
+    return [1.0 - d for d in memoryview(dist).cast("B").cast("d")]
+
+
 def spread(dist: array[float], n: int) -> tuple[float, float, int] | None:
     """(mean cosine, standard deviation, count) over the non-zero rows; None if none.
 
