@@ -112,11 +112,20 @@ def _quick_msgspec() -> None:
         return
     sys.modules["typing_extensions"] = None  # type: ignore[assignment]  # an ImportError
     # msgspec also imports uuid, which imports platform for one platform.system()
-    # (~1 ms), and textwrap for the docstrings of JSON schemas (~0.5 ms): stand-ins.
+    # (~1 ms), and textwrap for the docstrings of JSON schemas (~0.5 ms); and its
+    # own inspect, _json_schema, toml and yaml modules, which we never use (~0.7
+    # ms; msgspec.json takes schema and schema_components from _json_schema as
+    # it loads): stand-ins.
     system: dict[str, object] | None = (
         {"system": lambda: os.uname().sysname} if hasattr(os, "uname") else None)
+    schema = _StandIn("msgspec._json_schema", {})
+    if schema.module is not None:
+        for name in ("schema", "schema_components"):
+            setattr(schema.module, name, schema.later(name))
     try:
-        with _StandIn("platform", system), _StandIn("textwrap", {}):
+        with (_StandIn("platform", system), _StandIn("textwrap", {}), schema,
+              _StandIn("msgspec.inspect", {}), _StandIn("msgspec.toml", {}),
+              _StandIn("msgspec.yaml", {})):
             import msgspec  # noqa: F401
     except ImportError:  # a msgspec that needs it after all: import it as usual
         for name in [m for m in sys.modules if m == "msgspec" or m.startswith("msgspec.")]:
