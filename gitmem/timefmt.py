@@ -16,10 +16,10 @@ from datetime import datetime, timedelta, timezone
 
 from .errors import InvalidDate
 
-_RAW = re.compile(r"^@?(\d{1,12})(?:\s+([+-])(\d{2}):?(\d{2}))?$")
-_AGO = re.compile(
-    r"^(\d+)\s*(second|minute|hour|day|week|month|year)s?\s+ago$", re.IGNORECASE
-)
+# Patterns compiled by re when first used (and cached there): only a date given on
+# the command line is parsed, most commands never compile them.
+_RAW = r"^@?(\d{1,12})(?:\s+([+-])(\d{2}):?(\d{2}))?$"
+_AGO = r"(?i)^(\d+)\s*(second|minute|hour|day|week|month|year)s?\s+ago$"
 _UNIT_SECONDS = {
     "second": 1,
     "minute": 60,
@@ -30,7 +30,7 @@ _UNIT_SECONDS = {
     "year": 365 * 86400,
 }
 # "2026-11-21 14:30:00 +0100" (git's ISO-like form) -> make it fromisoformat-able.
-_GIT_ISO_OFFSET = re.compile(r"^(.*\d)\s+([+-]\d{2}):?(\d{2})$")
+_GIT_ISO_OFFSET = r"^(.*\d)\s+([+-]\d{2}):?(\d{2})$"
 
 
 def _local_offset_minutes(ts: float) -> int:
@@ -68,11 +68,11 @@ def parse_date(text: str, *, now: float | None = None) -> tuple[int, int]:
         if low == "yesterday":
             day -= timedelta(days=1)
         return _from_datetime(day)
-    m = _AGO.match(s)
+    m = re.match(_AGO, s)
     if m:
         ts = int(current) - int(m.group(1)) * _UNIT_SECONDS[m.group(2).lower()]
         return ts, _local_offset_minutes(ts)
-    m = _RAW.match(s)
+    m = re.match(_RAW, s)
     # A bare number is only a unix time with '@' or an offset (git's rule is
     # similar: "20261121" is a date, "@20261121" is seconds).
     if m and (s.startswith("@") or m.group(2)):
@@ -82,7 +82,7 @@ def parse_date(text: str, *, now: float | None = None) -> tuple[int, int]:
             return ts, sign * (int(m.group(3)) * 60 + int(m.group(4)))
         return ts, 0
     iso = s
-    g = _GIT_ISO_OFFSET.match(iso)
+    g = re.match(_GIT_ISO_OFFSET, iso)
     if g and ("-" in g.group(1)[:10]):
         iso = f"{g.group(1)}{g.group(2)}:{g.group(3)}"
     if iso.endswith("Z") or iso.endswith("z"):

@@ -302,3 +302,36 @@ def test_a_hot_command_leaves_typing_extensions_unloaded(tmp_path: Path) -> None
                                      cwd=repo, capture_output=True, text=True,
                                      check=False).stdout)["data"]["hits"]
     assert hits and "make spec" in hits[0]["text"]
+
+
+def test_a_hot_command_leaves_the_modules_others_drag_in_unloaded(tmp_path: Path) -> None:
+    """pathlib's urllib.parse (and its ipaddress), msgspec's uuid's platform,
+    msgspec's textwrap and msgspec's own modules we never use are not loaded by a
+    hot command (cli._StandIn, ~4 ms of a fresh process); what uses them still
+    works afterwards, with the real modules."""
+    import sys
+
+    repo = init_repo(tmp_path / "repo")
+    code = (
+        "import sys; from gitmem.cli import main; sys.argv = ['git-mem'] + sys.argv[1:]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "names = ('platform', 'textwrap', 'urllib.parse', 'ipaddress', 'msgspec.inspect',\n"
+        "         'msgspec._json_schema', 'msgspec.toml', 'msgspec.yaml')\n"
+        "loaded = [m for m in names if m in sys.modules]\n"
+        "import os, pathlib, platform, textwrap, uuid, msgspec\n"
+        "class Doc(msgspec.Struct):\n    '''\n    Indented.\n    '''\n    x: int\n"
+        "assert msgspec.json.schema(Doc)['$defs']['Doc']['description'] == 'Indented.'\n"
+        "assert pathlib.Path('/a b').as_uri() == 'file:///a%20b'\n"
+        "assert msgspec.json.schema_components([Doc])[1]['Doc']['type'] == 'object'\n"
+        "assert msgspec.inspect.type_info(int) == msgspec.inspect.IntType()\n"
+        "assert callable(msgspec.toml.decode) and callable(msgspec.yaml.encode)\n"
+        "import msgspec.inspect as mi; assert mi is sys.modules['msgspec.inspect']\n"
+        "assert platform.system() == os.uname().sysname\n"
+        "assert textwrap.dedent('  x') == 'x' and uuid.UUID(int=1).int == 1\n"
+        "assert sys.modules['platform'] is platform and hasattr(platform, 'python_version')\n"
+        "sys.stderr.write('LOADED=' + ','.join(loaded))\n")
+    for args in (["add", "tests live in spec/, run them with make spec", "--json"],
+                 ["recall", "how do I run the tests", "--json"], ["context", "--json"]):
+        out = subprocess.run([sys.executable, "-c", code, *args], cwd=repo, capture_output=True,
+                             text=True, env=dict(os.environ), check=False)
+        assert out.stderr.endswith("LOADED="), (args, out.stderr)

@@ -8,8 +8,10 @@ import subprocess
 import time
 import sys
 from pathlib import Path
+from typing import Any
 
 import pygit2
+import pytest
 
 from conftest import git, gm, ok
 from gitmem.oplog import Oplog
@@ -128,3 +130,91 @@ def test_loose_history_is_read_without_libgit2_and_matches_it(repo: Path) -> Non
              "print('pygit2' in sys.modules, file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True)
     assert out.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_only_answers_that_needed_libgit2_are_remembered(repo: Path) -> None:
+    # Every read after an add asks whether the new tip is a commit and whether the
+    # old tip is its ancestor: loose objects answer that faster than the memo is
+    # read, so nothing is written (the memo was rewritten twice per add).
+    facts = repo / ".git" / "mem" / "facts"
+    for i in range(3):
+        ok(gm("add", f"memory {i} about the facts memo", "--force", cwd=repo))
+        ok(gm("recall", "facts memo", cwd=repo))
+    assert not facts.exists()
+    # Packed objects need libgit2: that answer is remembered, and reused.
+    git("gc", "-q", cwd=repo)
+    log = Oplog(repo)
+    tip = next(iter(log.partitions().values()))
+    assert log.is_commit(tip)
+    assert f"commit {tip}" in json.loads(facts.read_text())
+    assert Oplog(repo).is_commit(tip)
+
+
+def test_objects_are_written_together_and_only_once_all_are_flushed(repo: Path,
+                                                                    monkeypatch: Any) -> None:
+    from gitmem.oplog import objects as objects_module
+    from gitmem.oplog.objects import Objects
+
+    store = Objects(repo / ".git")
+    items = [(b"blob", b"one\n"), (b"blob", b"two\n"), (b"blob", b"one\n")]
+    flushed: list[int] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        flushed.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(objects_module.os, "fsync", fsync)
+    staged = store.stage(items)
+    staged.flush_and_publish()
+    oids = staged.oids
+    assert len(flushed) == 2  # each new object once, the repeat not again
+    assert oids[0] == oids[2] == git("hash-object", "--stdin", cwd=repo, input="one\n").stdout.strip()
+    assert git("cat-file", "-p", oids[1], cwd=repo).stdout == "two\n"
+    # One flush fails: nothing is renamed into place, no temp file is left.
+    calls: list[int] = []
+
+    def failing(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError(5, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(objects_module.os, "fsync", failing)
+    fresh = [(b"blob", b"three\n"), (b"blob", b"four\n"), (b"blob", b"five\n")]
+    with pytest.raises(OSError):
+        store.stage(fresh).flush_and_publish()
+    assert len(calls) == 3
+    for kind, data in fresh:
+        oid = Objects.oid(kind, data)
+        assert not (repo / ".git" / "objects" / oid[:2] / oid[2:]).exists()
+    assert not list((repo / ".git" / "objects").glob("*/tmp_obj_*"))
+
+
+def test_an_append_whose_flush_fails_leaves_the_ref_objects_and_locks_as_they_were(
+        repo: Path, monkeypatch: Any) -> None:
+    import gitmem
+    from gitmem.oplog import objects as objects_module
+
+    ok(gm("add", "the first memory, on disk", cwd=repo))
+    before = Oplog(repo).partitions()
+    loose = sorted(p for p in (repo / ".git" / "objects").glob("??/*"))
+    real_fsync = os.fsync
+    flushed: list[int] = []
+
+    def failing(fd: int) -> None:
+        flushed.append(fd)
+        if len(flushed) == 3:
+            raise OSError(5, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(objects_module.os, "fsync", failing)
+    with gitmem.open(repo) as store, pytest.raises(Exception):
+        store.add("a second memory, never on disk", force=True)
+    monkeypatch.setattr(objects_module.os, "fsync", real_fsync)
+    assert len(flushed) == 4  # blob, tree, commit and the ref's lock, side by side
+    assert Oplog(repo).partitions() == before
+    assert sorted(p for p in (repo / ".git" / "objects").glob("??/*")) == loose
+    assert not list((repo / ".git" / "refs").rglob("*.lock"))
+    ok(gm("add", "a second memory, on disk", cwd=repo))
+    assert "a second memory, on disk" in gm("log", cwd=repo).stdout

@@ -350,6 +350,16 @@ def test_within_finds_every_row_inside_the_cut_in_order() -> None:
         expected = sorted((d, i) for i, d in enumerate(dist) if d <= cut and d < 1.0)
         got = within(dist, cut)
         assert got == expected and [str(d) for d, _ in got] == [str(d) for d, _ in expected]
+    # Rows just below zero (a rounding of an identical vector), NaN, and cuts that
+    # let in more rows than are checked one by one (the batches take over).
+    for trial in range(100):
+        n = rnd.choice([65, 1000, 9000])
+        dist = array("d", (rnd.uniform(0.0, 1.5) for _ in range(n)))
+        for _ in range(rnd.randint(0, 9)):
+            dist[rnd.randrange(n)] = rnd.choice([-1e-7, -0.0, float("nan"), 0.05, 0.0500001])
+        cut = rnd.choice([0.0, 0.05, 0.05 + 1e-9, 0.5, 1.0, 1.5, float("inf")])
+        expected = sorted((d, i) for i, d in enumerate(dist) if d <= cut and d < 1.0)
+        assert within(dist, cut) == expected, (trial, n, cut)
     # The bytes of a distance inside the cut, straddling two rows: not a row.
     raw = bytearray(array("d", [0.5] * 100).tobytes())
     raw[8 * 40 + 4 : 8 * 40 + 12] = struct.pack("d", 0.01)

@@ -408,3 +408,23 @@ def test_keyed_imports_chain_instead_of_conflicting(repo: Path) -> None:
     assert value(repo, "build.version") == "v299"
     assert data(gm("conflicts", "--json", cwd=repo))["conflicts"] == []  # type: ignore[index]
     assert len(data(gm("history", "build.version", "--json", cwd=repo))["values"]) == 300  # type: ignore[index, arg-type]
+
+
+def test_a_rewording_of_a_memory_not_embedded_yet_is_refused_with_or_without_the_cache(
+        repo: Path) -> None:
+    # An add never embeds: the memory added just before is compared from the
+    # writer's vector cache (pending-vectors.json), or embedded again without it.
+    cache = repo / ".git" / "mem" / "cache" / "pending-vectors.json"
+    pairs = [("the release train leaves every friday at noon, run make release",
+              "the release train leaves each friday at noon; run make release"),
+             ("staging databases are wiped nightly by the cleanup cron job",
+              "staging databases get wiped nightly by the cleanup cron job")]
+    for (text, rewording), drop_cache in zip(pairs, (False, True)):
+        first = data(gm("add", text, "--json", cwd=repo))
+        if drop_cache:
+            cache.unlink()
+        near = gm("add", rewording, "--json", cwd=repo)
+        assert near.returncode == 12, near.stdout
+        err = json.loads(near.stdout)["error"]
+        assert err["code"] == "near_duplicate" and err["existing"] == first["id"]  # type: ignore[index]
+        assert err["cosine"] >= 0.97

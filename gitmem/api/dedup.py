@@ -40,6 +40,7 @@ def check_new(pool: Pool, body: ops.MemoryBody, old_ids: list[str], *, force: bo
     the new memory's vector when one was computed)."""
     from ..embed.text import embed_text
     from ..projection import Scope
+    from ..projection.vectors import cosines
 
     dup_min, similar_min = settings.thresholds(pool.log)
 
@@ -69,11 +70,17 @@ def check_new(pool: Pool, body: ops.MemoryBody, old_ids: list[str], *, force: bo
             pending = []
         near = p.nearest(qvec, kind=body.kind, min_cos=floor, exclude=old_ids)
         known = pending_vectors(pool, {row[0] for row in pending})
+        ids, vectors = [], []
         for mid, key, text, entities, tags in pending:
             if mid in old_ids:
                 continue
-            other = known.get(mid) or query_vector(embed_text(key, text, entities, tags))
-            cos = int8_cosine(qvec, other) if other else 0.0
+            other = known.get(mid)
+            if other is None or len(other) != len(qvec):
+                other = query_vector(embed_text(key, text, entities, tags))
+            if other is not None:
+                ids.append(mid)
+                vectors.append(other)
+        for mid, cos in zip(ids, cosines(qvec, vectors)):
             if cos >= floor:
                 near.append((mid, round(cos, 6)))
         near.sort(key=lambda x: (-x[1], x[0]))
@@ -163,13 +170,3 @@ def similar(pool: Pool, memory_id: str | None = None, *, since: str | int | None
 
 def same_numbers(a: str | None, b: str | None) -> bool:
     return _NUMBER.findall(a or "") == _NUMBER.findall(b or "")
-
-
-def int8_cosine(a: bytes, b: bytes) -> float:
-    """Cosine of two int8 vectors, in pure Python (for the few a writer compares)."""
-    va = memoryview(a).cast("b")
-    vb = memoryview(b).cast("b")
-    dot = sum(x * y for x, y in zip(va, vb))
-    na = sum(x * x for x in va) ** 0.5
-    nb = sum(y * y for y in vb) ** 0.5
-    return dot / (na * nb) if na and nb else 0.0

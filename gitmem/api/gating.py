@@ -67,6 +67,15 @@ def quarantine_reason(item: ops.Op | ops.MemoryBody) -> str | None:
     return "; ".join(found[:3]) if found else None
 
 
+def screened_add_verdict(author: ops.Author) -> str | None:
+    """``quarantine_reason`` of an add whose memory passed ``screen`` (at this gate
+    version): nothing in the memory's fields, so only its author's name can still
+    be refused. (A writer that screened many memories hands this to the replay of
+    its own ops instead of having each scanned again.)"""
+    found = [f"{f} in author name" for f in _scan(author.name)]
+    return "; ".join(found[:3]) if found else None
+
+
 def screen(body: ops.MemoryBody, *, redact: bool) -> ops.MemoryBody:
     """Run the write gate over every free-text field of a memory."""
     from .. import gate

@@ -91,6 +91,7 @@ def _main(args: list[str]) -> None:
     # every later pass); the command runs with the collector on, as usual.
     gc.disable()
     try:
+        _quick_pathlib()
         _quick_msgspec()
         run = _load(args)
     finally:
@@ -110,13 +111,88 @@ def _quick_msgspec() -> None:
     if "msgspec" in sys.modules or "typing_extensions" in sys.modules:
         return
     sys.modules["typing_extensions"] = None  # type: ignore[assignment]  # an ImportError
+    # msgspec also imports uuid, which imports platform for one platform.system()
+    # (~1 ms), and textwrap for the docstrings of JSON schemas (~0.5 ms); and its
+    # own inspect, _json_schema, toml and yaml modules, which we never use (~0.7
+    # ms; msgspec.json takes schema and schema_components from _json_schema as
+    # it loads): stand-ins.
+    system: dict[str, object] | None = (
+        {"system": lambda: os.uname().sysname} if hasattr(os, "uname") else None)
+    schema = _StandIn("msgspec._json_schema", {})
+    if schema.module is not None:
+        for name in ("schema", "schema_components"):
+            setattr(schema.module, name, schema.later(name))
     try:
-        import msgspec  # noqa: F401
+        with (_StandIn("platform", system), _StandIn("textwrap", {}), schema,
+              _StandIn("msgspec.inspect", {}), _StandIn("msgspec.toml", {}),
+              _StandIn("msgspec.yaml", {})):
+            import msgspec  # noqa: F401
     except ImportError:  # a msgspec that needs it after all: import it as usual
         for name in [m for m in sys.modules if m == "msgspec" or m.startswith("msgspec.")]:
             del sys.modules[name]
     finally:
         del sys.modules["typing_extensions"]
+
+
+def _quick_pathlib() -> None:
+    """Import pathlib (every command past this point needs it) without urllib.parse,
+    which it imports for ``Path.as_uri`` alone, and which imports ipaddress: ~2 ms
+    of a fresh command. ``as_uri`` imports it when called. (Python 3.13's pathlib
+    imports it there itself.)"""
+    if "pathlib" in sys.modules:
+        return
+    parse = _StandIn("urllib.parse", {})
+    if parse.module is not None:
+        parse.module.quote_from_bytes = parse.later("quote_from_bytes")
+    with parse:
+        import pathlib  # noqa: F401
+
+
+class _StandIn:
+    """While its ``with`` block runs, ``import <name>`` gets a module standing in for
+    the real one: for a standard-library module that a module we import imports when
+    it loads, for something it rarely uses. The stand-in holds ``attrs``; any other
+    attribute imports the real module and is taken from it, so the importer keeps
+    working whatever it uses later. ``attrs`` None, or the real module loaded
+    already: nothing stands in. Afterwards ``import <name>`` gets the real module."""
+
+    def __init__(self, name: str, attrs: dict[str, object] | None) -> None:
+        self.name = name
+        self.module: Any = None
+        if attrs is not None and name not in sys.modules:
+            self.module = _Lazy(name)
+            self.module.__dict__.update(attrs)
+
+    def later(self, attr: str) -> Callable[..., Any]:
+        """The real module's function ``attr``, imported when first called."""
+        module = self.module
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return getattr(module.real(), attr)(*args, **kwargs)
+
+        return call
+
+    def __enter__(self) -> None:
+        if self.module is not None:
+            sys.modules[self.name] = self.module
+
+    def __exit__(self, *exc: object) -> None:
+        if self.module is not None and sys.modules.get(self.name) is self.module:
+            del sys.modules[self.name]
+
+
+class _Lazy(type(sys)):  # type: ignore[misc]  # types.ModuleType, without importing types
+    def real(self) -> Any:
+        name = self.__name__
+        if sys.modules.get(name) is self:
+            del sys.modules[name]
+        __import__(name)
+        return sys.modules[name]
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):  # the import system's questions (__path__, ...)
+            raise AttributeError(attr)
+        return getattr(self.real(), attr)
 
 
 def _is_the_program() -> bool:

@@ -30,12 +30,13 @@ from typing import TYPE_CHECKING, Protocol
 from .data import DATA_DIR, DERIVED_FILES, FORMAT, data_digest, identity, read_meta
 from .npy import open_npy
 from .query import QueryEmbedder, embed_query, query_embedder
-from .static import StaticEmbedder, default_embedder, default_embedder_loaded
 from .vocab import SortedVocab
 from .wordpiece import BertWordPiece
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+
+    from .static import StaticEmbedder, default_embedder, default_embedder_loaded
 
 __all__ = [
     "DATA_DIR",
@@ -56,6 +57,17 @@ __all__ = [
 ]
 
 _open_npy = open_npy  # its name before the split, still used by tests/test_embed.py
+_STATIC = ("StaticEmbedder", "default_embedder", "default_embedder_loaded")
+
+
+def __getattr__(name: str) -> object:
+    """``static``'s names, imported on first use: a command that embeds one query
+    (QueryEmbedder) never needs the batch embedder's module."""
+    if name in _STATIC:
+        from . import static
+
+        return getattr(static, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Embedder(Protocol):

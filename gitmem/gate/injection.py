@@ -8,8 +8,6 @@ leetspeak, letter-spacing) and on base64 or hex payloads decoded.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
 import re
 
@@ -283,6 +281,9 @@ def _decoded(text: str) -> list[str]:
     """Base64 and hex payloads of ``text`` that decode to readable text."""
     out = []
     for m in _ENCODED.finditer(text):
+        import base64  # here: few texts hold a long token (~0.3 ms of every scan's import)
+        import binascii
+
         token = m.group()
         try:
             if len(token) % 2 == 0 and all(c in "0123456789abcdefABCDEF" for c in token):

@@ -11,6 +11,10 @@ Crash and race safety of an append:
    complete commit. The swap, not the flock, is what makes the append
    correct: if anything moved the ref first, the commit is rebuilt on the
    new tip with a fresh clock and the swap retried.
+The four fsyncs (three objects, the ref's lock file holding the new id) run
+side by side, once the lock is taken: a wait for the disk, not four. The
+order that matters is kept: nothing is renamed into place before all four
+are on disk, the objects are in place before the ref is renamed.
 """
 
 from __future__ import annotations
@@ -152,19 +156,34 @@ class Appender:
             parent = self._refs.current(ref_name)
             clock = next_clock()
             lines = make_lines(clock)
-            blob = self._objects.write(b"blob", ops.encode_pack(lines))
-            tree = self._objects.write(
-                b"tree", b"100644 " + PACK_FILE.encode() + b"\0" + bytes.fromhex(blob)
-            )
+            pack = ops.encode_pack(lines)
+            tree_data = (b"100644 " + PACK_FILE.encode() + b"\0"
+                         + bytes.fromhex(Objects.oid(b"blob", pack)))
             ident = sig.ident()
-            body = f"tree {tree}\n"
+            body = f"tree {Objects.oid(b'tree', tree_data)}\n"
             if parent:
                 body += f"parent {parent}\n"
             body += f"author {ident}\ncommitter {ident}\n\n{_message(summary, lines, clock)}"
-            commit = self._objects.write(b"commit", body.encode("utf-8"))
-            # Objects first, the ref last: swapped only if it still holds ``parent``.
-            if self._refs.cas(ref_name, parent, commit):
+            staged = self._objects.stage(
+                [(b"blob", pack), (b"tree", tree_data), (b"commit", body.encode("utf-8"))])
+            commit = staged.oids[2]
+            try:
+                # Compare-and-swap: the ref's lock taken only if it still holds ``parent``.
+                held = self._refs.lock(ref_name, parent, commit)
+            except BaseException:
+                staged.discard()
+                raise
+            if held is not None:
+                try:
+                    # The three objects and the ref's new value flushed side by side
+                    # (one wait for the disk, not four), then the objects put in place...
+                    staged.flush_and_publish([held.fd])
+                except BaseException:
+                    held.release()
+                    raise
+                held.publish()  # ...and the ref moved last: a crash before leaves it as it was
                 return Appended(commit, ref_name, lines)
+            staged.discard()  # lost the race: built again on the new tip
             if time.monotonic() > deadline:
                 raise self._refs.busy(ref_name, attempt)
             time.sleep(_jitter(0.001, 0.004) * min(attempt, 10))

@@ -112,9 +112,10 @@ class History:
 
     def is_commit(self, oid: str) -> bool:
         """True when ``oid`` names a commit this repository has."""
+        if self._objects.commit(oid) is not None:
+            return True  # a loose commit: read faster than the memo, nothing to remember
+
         def ask() -> bool:
-            if self._objects.commit(oid) is not None:
-                return True
             try:
                 return bool(self._libgit2.repo[oid].type == pygit2.enums.ObjectType.COMMIT)
             except (KeyError, ValueError, pygit2.GitError):
@@ -126,10 +127,12 @@ class History:
         """True when ``old`` is ``new`` or one of its ancestors."""
         if old == new:
             return True
+        if self.plain_chain(new, {old}) is not None:
+            # Reached through loose, linear history: what every read after an add
+            # asks (one step back), read faster than the memo, nothing to remember.
+            return True
 
         def ask() -> bool:
-            if self.plain_chain(new, {old}) is not None:
-                return True  # reached it through loose, linear history
             try:
                 return bool(self._libgit2.repo.descendant_of(new, old))
             except (pygit2.GitError, KeyError, ValueError):
@@ -138,10 +141,14 @@ class History:
         return self._fact(f"ancestor {old} {new}", ask)
 
     def _fact(self, key: str, ask: Callable[[], bool]) -> bool:
-        """Facts about immutable objects, remembered in .git/mem/facts so that
-        reads (e.g. with unpushed memories) need not load libgit2 every time.
-        Only positive answers are kept: an object that is missing now may
-        arrive with the next fetch."""
+        """Facts about immutable objects that only libgit2 could answer (packed
+        objects, merges, long histories), remembered in .git/mem/facts so that
+        later reads need not load libgit2 to ask again. Only positive answers are
+        kept: an object that is missing now may arrive with the next fetch.
+
+        What loose objects answer is not remembered: reading them costs less than
+        reading the memo, and remembering it cost every read after an add two
+        rewrites of the memo, which grew with every add to its 4,096 entries."""
         if self._facts is None:
             try:
                 self._facts = set(json.loads((self._state.path / FACTS_FILE).read_text()))

@@ -41,6 +41,31 @@ def safe_ref_name(ref_name: str) -> bool:
             and all(_COMPONENT.match(p) and ".." not in p for p in parts[1:]))
 
 
+class RefLock:
+    """A ref's ``<ref>.lock``, taken with the new value written (``Refs.lock``)."""
+
+    def __init__(self, fd: int, lock: Path, path: Path) -> None:
+        self.fd = fd
+        self._lock = lock
+        self._path = path
+
+    def publish(self) -> None:
+        """Rename the (flushed) lock over the ref: the new value, atomically."""
+        try:
+            os.close(self.fd)
+            os.replace(self._lock, self._path)
+        except BaseException:
+            self._lock.unlink(missing_ok=True)
+            raise
+
+    def release(self) -> None:
+        """Give up: the ref keeps its value."""
+        try:
+            os.close(self.fd)
+        finally:
+            self._lock.unlink(missing_ok=True)
+
+
 def read_ref_files(commondir: Path, prefix: str) -> dict[str, str] | None:
     """Refs under ``prefix`` read straight from loose files and packed-refs.
 
@@ -169,6 +194,22 @@ class Refs:
         the new value atomically, so a crash leaves the old value (and at
         worst a stale lock, cleared by a later append).
         """
+        held = self.lock(ref_name, old, new)
+        if held is None:
+            return False
+        try:
+            os.fsync(held.fd)
+        except BaseException:
+            held.release()
+            raise
+        held.publish()
+        return True
+
+    def lock(self, ref_name: str, old: str | None, new: str) -> RefLock | None:
+        """``cas`` up to the flush: ``<ref>.lock`` taken and ``new`` written in it if
+        the ref still holds ``old``; None if we lost a race. The caller fsyncs
+        ``fd`` (an append does it beside its objects' fsyncs), then ``publish``es,
+        or ``release``s to give up."""
         if not safe_ref_name(ref_name):
             raise ValueError(f"refusing to move an unsafe ref name {ref_name!r}")
         path = self._commondir / ref_name
@@ -178,19 +219,16 @@ class Refs:
             fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
             self._clear_stale_lock(lock)
-            return False
+            return None
+        held = RefLock(fd, lock, path)
         try:
             if self.current(ref_name) != old:
-                os.close(fd)
-                lock.unlink(missing_ok=True)
-                return False
+                held.release()
+                return None
             os.write(fd, new.encode() + b"\n")
-            os.fsync(fd)
-            os.close(fd)
-            os.replace(lock, path)
-            return True
+            return held
         except BaseException:
-            lock.unlink(missing_ok=True)
+            held.release()
             raise
 
     def _clear_stale_lock(self, lock: Path) -> None:

@@ -374,14 +374,15 @@ def neighbours(c: sqlite3.Connection, ids: list[str], *,
 # A question mark that ends a sentence (then space, the end, or a closing quote
 # or bracket), in Latin, CJK or Arabic script: not the one in a URL's query
 # string ("?orgId=1") or Rust's "foo()?;".
-_ASKS = re.compile(r"[?\uff1f\u061f](?=\s|$|[\"')\]}\u201d\u2019])")
+# (Compiled by re on first use, and cached there: a command that never asks pays nothing.)
+_ASKS = r"[?\uff1f\u061f](?=\s|$|[\"')\]}\u201d\u2019])"
 
 
 def questions(c: sqlite3.Connection, ids: list[str]) -> set[str]:
     """Which of ``ids`` ask something: a sentence of their text ends with a question mark."""
     return {mid for mid, text in by_ids(c, "SELECT id, text FROM memories WHERE digest IN",
                                         digests(ids))
-            if text and _ASKS.search(text)}
+            if text and re.search(_ASKS, text)}
 
 
 def counts(c: sqlite3.Connection) -> dict[str, object]:
