@@ -548,6 +548,19 @@ def test_duplicates_are_found_across_packs_as_before(repo: Path) -> None:
     assert (value["value"], value["conflicts"]) == ("delta", [])  # the later line replaced it
 
 
+def _filled(repo: Path, notes: int, words: int, fast: bool) -> dict[str, str]:
+    """``notes`` long notes about the database imported; the environment for the fast
+    path or for click."""
+    lines = "\n".join(json.dumps({"text": f"note {i} about the database and its cache, "
+                                          + "with words to fill the output " * words})
+                      for i in range(notes))
+    ok(gm("import", "-", cwd=repo, input=lines))
+    env = dict(os.environ)
+    if not fast:
+        env["GITMEM_NO_FAST_PATH"] = "1"
+    return env
+
+
 @pytest.mark.parametrize("fast", [True, False], ids=["fast path", "click"])
 @pytest.mark.parametrize("args", [["context"], ["recall", "database", "--json"]])
 def test_a_reader_that_goes_away_or_a_full_output_device_is_not_a_bug(
@@ -555,13 +568,7 @@ def test_a_reader_that_goes_away_or_a_full_output_device_is_not_a_bug(
     """`git mem context | head -1`: the reader closes the pipe; the command ends
     quietly, as git does (141), not with "internal error". Output to a full device
     is the full-disk error, with a hint."""
-    lines = "\n".join(json.dumps({"text": f"note {i} about the database and its cache, "
-                                          + "with words to fill the output " * 8})
-                      for i in range(60))
-    ok(gm("import", "-", cwd=repo, input=lines))
-    env = dict(os.environ)
-    if not fast:
-        env["GITMEM_NO_FAST_PATH"] = "1"
+    env = _filled(repo, 60, 8, fast)
     proc = subprocess.Popen([GIT_MEM, *args], cwd=repo, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stderr is not None
@@ -578,20 +585,15 @@ def test_a_reader_that_goes_away_or_a_full_output_device_is_not_a_bug(
 
 
 @pytest.mark.parametrize("fast", [True, False], ids=["fast path", "click"])
-@pytest.mark.parametrize("args", [["log"], ["log", "--json"], ["recall", "database", "--limit", "1500"],
+@pytest.mark.parametrize("args", [["log"], ["log", "--json"],
+                                  ["recall", "database", "--limit", "1500"],
                                   ["recall", "database", "--limit", "1500", "--json"]])
 def test_a_reader_that_goes_away_part_way_ends_the_command_as_git_does(
         repo: Path, args: list[str], fast: bool) -> None:
     """`git mem log | head -1` on a large log: the reader takes the first lines and
     closes the pipe while the rest is being written. The command ends with 141, as
     git does, not 0 with its output cut short (one large write lost the EPIPE)."""
-    lines = "\n".join(json.dumps({"text": f"note {i} about the database and its cache, "
-                                          + "with words to fill the output " * 16})
-                      for i in range(1500))
-    ok(gm("import", "-", cwd=repo, input=lines))
-    env = dict(os.environ)
-    if not fast:
-        env["GITMEM_NO_FAST_PATH"] = "1"
+    env = _filled(repo, 1500, 16, fast)
     whole = subprocess.run([GIT_MEM, *args], cwd=repo, env=env, capture_output=True,
                            check=False)
     assert whole.returncode == 0 and len(whole.stdout) > 2 * 65536, whole.stderr
