@@ -292,11 +292,7 @@ def test_a_hot_command_leaves_typing_extensions_unloaded(tmp_path: Path) -> None
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "sys.stderr.write('LOADED=' + ','.join(m for m in ('typing_extensions', 'inspect')"
         " if m in sys.modules))\n")
-    for args in (["add", "tests live in spec/, run them with make spec", "--json"],
-                 ["recall", "how do I run the tests", "--json"], ["context", "--json"]):
-        out = subprocess.run([sys.executable, "-c", code, *args], cwd=repo, capture_output=True,
-                             text=True, env=dict(os.environ), check=False)
-        assert out.stderr.endswith("LOADED="), (args, out.stderr)
+    for out in _hot_commands(repo, code):
         assert json.loads(out.stdout)["ok"] is True, out.stdout
     hits = json.loads(subprocess.run([sys.executable, "-c", code, "recall", "tests", "--json"],
                                      cwd=repo, capture_output=True, text=True,
@@ -330,8 +326,19 @@ def test_a_hot_command_leaves_the_modules_others_drag_in_unloaded(tmp_path: Path
         "assert textwrap.dedent('  x') == 'x' and uuid.UUID(int=1).int == 1\n"
         "assert sys.modules['platform'] is platform and hasattr(platform, 'python_version')\n"
         "sys.stderr.write('LOADED=' + ','.join(loaded))\n")
+    _hot_commands(repo, code)
+
+
+def _hot_commands(repo: Path, code: str) -> list[subprocess.CompletedProcess[str]]:
+    """add, recall and context run by ``code`` in a fresh interpreter; each must end its
+    stderr with ``LOADED=`` (nothing it lists was loaded)."""
+    import sys
+
+    done = []
     for args in (["add", "tests live in spec/, run them with make spec", "--json"],
                  ["recall", "how do I run the tests", "--json"], ["context", "--json"]):
         out = subprocess.run([sys.executable, "-c", code, *args], cwd=repo, capture_output=True,
                              text=True, env=dict(os.environ), check=False)
         assert out.stderr.endswith("LOADED="), (args, out.stderr)
+        done.append(out)
+    return done
