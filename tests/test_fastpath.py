@@ -305,8 +305,6 @@ def test_a_hot_command_leaves_the_modules_others_drag_in_unloaded(tmp_path: Path
     msgspec's textwrap and msgspec's own modules we never use are not loaded by a
     hot command (cli._StandIn, ~4 ms of a fresh process); what uses them still
     works afterwards, with the real modules."""
-    import sys
-
     repo = init_repo(tmp_path / "repo")
     code = (
         "import sys; from gitmem.cli import main; sys.argv = ['git-mem'] + sys.argv[1:]\n"
