@@ -349,8 +349,11 @@ class Pool:
         vectors to a file the rebuild then took for damaged. Nothing of the old
         rows survives the replay (it clears every table the log fills and writes
         a new vector file); the gate's verdicts stay, as the other way salvages
-        them."""
+        them. It needs room for the replay beside the old rows (in the write-ahead
+        log until it commits): on a disk too full for that, the old rows are
+        deleted first, as before."""
         from ..projection import ProjectionCorrupt
+        from ..projection.damage import ProjectionUnwritable
 
         proj = self.projection
         if not _exists(proj.path):
@@ -363,7 +366,9 @@ class Pool:
                 raise ProjectionCorrupt("the page check failed")
             self._open = True
             return self.refresh_from_log(proj, full=True)
-        except ProjectionCorrupt:
+        except (ProjectionCorrupt, ProjectionUnwritable) as exc:
+            if isinstance(exc, ProjectionUnwritable) and exc.why != "full":
+                raise
             self._open = False
             proj.close(park=False)  # destroy() closes it for good before the files go
             return None
