@@ -322,14 +322,14 @@ def test_memories_whose_ids_share_their_fts_row_are_all_indexed(
 
 
 def test_within_finds_every_row_inside_the_cut_in_order() -> None:
-    # The near-duplicate check's candidate walk (vectors.within) against the plain
+    # The near-duplicate check's candidate walk (distances.within) against the plain
     # definition, on shapes that stress its batches: ties, zeroed rows at exactly
     # 1.0, more rows inside the cut than one batch, cuts beyond 1.0.
     import random
     import struct
     from array import array
 
-    from gitmem.projection.vectors import within
+    from gitmem.projection.distances import within
 
     rnd = random.Random(5)
     for trial in range(300):

@@ -40,7 +40,7 @@ def check_new(pool: Pool, body: ops.MemoryBody, old_ids: list[str], *, force: bo
     the new memory's vector when one was computed)."""
     from ..embed.text import embed_text
     from ..projection import Scope
-    from ..projection.vectors import cosines
+    from ..projection.distances import cosines
 
     dup_min, similar_min = settings.thresholds(pool.log)
 

@@ -13,6 +13,7 @@ Read the modules in this order:
 - ``rows``        table rows -> ``gitmem.model`` records
 - ``queries``     the read queries
 - ``vectors``     the int8 vector file: append, zero, exact scans
+- ``distances``   what a scan's distances say: nearest rows, rows within a cut, spread
 - ``store``       ``Projection``, the facade composing all of the above
 - ``usage``       the separate, local record of what recall handed out
 """

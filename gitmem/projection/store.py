@@ -30,10 +30,11 @@ from . import lexical as lexical_channel
 from .damage import ProjectionCorrupt, guarded, guarded_read
 from .tables import DB_NAME
 from .scope import Scope
-from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, spread, top_slot
+from .distances import spread
+from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, top_slot
 
 # From this many vector rows, a process that scans more than once loads numpy for
-# the candidate pick (vectors.smallest): below it, heapq is as fast as the import is long.
+# the candidate pick (distances.smallest): below it, heapq is as fast as the import is long.
 NUMPY_FROM = 20_000
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""The int8 vector file: appending embedded memories, zeroing rows, exact scans.
+"""The int8 vector file: appending embedded memories, zeroing rows, exact scans
+(what a scan's distances then say is distances.py).
 
 Why this exists: vectors live in a plain file beside SQLite, not in it, so a
 query maps them and scans them in C (simsimd) in a few milliseconds. What
@@ -18,22 +19,20 @@ needs them: a fresh recall never loads numpy.
 
 from __future__ import annotations
 
-import heapq
 import mmap
 import os
 import re
 import sqlite3
-import struct
-import sys
 import time
 from array import array
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from ..embed.text import embed_chunks
 from . import queries
 from .damage import ProjectionCorrupt
+from .distances import smallest, within
 from .scope import Scope, filters
 
 VEC_NAME = "vectors.i8"
@@ -78,140 +77,6 @@ def has_pending(c: sqlite3.Connection) -> bool:
     return c.execute(
         "SELECT 1 FROM memories INDEXED BY memories_unembedded "
         "WHERE vec_slot IS NULL AND text IS NOT NULL LIMIT 1").fetchone() is not None
-
-
-def smallest(values: array[float], k: int) -> list[int]:
-    """Indices of the k smallest values (all ties at the cut included), in C-speed steps.
-
-    The same set either way: numpy's partition when a long-lived process has
-    numpy loaded already (~1 ms for 100k rows), heapq otherwise (a fresh
-    process must not pay numpy's import for one query).
-    """
-    n = len(values)
-    if k >= n:
-        return list(range(n))
-    np = sys.modules.get("numpy")
-    if np is not None:
-        arr = np.frombuffer(values, dtype=np.float64)
-        cut = float(np.partition(arr, k - 1)[k - 1])
-        return cast(list[int], np.flatnonzero(arr <= cut).tolist())
-    cut = heapq.nsmallest(k, values)[-1]  # floats compare in C: no key function
-    return [i for i, v in enumerate(values) if v <= cut]
-
-
-def within(dist: array[float], cut: float) -> list[tuple[float, int]]:
-    """(distance, row) of the non-zero rows at distance <= ``cut``, nearest first.
-
-    Usually only a few rows, or none, are this close: they are picked out by their
-    bits in C (``_candidates``, ~0.3 ms at 100k rows) instead of walking every row
-    in Python (~3 ms) or taking the 64 nearest with heapq (~1 ms). When many rows
-    might be inside, they are taken from the nearest in growing batches
-    (``smallest`` runs in C); once a batch holds a row beyond the cut (or a zeroed
-    row), every row within it is in the batch, because a batch has every row up to
-    its farthest one.
-    """
-    rows = _candidates(dist, cut) if len(dist) > 64 else None
-    if rows is not None:
-        return sorted((dist[i], i) for i in rows if dist[i] <= cut and dist[i] < 1.0)
-    k = 64
-    while True:
-        batch = smallest(dist, min(k, len(dist)))
-        close = sorted((dist[i], i) for i in batch if dist[i] <= cut and dist[i] < 1.0)
-        if len(close) < len(batch) or len(batch) >= len(dist):
-            return close
-        k *= 8
-
-
-FEW = 4096  # candidates checked one by one; more: the batches of the nearest
-
-
-def _candidates(dist: array[float], cut: float) -> list[int] | None:
-    """The rows whose distance may be <= ``cut`` (a superset: the caller checks
-    each), or None when there are more than FEW or ``cut`` is negative.
-
-    Doubles from +0.0 up order as their bit patterns do, so a row at or below
-    ``cut`` has the top 16 bits of its pattern (sign, exponent, 4 bits of
-    mantissa) at or below the cut's; a row with the sign bit set (-0.0, a
-    rounding below zero) is below any cut >= 0. Each row's top two bytes are
-    picked out with a strided slice, marked through a translation table and the
-    marks combined as integers: every step in C. A block of rows at a time: the
-    buffers are then reused from one block to the next instead of being fresh
-    memory (a one-shot process pays a page fault for every 4 kB it touches first).
-    """
-    if not cut >= 0.0:
-        return None
-    first, second = (7, 6) if sys.byteorder == "little" else (0, 1)  # the top two bytes
-    top = struct.pack("=d", cut)
-    hi, lo = top[first], top[second]
-    below_table = bytes(int(b < hi or b >= 0x80) for b in range(256))
-    level_table = bytes(int(b == hi) for b in range(256))
-    under_table = bytes(int(b <= lo) for b in range(256))
-    view = memoryview(dist)
-    rows: list[int] = []
-    for start in range(0, len(dist), _BLOCK):
-        # (Sliced as bytes: a strided memoryview copies ~10x slower.)
-        raw = view[start : start + _BLOCK].tobytes()
-        highs, lows = raw[first::8], raw[second::8]
-        marks = (int.from_bytes(highs.translate(below_table), "big")
-                 | int.from_bytes(highs.translate(level_table), "big")
-                 & int.from_bytes(lows.translate(under_table), "big")
-                 ).to_bytes(len(highs), "big")
-        if len(rows) + marks.count(1) > FEW:
-            return None
-        at = marks.find(1)
-        while at >= 0:
-            rows.append(start + at)
-            at = marks.find(1, at + 1)
-    return rows
-
-
-_BLOCK = 8192  # rows: 64 kB of distances, below the allocator's fresh-mapping threshold
-
-
-def cosines(query: bytes, rows: list[bytes]) -> list[float]:
-    """Cosine of ``query`` with each of ``rows`` (int8 vectors of its length), in one
-    simsimd call, as ``nearest`` compares the stored rows: the same precision for a
-    memory a writer compares before it is embedded (api.dedup) and after, ~1 us a
-    row where Python's arithmetic took ~40 us."""
-    if not rows:
-        return []
-    import simsimd
-
-    matrix = memoryview(b"".join(rows)).cast("b", shape=[len(rows), len(query)])
-    dist: Any = simsimd.cdist(memoryview(query).cast("b"), matrix, metric="cosine")  # a buffer
-    return [1.0 - d for d in memoryview(dist).cast("B").cast("d")]
-
-
-def spread(dist: array[float], n: int) -> tuple[float, float, int] | None:
-    """(mean cosine, standard deviation, count) over the non-zero rows; None if none.
-
-    How unusual a similarity is for this query in this corpus: static
-    embeddings give any two texts a sizeable cosine, so relevance is judged
-    against the spread. Over every non-zero row (zeroed rows are forgotten or
-    dropped memories, at distance exactly 1): a function of the set of
-    memories, not of the order they arrived in (rounded, so that the order of
-    a floating-point sum cannot show).
-    """
-    import simsimd
-
-    np = sys.modules.get("numpy")
-    if np is not None:  # loaded already (a long-lived process): ~0.05 ms for 100k rows
-        arr = np.frombuffer(dist, dtype=np.float64)
-        zero = int(np.count_nonzero(arr == 1.0))
-        total = float(arr.sum())
-    else:  # every step in C: ~1.5 ms for 100k rows
-        zero = dist.count(1.0)
-        total = sum(dist)
-    # The squares by simsimd either way, not numpy's ``arr @ arr``: that is a BLAS
-    # call whose worker threads, on a busy 2-core machine, took 0.005 to 12 ms.
-    view = memoryview(dist)
-    squares = cast(float, simsimd.dot(view, view))  # a float for two float64 buffers
-    live = n - zero
-    if not live:
-        return None
-    mean = (total - zero) / live
-    std = max((squares - zero) / live - mean * mean, 0.0) ** 0.5
-    return (round(1.0 - mean, 9), round(std, 9), live)
 
 
 def exact_hits(c: sqlite3.Connection, dist: array[float], n: int, scope: Scope,
