@@ -362,7 +362,7 @@ class Pool:
             self._open = False
             proj.open()
             proj.reset_reason = None  # an older schema was reset: replayed below anyway
-            if not proj.quick_check():
+            if not proj.intact(pages_only=True):
                 raise ProjectionCorrupt("the page check failed")
             self._open = True
             return self.refresh_from_log(proj, full=True)

@@ -183,13 +183,16 @@ class Projection:
             else:
                 f.unlink(missing_ok=True)
 
-    def intact(self) -> bool:
+    def intact(self, *, pages_only: bool = False) -> bool:
         """SQLite's full check of the file: every page, and every index against
         its table (a byte flipped inside a row shows as a row missing from an
         index). Slow (a scan of everything): asked only after a failure that
-        nothing else explains."""
+        nothing else explains. ``pages_only``: the structure of every page, not
+        indexes against tables (quick_check; whether the file can be written in
+        place)."""
+        check = "quick_check" if pages_only else "integrity_check"
         try:
-            return self._c.execute("PRAGMA integrity_check(1)").fetchall() == [("ok",)]
+            return self._c.execute(f"PRAGMA {check}(1)").fetchall() == [("ok",)]
         except (sqlite3.DatabaseError, UnicodeError, RuntimeError):
             return False
 
@@ -236,14 +239,6 @@ class Projection:
         on answering from the deleted file, and writing its refreshes there, for
         as long as it lives; it reopens instead (one stat per read)."""
         return self.conn is not None and _identity(self.path) != self._identity
-
-    def quick_check(self) -> bool:
-        """SQLite's structural check of every page (not of indexes against their
-        tables): whether the file can be written in place."""
-        try:
-            return self._c.execute("PRAGMA quick_check(1)").fetchall() == [("ok",)]
-        except (sqlite3.DatabaseError, UnicodeError, RuntimeError):
-            return False
 
     def close(self, *, park: bool = True) -> None:
         """Close the file (a one-shot process may park it open: connection.release)."""
