@@ -377,21 +377,12 @@ def test_forgotten_text_leaves_the_log_once_a_reader_that_held_it_is_gone(repo: 
     """A reader holding an old snapshot keeps the scrubbing checkpoint from emptying
     the log; the reader ends as git-mem does (os._exit, no close). The next
     process empties the log."""
-    import subprocess
-    import sys
-    import time
-
     _forgotten(repo)
     reader = _snapshot_reader(repo)
     try:
         assert reader.stdout is not None and reader.stdout.readline() == "holding\n"
-        quick = ("import sys\nfrom gitmem.projection import connection\n"
-                 "connection.BUSY_TIMEOUT_MS = 200  # the checkpoint gives up on the reader soon\n"
-                 "from gitmem.cli import main\nsys.argv = ['git-mem'] + sys.argv[1:]\nmain()\n")
-        start = time.monotonic()
-        out = subprocess.run([sys.executable, "-c", quick, "recall", "wombat"], cwd=repo,
-                             capture_output=True, text=True, check=False)
-        took = time.monotonic() - start
+        out, took = _cli_with(repo, "connection.BUSY_TIMEOUT_MS = 200  # gives up soon\n",
+                              "recall", "wombat")
         assert out.returncode == 0 and "wombat" in out.stdout, out.stderr
         assert took < 30, took  # the timeout took effect (the default waits out the reader)
     finally:
@@ -399,33 +390,38 @@ def test_forgotten_text_leaves_the_log_once_a_reader_that_held_it_is_gone(repo: 
     _only_the_kept_memory_on_disk(repo)
 
 
+def _cli_with(repo: Path, setup: str, *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    """``git mem ARGS`` in a fresh interpreter after ``setup`` (code run with ``sys`` and
+    ``gitmem.projection.connection`` imported, before the CLI loads); its result and
+    how long it took."""
+    import sys
+    import time
+
+    code = ("import sys\nfrom gitmem.projection import connection\n" + setup
+            + "from gitmem.cli import main\nsys.argv = ['git-mem'] + sys.argv[1:]\nmain()\n")
+    start = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", code, *args], cwd=repo, capture_output=True,
+                         text=True, check=False)
+    return out, time.monotonic() - start
+
+
 def test_a_big_log_is_not_worth_waiting_for_a_reader(repo: Path) -> None:
     """A refresh that leaves more than WAL_KEEP_BYTES in the log checkpoints it, but
     does not wait for a reader on an older snapshot (a 'git mem similar' at 100k
     holds one for minutes): the command answers, the next refresh tries again."""
-    import subprocess
-    import sys
-    import time
-
     assert gm("add", "the wombat ledger is kept", cwd=repo).returncode == 0
     assert "wombat" in gm("recall", "wombat", cwd=repo).stdout  # the log holds frames
     reader = _snapshot_reader(repo)
     try:
         assert reader.stdout is not None and reader.stdout.readline() == "holding\n"
         assert gm("add", "deploys go through the blue pipeline", cwd=repo).returncode == 0
-        small = ("import sys\nfrom gitmem.projection import connection\n"
-                 "connection.BUSY_TIMEOUT_MS = 8000\n"
-                 "connection.WAL_KEEP_BYTES = 1  # every refresh leaves a log 'too big'\n"
-                 "empty_log = connection.empty_log\n"
-                 "def tried(*args, **kwargs):\n"
-                 "    sys.stderr.write('checkpoint tried\\n')\n"
-                 "    return empty_log(*args, **kwargs)\n"
-                 "connection.empty_log = tried\n"
-                 "from gitmem.cli import main\nsys.argv = ['git-mem'] + sys.argv[1:]\nmain()\n")
-        start = time.monotonic()
-        out = subprocess.run([sys.executable, "-c", small, "recall", "blue pipeline"], cwd=repo,
-                             capture_output=True, text=True, check=False)
-        took = time.monotonic() - start
+        out, took = _cli_with(repo, "connection.BUSY_TIMEOUT_MS = 8000\n"
+                              "connection.WAL_KEEP_BYTES = 1  # every log is 'too big'\n"
+                              "empty_log = connection.empty_log\n"
+                              "def tried(*args, **kwargs):\n"
+                              "    sys.stderr.write('checkpoint tried\\n')\n"
+                              "    return empty_log(*args, **kwargs)\n"
+                              "connection.empty_log = tried\n", "recall", "blue pipeline")
     finally:
         reader.communicate("\n", timeout=30)
     assert out.returncode == 0 and "blue pipeline" in out.stdout, out.stderr
