@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import InvalidInput, NotARepository, UnknownId
+from ..errors import BareRepository, GitMemError, InvalidInput, NotARepository, UnknownId
 from ..oplog import Oplog
 from . import settings
 from .pool import Pool
@@ -87,6 +87,38 @@ def beside(project: Pool) -> Pool | None:
             and project.log.commondir.resolve() not in pool.parents):
         return open_pool(create=False)
     return None
+
+
+def pool_from(path: str | os.PathLike[str] | None) -> Pool:
+    """The personal pool, for a write made from ``path``: when that is inside a
+    repository, the pool records (once) that the person works there. Refused
+    when the pool would be that repository or lie inside it."""
+    mine = (open_pool(create=False)
+            if (personal_dir() / ".git").is_dir() else None)
+    try:
+        project: Pool | None = Pool(path)
+    except (NotARepository, BareRepository):
+        project = None
+    if project is not None:
+        try:
+            check_outside(project)
+        except GitMemError:
+            project.close()
+            if mine is not None:
+                mine.close()
+            raise
+    if mine is None:
+        mine = open_pool(create=True)
+    if project is None:
+        return mine
+    try:
+        remember_repository(project, mine)
+    except GitMemError as exc:
+        mine.warnings.append(f"could not record this repository in the personal pool: "
+                             f"{exc.message}")
+    finally:
+        project.close()
+    return mine
 
 
 def check_outside(project: Pool) -> None:
