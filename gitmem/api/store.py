@@ -2,12 +2,11 @@
 
 Why this exists: the CLI, the MCP server, the hooks and library users want one
 handle with one method per user-level action. A ``Store`` owns the pool it was
-opened on and, for a project, the person's own pool beside it (looked up
-lazily, so a long-lived server sees a pool created after it started). Reads
-merge both pools; an id-based action goes to the pool that knows the id. Each
+opened on and, for a project, the person's own pool beside it; how the two are
+read together (merged reads, the pool an id belongs to) is ``pools.py``. Each
 method is a thin call into the module that does the job (``write``, ``reads``,
-``facts``, ``dedup``, ``importer``, ``sync``, ``profile``); the pools never
-recurse into each other.
+``facts``, ``dedup``, ``importer``, ``sync``, ``pools``, ...), with the docstring
+that documents the action.
 """
 
 from __future__ import annotations
