@@ -154,3 +154,34 @@ def test_personal_trivia_does_not_crowd_out_project_facts(repo: Path) -> None:
     ok(gm("add", "the API server lives in services/api", "--importance", "0.9", cwd=repo))
     md = data(gm("context", "--budget", "200", "--json", cwd=repo))["markdown"]
     assert "services/api" in md
+
+
+def test_the_personal_pool_beside_a_one_shot_store_is_one_shot_too(repo: Path,
+                                                                   hermetic: Path) -> None:
+    """``Store(one_shot=True)`` hands the option to the personal pool it reads beside the
+    project: that pool's projection connection is parked too, its replay left in the log."""
+    import gitmem
+    from gitmem.api import open_personal
+    from gitmem.projection import connection
+
+    with open_personal() as mine:  # a host: closes, and so checkpoints
+        mine.add("I deploy only after lunch")
+    cache = personal_dir(hermetic) / ".git" / "mem" / "cache"
+    wal = cache / "projection.sqlite3-wal"
+    assert not wal.exists() or wal.stat().st_size == 0
+    store = gitmem.Store(repo, one_shot=True)
+    try:  # replays the personal pool's add: a write
+        assert "personal" in {h.pool for h in store.recall("deploy lunch")}
+    finally:
+        store.close()
+    parked = [connection._PARKED.pop(str(db), None)
+              for db in (cache / "projection.sqlite3",
+                         repo / ".git" / "mem" / "cache" / "projection.sqlite3")]
+    try:
+        assert all(c is not None for c in parked), parked
+        assert wal.exists() and wal.stat().st_size > 0
+    finally:
+        for c in parked:
+            if c is not None:
+                c.close()
+    assert not wal.exists() or wal.stat().st_size == 0

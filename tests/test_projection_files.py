@@ -7,6 +7,7 @@ write-ahead log) as bytes and through SQLite's own checks.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -278,6 +279,15 @@ def test_a_command_leaves_the_log_unsynced_and_a_host_checkpoints(repo: Path) ->
     with gitmem.open(repo) as store:
         assert [h.text for h in store.recall("spec")] == ["tests live in spec/, run them with make spec"]
     assert not wal.exists() or wal.stat().st_size == 0
+    # An agent's hook is the program too, without click (as installed) and with it.
+    for n, options in enumerate(([], ["-k", "3"])):
+        with gitmem.open(repo) as store:
+            store.add(f"the staging database number {n} is reset every night")
+        assert not wal.exists() or wal.stat().st_size == 0
+        payload = json.dumps({"cwd": str(repo), "prompt": "when is the staging database reset"})
+        hook = gm("hook", "user-prompt", *options, cwd=repo, input=payload)  # replays the add
+        assert hook.returncode == 0 and f"number {n}" in hook.stdout, hook.stderr
+        assert wal.exists() and wal.stat().st_size > 0
 
 
 def test_a_big_replay_leaves_no_big_log(repo: Path) -> None:
@@ -294,16 +304,36 @@ def test_a_big_replay_leaves_no_big_log(repo: Path) -> None:
     assert not wal.exists() or wal.stat().st_size <= connection.WAL_KEEP_BYTES
 
 
-def test_a_long_lived_command_parks_one_connection_per_file(tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from gitmem import process
+def test_a_one_shot_store_leaves_its_writes_in_the_log_until_the_exit(repo: Path) -> None:
+    """``Store(one_shot=True)`` (what the git-mem program opens) reaches the projection's
+    close: its connection is parked open, so the log keeps the replay's writes; closing
+    that last connection (what the exit does) checkpoints them into the file."""
+    wal = cache(repo) / "projection.sqlite3-wal"
+    db = str(cache(repo) / "projection.sqlite3")
+    store = gitmem.Store(repo, one_shot=True)
+    try:
+        store.add("the deploy key rotates every ninety days")
+        assert [h.text for h in store.recall("deploy key")] == [
+            "the deploy key rotates every ninety days"]  # replayed the add: a write
+    finally:
+        store.close()
+    parked = connection._PARKED.pop(db, None)
+    try:
+        assert parked is not None, "a one-shot store's connection is parked, not closed"
+        assert wal.exists() and wal.stat().st_size > 0
+        assert parked.execute("SELECT count(*) FROM memories").fetchone() == (1,)
+    finally:
+        if parked is not None:
+            parked.close()
+    assert not wal.exists() or wal.stat().st_size == 0  # the last close checkpointed it
 
-    monkeypatch.setattr(process, "one_shot", True)
+
+def test_a_long_lived_command_parks_one_connection_per_file(tmp_path: Path) -> None:
     db = tmp_path / "p.sqlite3"
     first, second = connection.connect(db), connection.connect(db)
     try:
-        connection.release(first, db)
-        connection.release(second, db)
+        connection.release(first, db, one_shot=True)
+        connection.release(second, db, one_shot=True)
         with pytest.raises(sqlite3.ProgrammingError):
             first.execute("SELECT 1")  # closed when the next one was parked
         assert second.execute("SELECT 1").fetchone() == (1,)  # parked, open

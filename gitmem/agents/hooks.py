@@ -87,14 +87,15 @@ def respond(event: str, answer: Callable[[dict[str, Any]], str | None], raw: byt
         return "", f"git mem hook: skipped ({line})\n"
 
 
-def run(name: str) -> int:
-    """``git mem hook NAME`` without click: read stdin, answer, always exit 0."""
+def run(name: str, *, one_shot: bool = False) -> int:
+    """``git mem hook NAME`` without click: read stdin, answer, always exit 0.
+    ``one_shot``: as ``api.Store``'s (the git-mem program)."""
     import sys
 
     answer: Callable[[dict[str, Any]], str | None] = {
-        "session-start": lambda p: answer_session_start(p, SESSION_BUDGET),
-        "user-prompt": lambda p: answer_user_prompt(p, PROMPT_K),
-        "pre-tool": answer_pre_tool,
+        "session-start": lambda p: answer_session_start(p, SESSION_BUDGET, one_shot=one_shot),
+        "user-prompt": lambda p: answer_user_prompt(p, PROMPT_K, one_shot=one_shot),
+        "pre-tool": lambda p: answer_pre_tool(p, one_shot=one_shot),
     }[name]
     out, err = respond(EVENTS[name], answer, sys.stdin.buffer.read())
     sys.stdout.write(out)
@@ -235,9 +236,9 @@ def prompt_context(hits: list[Hit]) -> str | None:
 # -- the answers -----------------------------------------------------------------------
 
 
-def _open(payload: dict[str, Any]) -> api.Store:
+def _open(payload: dict[str, Any], one_shot: bool) -> api.Store:
     cwd = payload.get("cwd")
-    return api.open(cwd if isinstance(cwd, str) and cwd else None)
+    return api.open(cwd if isinstance(cwd, str) and cwd else None, one_shot=one_shot)
 
 
 # How long a hook may spend bringing the projection up to date before it answers
@@ -263,7 +264,8 @@ def catchup_note() -> str:
 BRIEFED = "\0session-start"
 
 
-def answer_session_start(payload: dict[str, Any], budget: int) -> str | None:
+def answer_session_start(payload: dict[str, Any], budget: int, *,
+                         one_shot: bool = False) -> str | None:
     """SessionStart: the memory briefing ('git mem context'), then the memories whose
     code changed since the last session; None when there is nothing to say.
 
@@ -271,8 +273,9 @@ def answer_session_start(payload: dict[str, Any], budget: int) -> str | None:
     runs the SessionStart entries of both ``.github/hooks`` and ``.claude/
     settings.json``, and some Copilot CLI releases fired sessionStart on every
     prompt. Claude Code keeps its session id across a compaction, where the
-    briefing is wanted again, so its payloads are not deduplicated."""
-    with _open(payload) as store:
+    briefing is wanted again, so its payloads are not deduplicated. ``one_shot``:
+    as ``api.Store``'s (the git-mem program), for every answer here."""
+    with _open(payload, one_shot) as store:
         session = payload.get("sessionId")
         if isinstance(session, str) and session and not store.first_time(session, BRIEFED):
             return None
@@ -299,13 +302,14 @@ def stale_context(records: list[Record]) -> str | None:
     return "\n".join(lines)
 
 
-def answer_pre_tool(payload: dict[str, Any], k: int = PROMPT_K_MAX) -> str | None:
+def answer_pre_tool(payload: dict[str, Any], k: int = PROMPT_K_MAX, *,
+                    one_shot: bool = False) -> str | None:
     """PreToolUse on Read/Edit/Write: the memories anchored to the file (or a folder
     above it), once per file per session; None when there are none."""
     path = tool_path(payload)
     if path is None:
         return None
-    with _open(payload) as store:
+    with _open(payload, one_shot) as store:
         try:
             found, behind = store.within(REFRESH_BUDGET, lambda s: s.about(path))
         except InvalidInput:
@@ -342,7 +346,8 @@ def _memory_line(r: Record) -> str:
     return line
 
 
-def answer_user_prompt(payload: dict[str, Any], k: int) -> str | None:
+def answer_user_prompt(payload: dict[str, Any], k: int, *,
+                       one_shot: bool = False) -> str | None:
     """UserPromptSubmit: the memories that match the prompt, or None when none do."""
     if from_vscode(payload):
         # VS Code reads no context from UserPromptSubmit (it runs this command from
@@ -353,7 +358,7 @@ def answer_user_prompt(payload: dict[str, Any], k: int) -> str | None:
         return None  # nothing to look for ("?", "...")
     prompt = prompt[:PROMPT_QUERY_CHARS]
     session = session_of(payload)
-    with _open(payload) as store:
+    with _open(payload, one_shot) as store:
         found, behind = store.within(
             REFRESH_BUDGET, lambda s: s.recall(prompt, k=k, explain=True, record_use=False,
                                                session=session))

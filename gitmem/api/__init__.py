@@ -8,7 +8,8 @@ log. Warnings (a rebuilt projection, skipped ops) collect in
 
 The package, one job per module (data flows down this list, never up):
 
-    store.py      Store: the handle front ends hold; project + personal pool
+    store.py      Store: the handle front ends hold, one thin method per action
+    pools.py      a project pool + the personal pool beside it: merged reads, id owner
     write.py      add, set, confirm, invalidate, forget, purge (validate -> gate -> append)
     importer.py   bulk import from JSON lines
     dedup.py      duplicates on write, similar pairs for review

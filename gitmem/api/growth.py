@@ -35,7 +35,7 @@ class Growth:
         from . import capture, personal
         mine = None
         if capture._auto_accept(self._pool) == "personal" and self._pool.name == "project":
-            mine = personal.open_pool(create=True)
+            mine = personal.open_pool(create=True, one_shot=self._pool.one_shot)
         try:
             return capture.capture(self._pool, transcript_path=transcript, session=session,
                                    agent=agent, event=event, use_model=use_model,
@@ -57,7 +57,7 @@ class Growth:
         mine = None
         if personal:
             from . import personal as pers
-            mine = pers.open_pool(create=True)
+            mine = pers.open_pool(create=True, one_shot=self._pool.one_shot)
         try:
             return inbox.accept(self._pool, proposal, text=text, target_pool=mine)
         finally:

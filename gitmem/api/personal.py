@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import InvalidInput, NotARepository, UnknownId
+from ..errors import BareRepository, GitMemError, InvalidInput, NotARepository, UnknownId
 from ..oplog import Oplog
 from . import settings
 from .pool import Pool
@@ -42,8 +42,9 @@ def redirected() -> list[str]:
     return [v for v in REDIRECTS if os.environ.get(v)]
 
 
-def open_pool(*, create: bool = True) -> Pool:
-    """Open the personal pool (created on first use when ``create``).
+def open_pool(*, create: bool = True, one_shot: bool = False) -> Pool:
+    """Open the personal pool (created on first use when ``create``; ``one_shot``
+    as ``Pool``'s).
 
     Refused while GIT_DIR and friends point git elsewhere: the pool's writes
     would land in that repository.
@@ -59,7 +60,7 @@ def open_pool(*, create: bool = True) -> Pool:
         elif not (path / ".git").is_dir():
             raise NotARepository(f"there is no personal pool yet (at {path})",
                                  "create it with: git mem add --personal TEXT")
-        pool = Pool(path, name="personal")
+        pool = Pool(path, name="personal", one_shot=one_shot)
     except OSError as exc:
         raise NotARepository(f"cannot use the personal pool at {path}: {exc}",
                              f"fix or move that directory, or point {PERSONAL_ENV} elsewhere"
@@ -85,8 +86,40 @@ def beside(project: Pool) -> Pool | None:
     mine = project.log.workdir.resolve()
     if ((path / ".git").is_dir() and pool != mine and mine not in pool.parents
             and project.log.commondir.resolve() not in pool.parents):
-        return open_pool(create=False)
+        return open_pool(create=False, one_shot=project.one_shot)
     return None
+
+
+def pool_from(path: str | os.PathLike[str] | None, *, one_shot: bool = False) -> Pool:
+    """The personal pool, for a write made from ``path``: when that is inside a
+    repository, the pool records (once) that the person works there. Refused
+    when the pool would be that repository or lie inside it."""
+    mine = (open_pool(create=False, one_shot=one_shot)
+            if (personal_dir() / ".git").is_dir() else None)
+    try:
+        project: Pool | None = Pool(path, one_shot=one_shot)
+    except (NotARepository, BareRepository):
+        project = None
+    if project is not None:
+        try:
+            check_outside(project)
+        except GitMemError:
+            project.close()
+            if mine is not None:
+                mine.close()
+            raise
+    if mine is None:
+        mine = open_pool(create=True, one_shot=one_shot)
+    if project is None:
+        return mine
+    try:
+        remember_repository(project, mine)
+    except GitMemError as exc:
+        mine.warnings.append(f"could not record this repository in the personal pool: "
+                             f"{exc.message}")
+    finally:
+        project.close()
+    return mine
 
 
 def check_outside(project: Pool) -> None:

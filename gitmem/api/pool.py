@@ -70,10 +70,13 @@ class Pool:
     """One repository's memory: the op-log plus its local projection."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *,
-                 name: str = "project") -> None:
+                 name: str = "project", one_shot: bool = False) -> None:
         self.cwd = Path(os.fspath(path)) if path is not None else Path.cwd()
         self.log = Oplog(self.cwd)
         self.name = name  # "project", or "personal" for the personal pool
+        # This process ends with os._exit (the git-mem program): the projection's
+        # connection may be left open until then (Store, connection.release).
+        self.one_shot = one_shot
         self._projection: Projection | None = None
         self.warnings: list[str] = []
         self.last_refresh: RefreshReport | None = None
@@ -105,7 +108,8 @@ class Pool:
         version, dim = embedding.identity()
         proj = Projection(directory, embedder_version=version, embedder_dim=dim,
                           make_embedder=embedding.doc_embedder,
-                          embedder_loaded=embedding.doc_embedder_loaded)
+                          embedder_loaded=embedding.doc_embedder_loaded,
+                          one_shot=self.one_shot)
         proj.quarantine_check = gating.quarantine_reason
         proj.quarantine_version = gating.gate_version
         return proj

@@ -2,12 +2,11 @@
 
 Why this exists: the CLI, the MCP server, the hooks and library users want one
 handle with one method per user-level action. A ``Store`` owns the pool it was
-opened on and, for a project, the person's own pool beside it (looked up
-lazily, so a long-lived server sees a pool created after it started). Reads
-merge both pools; an id-based action goes to the pool that knows the id. Each
+opened on and, for a project, the person's own pool beside it; how the two are
+read together (merged reads, the pool an id belongs to) is ``pools.py``. Each
 method is a thin call into the module that does the job (``write``, ``reads``,
-``facts``, ``dedup``, ``importer``, ``sync``, ``profile``); the pools never
-recurse into each other.
+``facts``, ``dedup``, ``importer``, ``sync``, ``pools``, ...), with the docstring
+that documents the action.
 """
 
 from __future__ import annotations
@@ -16,8 +15,6 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .. import ops
-from ..errors import AmbiguousId, BareRepository, GitMemError, NotARepository, UnknownId
 from ..model import (Added, BootstrapReport, Confirmed, Exported, Conflict, Context, FactValue, Hit, Imported, InitReport,
                      Listing,
                      KeyHistory, OpInfo, Record, RefreshReport, RekeyReport, Retired, Shown,
@@ -28,28 +25,35 @@ from ..oplog import Oplog
 from . import settings
 from .growth import Growth
 from .pool import Pool, Progress
+from .pools import Pools
 
 T = TypeVar("T")
 
 if TYPE_CHECKING:
     from ..projection import Projection
-    from . import reads
 
 
 class Store(Growth):
     """One repository's memory: the op-log plus its local projection, and the
-    person's own pool read beside it."""
+    person's own pool read beside it.
+
+    ``one_shot``: this process ends with ``os._exit`` once its command is done
+    (the ``git-mem`` program says so). Its SQLite connections are then left open
+    until the exit instead of closed (``projection/connection.release``): closing
+    the last one checkpoints and syncs the write-ahead log, ~5-15 ms of a command
+    that wrote. A host that lives on (a library user, a server) leaves it False.
+    """
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *,
-                 pool: str = "project") -> None:
-        self._pool = Pool(path, name=pool)
-        self._personal: Pool | None | bool = False  # False: not looked for yet
+                 pool: str = "project", one_shot: bool = False) -> None:
+        self._pool = Pool(path, name=pool, one_shot=one_shot)
+        self._pools = Pools(self._pool)
 
     @classmethod
     def _over(cls, pool: Pool) -> Store:
         store = cls.__new__(cls)
         store._pool = pool
-        store._personal = False
+        store._pools = Pools(pool)
         return store
 
     # -- what front ends read and set on a store ----------------------------------
@@ -89,9 +93,7 @@ class Store(Growth):
         return self._pool.projection
 
     def close(self) -> None:
-        if isinstance(self._personal, Pool):
-            self._personal.close()
-        self._pool.close()
+        self._pools.close()
 
     def __enter__(self) -> Store:
         return self
@@ -101,88 +103,16 @@ class Store(Growth):
 
     # -- the personal pool beside a project -----------------------------------------
 
-    def _mine(self) -> Pool | None:
-        # None is looked up again on the next read: a long-lived server sees a pool
-        # created after it started.
-        from . import personal
-        if not isinstance(self._personal, Pool) and self.pool == "project":
-            self._personal = None
-            try:
-                self._personal = personal.beside(self._pool)
-            except Exception as exc:  # noqa: BLE001 - a broken pool must not break reads
-                self._skip_personal(exc)
-        return self._personal if isinstance(self._personal, Pool) else None
-
     def personal(self) -> Store | None:
         """The personal pool merged into reads, or None (none yet, disabled with
         gitmem.personal=false, or this store is the personal pool)."""
-        mine = self._mine()
+        mine = self._pools.personal()
         return Store._over(mine) if mine is not None else None
-
-    def _skip_personal(self, exc: BaseException) -> None:
-        """The personal pool is a second source: when it fails, the project's
-        answer still comes, with one warning."""
-        why = exc.message if isinstance(exc, GitMemError) else f"{type(exc).__name__}: {exc}"
-        self._pool.warn(f"personal pool skipped: {why}")
-
-    def _from_mine(self, mine: Pool) -> None:
-        self._pool.warnings.extend(w for w in mine.warnings if w not in self._pool.warnings)
 
     def remember_repository(self, other: Store) -> None:
         """Record in the personal pool ``other`` that the person works here."""
         from . import personal
         personal.remember_repository(self._pool, other._pool)
-
-    def _owner(self, memory_id: str) -> Pool:
-        """This store's pool, or the personal pool when only it knows ``memory_id``."""
-        try:
-            found = self._pool.resolve(memory_id)
-        except UnknownId:
-            mine = self._mine()
-            if mine is None:
-                raise
-            try:
-                mine.resolve(memory_id)
-            except UnknownId:
-                raise UnknownId(f"no memory with id {memory_id.strip().lower()} "
-                                "(in this repository or the personal pool)") from None
-            return mine
-        mine = self._mine() if len(memory_id.strip()) < ops.ID_HEX_LEN else None
-        if mine is not None:
-            try:
-                other = mine.resolve(memory_id)
-            except UnknownId:
-                return self._pool
-            except Exception as exc:  # noqa: BLE001 - see _skip_personal
-                self._skip_personal(exc)
-                return self._pool
-            raise AmbiguousId(memory_id.strip().lower(), [found, other])
-        return self._pool
-
-    def _merge_hits(self, k: int, ask: Callable[[Pool], list[Hit]]) -> reads.Merge:
-        from . import personal
-        def merge(hits: list[Hit], as_of: int | None, valid_at: int | None) -> list[Hit]:
-            mine = self._mine()
-            if mine is None:
-                return hits
-            try:
-                theirs = ask(mine)
-            except Exception as exc:  # noqa: BLE001 - see _skip_personal
-                self._skip_personal(exc)
-                return hits
-            finally:
-                self._from_mine(mine)
-            # The pool's pointers to repositories are its bookkeeping, not answers here.
-            theirs = [h for h in theirs if not (h.key or "").startswith(personal.REPO_KEY)]
-            # One ranking: scores compare across pools (same formula); personal first
-            # among equals, then by id, so the order is the same every time.
-            merged = sorted(hits + theirs,
-                            key=lambda h: (-h.rank_score, h.pool != "personal", h.id))[:k]
-            for n, h in enumerate(merged, start=1):
-                h.rank = n
-            return merged
-
-        return merge
 
     # -- the projection --------------------------------------------------------------
 
@@ -277,7 +207,7 @@ class Store(Growth):
         followed and how it went (``git mem skills`` counts them); a failure
         reinforces nothing."""
         from . import write
-        return write.confirm(self._owner(memory_id), memory_id, reason, outcome=outcome, by=by)
+        return write.confirm(self._pools.owner(memory_id), memory_id, reason, outcome=outcome, by=by)
 
     def import_records(
         self, lines: Iterable[str | bytes], *, pack_size: int = 5000, redact: bool = False
@@ -294,7 +224,7 @@ class Store(Growth):
     def invalidate(self, memory_id: str, reason: str | None = None) -> Retired:
         """Retire a memory: it leaves default recall but stays in history."""
         from . import write
-        return write.retire(self._owner(memory_id), memory_id, "invalidate", reason)
+        return write.retire(self._pools.owner(memory_id), memory_id, "invalidate", reason)
 
     def forget(
         self,
@@ -319,7 +249,7 @@ class Store(Growth):
 
             raise InvalidInput("--dry-run only applies to --purge",
                                "preview a purge with: git mem forget ID --purge --dry-run")
-        owner = self._owner(memory_id)
+        owner = self._pools.owner(memory_id)
         if not purge:
             return write.retire(owner, memory_id, "forget", reason)
         return write.purge(owner, memory_id, reason, dry_run=dry_run)
@@ -378,7 +308,6 @@ class Store(Growth):
         touches, then naming the identifiers its changed lines hold. ``rev`` None:
         the work tree against HEAD; else the work tree against ``rev``, or ``A..B``."""
         from . import reads
-
         return reads.for_diff(self._pool, rev, k)
 
     def bootstrap(self, *, yes: bool = False) -> BootstrapReport:
@@ -441,38 +370,11 @@ class Store(Growth):
         relevance, 0 to 1; hits below ``min_score`` are left out (None: the
         gitmem.minScore setting, else 0.05; 0 keeps every hit).
         """
-        from . import reads
-
-        def ask(mine: Pool, as_of: int | None, valid_at: int | None) -> list[Hit]:
-            return reads.recall(
-                mine, query, k=k, kinds=kinds, tags=tags, include_retired=include_retired,
-                mode=mode, explain=explain, include_quarantined=include_quarantined,
-                as_of=as_of, valid_at=valid_at, authors=authors, about=about,
-                min_score=cutoff)
-
-        def merge(hits: list[Hit], t_as_of: int | None, t_valid: int | None) -> list[Hit]:
-            # Points in time are passed resolved: a tag names a commit of this
-            # repository, which the personal pool does not have.
-            return self._merge_hits(k, lambda mine: ask(mine, t_as_of, t_valid))(
-                hits, t_as_of, t_valid)
-
-        # One cutoff for both pools: this repository's setting, or the caller's.
-        cutoff = reads.cutoff(self._pool, min_score)
-        # Paths name files of this repository: the personal pool is not asked then.
-        hits = reads.recall(
-            self._pool, query, k=k, kinds=kinds, tags=tags, include_retired=include_retired,
-            mode=mode, explain=explain, include_quarantined=include_quarantined, as_of=as_of,
+        return self._pools.recall(
+            query, k=k, kinds=kinds, tags=tags, include_retired=include_retired, mode=mode,
+            explain=explain, include_quarantined=include_quarantined, as_of=as_of,
             valid_at=valid_at, record_use=record_use, authors=authors, about=about,
-            paths=paths, min_score=cutoff,
-            merge=merge if self.pool == "project" and not paths else None)
-        if session and as_of is None and valid_at is None and not paths:
-            # Working memory is read before the durable store (it is newer).
-            first = self.session_hits(session, query, k)
-            if first:
-                hits = (first + hits)[:k]
-                for n, h in enumerate(hits, start=1):
-                    h.rank = n
-        return hits
+            paths=paths, min_score=min_score, session=session)
 
     def list_memories(
         self,
@@ -497,7 +399,6 @@ class Store(Growth):
         only: the personal pool is listed with ``git mem list --personal``.
         """
         from . import reads
-
         return reads.browse(self._pool, kinds=kinds, tags=tags, authors=authors, about=about,
                             paths=paths, since=since, until=until, status=status,
                             include_quarantined=include_quarantined, limit=limit, offset=offset)
@@ -507,34 +408,24 @@ class Store(Growth):
         age for decay (docs/time.md). Faded or retired hits are never renewed
         by being looked at; only a confirmation brings them back."""
         from . import reads
-
         reads.record_use_of(self._pool, hits)
 
     def show(self, memory_id: str) -> Shown:
         """A memory's whole record, provenance and every op that touched it."""
-        from . import reads
-
-        owner = self._owner(memory_id)
-        shown = reads.show(owner, memory_id)
-        if owner is not self._pool:
-            shown.memory.pool = "personal"
-        return shown
+        return self._pools.show(memory_id)
 
     def log_ops(self, limit: int | None = None, author: str | None = None) -> list[OpInfo]:
         """Ops in replay order; ``limit`` keeps the last N."""
         from . import reads
-
         return reads.log_ops(self._pool, limit, author)
 
     def skipped(self) -> list[Skipped]:
         from . import reads
-
         return reads.skipped(self._pool)
 
     def status(self) -> Status:
         """Partitions, op and memory counts, and the projection's state."""
         from . import reads
-
         return reads.status(self._pool)
 
     # -- time ------------------------------------------------------------------------
@@ -559,19 +450,7 @@ class Store(Growth):
         Deterministic for the same log and clock (the local use record is left
         out on purpose); everything in it is current truth, not quarantined.
         """
-        from . import profile, sharing
-        profile.check_budget(budget)
-        sections = profile.sections(self._pool, recent_days)
-        sharing.note_remote_memory(self._pool)
-        mine = self._mine()
-        if mine is not None:
-            try:
-                theirs = profile.sections(mine, recent_days)
-            except Exception as exc:  # noqa: BLE001 - see _skip_personal
-                self._skip_personal(exc)
-            else:
-                sections = profile.merge(sections, theirs)
-        return profile.render(sections, budget)
+        return self._pools.context(budget, recent_days)
 
     # -- keyed facts and review ----------------------------------------------------------
 
@@ -606,12 +485,14 @@ class Store(Growth):
         return dedup.similar(self._pool, memory_id, since=since, limit=limit, kinds=kinds)
 
 
-def open(path: str | os.PathLike[str] | None = None) -> Store:  # noqa: A001 - public name
-    """Open the git mem store of the repository containing ``path`` (default: cwd)."""
-    return Store(path)
+def open(path: str | os.PathLike[str] | None = None, *,  # noqa: A001 - public name
+         one_shot: bool = False) -> Store:
+    """Open the git mem store of the repository containing ``path`` (default: cwd);
+    ``one_shot`` as ``Store``'s."""
+    return Store(path, one_shot=one_shot)
 
 
-def open_personal(*, create: bool = True) -> Store:
+def open_personal(*, create: bool = True, one_shot: bool = False) -> Store:
     """Open the personal pool: a git repository of its own, outside any project,
     for what belongs to the person (preferences, habits), never to a team.
     It is created on first use; push it to a private remote with sync.
@@ -620,37 +501,13 @@ def open_personal(*, create: bool = True) -> Store:
     'git --git-dir' set them): the pool's writes would land in that repository.
     """
     from . import personal
-    return Store._over(personal.open_pool(create=create))
+    return Store._over(personal.open_pool(create=create, one_shot=one_shot))
 
 
-def open_personal_from(path: str | os.PathLike[str] | None = None) -> Store:
+def open_personal_from(path: str | os.PathLike[str] | None = None, *,
+                       one_shot: bool = False) -> Store:
     """The personal pool, for a write made from ``path``: when that is inside a
     repository, the pool records (once) that the person works there. Refused
     when the pool would be that repository or lie inside it."""
     from . import personal
-    mine = (personal.open_pool(create=False)
-            if (personal.personal_dir() / ".git").is_dir() else None)
-    try:
-        project: Pool | None = Pool(path)
-    except (NotARepository, BareRepository):
-        project = None
-    if project is not None:
-        try:
-            personal.check_outside(project)
-        except GitMemError:
-            project.close()
-            if mine is not None:
-                mine.close()
-            raise
-    if mine is None:
-        mine = personal.open_pool(create=True)
-    if project is None:
-        return Store._over(mine)
-    try:
-        personal.remember_repository(project, mine)
-    except GitMemError as exc:
-        mine.warnings.append(f"could not record this repository in the personal pool: "
-                             f"{exc.message}")
-    finally:
-        project.close()
-    return Store._over(mine)
+    return Store._over(personal.pool_from(path, one_shot=one_shot))

@@ -39,14 +39,10 @@ def main() -> None:
     When git mem is the program (the console script, ``python -m gitmem``), the
     process ends as soon as the command is done (``_end``); called from other
     code, this raises SystemExit like any click program."""
-    if _is_the_program():
-        from .. import process
-
-        process.ends_with_exit()
     try:
         _main(sys.argv[1:])
     except SystemExit as done:
-        if _is_the_program():
+        if is_the_program():
             _end(done.code)
         raise
 
@@ -195,9 +191,12 @@ class _Lazy(type(sys)):  # type: ignore[misc]  # types.ModuleType, without impor
         return getattr(self.real(), attr)
 
 
-def _is_the_program() -> bool:
+def is_the_program() -> bool:
     """The process runs git mem itself: the console script (its ``__main__`` is the
-    ``git-mem`` script) or ``python -m gitmem``, not code that calls ``main()``."""
+    ``git-mem`` script) or ``python -m gitmem``, not code that calls ``main()``.
+    Such a process ends with ``os._exit`` once its command is done (``_end``), so
+    the stores it opens are ``one_shot`` (``api.Store``): their SQLite connections
+    are left open until the exit instead of checkpointed and closed."""
     top = sys.modules.get("__main__")
     spec = getattr(top, "__spec__", None)
     if spec is not None:
@@ -239,7 +238,7 @@ def _load(args: list[str]) -> Callable[[], int | None]:
         # of a hook's time and runs before every file an agent opens.
         from ..agents import hooks
 
-        return lambda: hooks.run(args[1])
+        return lambda: hooks.run(args[1], one_shot=is_the_program())
     from . import fast
 
     quick = fast.route(args)  # recall, add, context in their usual forms: no click

@@ -17,7 +17,7 @@ import click
 from ..agents import clients, hooks, settings, wiring
 from ..agents import doctor as doctor_mod
 from ..agents.agents_md import AGENTS_MD
-from . import render
+from . import is_the_program, render
 from .app import Group, cli, emit, json_option, run, stdin_bytes
 
 
@@ -231,7 +231,8 @@ def hook_session_start(budget: int) -> None:
     Example:
       echo '{"cwd": ".", "source": "startup"}' | git mem hook session-start
     """
-    _hook("SessionStart", lambda payload: hooks.answer_session_start(payload, budget))
+    _hook("SessionStart", lambda payload: hooks.answer_session_start(
+        payload, budget, one_shot=is_the_program()))
 
 
 @hook_.command(name="user-prompt")
@@ -245,7 +246,8 @@ def hook_user_prompt(k: int) -> None:
     Example:
       echo '{"cwd": ".", "prompt": "how do I run the tests"}' | git mem hook user-prompt
     """
-    _hook("UserPromptSubmit", lambda payload: hooks.answer_user_prompt(payload, k))
+    _hook("UserPromptSubmit", lambda payload: hooks.answer_user_prompt(
+        payload, k, one_shot=is_the_program()))
 
 
 @hook_.command(name="pre-tool")
@@ -259,7 +261,8 @@ def hook_pre_tool() -> None:
       echo '{"cwd": ".", "session_id": "s1", "tool_name": "Read",
              "tool_input": {"file_path": "src/auth/session.py"}}' | git mem hook pre-tool
     """
-    _hook("PreToolUse", hooks.answer_pre_tool)
+    _hook("PreToolUse", lambda payload: hooks.answer_pre_tool(
+        payload, one_shot=is_the_program()))
 
 
 @hook_.command(name="session-end")

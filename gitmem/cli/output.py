@@ -17,7 +17,7 @@ from typing import Any, NoReturn, TypeVar
 
 from .. import api, envelope
 from ..errors import DiskFull, GitMemError, from_os_error
-from . import render
+from . import is_the_program, render
 from .progress import Progress
 from .stdio import echo
 
@@ -62,13 +62,14 @@ def run(
     store: api.Store | None = None
     warnings: list[str] = []
     bar = Progress() if not as_json and Progress.wanted() else None
+    one_shot = is_the_program()  # its connections may stay open until os._exit
     try:
         if personal == "write":
-            store = api.open_personal_from()
+            store = api.open_personal_from(one_shot=one_shot)
         elif personal:
-            store = api.open_personal(create=False)
+            store = api.open_personal(create=False, one_shot=one_shot)
         else:
-            store = api.open()
+            store = api.open(one_shot=one_shot)
         store.progress = bar
         try:
             result = action(store)

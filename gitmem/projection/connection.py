@@ -87,8 +87,10 @@ def empty_log(c: sqlite3.Connection, *, scrub: bool, wait: bool = True) -> bool:
             c.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
-def release(conn: sqlite3.Connection, path: Path) -> None:
-    """Close ``conn``; in a one-shot process, park it open until the process exits.
+def release(conn: sqlite3.Connection, path: Path, *, one_shot: bool) -> None:
+    """Close ``conn``; in a ``one_shot`` process (one that ends with ``os._exit``
+    when its command is done: the git-mem program tells the api's ``Store``, which
+    tells the projection), park it open until the process exits.
 
     Why: closing the last connection to a file in WAL mode checkpoints the log
     into the database and syncs both (~5-15 ms, most of a small write's cost).
@@ -97,11 +99,10 @@ def release(conn: sqlite3.Connection, path: Path) -> None:
     2 MB), and a refresh that leaves more than WAL_KEEP_BYTES in it checkpoints
     it, so it stays bounded. A power cut may now roll back the projection's
     writes of several commands instead of one (synchronous=NORMAL syncs only at
-    checkpoints): the next refresh replays them from the log, which is synced. One connection per file is parked:
-    a long-lived command (mcp) closes the older one when it parks the next."""
-    from .. import process
-
-    if not process.one_shot:
+    checkpoints): the next refresh replays them from the log, which is synced.
+    One connection per file is parked: a process that opens the file again
+    closes the older one when it parks the next."""
+    if not one_shot:
         conn.close()
         return
     if conn.in_transaction:

@@ -96,8 +96,13 @@ class Projection:
         embedder_dim: int = 0,
         make_embedder: Callable[[int], DocEmbedder] | None = None,
         embedder_loaded: Callable[[], bool] = lambda: False,
+        one_shot: bool = False,
     ) -> None:
         self.directory = directory
+        # This process ends with os._exit once its command is done (the git-mem
+        # program; the api's Store option): close() leaves the connection open
+        # until then (connection.release). False: a host, which closes what it opens.
+        self.one_shot = one_shot
         self.path = directory / DB_NAME
         # Vectors are optional: without an embedder the projection is lexical only.
         self.embedder_version = embedder_version
@@ -241,14 +246,15 @@ class Projection:
         return self.conn is not None and _identity(self.path) != self._identity
 
     def close(self, *, park: bool = True) -> None:
-        """Close the file (a one-shot process may park it open: connection.release)."""
+        """Close the file; a ``one_shot`` projection parks it open instead, unless
+        ``park`` is False (connection.release)."""
         self._vectors.close()
         if self.conn is not None:
             try:
                 # With forgotten content maybe still in the log, close: the last
                 # connection to close checkpoints it and deletes it.
                 if park and not self._log_scrub:
-                    connection.release(self.conn, self.path)
+                    connection.release(self.conn, self.path, one_shot=self.one_shot)
                 else:
                     self.conn.close()
             finally:
