@@ -465,3 +465,59 @@ def test_a_question_lends_more_to_the_reply_after_it(repo: Path) -> None:
     assert lent[turns[0]] == pytest.approx(0.1 * base, abs=1e-5)  # the turn before
     assert lent[turns[2]] >= 0.3 * base - 1e-5  # the reply (the turn after it may lend too)
     assert list(hits)[:2] == [turns[1], turns[2]]
+
+
+CODING = Path(__file__).parent.parent / "fixtures" / "recall" / "coding.memories.jsonl"
+
+
+@pytest.fixture
+def coding_store(repo: Path) -> tuple[Path, dict[str, str]]:
+    """The coding benchmark's 156 memories (benchmarks/coding.py), imported as it
+    imports them; and memory id -> the fixture's id."""
+    fixture = [json.loads(line) for line in CODING.read_text().splitlines() if line]
+    lines = "\n".join(json.dumps({"text": m["text"], "tags": [m["kind"]],
+                                  "kind": m["kind"] if m["kind"] in ("fact", "procedure")
+                                  else "note"}) for m in fixture)
+    out = json.loads(ok(gm("import", "-", "--json", cwd=repo, input=lines)).stdout)["data"]
+    return repo, {mid: m["id"] for mid, m in zip(out["ids"], fixture)}
+
+
+def test_the_best_candidates_are_reordered_by_their_evidence(
+        coding_store: tuple[Path, dict[str, str]]) -> None:
+    """Reciprocal rank fusion keeps ranks, not margins: the memory naming the ORM,
+    first in the lexical channel alone, came 6th behind memories both channels rank
+    lower; its evidence (it holds the query's rarest word) puts it in the top 3."""
+    repo, fixture_of = coding_store
+    with gitmem.open(repo) as s:
+        hits = s.recall("what ORM do we use", k=10, min_score=0.0, explain=True,
+                        record_use=False)
+        assert "m101" in [fixture_of[h.id] for h in hits[:3]], [fixture_of[h.id] for h in hits]
+        # The order is the final score's, evidence factor included.
+        finals = [h.rank_score for h in hits]
+        assert finals == sorted(finals, reverse=True)
+        assert all(h.explain and h.explain["factors"]["evidence"] >= 1.0 for h in hits)
+        assert min(h.explain["factors"]["evidence"] for h in hits) == 1.0  # the weakest
+        # The single-channel modes stay the pure baselines: no evidence factor; nor
+        # below SMALL_CORPUS memories, where a z-score says little (test_explain_...).
+        for mode in ("lexical", "vector"):
+            plain = s.recall("what ORM do we use", k=10, mode=mode, min_score=0.0,
+                             explain=True, record_use=False)
+            assert plain and all(h.explain and "evidence" not in h.explain["factors"]
+                                 for h in plain)
+
+
+def test_reordering_is_the_same_after_a_rebuild(
+        coding_store: tuple[Path, dict[str, str]]) -> None:
+    repo, _ = coding_store
+    questions = ["what ORM do we use", "how should I store prices",
+                 "why UUIDs instead of auto increment", "who do I page when something is down"]
+
+    def answers() -> list[list[tuple[str, float]]]:
+        with gitmem.open(repo) as s:
+            return [[(h.id, h.rank_score) for h in s.recall(q, k=10, min_score=0.0,
+                                                             record_use=False)]
+                    for q in questions]
+
+    before = answers()
+    ok(gm("rebuild", cwd=repo))
+    assert answers() == before
