@@ -8,11 +8,8 @@ Two channels, fused:
 Each channel yields its best candidates; reciprocal rank fusion (RRF) merges
 the lists by rank, not by incomparable raw scores; then cheap multiplicative
 signals give the final score: salience, that is importance x decay over age
-x reinforcement (see ``salience``). In hybrid recall the best ten are then
-reordered by their own evidence of relevance (the words they hold, how far
-their cosine stands out: see RERANK), which rank fusion cannot see. Memories
-whose salience has fallen below a floor have faded: they leave default recall
-and come back with ``--all``.
+x reinforcement (see ``salience``). Memories whose salience has fallen below
+a floor have faded: they leave default recall and come back with ``--all``.
 Everything that decides order is in ``rank()``; ``explain`` records every
 factor so ``git mem recall --explain`` can show why a result is where it is.
 """
@@ -66,18 +63,6 @@ CONTEXT_SOURCES = 20
 # 0.475; 0.6 gains more R@10 but costs MRR, 1.0 costs R@5 too.)
 REPLY_SHARE = 0.3
 WEIGHTS = {"lexical": 1.0, "vector": 1.0, "graph": 0.5}  # RRF weight per channel
-# Reciprocal rank fusion keeps ranks and drops margins: a memory one channel ranks
-# first and that holds most of the query's words can lose to three that both channels
-# rank fifth to tenth. So, in hybrid recall, the best RERANK candidates are reordered
-# by their own evidence of relevance (relevance.py: the words they hold, how far their
-# cosine stands out), each score multiplied by exp(RERANK_WEIGHT x that evidence),
-# counted from the weakest of them (see _reranked). The same evidence the cutoff
-# needs for the best k hits: no extra lookup at the default k of 10. Measured
-# (docs/recall.md): coding benchmark hit@3 dev 74.4 -> 76.8, hold-out 83.9 both,
-# MRR 0.645 -> 0.696 and 0.714 -> 0.725; LoCoMo dev MRR 0.514 -> 0.527, session
-# R@5 91.4 -> 92.1, R@10 the same by construction, R@5 66.5 -> 66.0.
-RERANK = 10
-RERANK_WEIGHT = 0.3
 # The graph channel: links reached from the nodes a query names, within this
 # many hops (docs/growth.md, Links).
 GRAPH_HOPS = 2
@@ -380,11 +365,7 @@ def _rank_at(
         scored.append((-final, mid, rrf, factors, entry, sal, faded))
     # Equal scores: current truth before retired or losing values, then by id.
     current = projection.standing(mid for _, mid, *_ in scored) if q.include_retired else {}
-
-    def order(x: Any) -> tuple[float, bool, str]:
-        return (x[0], not current.get(x[1], True), x[1])
-
-    scored.sort(key=order)
+    scored.sort(key=lambda x: (x[0], not current.get(x[1], True), x[1]))
     min_score = q.min_score
     if min_score is None:
         size = stats[2] if stats is not None else projection.size()
@@ -400,21 +381,11 @@ def _rank_at(
     unseen = {w for w, df in frequencies.items() if not df}
     novel = (relevance.novelty(unseen, weights, word_rank)
              if unseen and word_rank is not None else 0.0)
-    # In a store of fewer than SMALL_CORPUS vectors a z-score says little (as for the
-    # cutoff): there, fusion's order stands.
-    if (q.mode == "hybrid" and RERANK > 0 and len(scored) > 1 and stats is not None
-            and stats[2] >= SMALL_CORPUS):
-        head = scored[:RERANK]
-        evidence.update(_evidence(projection, matches, weights, [x[1] for x in head],
-                                  cosines, stats, hops, novel))
-        scored = sorted(_reranked(head, evidence), key=order) + scored[RERANK:]
     while len(kept) < q.k and looked < min(len(scored), 3 * q.k):
         batch = scored[looked : looked + q.k]
         looked += len(batch)
-        fresh = [x[1] for x in batch if x[1] not in evidence]
-        if fresh:
-            evidence.update(_evidence(projection, matches, weights, fresh,
-                                      cosines, stats, hops, novel))
+        evidence.update(_evidence(projection, matches, weights, [x[1] for x in batch],
+                                  cosines, stats, hops, novel))
         kept += [x for x in batch if relevance.score(q.mode, evidence[x[1]]) >= min_score]
         if min_score <= 0:
             break
@@ -450,22 +421,6 @@ def _rank_at(
                 h.status, h.retired_at, h.retired_by, h.retired_reason = "active", None, None, None
                 h.conflict_with = None
     return hits, exhausted, cut
-
-
-def _reranked(head: list[Any], evidence: dict[str, relevance.Evidence]) -> list[Any]:
-    """The best candidates, each score times its ``evidence`` factor (see RERANK):
-    exp(RERANK_WEIGHT x (its lean - the lowest lean among them)), where a hit's lean is
-    the part of its relevance logit that differs from hit to hit (coverage and z, with
-    the hybrid coefficients). Every factor is at least 1, so the best candidates stay
-    above the rest."""
-    _, b, c, _ = relevance.COEFFICIENTS["hybrid"]
-    lean = {x[1]: b * evidence[x[1]].coverage + c * evidence[x[1]].z for x in head}
-    low = min(lean.values())
-    out = []
-    for neg, mid, rrf, factors, entry, sal, faded in head:
-        f = math.exp(RERANK_WEIGHT * (lean[mid] - low))
-        out.append((neg * f, mid, rrf, {**factors, "evidence": f}, entry, sal, faded))
-    return out
 
 
 def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str, float],

@@ -31,8 +31,6 @@ penalty whose cost to "cut hit@3" on that dev part stays within 2 points
 59.4%; lexical: 60.8 to 59.2, quiet 21.9% to 50.0%).
 Read 0.5 as "probably relevant" (about even odds that this is the memory
 asked for), and MIN_SCORE, the default cutoff, as "plausibly relevant".
-Hybrid recall also reorders its best ten by the coverage and z part of this
-logit (recall.RERANK): the score never changes the order otherwise.
 """
 
 from __future__ import annotations
