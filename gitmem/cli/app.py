@@ -21,7 +21,7 @@ import click
 
 from .. import __version__, envelope
 from . import render
-from .output import emit_json, internal_error, run, who
+from .output import emit_json, fail, internal_error, run, who
 from .stdio import echo
 
 __all__ = ["cli", "main", "run", "who", "emit", "emit_json", "read_stdin", "stdin_bytes",
@@ -53,20 +53,32 @@ by_option = click.option(
          "default: agent:claude-code or agent:gemini-cli inside those agents, else person].")
 
 
-def stdin_bytes() -> bytes:
-    """All of stdin, from click's binary stdin (the one CliRunner also replaces).
+def stdin_bytes(limit: int | None = None) -> bytes:
+    """Stdin, from click's binary stdin (the one CliRunner also replaces): all of
+    it, or at most ``limit + 1`` bytes (enough to tell that it is too long).
 
     click.open_file('-') and not click.get_binary_stream, which click 8.5
     deprecates: both hand back the same stream."""
     if sys.stdin is None:  # closed (`<&-`): Python leaves None, click cannot open it
         raise click.UsageError("stdin is closed: pipe the text in, or pass it as an argument")
-    data: bytes = click.open_file("-", "rb").read()
+    data: bytes = click.open_file("-", "rb").read(-1 if limit is None else limit + 1)
     return data
 
 
-def read_stdin() -> str:
-    """The '-' argument: stdin as text, undecodable bytes kept (the gate judges them)."""
-    return stdin_bytes().decode("utf-8", errors="surrogateescape")
+def read_stdin(command: str, as_json: bool, what: str = "memory text") -> str:
+    """The '-' argument: stdin as text, undecodable bytes kept (the gate judges
+    them). At most a memory's limit is read: a longer stream (a file piped in
+    by mistake, /dev/zero) is refused as soon as it passes the limit, so memory
+    stays bounded whatever the input."""
+    from ..errors import InvalidInput
+    from ..ops import MAX_TEXT_BYTES
+
+    data = stdin_bytes(MAX_TEXT_BYTES)
+    if len(data) > MAX_TEXT_BYTES:
+        fail(command, as_json, InvalidInput(
+            f"{what} on stdin is over {MAX_TEXT_BYTES} bytes, the limit",
+            "split it into several memories"))
+    return data.decode("utf-8", errors="surrogateescape")
 
 
 def emit(command: str, as_json: bool, data: Any, human: str) -> None:

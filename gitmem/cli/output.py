@@ -81,12 +81,7 @@ def run(
         exc = caught if isinstance(caught, GitMemError) else from_os_error(caught, writing=False)
         if exc is None:
             raise
-        warnings = store.warnings if store else []
-        print_warnings(warnings)
-        if as_json:
-            emit_json(envelope.error(command, exc.to_dict(), warnings))
-        echo(render.safe(exc.one_line()), err=True)
-        sys.exit(exc.exit_code)
+        fail(command, as_json, exc, store.warnings if store else [])
     finally:
         if store is not None:
             store.close()
@@ -97,6 +92,16 @@ def run(
         text = human(result)
         if text:
             echo(render.safe(text))
+
+
+def fail(command: str, as_json: bool, exc: GitMemError,
+         warnings: list[str] | None = None) -> NoReturn:
+    """Print ``exc`` (its envelope with --json, its one line on stderr) and exit with its code."""
+    print_warnings(warnings or [])
+    if as_json:
+        emit_json(envelope.error(command, exc.to_dict(), warnings or []))
+    echo(render.safe(exc.one_line()), err=True)
+    sys.exit(exc.exit_code)
 
 
 def internal_error(exc: BaseException) -> NoReturn:
