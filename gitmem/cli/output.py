@@ -104,6 +104,26 @@ def fail(command: str, as_json: bool, exc: GitMemError,
     sys.exit(exc.exit_code)
 
 
+def usage_error(args: list[str], exc: Any, prog: str = "git mem") -> NoReturn:
+    """A usage error (click's: an unknown option, a bad value) under ``--json``: the
+    error envelope on stdout, like every other error, and one line on stderr,
+    instead of click's usage block. ``exc`` is a ``click.ClickException``."""
+    names: list[str] = []
+    ctx = getattr(exc, "ctx", None)
+    while ctx is not None and ctx.parent is not None:  # up to the group: "hooks install"
+        names.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    command = " ".join(names)
+    hint = f"see '{prog} {command} --help'" if command else f"see '{prog} --help'"
+    if not command:  # the group's own error ("no such command"): the word typed
+        command = next((a for a in args if not a.startswith("-")), "")
+    message = " ".join(exc.format_message().split()).rstrip(".") or "invalid usage"
+    emit_json(envelope.error(command, {"code": "usage", "message": message, "hint": hint,
+                                       "exit_code": exc.exit_code}, []))
+    echo(render.safe(f"error: {message}; hint: {hint}"), err=True)
+    sys.exit(exc.exit_code)
+
+
 def internal_error(exc: BaseException) -> NoReturn:
     """A bug: one line on stderr (the traceback only with GITMEM_DEBUG), exit 1.
 
