@@ -74,6 +74,24 @@ def others_news(p: Projection, recent: list[OpInfo], scope: Scope) -> list[OpInf
             for r in rows if r.id not in seen][:len(recent)]
 
 
+def no_more_than_shown(pairs: list[tuple[Record, float]]) -> list[tuple[Record, float]]:
+    """``pairs`` without the candidates the author cap could never show: no
+    author shows more lines than the others together (gitmem.context.build), so
+    beyond the others' number of candidates an author's weakest are dropped
+    before their lines are rendered (a flood's 200 candidates, 4 of them kept)."""
+    per = Counter(r.author_email for r, _ in pairs)
+    if len(per) < 2:
+        return pairs
+    kept: Counter[str] = Counter()
+    out = []
+    for pair in pairs:
+        who = pair[0].author_email
+        if kept[who] < len(pairs) - per[who]:
+            kept[who] += 1
+            out.append(pair)
+    return out
+
+
 def check_budget(budget: int) -> None:
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < ctx.MIN_BUDGET:
         raise InvalidInput(f"budget must be at least {ctx.MIN_BUDGET} tokens (got {budget})",
@@ -110,6 +128,7 @@ def sections(pool: Pool, recent_days: int) -> dict[str, list[ctx.Item]]:
 
         def items(section: str, pairs: list[tuple[Record, float]],
                   with_key: bool = False) -> list[ctx.Item]:
+            pairs = no_more_than_shown(pairs)
             # Flag the ones whose code changed; the ones whose code is gone fade.
             kept = {r.id for r in anchoring.annotate(pool, p, [r for r, _ in pairs], fade=True)}
             pairs = [(r, sal) for r, sal in pairs if r.id in kept]
