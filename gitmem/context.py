@@ -32,8 +32,9 @@ PREAMBLE = (
 )
 ITEM_CHARS = 240  # one item at most (a memory's first lines, clipped)
 MIN_BUDGET = 100  # the preamble and delimiters alone take about 55
-# Each section's guaranteed share of the budget; what a section leaves unused
-# goes, in section order, to the items that did not fit.
+# Each section's guaranteed share of the budget; what the sections leave unused
+# goes to the items that did not fit, one item per section in turn (a flood in
+# one section must not take the room every later section would have had).
 SHARES = {"persona": 0.15, "facts": 0.25, "procedures": 0.2, "notes": 0.25, "recent": 0.15}
 # No single author fills a section others write in too (a flood of ops from one
 # teammate must not crowd everyone else out): in a section whose candidates come

@@ -7,8 +7,8 @@ read all of stdin first: 300 MB of input took 600 MB to 1.4 GB of memory, and
 from __future__ import annotations
 
 import json
-import os
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -20,12 +20,28 @@ from gitmem import ops
 STREAM = 96 * 1024 * 1024  # more than the whole command needs (~20 MB), less than twice
 
 
+# A small launcher forks and execs the command and reports its peak memory: on
+# Linux a process keeps the peak of the process it was forked from across exec,
+# so wait4 on a child of the test process (a pytest worker of ~200 MB) would
+# report the worker's size, not the command's.
+LAUNCH = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+open(sys.argv[1], "w").write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def _feed(args: list[str], cwd: Path, size: int = STREAM) -> tuple[int, str, str, int]:
     """Run git-mem with ``size`` bytes piped in; its exit code, stdout, stderr and
-    peak memory (KB, from wait4: this child's own)."""
-    proc = subprocess.Popen([GIT_MEM, *args], cwd=cwd, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    peak memory (KB, from wait4 in the launcher)."""
+    peak = cwd.parent / "peak"
+    proc = subprocess.Popen([sys.executable, "-S", "-c", LAUNCH, str(peak), GIT_MEM, *args],
+                            cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdin is not None
     stdin = proc.stdin
 
     def write() -> None:
@@ -39,11 +55,11 @@ def _feed(args: list[str], cwd: Path, size: int = STREAM) -> tuple[int, str, str
 
     writer = threading.Thread(target=write, daemon=True)
     writer.start()
-    out, err = proc.stdout.read(), proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = proc.stdout.read(), proc.stderr.read()  # a line at most: no deadlock
+    proc.wait(timeout=120)
     writer.join(timeout=30)
-    return proc.returncode, out.decode(), err.decode(), usage.ru_maxrss
+    return proc.returncode, out.decode(), err.decode(), int(peak.read_text())
 
 
 @pytest.mark.parametrize("args", [["add", "-"], ["set", "big.value", "-"]])
