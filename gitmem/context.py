@@ -18,6 +18,7 @@ import functools
 import math
 import re
 import unicodedata
+from collections import Counter
 
 import msgspec
 
@@ -31,9 +32,15 @@ PREAMBLE = (
 )
 ITEM_CHARS = 240  # one item at most (a memory's first lines, clipped)
 MIN_BUDGET = 100  # the preamble and delimiters alone take about 55
-# Each section's guaranteed share of the budget; what a section leaves unused
-# goes, in section order, to the items that did not fit.
+# Each section's guaranteed share of the budget; what the sections leave unused
+# goes to the items that did not fit, one item per section in turn (a flood in
+# one section must not take the room every later section would have had).
 SHARES = {"persona": 0.15, "facts": 0.25, "procedures": 0.2, "notes": 0.25, "recent": 0.15}
+# No single author fills a section others write in too (a flood of ops from one
+# teammate must not crowd everyone else out): in a section whose candidates come
+# from more than one author, an author holds no more of its lines than all its
+# other authors together. A section written by one author alone is not capped:
+# there is no one to make room for.
 TITLES = {"persona": "Persona", "facts": "Current facts", "procedures": "Procedures and conventions",
           "notes": "Project notes", "recent": "Recent changes"}
 
@@ -51,6 +58,7 @@ class Item(msgspec.Struct):
     id: str | None = None
     score: float = 0.0  # salience: how sections from two pools interleave
     personal: bool = False
+    author: str | None = None  # an email: no author crowds a section others write in too
 
 
 class Built(msgspec.Struct):
@@ -162,37 +170,79 @@ def recent_line(op: OpInfo, rec: Record | None) -> str:
 
 
 def build(sections: dict[str, list[Item]], budget: int) -> Built:
-    """Lay the candidates out within ``budget`` tokens (see SHARES)."""
+    """Lay the candidates out within ``budget`` tokens (see SHARES), no author
+    over half of a section others write in too (see ``Item.author``)."""
     fixed = PREAMBLE + OPEN + "\n" + CLOSE + "\n"
     room = budget - tokens(fixed)
     chosen: dict[str, list[Item]] = {name: [] for name in SHARES}
     pending: dict[str, list[Item]] = {name: list(sections.get(name, [])) for name in SHARES}
+    # The sections whose candidates come from more than one author.
+    shared = {name for name, items in pending.items()
+              if len({i.author for i in items if i.author is not None}) > 1}
+    per: dict[str, Counter[str]] = {name: Counter() for name in SHARES}
+    shown: set[str] = set()
+    used = 0
 
     def cost(name: str, item: Item) -> int:
         header = 0 if chosen[name] else tokens(f"## {TITLES[name]}\n")
         return header + tokens(item.line + "\n")
 
-    used = 0
-    shown: set[str] = set()
-    # Pass 1: every section up to its share, in order; pass 2: whatever is left.
-    for pass_no in (1, 2):
+    def fair(name: str, item: Item) -> bool:
+        if name not in shared or item.author is None:
+            return True
+        # Ceil((n + 1) / 2): every prefix of the section stays balanced, so
+        # wherever the budget cuts it an author is at most one line ahead (the
+        # end trims that line, see below).
+        return per[name][item.author] + 1 <= (len(chosen[name]) + 2) // 2
+
+    def take(name: str, cap: int) -> bool:
+        """Choose the section's best candidate that fits and is fair, if any."""
+        nonlocal used
+        spent = _section_tokens(chosen[name])
+        unfair: set[str | None] = set()  # authors already found over their share
+        for n, item in enumerate(pending[name]):
+            if item.id is not None and item.id in shown:
+                continue  # e.g. a recent add already listed in its own section (dropped)
+            if item.author in unfair:
+                continue
+            c = cost(name, item)
+            if used + c > room or spent + c > cap:
+                continue
+            if not fair(name, item):
+                unfair.add(item.author)
+                continue
+            chosen[name].append(pending[name].pop(n))
+            if item.id is not None:
+                shown.add(item.id)
+            if item.author is not None:
+                per[name][item.author] += 1
+            used += c
+            return True
+        return False
+
+    # Pass 1: every section up to its share. Pass 2: what is left, one item per
+    # section in turn, so a flood in one section cannot take every other
+    # section's leftover room.
+    for name in SHARES:
+        while take(name, int(budget * SHARES[name])):
+            pass
+    progress = True
+    while progress:
+        progress = False
         for name in SHARES:
-            spent = _section_tokens(chosen[name])
-            cap = int(budget * SHARES[name]) if pass_no == 1 else room
-            keep: list[Item] = []
-            for item in pending[name]:
-                if item.id is not None and item.id in shown:
-                    continue  # e.g. a recent add already listed in its own section (dropped)
-                c = cost(name, item)
-                if used + c <= room and (pass_no == 2 or spent + c <= cap):
-                    chosen[name].append(item)
-                    if item.id is not None:
-                        shown.add(item.id)
-                    used += c
-                    spent += c
-                else:
-                    keep.append(item)
-            pending[name] = keep
+            progress = take(name, room) or progress
+    # The cap on what is shown: no author over all the others together.
+    for name in sorted(shared):
+        while per[name]:
+            author, mine = per[name].most_common(1)[0]
+            if mine <= len(chosen[name]) - mine:
+                break
+            last = max(n for n, i in enumerate(chosen[name]) if i.author == author)
+            item = chosen[name].pop(last)
+            pending[name].append(item)
+            per[name][author] -= 1
+            if item.id is not None:
+                shown.discard(item.id)
     body = []
     for name in SHARES:
         if chosen[name]:

@@ -70,7 +70,9 @@ def render_md() -> str:
         "",
         "Errors also print one line on stderr, `error: <message>; hint: <how to fix>`; "
         "warnings print `warning: ...` lines on stderr. Output is UTF-8 whatever the "
-        "locale says, as git's is.",
+        "locale says, as git's is. A usage error (an unknown option, a bad value) prints "
+        "click's usage text, exit 2; with `--json` anywhere on the command line it prints "
+        "the error envelope instead, with the code `usage`, and one `error:` line.",
         "",
         "## Exit codes",
         "",

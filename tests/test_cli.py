@@ -365,8 +365,12 @@ def test_import_is_refused_whole_when_one_line_fails_the_gate(repo: Path) -> Non
 
 
 def test_error_text_over_the_documented_limit(repo: Path) -> None:
-    code, line = _err(gm("add", "-", cwd=repo, input="x" * 16385))
+    code, line = _err(gm("add", "x" * 16385, cwd=repo))
     assert (code, line) == (2, "error: memory text is 16385 bytes; the limit is 16384; "
+                               "hint: split it into several memories")
+    # From stdin, no more than the limit is read: its size is not known.
+    code, line = _err(gm("add", "-", cwd=repo, input="x" * 16385))
+    assert (code, line) == (2, "error: memory text on stdin is over 16384 bytes, the limit; "
                                "hint: split it into several memories")
 
 

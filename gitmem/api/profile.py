@@ -18,7 +18,7 @@ import msgspec.structs
 
 from .. import context as ctx
 from ..errors import InvalidInput
-from ..model import Context, ContextItem, Record
+from ..model import Context, ContextItem, OpInfo, Record
 from . import anchoring, gating, settings
 from .facts import key_values
 from .personal import REPO_KEY
@@ -29,12 +29,10 @@ if TYPE_CHECKING:
     from ..projection import Projection, Scope
 
 
-# No single author fills a section others write in too: one author holds at most
-# max(AUTHOR_FLOOR, AUTHOR_SHARE * n) of a section's n items (a flood of ops from
-# one teammate must not crowd everyone else out). A section written by one
-# author alone is not capped: there is no one to make room for.
+# Past one author who holds more than this share of a section's candidates, the
+# candidates are looked for among the other authors too (see candidates); the
+# cap on what is shown is gitmem.context's (AUTHOR_FLOOR).
 AUTHOR_SHARE = 0.5
-AUTHOR_FLOOR = 3
 CANDIDATES = 200  # per section, before ranking by salience
 
 
@@ -59,29 +57,39 @@ def candidates(p: Projection, scope: Scope, keyed: bool | None) -> list[Record]:
     return rows
 
 
-def cap_authors(pairs: list[tuple[Record, float]]) -> list[tuple[Record, float]]:
-    """``pairs`` (best first) with no author over their share of the section:
-    an item that would take its author over the share waits until others have
-    made room, and is left out if they never do."""
-    if len({r.author_email for r, _ in pairs}) < 2:
+def others_news(p: Projection, recent: list[OpInfo], scope: Scope) -> list[OpInfo]:
+    """When one author wrote most of the latest ops (a flood), the others' own
+    recent adds within ``scope``, newest first, as ops: candidates for the
+    recent section that the flood would have pushed out of the log's tail."""
+    counts = Counter(o.author_email for o in recent)
+    if not counts or counts.most_common(1)[0][1] * 2 <= len(recent):
+        return []
+    crowd = counts.most_common(1)[0][0]
+    seen = {o.id for o in recent}
+    rows = p.top(msgspec.structs.replace(scope, not_by=(crowd,)), limit=CANDIDATES)
+    rows.sort(key=lambda r: (-settings.ts(r.recorded_at), -r.clock, r.id))
+    return [OpInfo(id=r.id, type="add", author=r.author, author_email=r.author_email,
+                   partition=r.partition, clock=r.clock, recorded_at=r.recorded_at,
+                   commit=r.commit, summary=(r.text or "").split("\n", 1)[0])
+            for r in rows if r.id not in seen][:len(recent)]
+
+
+def no_more_than_shown(pairs: list[tuple[Record, float]]) -> list[tuple[Record, float]]:
+    """``pairs`` without the candidates the author cap could never show: no
+    author shows more lines than the others together (gitmem.context.build), so
+    beyond the others' number of candidates an author's weakest are dropped
+    before their lines are rendered (a flood's 200 candidates, 4 of them kept)."""
+    per = Counter(r.author_email for r, _ in pairs)
+    if len(per) < 2:
         return pairs
-    kept: list[tuple[Record, float]] = []
-    waiting = list(pairs)
-    per: Counter[str] = Counter()
-    progress = True
-    while waiting and progress:
-        progress = False
-        later = []
-        for pair in waiting:
-            who = pair[0].author_email
-            if per[who] + 1 <= max(AUTHOR_FLOOR, AUTHOR_SHARE * (len(kept) + 1)):
-                per[who] += 1
-                kept.append(pair)
-                progress = True
-            else:
-                later.append(pair)
-        waiting = later
-    return kept
+    kept: Counter[str] = Counter()
+    out = []
+    for pair in pairs:
+        who = pair[0].author_email
+        if kept[who] < len(pairs) - per[who]:
+            kept[who] += 1
+            out.append(pair)
+    return out
 
 
 def check_budget(budget: int) -> None:
@@ -120,12 +128,14 @@ def sections(pool: Pool, recent_days: int) -> dict[str, list[ctx.Item]]:
 
         def items(section: str, pairs: list[tuple[Record, float]],
                   with_key: bool = False) -> list[ctx.Item]:
+            pairs = no_more_than_shown(pairs)
             # Flag the ones whose code changed; the ones whose code is gone fade.
             kept = {r.id for r in anchoring.annotate(pool, p, [r for r, _ in pairs], fade=True)}
             pairs = [(r, sal) for r, sal in pairs if r.id in kept]
             return [ctx.Item(section, ctx.memory_line(
                 r, with_key=with_key, conflict=with_key and r.key in conflicted, label=label),
-                r.id, score=sal, personal=label is not None) for r, sal in pairs]
+                r.id, score=sal, personal=label is not None, author=r.author_email)
+                for r, sal in pairs]
 
         winners: dict[str, Record] = {}
         for v in key_values(pool, p, None, None, None):
@@ -133,14 +143,14 @@ def sections(pool: Pool, recent_days: int) -> dict[str, list[ctx.Item]]:
         facts = [(r, sal) for r, sal in by_salience(p, cfg, list(winners.values()))
                  if not (label and (r.key or "").startswith(REPO_KEY))]  # pointers
         sections: dict[str, list[ctx.Item]] = {
-            "persona": items("persona", cap_authors(by_salience(
-                p, cfg, candidates(p, Scope(kinds=("persona",), now=cfg.now), None)))),
-            "facts": items("facts", cap_authors(facts), with_key=True),
-            "procedures": items("procedures", cap_authors(by_salience(
-                p, cfg, candidates(p, Scope(kinds=("procedure",), now=cfg.now), False)))),
-            "notes": items("notes", cap_authors(by_salience(
+            "persona": items("persona", by_salience(
+                p, cfg, candidates(p, Scope(kinds=("persona",), now=cfg.now), None))),
+            "facts": items("facts", facts, with_key=True),
+            "procedures": items("procedures", by_salience(
+                p, cfg, candidates(p, Scope(kinds=("procedure",), now=cfg.now), False))),
+            "notes": items("notes", by_salience(
                 p, cfg, candidates(p, Scope(kinds=("fact", "note", "edge"), now=cfg.now),
-                                   False)))),
+                                   False))),
         }
         if label:
             return sections  # the person's recent changes are not the project's news
@@ -151,6 +161,7 @@ def sections(pool: Pool, recent_days: int) -> dict[str, list[ctx.Item]]:
         recent = sorted((o for o in recent
                          if since <= settings.ts(o.recorded_at) <= cfg.now + DAY),
                         key=lambda o: (-settings.ts(o.recorded_at), -o.clock, o.id))[:10]
+        recent += others_news(p, recent, Scope(since=since, until=cfg.now + DAY, now=cfg.now))
         recs = p.records(o.id if o.type == "add" else o.target or "" for o in recent)
         lines = []
         for o in recent:
@@ -159,7 +170,7 @@ def sections(pool: Pool, recent_days: int) -> dict[str, list[ctx.Item]]:
                 continue  # what the gate refuses never reaches an agent, even as news
             if o.reason and gating.findings(o.reason):
                 o = msgspec.structs.replace(o, reason=None)
-            lines.append(ctx.Item("recent", ctx.recent_line(o, rec), o.id))
+            lines.append(ctx.Item("recent", ctx.recent_line(o, rec), o.id, author=o.author_email))
         sections["recent"] = lines
         return sections
 

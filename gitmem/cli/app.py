@@ -7,7 +7,8 @@ Errors are mapped there and nowhere else: a ``GitMemError`` prints ``error:
 exits with its documented code (``errors.EXIT_CODES``); a write the file system
 refused that reached it untyped (a full disk, a read-only mount) gets its typed
 error the same way; anything else is a bug (``Group.invoke``), reported in one
-line, exit 1; Ctrl-C exits 130. Usage errors stay click's (exit 2).
+line, exit 1; Ctrl-C exits 130. Usage errors stay click's (exit 2), but with
+``--json`` they print the error envelope too (``LazyGroup.main``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import click
 
 from .. import __version__, envelope
 from . import render
-from .output import emit_json, internal_error, run, who
+from .output import emit_json, fail, internal_error, run, usage_error, who
 from .stdio import echo
 
 __all__ = ["cli", "main", "run", "who", "emit", "emit_json", "read_stdin", "stdin_bytes",
@@ -53,20 +54,32 @@ by_option = click.option(
          "default: agent:claude-code or agent:gemini-cli inside those agents, else person].")
 
 
-def stdin_bytes() -> bytes:
-    """All of stdin, from click's binary stdin (the one CliRunner also replaces).
+def stdin_bytes(limit: int | None = None) -> bytes:
+    """Stdin, from click's binary stdin (the one CliRunner also replaces): all of
+    it, or at most ``limit + 1`` bytes (enough to tell that it is too long).
 
     click.open_file('-') and not click.get_binary_stream, which click 8.5
     deprecates: both hand back the same stream."""
     if sys.stdin is None:  # closed (`<&-`): Python leaves None, click cannot open it
         raise click.UsageError("stdin is closed: pipe the text in, or pass it as an argument")
-    data: bytes = click.open_file("-", "rb").read()
+    data: bytes = click.open_file("-", "rb").read(-1 if limit is None else limit + 1)
     return data
 
 
-def read_stdin() -> str:
-    """The '-' argument: stdin as text, undecodable bytes kept (the gate judges them)."""
-    return stdin_bytes().decode("utf-8", errors="surrogateescape")
+def read_stdin(command: str, as_json: bool, what: str = "memory text") -> str:
+    """The '-' argument: stdin as text, undecodable bytes kept (the gate judges
+    them). At most a memory's limit is read: a longer stream (a file piped in
+    by mistake, /dev/zero) is refused as soon as it passes the limit, so memory
+    stays bounded whatever the input."""
+    from ..errors import InvalidInput
+    from ..ops import MAX_TEXT_BYTES
+
+    data = stdin_bytes(MAX_TEXT_BYTES)
+    if len(data) > MAX_TEXT_BYTES:
+        fail(command, as_json, InvalidInput(
+            f"{what} on stdin is over {MAX_TEXT_BYTES} bytes, the limit",
+            "split it into several memories"))
+    return data.decode("utf-8", errors="surrogateescape")
 
 
 def emit(command: str, as_json: bool, data: Any, human: str) -> None:
@@ -113,7 +126,25 @@ COMMANDS = {
 
 
 class LazyGroup(Group):
-    """The top-level group: loads a command's module when the command is asked for."""
+    """The top-level group: loads a command's module when the command is asked for.
+    With ``--json`` anywhere on the command line a usage error prints the error
+    envelope too (``output.usage_error``); without it, click's usage text."""
+
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        if not standalone_mode or "--json" not in argv:
+            return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            rv = super().main(argv, prog_name, complete_var, False, **extra)
+        except click.ClickException as exc:
+            usage_error(argv, exc, prog_name or "git mem")
+        except click.Abort:
+            echo("Aborted!", err=True)
+            sys.exit(1)
+        # As standalone click ends: the code of a ctx.exit (--help: 0), else 0.
+        sys.exit(rv if isinstance(rv, int) and not isinstance(rv, bool) else 0)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         module = COMMANDS.get(cmd_name)

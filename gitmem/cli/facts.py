@@ -52,7 +52,7 @@ def set_(key: str, value: str, kind: str, tags: tuple[str, ...], about: tuple[st
       git mem set db.engine cockroachdb --valid-from 2026-03-01
     """
     if value == "-":
-        value = read_stdin()
+        value = read_stdin("set", as_json, "value")
     run("set", as_json,
         lambda s: s.set(key, value, kind=kind, tags=tags, about=about, importance=importance,
                         valid_from=valid_from, valid_until=valid_until, source=source,

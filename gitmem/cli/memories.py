@@ -65,7 +65,7 @@ def add(**params: Any) -> None:
       git mem add "I write British English" --kind persona --personal
     """
     if params["text"] == "-":
-        params["text"] = read_stdin()
+        params["text"] = read_stdin("add", params["as_json"])
     if params["keep"] and not params["ephemeral"]:
         raise click.UsageError("--keep goes with --ephemeral")
     if params["ephemeral"] and (params["personal"] or params["paths"] or params["key"]

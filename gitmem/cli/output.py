@@ -81,12 +81,7 @@ def run(
         exc = caught if isinstance(caught, GitMemError) else from_os_error(caught, writing=False)
         if exc is None:
             raise
-        warnings = store.warnings if store else []
-        print_warnings(warnings)
-        if as_json:
-            emit_json(envelope.error(command, exc.to_dict(), warnings))
-        echo(render.safe(exc.one_line()), err=True)
-        sys.exit(exc.exit_code)
+        fail(command, as_json, exc, store.warnings if store else [])
     finally:
         if store is not None:
             store.close()
@@ -97,6 +92,36 @@ def run(
         text = human(result)
         if text:
             echo(render.safe(text))
+
+
+def fail(command: str, as_json: bool, exc: GitMemError,
+         warnings: list[str] | None = None) -> NoReturn:
+    """Print ``exc`` (its envelope with --json, its one line on stderr) and exit with its code."""
+    print_warnings(warnings or [])
+    if as_json:
+        emit_json(envelope.error(command, exc.to_dict(), warnings or []))
+    echo(render.safe(exc.one_line()), err=True)
+    sys.exit(exc.exit_code)
+
+
+def usage_error(args: list[str], exc: Any, prog: str = "git mem") -> NoReturn:
+    """A usage error (click's: an unknown option, a bad value) under ``--json``: the
+    error envelope on stdout, like every other error, and one line on stderr,
+    instead of click's usage block. ``exc`` is a ``click.ClickException``."""
+    names: list[str] = []
+    ctx = getattr(exc, "ctx", None)
+    while ctx is not None and ctx.parent is not None:  # up to the group: "hooks install"
+        names.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    command = " ".join(names)
+    hint = f"see '{prog} {command} --help'" if command else f"see '{prog} --help'"
+    if not command:  # the group's own error ("no such command"): the word typed
+        command = next((a for a in args if not a.startswith("-")), "")
+    message = " ".join(exc.format_message().split()).rstrip(".") or "invalid usage"
+    emit_json(envelope.error(command, {"code": "usage", "message": message, "hint": hint,
+                                       "exit_code": exc.exit_code}, []))
+    echo(render.safe(f"error: {message}; hint: {hint}"), err=True)
+    sys.exit(exc.exit_code)
 
 
 def internal_error(exc: BaseException) -> NoReturn:

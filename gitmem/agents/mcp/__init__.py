@@ -3,7 +3,8 @@
 ``app.py`` builds and runs it; ``server.py`` is the plumbing (one worker thread per server, a Store per
 repository, the repository taken from a ``repo`` argument, the start directory
 or the client's roots, the CLI's envelope as every result, argument errors in
-the same shape); ``tools.py`` the tools with their titles, annotations and
+the same shape, unknown arguments refused); ``wire.py`` the stdio transport
+with every unreadable line answered; ``tools.py`` the tools with their titles, annotations and
 schemas; ``content.py`` the resources and the prompt. This package is the only
 one importing the MCP SDK, and only ``git mem mcp`` imports it.
 """

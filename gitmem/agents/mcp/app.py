@@ -5,17 +5,20 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 
 from ... import __version__
-from . import content, tools
-from .server import INSTRUCTIONS, NAME, Server, argument_errors
+from . import content, tools, wire
+from .server import INSTRUCTIONS, NAME, Server, argument_errors, unknown_arguments
 
 
 def build(server: Server) -> MCPServer[Any]:
+    accepted = tools.accepted()
     app: MCPServer[Any] = MCPServer(NAME, version=__version__, instructions=INSTRUCTIONS,
                                     log_level="WARNING",
-                                    middleware=[argument_errors, server.roots_first])
+                                    middleware=[argument_errors, unknown_arguments(accepted),
+                                                server.roots_first])
     tools.register(app, tools.Tools(server))
     content.register(app, server)
     return app
@@ -26,7 +29,7 @@ def serve(path: str | os.PathLike[str] | None = None) -> int:
     server = Server(path)
     server.warm()
     try:
-        build(server).run("stdio")
+        anyio.run(wire.run_stdio, build(server))
     except KeyboardInterrupt:
         pass
     finally:

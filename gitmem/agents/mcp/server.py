@@ -12,8 +12,9 @@ was started in, when it is inside a repository; else the client's roots (MCP
 ``roots/list``: the first root that is inside a repository). A client that
 configures the server globally (Cursor, Claude Desktop) starts it in the home
 directory; its roots name the workspace. When none of these is a repository,
-the error names all of them. Roots are asked once, through the request's
-session: a tool or a resource template gets it as its ``Context``; a static
+the error names all of them. Roots are asked once, and only of a client that
+declared the roots capability (one that did not may never answer: 5 s lost),
+through the request's session: a tool or a resource template gets it as its ``Context``; a static
 resource (``memory://context``) gets none from the SDK, so ``roots_first``, a
 middleware that sees every request with its session, asks before a resource is
 read.
@@ -35,6 +36,7 @@ import os
 import re
 import sys
 import traceback
+import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -44,6 +46,7 @@ from urllib.parse import unquote, urlparse
 from mcp.server import ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import CallToolResult, TextContent
 
 from ... import api, envelope
@@ -222,11 +225,25 @@ class Server:
         self._worker.shutdown()
 
 
+def _has_roots(ctx: Context | ServerRequestContext[Any, Any]) -> bool:
+    """Whether the client declared the roots capability when it initialised."""
+    try:
+        params = ctx.session.client_params
+        return params is not None and params.capabilities.roots is not None
+    except Exception:  # noqa: BLE001 - no session or no parameters: nothing to ask
+        return False
+
+
 async def _roots(ctx: Context | ServerRequestContext[Any, Any]) -> list[str]:
     """The client's roots as local directories (file:// URIs only); [] when the
     client has none or does not answer."""
+    if not _has_roots(ctx):
+        return []  # never ask a client that did not offer roots (it may never answer)
     try:
-        listed = await asyncio.wait_for(ctx.session.list_roots(), timeout=5)
+        with warnings.catch_warnings():  # roots are deprecated (SEP-2577), still used
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            asking = ctx.session.list_roots()
+        listed = await asyncio.wait_for(asking, timeout=5)
     except Exception:  # noqa: BLE001 - a client without roots: the start directory decides
         return []
     out = []
@@ -258,6 +275,28 @@ async def argument_errors(ctx: Any, call_next: Any) -> Any:
     message = _readable(text)
     tool = str(params.get("name", ""))
     return result(error(tool, InvalidInput(message, _ARG_HINT).to_dict(), []))
+
+
+def unknown_arguments(accepted: dict[str, list[str]]) -> Any:
+    """Middleware: a tools/call with an argument the tool does not take is refused,
+    naming it and the ones the tool takes. (The SDK drops unknown arguments
+    silently: recall(limit=50) answered with the default 10 hits.)"""
+    async def check(ctx: Any, call_next: Any) -> Any:
+        params = ctx.params if isinstance(getattr(ctx, "params", None), dict) else {}
+        if getattr(ctx, "method", None) == "tools/call" and params.get("name") in accepted:
+            tool = str(params["name"])
+            given = params.get("arguments")
+            extra = sorted(str(a) for a in (given if isinstance(given, dict) else {})
+                           if a not in accepted[tool])
+            if extra:
+                return result(error(tool, InvalidInput(
+                    f"unknown argument{'s' if len(extra) > 1 else ''} "
+                    f"{', '.join(repr(a) for a in extra[:5])}"
+                    + (f" and {len(extra) - 5} more" if len(extra) > 5 else ""),
+                    f"{tool} takes: {', '.join(accepted[tool])}").to_dict(), []))
+        return await call_next(ctx)
+
+    return check
 
 
 _HEADER = re.compile(r"^(?:Error executing tool \S+: )?\d+ validation errors? for \w+$")

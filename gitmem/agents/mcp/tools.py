@@ -380,6 +380,13 @@ class Tools:
         return await self.s.call("forget", lambda s: s.forget(id, reason), repo=repo, ctx=ctx)
 
 
+def accepted() -> dict[str, list[str]]:
+    """Each tool's argument names, as its schema lists them (the SDK's context is
+    not an argument)."""
+    return {name: [p for p in inspect.signature(getattr(Tools, name)).parameters
+                   if p not in ("self", "ctx")] for name in SPECS}
+
+
 def register(app: MCPServer[Any], tools: Tools) -> None:
     """Every tool, with its title, hints and a clean description."""
     for name, (title, read_only, destructive, idempotent) in SPECS.items():

@@ -1,0 +1,162 @@
+"""``git mem mcp`` answers every line a client sends, refuses arguments a tool does
+not take, and asks for roots only when the client offers them: raw JSON-RPC
+lines to the real server in a subprocess, as a hostile or careless client sends
+them. Each failed before: no answer at all (the client waited forever), a
+silently ignored argument, a roots/list request to a client without roots
+(5 s lost on the first call) and an MCPDeprecationWarning on stderr."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import GIT_MEM, gm
+
+from gitmem.agents.mcp import tools, wire
+
+
+class Raw:
+    """A JSON-RPC client over the server's stdin and stdout, one line each way."""
+
+    def __init__(self, cwd: Path, errlog: Path, capabilities: dict[str, Any] | None = None,
+                 ) -> None:
+        self.err = errlog.open("wb")
+        self.p = subprocess.Popen([GIT_MEM, "mcp"], cwd=cwd, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=self.err, env=dict(os.environ))
+        self.asked: list[dict[str, Any]] = []  # requests from the server (roots/list)
+        first = self.request(1, "initialize", {
+            "protocolVersion": "2025-06-18", "capabilities": capabilities or {},
+            "clientInfo": {"name": "raw", "version": "0"}})
+        assert "result" in first, first
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, message: dict[str, Any] | None = None, raw: bytes | None = None) -> None:
+        assert self.p.stdin is not None
+        self.p.stdin.write(raw if raw is not None else json.dumps(message).encode() + b"\n")
+        self.p.stdin.flush()
+
+    def answer(self, rid: object, timeout: float = 30) -> dict[str, Any]:
+        """The server's answer to ``rid`` (roots/list requests answered with none)."""
+        assert self.p.stdout is not None
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            ready, _, _ = select.select([self.p.stdout], [], [], 0.2)
+            if not ready:
+                continue
+            line = self.p.stdout.readline()
+            assert line, "the server closed stdout"
+            msg = json.loads(line)
+            if "method" in msg and "id" in msg:
+                self.asked.append(msg)
+                self.send({"jsonrpc": "2.0", "id": msg["id"], "result": {"roots": []}})
+                continue
+            if msg.get("id") == rid:
+                return msg  # type: ignore[no-any-return]
+        raise AssertionError(f"no answer to id {rid!r} in {timeout} s")
+
+    def request(self, rid: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        return self.answer(rid)
+
+    def call(self, rid: int, tool: str, **arguments: Any) -> dict[str, Any]:
+        res = self.request(rid, "tools/call", {"name": tool, "arguments": arguments})["result"]
+        return res["structuredContent"]  # type: ignore[no-any-return]
+
+    def close(self) -> str:
+        assert self.p.stdin is not None
+        self.p.stdin.close()
+        self.p.wait(30)
+        self.err.close()
+        return Path(self.err.name).read_text()
+
+
+@pytest.fixture
+def raw(repo: Path, tmp_path: Path) -> Any:
+    client = Raw(repo, tmp_path / "server.err")
+    yield client
+    if client.p.poll() is None:
+        client.p.kill()
+        client.p.wait()
+
+
+def test_a_lone_surrogate_gets_an_answer_with_its_id(raw: Raw) -> None:
+    raw.send(raw=b'{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"add",'
+                 b'"arguments":{"text":"lone \\ud800 surrogate note"}}}\n')
+    got = raw.answer(77)
+    assert got["error"]["code"] == -32700 and "surrogate" in got["error"]["message"]
+    assert raw.call(78, "recall", query="surrogate")["ok"] is True  # still serving
+
+
+def test_garbage_and_batches_get_json_rpc_errors(raw: Raw) -> None:
+    raw.send(raw=b"this is not json\n")
+    assert raw.answer(None)["error"]["code"] == -32700
+    raw.send(raw=b'[{"jsonrpc":"2.0","id":5,"method":"ping"}]\n')
+    got = raw.answer(None)
+    assert got["error"]["code"] == -32600 and "batch" in got["error"]["message"]
+    raw.send(raw=b'{"id":6,"method":"ping"}\n')  # JSON, but no "jsonrpc": its id is known
+    assert raw.answer(6)["error"]["code"] == -32600
+    raw.send(raw=b"\n")  # a blank line asks nothing: the next answer is the ping's
+    assert raw.request(7, "ping", {}) == {"jsonrpc": "2.0", "id": 7, "result": {}}
+
+
+def test_an_unknown_argument_is_named_with_the_accepted_ones(raw: Raw, repo: Path) -> None:
+    for n in range(12):
+        assert gm("add", f"deploy note number {n} about the release train",
+                  cwd=repo).returncode == 0
+    got = raw.call(10, "recall", query="deploy note", limit=50)
+    assert got["ok"] is False and got["error"]["code"] == "invalid_input"
+    assert got["error"]["message"] == "unknown argument 'limit'"
+    assert got["error"]["hint"].startswith("recall takes: query, k, ")
+    assert len(raw.call(11, "recall", query="deploy note", k=12)["data"]["hits"]) == 12
+
+
+def test_no_roots_request_to_a_client_without_roots_and_no_warning(repo: Path,
+                                                                    tmp_path: Path) -> None:
+    home = tmp_path / "elsewhere"  # outside any repository: the roots would be asked
+    home.mkdir()
+    client = Raw(home, tmp_path / "server.err")
+    started = time.monotonic()
+    got = client.call(2, "recall", query="x")
+    assert got["error"]["code"] == "not_a_repository"
+    assert time.monotonic() - started < 4  # it used to wait 5 s for an answer
+    assert client.asked == []
+    err = client.close()
+    assert "Deprecat" not in err and "Traceback" not in err, err
+    # A client that offers roots is asked (once), with no warning either.
+    client = Raw(home, tmp_path / "server2.err", capabilities={"roots": {}})
+    client.call(2, "recall", query="x")
+    client.call(3, "recall", query="x")
+    assert [m["method"] for m in client.asked] == ["roots/list"]
+    err = client.close()
+    assert "Deprecat" not in err, err
+
+
+def test_every_tool_lists_the_arguments_its_schema_has(repo: Path, tmp_path: Path) -> None:
+    client = Raw(repo, tmp_path / "server.err")
+    listed = client.request(2, "tools/list", {})["result"]["tools"]
+    client.close()
+    assert {t["name"]: sorted(t["inputSchema"]["properties"]) for t in listed} == {
+        name: sorted(args) for name, args in tools.accepted().items()}
+
+
+def test_rejection_answers_requests_only() -> None:
+    from pydantic import ValidationError
+    from mcp import types
+
+    def why(line: str) -> Any:
+        try:
+            types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except ValidationError as exc:
+            return wire.rejection(exc)
+        raise AssertionError("valid")
+
+    assert why('{"jsonrpc":"2.0","method":"notifications/x","params":3}') is None
+    assert why('{"jsonrpc":"2.0","id":3,"result":5,"error":{}}') is None  # a response
+    assert why('{"id":true,"method":"ping"}').id is None  # no jsonrpc; true is no id
+    assert why("   ") is None
