@@ -165,7 +165,7 @@ INJECTION: dict[str, Any] = {
     ],
 }
 
-# detect-secrets' token plugins: secrets._plugin_shapes (used only with this version).
+# detect-secrets' token plugins: plugins._plugin_shapes (used only with this version).
 DETECT_SECRETS: dict[str, Any] = {
     "version": "1.5.0",
     "patterns": [

@@ -200,7 +200,7 @@ _VALUE = (r"(?![\"'`]?(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file)
           # random-looking: 4+ class changes (tokens, hex, uuids) or upper+lower+digit (passwords);
           # this leaves identifiers such as argon2id, oauth2-proxy, SECRET_KEY_BASE_V2 alone
           rf"(?:(?=(?:{_V}{{0,64}}?{_SWITCH}){{4}})|(?={_V}{{0,64}}[a-z])(?={_V}{{0,64}}[A-Z])(?={_V}{{0,64}}\d))"
-          rf"(?P<value>{_V}{{8,}})")  # secrets.VALUE_JUDGES has the last word on it
+          rf"(?P<value>{_V}{{8,}})")  # judges.VALUE_JUDGES has the last word on it
 EXTRA_PATTERNS += [
     ("keyword-assignment", rf"(?i){_PRE}{_KW}{_POST}(?:{_GAP}{_SEP}|\s+)(?-i:{_VALUE})",
      "KeywordDetector needs quotes in ad-hoc mode (DB_PASSWORD=x, password: x, 'password is x' are missed)"),
