@@ -133,7 +133,7 @@ SECRETS: dict[str, Any] = {
 }
 
 INJECTION: dict[str, Any] = {
-    "digest": "00ab5aa686264cf5",
+    "digest": "0bdea2fe89a79e90",
     "factors": [
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
@@ -154,7 +154,7 @@ INJECTION: dict[str, Any] = {
         ['cat', 'display', 'dump', 'email', 'exfiltrate', 'forward', 'include', 'leak', 'paste', 'post', 'print', 'reveal', 'send', 'share', 'show', 'transmit', 'upload'],
         ['.aws/credentials', '.env', '.netrc', 'id_ed25519', 'id_rsa', '~/.ssh'],
         ['base64', 'cat', 'env', 'printenv'],
-        ['curl', 'wget'],
+        ['curl', 'invoke-restmethod', 'invoke-webrequest', 'irm', 'iwr', 'wget'],
         ['](http'],
         ['bypass', 'disable', 'skip', 'turn off'],
         ['safety', 'security'],
