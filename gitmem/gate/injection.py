@@ -120,6 +120,7 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
     ("self-propagation", r"(?i)\bcopy this (?:exact )?(?:note|memory|text)\b[^.\n]{0,40}?\b(?:every|all|each)\b"),
 ]
 # Written without spaces: "i g n o r e  a l l ...", "i.g.n.o.r.e", after leetspeak is undone.
+_NOT_LOWER = re.compile(r"[^a-z]")
 _SQUEEZED = re.compile(
     r"(?:ignore|disregard|forget)(?:all|any|the|your)*(?:previous|prior|above|earlier)(?:instructions|prompts|"
     r"directives|guidelines)|youarenow(?:an?)?(?:unrestricted|jailbroken|dan|agentwithout|assistantwithout)")
@@ -360,8 +361,9 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
     factors = _english_factors()
     readings = _readings(text)
     for reading in readings:
-        for i, ((kind, _), may) in enumerate(zip(INJECTION_PATTERNS, factors.runnable(reading))):
-            if kind in kinds or not may:
+        for i in factors.indices(reading):
+            kind = INJECTION_PATTERNS[i][0]
+            if kind in kinds:
                 continue
             for m in _english_rule(i).finditer(reading):
                 if kind in _NEGATABLE and _NEGATION.search(reading, max(0, m.start() - 40), m.start()):
@@ -370,7 +372,7 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
                     continue  # an install note (a decoded payload is hidden: refused)
                 found(kind, reading, m.start())
                 break
-        squeezed = re.sub(r"[^a-z]", "", reading.lower())
+        squeezed = _NOT_LOWER.sub("", reading.lower())
         if "instruction override" not in kinds and _SQUEEZED.search(squeezed):
             found("instruction override", reading, 0)
     pl = plain(text)

@@ -87,8 +87,7 @@ def _needs_detect_secrets(text: str) -> bool:
     shapes = _plugin_shapes()
     if shapes is None:
         return True
-    return any(_plugin_rule(i).search(text)
-               for i, may in enumerate(shapes.runnable(text)) if may)
+    return any(_plugin_rule(i).search(text) for i in shapes.indices(text))
 
 
 @functools.cache

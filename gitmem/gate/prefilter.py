@@ -116,11 +116,20 @@ def _ascii_proof(factor: str) -> bool:
 
 
 class Present:
-    """Which factors of a set of rules a text contains, each looked up once."""
+    """Which factors of a set of rules a text contains, each looked up once.
+
+    A process that scans many texts (an import, a first build) finds them with one
+    regex, a trie of every factor in a lookahead (~9 us a text instead of ~30 us for
+    ~300 ``in`` tests); it costs ~6 ms to compile, so a one-shot ``git mem add``
+    keeps to the ``in`` tests. Both give the same answer (see ``_found``)."""
+
+    # Texts scanned with the ``in`` tests before the trie regex pays for its compile.
+    COMPILE_AFTER = 64
 
     def __init__(self, rules: list[Factors]) -> None:
         self.rules = rules
         self.always = [fs is None for fs in rules]
+        self._always_idx = [i for i, fs in enumerate(rules) if fs is None]
         # Each factor an ASCII text can hold, and the rules it lets run (a non-ASCII
         # factor is never in an ASCII text; any other text runs every rule).
         users: dict[str, list[int]] = {}
@@ -129,18 +138,67 @@ class Present:
                 if f.isascii():
                     users.setdefault(f, []).append(i)
         self.users = sorted(users.items())
+        self._calls = 0
+        self._trie: re.Pattern[str] | None = None
+        self._lets: dict[str, frozenset[int]] = {}
 
     def runnable(self, text: str) -> list[bool]:
         """Per rule: may it match ``text``? (False only when it cannot.)"""
-        if not text.isascii():
-            return [True] * len(self.rules)  # Unicode case folding: run everything
-        low = text.lower()
-        out = list(self.always)
-        for factor, rules in self.users:
-            if factor in low:
-                for i in rules:
-                    out[i] = True
+        out = [False] * len(self.rules)
+        for i in self.indices(text):
+            out[i] = True
         return out
+
+    def indices(self, text: str) -> list[int]:
+        """The rules that may match ``text``, in order (the others cannot)."""
+        if not text.isascii():
+            return list(range(len(self.rules)))  # Unicode case folding: run everything
+        low = text.lower()
+        found = set(self._always_idx)
+        if self._trie is None and self._calls < self.COMPILE_AFTER:
+            self._calls += 1
+            for factor, rules in self.users:
+                if factor in low:
+                    found.update(rules)
+        else:
+            for factor in self._found(low):
+                found |= self._lets[factor]
+        return sorted(found)
+
+    def _found(self, low: str) -> set[str]:
+        """The longest factor starting at each position of ``low`` where any does.
+        Every factor ``low`` holds is a prefix of one of these: at a position where
+        factor G starts, the trie's greedy match M also starts, and G and M both
+        match there, so the shorter is a prefix of the longer, and the greedy match
+        is the longer. So the rules a found factor lets run include those of every
+        factor inside it (``_lets``)."""
+        if self._trie is None:
+            factors = [f for f, _ in self.users]
+            self._trie = re.compile(f"(?=({_trie_pattern(factors)}))") if factors else re.compile("(?!)")
+            users = dict(self.users)
+            self._lets = {f: frozenset(i for g in factors if g in f for i in users[g]) for f in factors}
+        return set(self._trie.findall(low))
+
+
+def _trie_pattern(words: list[str]) -> str:
+    """One regex matching any of ``words``, shared prefixes factored out and longer
+    continuations tried first (so a match is the longest word starting there)."""
+    root: dict[str, Any] = {}
+    for w in words:
+        node = root
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        keys = sorted(k for k in node if k)
+        if not keys:
+            return ""
+        parts = [re.escape(k) + emit(node[k]) for k in keys]
+        body = parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(root)
 
 
 def digest(patterns: list[str]) -> str:

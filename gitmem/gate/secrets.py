@@ -71,10 +71,8 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
         return out  # no keyword, no digit, no symbol: no other pattern can fire
     if _needs_detect_secrets(text):
         out += _scan_with_detect_secrets(text)
-    runnable = _extra_factors().runnable(text)
-    for i, ((name, _, _), may) in enumerate(zip(EXTRA_PATTERNS, runnable)):
-        if not may:
-            continue  # the rule's literal is not in the text: it cannot match
+    for i in _extra_factors().indices(text):  # a rule whose literal is absent cannot match
+        name = EXTRA_PATTERNS[i][0]
         judge = VALUE_JUDGES.get(name)
         for m in _rule(i).finditer(text):
             if judge is not None and not judge(m):

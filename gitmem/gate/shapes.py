@@ -156,6 +156,7 @@ _ARITHMETIC = frozenset("*+=")
 # expression of names and numbers ("2*self.KL+1+i") has at most one kind of them.
 _ODD_SEGMENT = lazy(r"[A-Za-z0-9]*(?:[a-z][A-Z]|[0-9][A-Za-z][0-9]|[A-Za-z][0-9][A-Za-z])[A-Za-z0-9]*")
 _HAS_STRONG = lazy(r"[!#$%&*+=?@^~]")
+_TWO_STRONG = lazy(r"[!#$%&*+=?@^~][^!#$%&*+=?@^~]*[!#$%&*+=?@^~]")
 _NAME_EQUALS = lazy(r"[A-Za-z_][A-Za-z_.-]*=")  # "name=value": judge the value
 _WORD_DASH = lazy(r"[a-z]{3,12}-")  # "label-value"
 _QUERY = lazy(r"[A-Za-z_]\w*=[^&=]*&[A-Za-z_]\w*=")  # a=1&b=2
@@ -207,6 +208,8 @@ def generated_password_spans(text: str, holds_secret: Callable[[str], object]) -
             spans.append((m.start(), m.end()))
     bare = _BARE_TOKEN.finditer(text) if _HAS_STRONG.search(text) else ()
     for m in bare:
+        if not _TWO_STRONG.search(m.group()):
+            continue  # _symbol_rich needs two strong symbols, and stripping adds none
         start, token = m.start(), _ESCAPE_END.sub("", m.group())
         name = _NAME_EQUALS.match(token)
         if name:
