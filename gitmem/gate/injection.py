@@ -294,6 +294,17 @@ _AIMED = lazy(
     r"|\b(?:silently|quietly|secretly|in the background)\b|>\s*/dev/null\s+2>&1|&>\s*/dev/null|\bnohup\b")
 
 
+# "can you send me the API key?": a person asking a colleague, not an order to an agent.
+_ASKED = lazy(r"(?i)\b(?:can|could|would|will) (?:you|u) (?:please |pls )?(?:send|share|give|dm|forward|paste|email|show) "
+              r"(?:me|us)\b[^.\n?!]{0,80}\?")
+
+
+def _asked_of_a_colleague(reading: str, m: re.Match[str]) -> bool:
+    """The request at ``m`` is a question to a colleague, asked for oneself."""
+    asked = _ASKED.search(reading, max(0, m.start() - 30), m.end() + 120)
+    return bool(asked and asked.start() <= m.start() < asked.end())
+
+
 def _aimed_at_agent(reading: str, m: re.Match[str]) -> bool:
     """The remote script piped into a shell at ``m`` comes with the marks of an
     instruction aimed at an agent: a hidden source in the command, or urgency,
@@ -370,6 +381,8 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
                     continue
                 if kind == "remote code" and not _depth and not _aimed_at_agent(reading, m):
                     continue  # an install note (a decoded payload is hidden: refused)
+                if kind == "exfiltration" and _asked_of_a_colleague(reading, m):
+                    continue
                 found(kind, reading, m.start())
                 break
         squeezed = _NOT_LOWER.sub("", reading.lower())

@@ -67,7 +67,8 @@ _NAME_BITS = 4.5
 # Rules whose match holds a (?P<value>...) group, and what that value must be.
 VALUE_JUDGES = {"keyword-assignment": _machine_or_chosen, "credential-call": _made_by_a_machine,
                 "webhook-url": _made_by_a_machine, "credential-literal-in-call": _strong,
-                "url-userinfo-password": _not_words_only}
+                "url-userinfo-password": _not_words_only, "secret-store-command": _machine_or_chosen,
+                "app-password-groups": _machine_or_chosen, "host-user-password-call": _strong}
 
 
 # A run of one character standing in for a value (ghp_xxxx..., T00000000, ****).

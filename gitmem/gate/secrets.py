@@ -43,7 +43,9 @@ DOCUMENTED_EXAMPLES = (
     "sk_test_4eC39HqLyjWDarjtT1zdp7dc",                        # Stripe docs test key
 )
 
-_MAYBE_SECRET = lazy(r"(?i)\d|[$%@<]|pass|secret|token|key|auth|pwd|\bpw\b|cred|login|seed|codes?\b|community")
+# Every rule below needs one of these (a mnemonic of words has no digit: its own words).
+_MAYBE_SECRET = lazy(
+    r"(?i)\d|[$%@<]|pass|secret|token|key|auth|pwd|\bpw\b|cred|login|seed|codes?\b|community|mnemonic|phrase|wallet")
 
 
 @functools.cache
