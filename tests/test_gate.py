@@ -724,3 +724,16 @@ def test_round_six_forms_are_refused(text: str) -> None:
 ])
 def test_round_six_look_alikes_pass(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)
+
+
+@pytest.mark.parametrize("text", [
+    "expect -c 'spawn ssh deploy@jump; expect \"Password:\"; send \"Gr4nite!77\\r\"; interact'",
+    "ci: bkua_" + "3e5f7a9c1b2d4f6a8c0e2b4d6f8a0c1e3b5d7f9a",
+])
+def test_probe_dev_forms_are_refused(text: str) -> None:
+    assert [f for f in gate.scan(text) if f.category == "secret"], text
+
+
+def test_a_line_that_calls_it_a_public_key_is_not_a_secret() -> None:
+    assert gate.scan("age public key: age1" + "7f3a9c2e5b8d1f4a6c0e3b7d9f2a5c8e1b4d6f0a") == []
+    assert gate.scan("age secret key: AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQS3TMQWQ")

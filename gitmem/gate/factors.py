@@ -5,7 +5,7 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "9e1be7ad3a2e398a",
+    "digest": "d19e7632a563b11f",
     "factors": [
         ['aws'],
         ['github_pat_'],
@@ -129,7 +129,8 @@ SECRETS: dict[str, Any] = {
         ['convertto-securestring'],
         ['sequelize('],
         ['--from-literal=', '--secret-string', 'config:set', 'keyvault', 'secret', 'secrets', 'variable', 'variables', 'vault'],
-        ['access_token$production$', 'aio_', 'hbp_', 'nsec1', 'pat', 'pul-', 'sbp_', 'sgp_', 'sk_', 'st.'],
+        ['access_token$production$', 'aio_', 'bkua_', 'hbp_', 'nsec1', 'pat', 'pul-', 'sbp_', 'sgp_', 'sk_', 'st.'],
+        ['expect'],
         ['jks', 'keystore', 'ls0tls1crudjtibeu0egufjjvkfurs', 'ls0tls1crudjtibfqybquklwqvrf', 'ls0tls1crudjtibftknswvburuqgufjjvkfurs', 'ls0tls1crudjtibpuevou1niifbssvzbve', 'ls0tls1crudjtibqr1agufjjvkfurs', 'ls0tls1crudjtibquklwqvrf', 'ls0tls1crudjtibsu0egufjjvkfurs', 'p12', 'pfx', 'pkcs'],
         ['['],
         ['bundle_'],

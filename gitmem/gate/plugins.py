@@ -118,6 +118,12 @@ def _plugin_shapes() -> prefilter.Present | None:
     return prefilter.Present([None if f is None else frozenset(f)
                               for f in DETECT_SECRETS["factors"]])
 
+
+# A keyword plugin fires on "key: <value>"; a line that calls it a public key says it is not
+# a secret (an age or WireGuard public key, a VAPID public key).
+_PUBLIC_KEY_BEFORE = lazy(r"(?i)\bpublic[ _-]?key\b[\"']?\s*[:=]?\s*[\"']?$")
+
+
 def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
     ds = _detect_secrets()
     out: list[tuple[Finding, tuple[int, int] | None]] = []
@@ -137,6 +143,9 @@ def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] 
                     continue  # postgresql://USER:PASSWORD@HOST as documentation writes it; a
                     # password that repeats the user (postgres:postgres@) is a well-known default
                 col = line.find(value) + 1 if value and value in line else 0
+                if col and secret.type in ("Secret Keyword", "IBM Cloud IAM Key") and _PUBLIC_KEY_BEFORE.search(
+                        line, 0, col - 1):
+                    continue
                 span = None
                 if col:
                     # Plugins with capture groups report only a prefix ("ghp"): mask the

@@ -440,8 +440,12 @@ EXTRA_PATTERNS += [
      r"\bnsec1[02-9ac-hj-np-z]{58}\b|\bpul-[0-9a-f]{40}\b|\baio_[A-Za-z0-9]{28}\b|\bsk_[0-9a-f]{48}\b"
      r"|\bpat[A-Za-z0-9]{14}\.[0-9a-f]{64}\b|\bsbp_[0-9a-f]{40}\b|\bsgp_(?:[0-9a-f]{16}_)?[0-9a-f]{40}\b"
      r"|\bhbp_[A-Za-z0-9]{36}\b|\bst\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[0-9a-f]{32}\.[0-9a-f]{32}\b"
-     r"|\baccess_token\$production\$[a-z0-9]{16}\$[0-9a-f]{32}\b",
-     "formats no plugin knows: Nostr nsec, Pulumi, Adafruit IO, ElevenLabs, Airtable, Supabase, Sourcegraph, Honeybadger, Infisical, Braintree"),
+     r"|\baccess_token\$production\$[a-z0-9]{16}\$[0-9a-f]{32}\b|\bbkua_[0-9a-f]{40}\b",
+     "formats no plugin knows: Nostr nsec, Pulumi, Adafruit IO, ElevenLabs, Airtable, Supabase, Sourcegraph, Honeybadger, Infisical, Braintree, Buildkite"),
+    ("expect-send-password",
+     r"(?i:\bexpect\s+(?:-\w+\s+)?[\"'][^\"'\n]*pass(?:word|phrase)?[^\"'\n]*[\"']\s*(?:;|\n)\s*send\s+(?:--\s+)?)"
+     rf"[\"']?{_HUMAN}",
+     "an expect script answering a password prompt: expect \"password:\"; send \"...\\r\""),
     ("encoded-private-key",
      r"\bLS0tLS1CRUdJTi(?:BQUklWQVRF|BSU0EgUFJJVkFURS|BFQyBQUklWQVRF|BPUEVOU1NIIFBSSVZBVE|BEU0EgUFJJVkFURS"
      r"|BFTkNSWVBURUQgUFJJVkFURS|BQR1AgUFJJVkFURS)"
