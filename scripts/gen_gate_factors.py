@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gitmem.gate import prefilter  # noqa: E402
-from gitmem.gate.injection import INJECTION_PATTERNS  # noqa: E402
+from gitmem.gate.injection import _LANGS, INJECTION_PATTERNS  # noqa: E402
 from gitmem.gate import _scanner_version  # noqa: E402
 from gitmem.gate.plugins import UNUSED_PLUGINS  # noqa: E402
 from gitmem.gate.secret_rules import EXTRA_PATTERNS  # noqa: E402
@@ -70,6 +70,11 @@ def render() -> str:
         "from typing import Any\n\n"
         f"SECRETS: dict[str, Any] = {_table(secrets)}\n\n"
         f"INJECTION: dict[str, Any] = {_table(injection)}\n\n"
+        "# The injection rules of each other language (injection._language_factors).\n"
+        "LANGUAGES: dict[str, Any] = {\n"
+        + "".join(f"    {lang!r}: " + _table([rx for _, rx in rules]).replace("\n", "\n    ") + ",\n"
+                  for lang, rules in _LANGS.items())
+        + "}\n\n"
         "# detect-secrets' token plugins: plugins._plugin_shapes (used only with this version).\n"
         f"DETECT_SECRETS: dict[str, Any] = {_plugin_patterns()}\n"
     )

@@ -55,7 +55,9 @@ def test_factors_of_hand_made_patterns() -> None:
     assert prefilter.required(r"(?i)\bsshpass\s+-p") == frozenset({"sshpass"})
     assert prefilter.required(r"ghp_[A-Za-z0-9]{36}|xoxb-[0-9]+") == {"ghp_", "xoxb-"}
     assert prefilter.required(r"(?:token)?[0-9a-f]{40}") is None  # optional: nothing required
-    assert prefilter.required(r"a|[bc]") is None  # one branch needs no literal
+    assert prefilter.required(r"a|[b-z]") is None  # one branch needs no literal
+    assert prefilter.required(r"a|[bc]") == {"a", "b", "c"}  # a class of literals is a choice of them
+    assert prefilter.required(r"(?i)has(?:ł|l)o\w*") == {"hasło", "haslo"}  # not "has": English has it
     assert prefilter.required(r"(?:xoxb-){1,3}\d+") == {"xoxb-"}
     assert prefilter.required(r"(?i)(?:pass(?:word)?|pwd|pw)=") == {"pass", "pwd", "pw"}  # not "p"
     assert prefilter.required(r"(?:wifi|wi-fi|wlan)") == {"wifi", "wi-fi", "wlan"}

@@ -249,8 +249,19 @@ def _english_rule(i: int) -> re.Pattern[str]:
 
 
 @functools.cache
-def _language_rules(lang: str) -> list[tuple[str, re.Pattern[str]]]:
-    return [(kind, re.compile(rx)) for kind, rx in _LANGS[lang]]
+def _language_rule(lang: str, i: int) -> re.Pattern[str]:
+    """A language's rule ``i``, compiled on first use."""
+    return re.compile(_LANGS[lang][i][1])
+
+
+@functools.cache
+def _language_factors(lang: str) -> prefilter.Present:
+    """Which of a language's rules a text can match: English words such as "as", "no"
+    or "i" make Portuguese, Spanish and Polish run on English text, whose rules
+    mostly need a word the text lacks (ignor, oubli, vergiss)."""
+    from .factors import LANGUAGES
+
+    return prefilter.Present(prefilter.factors_for([rx for _, rx in _LANGS[lang]], LANGUAGES.get(lang, {})))
 
 
 _HINT_WORDS = {k: frozenset(v.split("|")) for k, v in _HINTS.items() if not v.startswith("[")}
@@ -314,7 +325,9 @@ def _aimed_at_agent(reading: str, m: re.Match[str]) -> bool:
 
 
 _LEET_PAIR = re.compile(r"[A-Za-z][0-9@$|!]|[0-9@$|!][A-Za-z]")
-_LEET_WORD = re.compile(r"[A-Za-z0-9@$|!]+")
+# A whole run of word and leet characters with a pair in it (what a word of leetspeak is).
+_LEET_RUN = re.compile(r"(?<![A-Za-z0-9@$|!])(?=[A-Za-z0-9@$|!]*?(?:[A-Za-z][0-9@$|!]|[0-9@$|!][A-Za-z]))"
+                       r"[A-Za-z0-9@$|!]+")
 _LEET = (str.maketrans("0134578@$|!", "oieastbasli"), str.maketrans("0134578@$|!", "oleastbasli"))
 _ENCODED = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}|(?:[0-9a-fA-F]{2}){12,}")
 _READABLE = re.compile(r"[A-Za-z][a-z]+(?: [A-Za-z.~/-][\w.~/-]*){2,}")
@@ -326,10 +339,11 @@ def _readings(text: str) -> list[str]:
     out = [sk]
     # A pair lies inside one word (both of its characters are word characters), so
     # a text with no pair anywhere has no leet word: one search instead of one a word.
-    if (_LEET_PAIR.search(sk)
-            and sum(1 for m in _LEET_WORD.finditer(sk) if _LEET_PAIR.search(m.group())) >= 2):  # one "py3" is not leetspeak
-        out += [_LEET_WORD.sub(lambda m, t=t: m.group().translate(t) if _LEET_PAIR.search(m.group())  # type: ignore[misc]
-                               else m.group(), sk) for t in _LEET]
+    if _LEET_PAIR.search(sk) and len(_LEET_RUN.findall(sk)) >= 2:  # one "py3" is not leetspeak
+        for table in _LEET:
+            reading = _LEET_RUN.sub(lambda m, t=table: m.group().translate(t), sk)  # type: ignore[misc]
+            if reading not in out:  # the tables differ only in "1": a copy finds nothing new
+                out.append(reading)
     return out
 
 
@@ -390,8 +404,9 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
             found("instruction override", reading, 0)
     pl = plain(text)
     for lang in _languages(pl):
-        for kind, rx in _language_rules(lang):
-            if kind not in kinds and (hit := rx.search(pl)):
+        for i in _language_factors(lang).indices(pl):
+            kind = _LANGS[lang][i][0]
+            if kind not in kinds and (hit := _language_rule(lang, i).search(pl)):
                 found(kind, pl, hit.start())
     if len(_FENCE_TAG.findall(readings[0])) > len(_FENCE_TAG.findall(text)):
         tag = _FENCE_TAG.search(readings[0])

@@ -30,6 +30,7 @@ sre_parse: Any = importlib.import_module("re._parser")
 _LITERAL = sre_parse.LITERAL
 _SUBPATTERN = sre_parse.SUBPATTERN
 _BRANCH = sre_parse.BRANCH
+_IN = sre_parse.IN
 _REPEATS = {sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT,
             getattr(sre_parse, "POSSESSIVE_REPEAT", sre_parse.MAX_REPEAT)}
 _ATOMIC = getattr(sre_parse, "ATOMIC_GROUP", None)
@@ -56,23 +57,39 @@ def _leading(items: Any) -> str:
     return "".join(out)
 
 
+# A literal stretch may fork at a class of a few single characters ("has(?:ł|l)o" parses as
+# has[łl]o): its strings are then each choice joined on, up to this many.
+_MAX_SPELLINGS = 16
+
+
+def _class_chars(op: Any, arg: Any) -> list[str] | None:
+    """The characters of a class made only of single literals ([łl]), else None."""
+    if op is _IN and arg and all(o is _LITERAL for o, _ in arg):
+        return [chr(a) for _, a in arg]
+    return None
+
+
 def _sequence(items: Any) -> Factors:
     best: Factors = None
-    run: list[str] = []
+    runs = [""]  # the strings the current literal stretch can be
     for op, arg in items:
         if op is _LITERAL:
-            run.append(chr(arg))
+            runs = [r + chr(arg) for r in runs]
             continue
-        if run:
-            best = _better(best, frozenset({"".join(run)}))
+        chars = _class_chars(op, arg)
+        if chars is not None and len(runs) * len(chars) <= _MAX_SPELLINGS:
+            runs = [r + c for r in runs for c in chars]
+            continue
+        if runs != [""]:
+            best = _better(best, frozenset(runs))
             if op is _BRANCH:
                 # The parser hoists a prefix all branches share (pass|pw is p(?:ass|w)): the
                 # run joined to each branch's own leading literals is required as well.
-                best = _better(best, frozenset("".join(run) + _leading(b) for b in arg[1]))
-            run = []
+                best = _better(best, frozenset(r + _leading(b) for r in runs for b in arg[1]))
+            runs = [""]
         best = _better(best, _node(op, arg))
-    if run:
-        best = _better(best, frozenset({"".join(run)}))
+    if runs != [""]:
+        best = _better(best, frozenset(runs))
     return best
 
 
