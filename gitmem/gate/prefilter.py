@@ -140,8 +140,10 @@ class Present:
     ~300 ``in`` tests); it costs ~6 ms to compile, so a one-shot ``git mem add``
     keeps to the ``in`` tests. Both give the same answer (see ``_found``)."""
 
-    # Texts scanned with the ``in`` tests before the trie regex pays for its compile.
+    # Texts scanned with the ``in`` tests before the trie regex pays for its compile; and
+    # the factors it takes for the trie to be faster than the ``in`` tests at all.
     COMPILE_AFTER = 64
+    TRIE_FROM = 40
 
     def __init__(self, rules: list[Factors]) -> None:
         self.rules = rules
@@ -172,7 +174,7 @@ class Present:
             return list(range(len(self.rules)))  # Unicode case folding: run everything
         low = text.lower()
         found = set(self._always_idx)
-        if self._trie is None and self._calls < self.COMPILE_AFTER:
+        if self._trie is None and (self._calls < self.COMPILE_AFTER or len(self.users) < self.TRIE_FROM):
             self._calls += 1
             for factor, rules in self.users:
                 if factor in low:
