@@ -687,7 +687,7 @@ def test_a_remote_script_piped_into_a_shell_aimed_at_an_agent_is_refused(text: s
     "https://maker.ifttt.com/trigger/deploy/with/key/" + "dK3pL9zQ2xV7bN4mR8tY1wE6uI0oA5sD",
     "tls.key: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB",
     "[" + ",".join(str((i * 37) % 256) for i in range(64)) + "]",
-    "the guest laptop login, on a post-it: Marmalade47!",                    # a chosen password's shape
+    "the guest laptop login, on a post-it: Marmalade47#",                    # a chosen password's shape
     "#define WIFI_PASS \"$unsh1ne@42\"",                                      # not a $VARIABLE
     "rotate the db pw (Kestrel_halvard81) before go-live",
     "PUK for the spare SIM: 83920175",
@@ -720,6 +720,7 @@ def test_round_six_forms_are_refused(text: str) -> None:
     "the app password is in 1Password under Google Workspace",
     "password reset link expires in 24h",
     "Python 3.12 ships a faster re, Node20 too",
+    "we finally moved the build to Java17! and Windows11?",
     "md5 of the tarball: 9e107d9d372bb6826bd81d3542a419d6",
 ])
 def test_round_six_look_alikes_pass(text: str) -> None:

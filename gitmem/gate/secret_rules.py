@@ -470,8 +470,10 @@ EXTRA_PATTERNS += [
      rf"(?i)(?:{_PW_WORDS})(?:\s+[^\s\d]{{1,30}}){{0,4}}?\s+{_HUMAN}\s+(?:است|هست|है|dır|dir|dur|dür|です|だ|입니다|이다)(?!\w)",
      "languages that put the verb last: 'رمز عبور سرور تست ... است'"),
     ("chosen-password-shape",
-     r"(?<![\w$@#%&*.+/-])[A-Z][a-z]{2,}(?:[A-Z][a-z]{2,})?\d{2,4}[!#$%&*?@](?![\w!#$%&*?@])",
-     "a password people choose: a capitalised word or two, two to four digits, one symbol (Hanami43#)"),
+     r"(?<![\w$@#%&*.+/-])[A-Z][a-z]{2,}(?:[A-Z][a-z]{2,})?\d{2,4}(?:[#$%&*@]|[!?](?=[^\s\"'`)\]}.,;:!?]))"
+     r"(?![\w!#$%&*?@])",
+     "a password people choose: a capitalised word or two, two to four digits, one symbol (Hanami43#);"
+     " not ! or ? ending a sentence (we moved to Java17!)"),
     ("passphrase-words",
      r"(?i)\b(?:pass\s?phrase|vault_pass\w*|фраза-пароль)\b[^\n]{0,60}?(?<![\w-])"  # words, not for/the
      rf"(?-i:(?:{_MNEMONIC_WORD}-){{3,7}}{_MNEMONIC_WORD})(?![\w-])",
