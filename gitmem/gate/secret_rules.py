@@ -428,12 +428,13 @@ EXTRA_PATTERNS += [
      "Sequelize(database, user, password)"),
     # Commands that store a secret: the value they are handed is one.
     ("secret-store-command",
-     r"(?i)(?:\b(?:gh|glab)\s+(?:secret|variable)\s+set\b[^\n]*?\s(?:--body|-b)(?:\s+|=)"
-     r"|\b(?:fly|flyctl|doppler|railway)\s+(?:secrets|variables)\s+set\b[^\n]*?\s\w+="
-     r"|\bheroku\s+config:set\b[^\n]*?\s\w+=|\bkubectl\s+create\s+secret\b[^\n]*?--from-literal=[\w.-]+="
-     r"|\baz\s+keyvault\s+secret\s+set\b[^\n]*?\s--value(?:\s+|=)"
-     r"|\baws\s+secretsmanager\s+(?:create-secret|put-secret-value|update-secret)\b[^\n]*?\s--secret-string(?:\s+|=)"
-     r"|\bvault\s+kv\s+put\b[^\n]*?\s[\w.-]+=)"
+     # (bounded: "gh secret set " repeated over a long line made [^\n]*? quadratic)
+     r"(?i)(?:\b(?:gh|glab)\s+(?:secret|variable)\s+set\b[^\n]{0,300}?\s(?:--body|-b)(?:\s+|=)"
+     r"|\b(?:fly|flyctl|doppler|railway)\s+(?:secrets|variables)\s+set\b[^\n]{0,300}?\s\w+="
+     r"|\bheroku\s+config:set\b[^\n]{0,300}?\s\w+=|\bkubectl\s+create\s+secret\b[^\n]{0,300}?--from-literal=[\w.-]+="
+     r"|\baz\s+keyvault\s+secret\s+set\b[^\n]{0,300}?\s--value(?:\s+|=)"
+     r"|\baws\s+secretsmanager\s+(?:create-secret|put-secret-value|update-secret)\b[^\n]{0,300}?\s--secret-string(?:\s+|=)"
+     r"|\bvault\s+kv\s+put\b[^\n]{0,300}?\s[\w.-]+=)"
      r"[\"']?(?![$<{])(?P<value>[^\s\"']{8,})",
      "gh secret set NAME --body ..., fly secrets set, kubectl create secret --from-literal, ..."),
     ("vendor-token-format",
