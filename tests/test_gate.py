@@ -740,3 +740,9 @@ def test_probe_dev_forms_are_refused(text: str) -> None:
 def test_a_line_that_calls_it_a_public_key_is_not_a_secret() -> None:
     assert gate.scan("age public key: age1" + "7f3a9c2e5b8d1f4a6c0e3b7d9f2a5c8e1b4d6f0a") == []
     assert gate.scan("age secret key: AGE-SECRET-KEY-1QYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQSZQGPQYQS3TMQWQ")
+
+
+def test_a_quoted_password_may_start_with_a_dash() -> None:
+    """An unquoted -x after -p is the next option; in quotes it is the password."""
+    assert gate.scan("az login -u ops@acme.onmicrosoft.com -p '-Vq8wZ#t2!mLp0rX'")
+    assert gate.scan("docker login -u ci --password -  < token.txt") == []

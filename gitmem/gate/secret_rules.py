@@ -126,7 +126,7 @@ _NOT_VALUE = (r"!(?:vault|secret|env|ENV|Ref|Sub|GetAtt|ImportValue)\b|[\w.:]{1,
 _TECH = (r"(?:argon2\w*|pbkdf2\w*|sha-?\d+|md5|base(?:32|64)|utf-?8|https?2?|oauth2?|v\d[\w.]*|s3|ec2|k8s|\w+\d\.\d\w*"
          r"|\d+(?:\.\d+)?(?:[kKMGTP]i?[bB]|ms|us|ns|sec|min|px|rem|em)(?![A-Za-z0-9]))")  # a quantity (m=64MiB)
 _EMAIL = r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![^\s\"'`,;)])"  # a login, not a password
-_HUMAN = (rf"(?![\"'`]?(?:\$(?![^\s\"'`]*[$@!#%^&*?~+])|[<{{*\[(%^\\-]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/|{_EMAIL}|{_NOT_VALUE}"
+_HUMAN = (rf"(?!-|[\"'`]?(?:\$(?![^\s\"'`]*[$@!#%^&*?~+])|[<{{*\[(%^\\]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/|{_EMAIL}|{_NOT_VALUE}"
           r"|(?:1Password|Bitwarden|LastPass|KeePass\w*|Dashlane|Keeper|Vault)(?![A-Za-z])))"
           r"[\"'`]?(?=[^\s\"'`]{0,64}[A-Za-z])(?=[^\s\"'`]{0,64}[\d!@#$%^&*?~+])[^\s\"'`<>{}]{6,}")
 _ARG = r"(?:\s+|\s*=\s*)"  # how a command line option takes its value
