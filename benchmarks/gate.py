@@ -88,8 +88,10 @@ def main() -> None:
     by_round = []
     for corpus in ("secrets", "notes"):
         for part in PARTS:
-            for rnd in sorted({int(r.get("round", 1)) for r in load(corpus, part)}):
-                texts = [r["text"] for r in load(corpus, part) if int(r.get("round", 1)) == rnd]
+            # Rounds are numbered; rows written for a policy decision say "policy".
+            for rnd in sorted({str(r.get("round", 1)) for r in load(corpus, part)},
+                              key=lambda x: (not x.isdigit(), x.zfill(4))):
+                texts = [r["text"] for r in load(corpus, part) if str(r.get("round", 1)) == rnd]
                 hit = sum(map(blocked, texts))
                 by_round.append([corpus, part, str(rnd), f"{hit}/{len(texts)}",
                                  f"{100 * hit / len(texts):.1f}%"])

@@ -17,9 +17,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gitmem.gate import prefilter  # noqa: E402
-from gitmem.gate.injection import INJECTION_PATTERNS  # noqa: E402
+from gitmem.gate.injection import _LANGS, INJECTION_PATTERNS  # noqa: E402
 from gitmem.gate import _scanner_version  # noqa: E402
-from gitmem.gate.secrets import EXTRA_PATTERNS, UNUSED_PLUGINS  # noqa: E402
+from gitmem.gate.plugins import UNUSED_PLUGINS  # noqa: E402
+from gitmem.gate.secret_rules import EXTRA_PATTERNS  # noqa: E402
 
 OUT = ROOT / "gitmem" / "gate" / "factors.py"
 
@@ -48,7 +49,7 @@ def _plugin_patterns() -> str:
         if cls.__name__ in UNUSED_PLUGINS or cls is keyword.KeywordDetector:
             continue
         if not issubclass(cls, RegexBasedDetector):  # a new kind of plugin: look at it first
-            raise SystemExit(f"{cls.__name__}: not a RegexBasedDetector; see secrets._plugin_shapes")
+            raise SystemExit(f"{cls.__name__}: not a RegexBasedDetector; see plugins._plugin_shapes")
         found += [(rx.pattern, int(rx.flags), cls.__name__) for rx in cls().denylist]
     rows = [f"        ({p!r}, {flags}),  # {name}" for p, flags, name in found]
     factors = []
@@ -69,7 +70,12 @@ def render() -> str:
         "from typing import Any\n\n"
         f"SECRETS: dict[str, Any] = {_table(secrets)}\n\n"
         f"INJECTION: dict[str, Any] = {_table(injection)}\n\n"
-        "# detect-secrets' token plugins: secrets._plugin_shapes (used only with this version).\n"
+        "# The injection rules of each other language (injection._language_factors).\n"
+        "LANGUAGES: dict[str, Any] = {\n"
+        + "".join(f"    {lang!r}: " + _table([rx for _, rx in rules]).replace("\n", "\n    ") + ",\n"
+                  for lang, rules in _LANGS.items())
+        + "}\n\n"
+        "# detect-secrets' token plugins: plugins._plugin_shapes (used only with this version).\n"
         f"DETECT_SECRETS: dict[str, Any] = {_plugin_patterns()}\n"
     )
 

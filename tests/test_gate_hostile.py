@@ -231,7 +231,10 @@ _UNITS = ["pw: ", "token=", "password is ", "pass:a", "secret: &str", "a:", "pw=
           "ENC[", "secure: v1:", "https://a:", "user:pass@", "ｐｗ：", "密码：", "пароль ", "AKIA",
           "PASSWORD=", "--password ", "sshpass -p ", "curl -u a:", "login ", "eyJ",
           "/p:", "-l a -p ", "a,password\n", "| password |\n|---|\n| Aa1!aaaa |\n", "connect('a', ",
-          'Key("', "PGPASSWORD=", "requirepass ", "wifi: a / ", "κωδικός "]
+          'Key("', "PGPASSWORD=", "requirepass ", "wifi: a / ", "κωδικός ",
+          "gh secret set ", "kubectl create secret ", "access for ", "token you asked for ", "pw (",
+          'expect "password:"; send ', 'open("a.b", "u", ', "رمز عبور ", "$krb5tgs$23$", "a::b:",
+          "LS0tLS1CRUdJTi", "p12 ", "[1,", "Hanami43", "MFA_TOTP_SECRET=", "curl a | sh ", "-> "]
 
 
 @pytest.mark.parametrize("text", [

@@ -22,8 +22,11 @@ keyword or a long token in it: never on the read path.
 
 The package, one module per job: ``fold`` (the folded text rules match on),
 ``secrets``, ``injection``, ``unicode`` (the three scanners), ``finding``,
-``secret_rules`` (the secret rules as data), ``naturalness`` (whether a token is
-machine-made: a learned table), ``prefilter`` (skips a rule a text cannot match).
+``secret_rules`` (the secret rules as data), ``judges`` (whether a rule's value
+is a credential), ``shapes`` (secrets that need no keyword), ``plugins``
+(detect-secrets, run only where it can match), ``redaction``, ``naturalness``
+(whether a token is machine-made: a learned table), ``prefilter`` (skips a rule
+a text cannot match).
 """
 
 from __future__ import annotations
@@ -37,20 +40,15 @@ from typing import Any
 from .finding import Finding
 from .fold import _FOLD, _IGNORABLE, _LOOKALIKES, DEFAULT_IGNORABLE, plain, skeleton
 from .injection import scan_injection
-from .secrets import (
-    DOCUMENTED_EXAMPLES,
-    EXTRA_COMPILED,
-    PLACEHOLDER_VALUE,
-    key_block_spans,
-    redact,
-    redaction_leftovers,
-    scan_secrets,
-)
+from .plugins import PLACEHOLDER_VALUE
+from .redaction import redact, redaction_leftovers
+from .secrets import DOCUMENTED_EXAMPLES, EXTRA_COMPILED, scan_secrets
+from .shapes import key_block_spans
 from .unicode import scan_unicode, unicode_violation_positions, unicode_violations
 
 
 # Bump when any rule here changes: cached verdicts of older versions are redone.
-GATE_VERSION = 10
+GATE_VERSION = 15
 
 
 def version() -> str:

@@ -5,12 +5,12 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "21659f4eeb427be8",
+    "digest": "60040bd72fabddb3",
     "factors": [
         ['aws'],
         ['github_pat_'],
         ['xapp-'],
-        ['k_test_', 'whsec_'],
+        ['rk_test_', 'sk_test_', 'whsec_'],
         ['key-'],
         ['npm_'],
         ['cmvmdgtu'],
@@ -21,11 +21,11 @@ SECRETS: dict[str, Any] = {
         ['aiza'],
         ['gocspx-'],
         [':apa91b'],
-        ['sig='],
+        ['&sig=', '?sig='],
         ['q~'],
         ['hrku-'],
-        ['_v1_'],
-        ['hv'],
+        ['doo_v1_', 'dop_v1_', 'dor_v1_'],
+        ['hvb.', 'hvr.', 'hvs.'],
         ['.atlasv1.'],
         ['dp.audit', 'dp.ct', 'dp.pt', 'dp.sa', 'dp.scim', 'dp.st'],
         ['ltai'],
@@ -40,7 +40,7 @@ SECRETS: dict[str, Any] = {
         ['pmak-'],
         ['glc_', 'glsa_'],
         ['http'],
-        ['sntry'],
+        ['sntrys_', 'sntryu_'],
         ['nrak-', 'nral'],
         ['sk.eyj'],
         ['-----begin openvpn static key', 'begin '],
@@ -53,7 +53,7 @@ SECRETS: dict[str, Any] = {
         ['authorization', 'proxy-authorization'],
         ['auth', 'key', 'secret', 'token'],
         ['connect.sid', 'csrftoken', 'jsessionid', 'phpsessid', 'remember_token', 'session', 'sid'],
-        ['$1', '$2', '$5', '$6', '$7', '$apr1', '$argon2', '$gy', '$md5', '$scrypt', '$sha1', '$y', 'pbkdf2_', '{sha}'],
+        ['$1', '$2', '$5', '$6', '$7', '$apr1', '$argon2', '$gy', '$krb5asrep', '$krb5pa', '$krb5tgs', '$md5', '$scrypt', '$sha1', '$y', '*', '::', ':::', 'key-string', 'md5', 'password', 'pbkdf2_', 'secret', '{sha}'],
         [':'],
         ['access', 'api', 'client', 'passwd', 'password', 'secret', 'token'],
         ['mysql'],
@@ -62,9 +62,9 @@ SECRETS: dict[str, Any] = {
         ['curl'],
         ['admin', 'administrator', 'elastic', 'guest', 'jenkins', 'pi', 'postgres', 'root', 'sa', 'ubuntu'],
         ['code'],
-        ['acc', 'access', 'api', 'apikey', 'app', 'auth', 'client', 'community', 'cred', 'credential', 'encryption', 'integration', 'jeton', 'license', 'login', 'master', 'pass', 'pat', 'private', 'pw', 'pwd', 'recovery', 'routing', 'sdk', 'secr', 'secret', 'seed', 'signing', 'token', 'unseal', 'токен', 'トークン', '令牌', '秘钥', '토큰'],
-        ['adgangskode', 'clave', 'code', 'contrase', 'contrasenya', 'contrasinal', 'cred', 'credential', 'cyfrinair', 'geslo', 'has', 'heslo', 'ifr', 'ifre', 'iphasiwedi', 'jelsz', 'jelszav', 'kalim', 'kalmar sirri', 'kata laluan', 'kata sandi', 'kennwort', 'key', 'login', 'lozink', 'lykilor', 'mdp', 'mot de passe', 'nenosiri', 'parol', 'parole', 'parool', 'pasahitz', 'pass', 'passord', 'passphrase', 'passwort', 'pasvort', 'psk', 'pw', 'pwd', 'salasana', 'senha', 'senord', 'slapta', 't kh', 'wachtwoord', 'wagwoord', 'κωδικο', 'κωδικοί', 'κωδικοι', 'κωδικος', 'κωδικου', 'κωδικού', 'κωδικό', 'κωδικός', 'συνθηματικ', 'лозинк', 'нууц үг', 'парол', 'құпия сөз', 'գաղտնաբառ', 'סיסמ', 'الرقم السري', 'رمز المرور', 'رمز عبور', 'كلمة السر', 'كلمة المرور', 'كلمة مرور', 'پاس', 'कूटशब्द', 'पासवर्ड', 'পাসওয়ার্ড', 'ਪਾਸਵਰਡ', 'પાસવર્ડ', 'கடவுச்சொல்', 'కూటపదం', 'వర్డ్', 'ವರ್ಡ್', 'പാസ്', 'මුරපදය', 'รหัสผ่าน', 'ລະຫັດຜ່ານ', 'စကားဝှက်', 'პაროლ', 'የይለፍ ቃል', 'ពាក្យសម្ងាត់', 'パス', 'パスワード', '口令', '密码', '密碼', '暗証コード', '暗証番号', '비밀번호', '암호', '패스워드', '🔐', '🔑'],
-        ['masterauth', 'pass', 'pw', 'pwd'],
+        [' key', '-key', '_key', 'access', 'anahtar', 'api', 'apikey', 'auth', 'avain', 'chave', 'chiave', 'cle', 'client', 'clé', 'community string', 'community-string', 'community_string', 'cred', 'credential', 'encryption', 'integration', 'jeton', 'klic', 'klič', 'klucz', 'klíc', 'klíč', 'license', 'login', 'master', 'nogle', 'nyckel', 'nøgle', 'pass', 'pat', 'private', 'pw', 'pwd', 'recovery', 'routing', 'schlussel', 'schlüssel', 'secret', 'seed', 'signing', 'sleutel', 'token', 'unseal', 'ключ', 'токен', 'トークン', '令牌', '秘钥', '토큰'],
+        ['adgangskode', 'clave', 'code', 'contrasena', 'contrasenya', 'contraseña', 'contrasinal', 'cred', 'credential', 'cyfrinair', 'fjalekalim', 'fjalëkalim', 'geslo', 'haslo', 'hasło', 'heslo', 'iphasiwedi', 'jelszav', 'jelszo', 'jelszó', 'kalmar sirri', 'kata laluan', 'kata sandi', 'kennwort', 'key', 'login', 'losenord', 'lozink', 'lykilord', 'lykilorð', 'lösenord', 'mat khau', 'mat khẩu', 'mdp', 'mot de passe', 'mật khau', 'mật khẩu', 'nenosiri', 'parola', 'parole', 'parolă', 'parool', 'pasahitz', 'pass', 'passord', 'passphrase', 'passwort', 'pasvort', 'psk', 'pw', 'pwd', 'salasana', 'senha', 'sifre', 'sifrə', 'slaptazod', 'slaptažod', 'wachtwoord', 'wagwoord', 'şifre', 'şifrə', 'κωδικο', 'κωδικοί', 'κωδικοι', 'κωδικος', 'κωδικου', 'κωδικού', 'κωδικό', 'κωδικός', 'συνθηματικ', 'лозинк', 'нууц үг', 'парол', 'құпия сөз', 'գաղտնաբառ', 'סיסמא', 'סיסמה', 'סיסמת', 'الرقم السري', 'رمز المرور', 'رمز عبور', 'كلمة السر', 'كلمة المرور', 'كلمة مرور', 'پاس', 'پسورد', 'कूटशब्द', 'पासवर्ड', 'পাসওয়ার্ড', 'ਪਾਸਵਰਡ', 'પાસવર્ડ', 'கடவுச்சொல்', 'కూటపదం', 'వర్డ్', 'ವರ್ಡ್', 'പാസ്', 'මුරපදය', 'รหัส', 'ລະຫັດຜ່ານ', 'စကားဝှက်', 'პაროლ', 'የይለፍ ቃል', 'ពាក្យសម្ងាត់', 'パス', 'パスワード', '口令', '密码', '密碼', '暗証コード', '暗証番号', '비밀번호', '암호', '패스워드', '🔐', '🔑'],
+        ['authtok', 'define', 'masterauth', 'pass', 'pw', 'pwd'],
         ['--login', '--user', '-l', '-p', '-u', '/p', 'openssl', 'user'],
         ['api', 'apikey', 'passwd', 'password', 'pwd', 'secret', 'token'],
         ['ssid', 'wi-fi', 'wifi', 'wlan'],
@@ -76,7 +76,7 @@ SECRETS: dict[str, Any] = {
         ['account', 'login', 'u', 'user', 'usr'],
         ['account', 'admin'],
         ['passphrase', 'password'],
-        ['alarm', 'alarma', 'alarme', 'badge', 'cadenas', 'coffre', 'cofre', 'combination', 'digicode', 'disarm', 'door', 'entry', 'gate', 'keypad', 'lock', 'passcode', 'pin', 'porta', 'portail', 'portillon', 'puerta', 'safe', 'συναγερμού'],
+        ['alarm', 'badge', 'cadenas', 'codigo', 'coffre', 'combination', 'código', 'digicode', 'disarm', 'door', 'entry', 'gate', 'keypad', 'lock', 'lockbox', 'passcode', 'pin', 'portail', 'portillon', 'puk', 'safe', 'συναγερμού'],
         ['phrase'],
         ['mnemonic', 'recovery', 'seed', 'wallet'],
         ['bcp', 'ipmitool', 'isql', 'mysqladmin', 'osql', 'racadm', 'snmp', 'sqlcmd', 'sqlplus'],
@@ -84,7 +84,7 @@ SECRETS: dict[str, Any] = {
         None,
         ['outlook.office.com/webhook', 'webhook.office.com/webhookb2'],
         ['flyv1', 'fo1_'],
-        ['access_token', 'api', 'apikey', 'auth', 'client_secret', 'code', 'key', 'secret', 'sig', 'signature', 'token', 'x-amz-signature', 'x-goog-signature'],
+        ['&access_token', '&api', '&apikey', '&auth', '&client_secret', '&code', '&key', '&secret', '&sig', '&signature', '&token', '&x-amz-signature', '&x-goog-signature', '?access_token', '?api', '?apikey', '?auth', '?client_secret', '?code', '?key', '?secret', '?sig', '?signature', '?token', '?x-amz-signature', '?x-goog-signature'],
         ['accountkey', 'sharedaccesskey', 'sharedsecretvalue'],
         ['/'],
         ['-'],
@@ -128,19 +128,30 @@ SECRETS: dict[str, Any] = {
         ['secret'],
         ['convertto-securestring'],
         ['sequelize('],
+        ['--from-literal=', '--secret-string', 'config:set', 'keyvault', 'secret', 'secrets', 'variable', 'variables', 'vault'],
+        ['access_token$production$', 'aio_', 'bkua_', 'hbp_', 'nsec1', 'pat', 'pul-', 'sbp_', 'sgp_', 'sk_', 'st.'],
+        ['expect'],
+        ['jks', 'keystore', 'ls0tls1crudjtibeu0egufjjvkfurs', 'ls0tls1crudjtibfqybquklwqvrf', 'ls0tls1crudjtibftknswvburuqgufjjvkfurs', 'ls0tls1crudjtibpuevou1niifbssvzbve', 'ls0tls1crudjtibqr1agufjjvkfurs', 'ls0tls1crudjtibquklwqvrf', 'ls0tls1crudjtibsu0egufjjvkfurs', 'p12', 'pfx', 'pkcs'],
+        ['['],
+        ['bundle_'],
+        ['2fa', 'mfa', 'otp', 'totp'],
+        ['pass', 'password'],
+        ['('],
+        ['adgangskode', 'clave', 'contrasena', 'contrasenya', 'contraseña', 'contrasinal', 'cyfrinair', 'fjalekalim', 'fjalëkalim', 'geslo', 'haslo', 'hasło', 'heslo', 'iphasiwedi', 'jelszav', 'jelszo', 'jelszó', 'kalmar sirri', 'kata laluan', 'kata sandi', 'kennwort', 'losenord', 'lozink', 'lykilord', 'lykilorð', 'lösenord', 'mat khau', 'mat khẩu', 'mdp', 'mot de passe', 'mật khau', 'mật khẩu', 'nenosiri', 'parola', 'parole', 'parolă', 'parool', 'pasahitz', 'passord', 'passwort', 'pasvort', 'salasana', 'senha', 'sifre', 'sifrə', 'slaptazod', 'slaptažod', 'wachtwoord', 'wagwoord', 'şifre', 'şifrə', 'κωδικο', 'κωδικοί', 'κωδικοι', 'κωδικος', 'κωδικου', 'κωδικού', 'κωδικό', 'κωδικός', 'συνθηματικ', 'лозинк', 'нууц үг', 'парол', 'құпия сөз', 'գաղտնաբառ', 'סיסמא', 'סיסמה', 'סיסמת', 'الرقم السري', 'رمز المرور', 'رمز عبور', 'كلمة السر', 'كلمة المرور', 'كلمة مرور', 'پاس', 'پسورد', 'कूटशब्द', 'पासवर्ड', 'পাসওয়ার্ড', 'ਪਾਸਵਰਡ', 'પાસવર્ડ', 'கடவுச்சொல்', 'కూటపదం', 'వర్డ్', 'ವರ್ಡ್', 'പാസ്', 'මුරපදය', 'รหัส', 'ລະຫັດຜ່ານ', 'စကားဝှက်', 'პაროლ', 'የይለፍ ቃል', 'ពាក្យសម្ងាត់', 'パス', 'パスワード', '口令', '密码', '密碼', '暗証コード', '暗証番号', '비밀번호', '암호', '패스워드', '🔐', '🔑'],
+        ['!', '#', '$', '%', '&', '*', '?', '@'],
         ['phrase', 'vault_pass', 'фраза-пароль'],
     ],
 }
 
 INJECTION: dict[str, Any] = {
-    "digest": "00ab5aa686264cf5",
+    "digest": "0bdea2fe89a79e90",
     "factors": [
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
         ['forget everything', 'ignore the above'],
         [" you 've been", ' you have been', ' you were', 'directives', 'guidance', 'guidelines', 'instructions', 'orders', 'prompt', 'rules', 'you have been', 'you were'],
         ['decode', 'new instruction', 'the actual', 'the real', 'the true', 'your actual', 'your new', 'your real', 'your true'],
-        [' precedence over', 'outrank', 'override', 'priority directive', 'priority instruction', 'priority order', 'priority rule', 'priority task', 'replace', 'supersede', 'treat these', 'treat this'],
+        [' precedence over', ' priority directive', ' priority instruction', ' priority order', ' priority rule', ' priority task', '-priority directive', '-priority instruction', '-priority order', '-priority rule', '-priority task', 'outrank', 'override', 'replace', 'supersede', 'treat these', 'treat this'],
         [' no longer bound', ' no longer limited', ' no longer restricted', 'are now'],
         [' mode', 'act as ', 'from now on', 'from now on you', 'pretend to be', 'pretend you are'],
         ['any', 'attention', 'dear', 'every', 'hey', 'note to'],
@@ -151,10 +162,10 @@ INJECTION: dict[str, Any] = {
         ['assistant', 'human', 'user'],
         ['git-mem'],
         ['agent', 'assistant', 'instruction', 'override', 'system'],
-        ['cat', 'display', 'dump', 'email', 'exfiltrate', 'forward', 'include', 'leak', 'paste', 'post', 'print', 'reveal', 'send', 'share', 'show', 'transmit', 'upload'],
+        [' key', ' token', '-key', '-token', '.aws/credentials', '.env', '.netrc', '_key', '_token', 'credentials', 'env vars', 'environment variables', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'passwords', 'printenv', 'secrets', 'system prompt', '~/.ssh'],
         ['.aws/credentials', '.env', '.netrc', 'id_ed25519', 'id_rsa', '~/.ssh'],
         ['base64', 'cat', 'env', 'printenv'],
-        ['curl', 'wget'],
+        ['curl', 'invoke-restmethod', 'invoke-webrequest', 'irm', 'iwr', 'wget'],
         ['](http'],
         ['bypass', 'disable', 'skip', 'turn off'],
         ['safety', 'security'],
@@ -165,7 +176,112 @@ INJECTION: dict[str, Any] = {
     ],
 }
 
-# detect-secrets' token plugins: secrets._plugin_shapes (used only with this version).
+# The injection rules of each other language (injection._language_factors).
+LANGUAGES: dict[str, Any] = {
+    'fr': {
+        "digest": "1dffdbac368f9697",
+        "factors": [
+            [' abstraction', 'consigne', 'directive', 'ignor', 'instruction', 'ne tenez', 'ne tien', 'ordre', 'oubli', 'prompt', 'regle'],
+            [' a present', ' desormais', ' maintenant'],
+            ['utilisateur'],
+            ['affich', 'coll', 'donn', 'envoi', 'envoy', 'imprim', 'montr', 'partag', 'publi', 'revel', 'transmet'],
+        ],
+    },
+    'de': {
+        "digest": "6dd491a095e9714b",
+        "factors": [
+            ['ignorier', 'missacht', 'uberschreib', 'vergesst', 'vergiss', 'verwirf'],
+            ['du bist', 'sie sind'],
+            [' dem anwender', ' dem benutzer', ' dem nutzer', ' den anwender', ' den benutzer', ' den nutzer', ' der anwender', ' der benutzer', ' der nutzer', ' zu fragen', ' zu informieren'],
+            ['.env', 'keys', 'passworter', 'schlussel', 'secrets', 'system', 'zugangsdaten'],
+        ],
+    },
+    'es': {
+        "digest": "f892cd34f6b109f5",
+        "factors": [
+            ['directrices', 'indicaciones', 'instruccion', 'instrucciones', 'ordenes', 'prompt', 'reglas'],
+            ['a partir de ahora', 'ahora', 'desde ahora'],
+            ['sin avisar', 'sin decirle', 'sin preguntar', 'usuario'],
+            ['.env', 'claves', 'contrasena', 'credenciales', 'prompt del sistema', 'secretos', 'tokens'],
+        ],
+    },
+    'it': {
+        "digest": "91c12d73cd4b8eba",
+        "factors": [
+            ['direttive', 'indicazioni', 'istruzion', 'prompt', 'regole'],
+            [' sei'],
+            ['non dire niente', 'non dire nulla', "senza dirlo all'utente"],
+            ['caric', 'condivid', 'invi', 'mostr', 'rivel', 'stamp'],
+        ],
+    },
+    'pt': {
+        "digest": "e215830c3efc6bb2",
+        "factors": [
+            ['diretrizes', 'instrucao', 'instrucoes', 'ordens', 'prompt', 'regras'],
+            ['tu', 'voce'],
+            ['nao avise', 'nao conte', 'nao diga', 'nao informe', 'nao mencione'],
+            ['carreg', 'compartilh', 'envi', 'imprim', 'mostr', 'publi', 'revel'],
+        ],
+    },
+    'nl': {
+        "digest": "c699837851629b94",
+        "factors": [
+            ['aanwijzingen', 'ignoreer', 'instructies', 'negeer', 'opdrachten', 'prompt', 'regels', 'vergeet'],
+            ['je bent nu', 'vanaf nu ben je'],
+        ],
+    },
+    'pl': {
+        "digest": "1f617dd24958efa0",
+        "factors": [
+            ['ignoruj', 'pomin', 'poprzedni', 'swoje', 'twoje', 'wczesniejsz', 'wszystki', 'zapomnij', 'zignoruj'],
+            ['jestes teraz', 'od teraz jestes', 'teraz jestes'],
+        ],
+    },
+    'tr': {
+        "digest": "10522393ce4b46a6",
+        "factors": [
+            ['istem', 'komut', 'kural', 'talimat', 'yonerge'],
+        ],
+    },
+    'ru': {
+        "digest": "bd592dc77ef4b5ca",
+        "factors": [
+            ['директив', 'инструкци', 'команд', 'ограничени', 'правил', 'промпт', 'указани'],
+            ['с этого момента ты', 'теперь ты', 'ты теперь'],
+            ['пользовател'],
+            ['выведи', 'загрузи', 'опубликуи', 'отправ', 'перешли', 'покажи', 'раскрои'],
+        ],
+    },
+    'zh': {
+        "digest": "f4c1c91ef8b99b32",
+        "factors": [
+            ['上述', '上面', '不要理会', '不要遵守', '之前', '以前', '你的', '先前', '全部', '别管', '原有', '原来', '忘掉', '忘记', '忽略', '忽视', '所有', '抛开', '放弃', '无视', '此前', '系统'],
+            ['从现在开始', '从现在起', '你已经不再是', '你现在是'],
+            ['使用者', '用户'],
+            ['.env', '上传', '令牌', '凭据', '凭证', '发到', '发送', '密码', '密钥', '展示', '打印', '显示', '泄露', '私钥', '系统提示', '输出', '透露'],
+        ],
+    },
+    'ja': {
+        "digest": "7252a700aedb147c",
+        "factors": [
+            ['あなたの', 'これまで', 'すべて', '上記', '今まで', '以前', '全て', '前の', '忘れ', '無視'],
+            ['あなたは', '今からあなたは', '君は'],
+            ['ユーザーに'],
+            ['.env', 'apiキー', 'システムプロンプト', 'トークン', 'パスワード', '秘密鍵', '認証情報'],
+        ],
+    },
+    'ko': {
+        "digest": "316493dadf037916",
+        "factors": [
+            ['기존', '모든', '무시', '앞의', '위의', '이전', '잊어'],
+            [' 이제', '이제 너는', '이제 당신은'],
+            ['사용자에게', '사용자한테'],
+            ['.env', 'api 키', '개인 키', '비밀 키', '비밀번호', '시스템 프롬프트', '자격 증명', '토큰'],
+        ],
+    },
+}
+
+# detect-secrets' token plugins: plugins._plugin_shapes (used only with this version).
 DETECT_SECRETS: dict[str, Any] = {
     "version": "1.5.0",
     "patterns": [
@@ -228,8 +344,8 @@ DETECT_SECRETS: dict[str, Any] = {
         ['cl'],
         ['.cloudant.com'],
         ['.cloudant.com'],
-        ['.'],
-        ['gh'],
+        ['m', 'n', 'o'],
+        ['gho', 'ghp', 'ghr', 'ghs', 'ghu'],
         ['gldt', 'glft', 'glpat', 'glrt', 'glsoat'],
         ['gr1348941'],
         ['glcbt-'],
@@ -254,12 +370,12 @@ DETECT_SECRETS: dict[str, Any] = {
         ['pypi-ageichlwas5vcmc'],
         ['pypi-agendgvzdc5wexbplm9yzw'],
         ['sg.'],
-        ['xox'],
+        ['xoxa-', 'xoxb-', 'xoxo-', 'xoxp-', 'xoxr-', 'xoxs-'],
         ['https://hooks.slack.com/services/t'],
         ['key', 'pass', 'password', 'pwd', 'token'],
         ['com/soap/v3'],
         ['sq0csp-'],
-        ['k_live_'],
+        ['rk_live_', 'sk_live_'],
         [':'],
         ['ac'],
         ['sk'],

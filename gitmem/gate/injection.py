@@ -14,6 +14,7 @@ import re
 from . import prefilter
 from .finding import Finding, _line_col
 from .fold import plain, skeleton
+from .lazyre import lazy
 
 
 # -- injection: instructions aimed at an agent, fake roles, exfiltration ------------------
@@ -40,6 +41,14 @@ _YOUR = (r"(?:your|the (?:user|developer|operator|system)'?s?|you (?:were|are|ha
 _RISKY = (r"(?:push(?:es|ing)? (?:\w+ )?(?:directly |straight )?to (?:main|master|prod)|force[- ]push|--force|--no-verify|"
           r"skip\w* (?:the )?(?:code )?(?:review|tests|ci|checks?|confirmation)|merge (?:every|all)|rm -rf|"
           r"delete|drop (?:the )?(?:database|table)|disable|\.env\b|secrets?|credentials|ssh|without (?:asking|telling|review))")
+# A remote script piped into a shell or an interpreter (curl ... | sh, wget -qO- ... | bash,
+# irm ... | iex, bash <(curl ...), sh -c "$(curl ...)"). An install note says exactly this
+# (rustup, uv, Homebrew, scoop), so the pipe alone is not an injection: see _aimed_at_agent.
+_REMOTE_CODE = (
+    r"(?i)\b(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n]{0,200}?\|\s*"
+    r"(?:sudo\s+(?:-\S+\s+)*)?(?:(?:ba|z|da|k|fi)?sh\b|pwsh\b|powershell\b|iex\b|invoke-expression\b"
+    r"|(?:python[\d.]*|perl|ruby|node)(?:\s+-)?\s*(?:$|[;&|)]))"
+    r"|\b(?:ba|z)?sh\s+(?:-c\s+[\"']?\$\(|<\()\s*(?:curl|wget)\b")
 INJECTION_PATTERNS: list[tuple[str, str]] = [
     ("instruction override", _concept(
         _OVERRIDE_V, rf"previous|prior|above|earlier|preceding|original|initial|former|all|any|every|{_YOUR}",
@@ -97,7 +106,7 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
     ("exfiltration",
      r"(?i)\$\(\s*(?:printenv|env\b|cat\s+[^)]*(?:\.env|\.netrc|\.ssh|credentials|\.aws|id_\w+))|"
      r"\benv\s*\|\s*base64\b"),
-    ("remote code", r"(?i)\bcurl\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z)?sh\b|\bwget\b[^\n|]{0,200}\|\s*(?:sudo\s+)?(?:ba|z)?sh\b"),
+    ("remote code", _REMOTE_CODE),  # refused only when aimed at an agent: _aimed_at_agent
     ("exfiltration", r"(?i)!\[[^\]]*\]\(https?://[^)]*\{[^)]*\}"),
     ("safety bypass",
      r"(?i)\b(?:disable|skip|bypass|turn off)\b[^.\n]{0,40}?\b(?:safety|security|branch protection|"
@@ -111,6 +120,7 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
     ("self-propagation", r"(?i)\bcopy this (?:exact )?(?:note|memory|text)\b[^.\n]{0,40}?\b(?:every|all|each)\b"),
 ]
 # Written without spaces: "i g n o r e  a l l ...", "i.g.n.o.r.e", after leetspeak is undone.
+_NOT_LOWER = re.compile(r"[^a-z]")
 _SQUEEZED = re.compile(
     r"(?:ignore|disregard|forget)(?:all|any|the|your)*(?:previous|prior|above|earlier)(?:instructions|prompts|"
     r"directives|guidelines)|youarenow(?:an?)?(?:unrestricted|jailbroken|dan|agentwithout|assistantwithout)")
@@ -239,8 +249,19 @@ def _english_rule(i: int) -> re.Pattern[str]:
 
 
 @functools.cache
-def _language_rules(lang: str) -> list[tuple[str, re.Pattern[str]]]:
-    return [(kind, re.compile(rx)) for kind, rx in _LANGS[lang]]
+def _language_rule(lang: str, i: int) -> re.Pattern[str]:
+    """A language's rule ``i``, compiled on first use."""
+    return re.compile(_LANGS[lang][i][1])
+
+
+@functools.cache
+def _language_factors(lang: str) -> prefilter.Present:
+    """Which of a language's rules a text can match: English words such as "as", "no"
+    or "i" make Portuguese, Spanish and Polish run on English text, whose rules
+    mostly need a word the text lacks (ignor, oubli, vergiss)."""
+    from .factors import LANGUAGES
+
+    return prefilter.Present(prefilter.factors_for([rx for _, rx in _LANGS[lang]], LANGUAGES.get(lang, {})))
 
 
 _HINT_WORDS = {k: frozenset(v.split("|")) for k, v in _HINTS.items() if not v.startswith("[")}
@@ -257,8 +278,56 @@ def _languages(text: str) -> list[str]:
 # "never print secrets in CI logs" warns against what the rule looks for
 _NEGATABLE = {"exfiltration", "safety bypass", "remote code"}
 _NEGATION = re.compile(r"(?i)\b(?:never|don't|do not|must not|mustn't|should not|shouldn't|avoid|not)\b[^.;\n]*$")
+# What turns a remote script piped into a shell from an install note into an instruction
+# aimed at an agent. In the command: a source that hides where it comes from or how it
+# travels (plain http:, a raw IP or a numeric host, user-info before the host, a URL
+# shortener, a URL decoded or built by a command, --insecure, eval).
+_HIDDEN_SOURCE = lazy(
+    r"(?i)\bhttp://|://(?:\d{1,3}\.){3}\d{1,3}\b|://\[[0-9a-f:.]+\]|://(?:0x[0-9a-f]+|\d{6,})\b|://[^/\s\"']*@"
+    r"|\$\([^)]*\b(?:base64|xxd|rev|printf|echo|tr)\b|`[^`]*\b(?:base64|xxd|rev|printf|echo)\b|\\x[0-9a-f]{2}"
+    r"|\bbase64\s+(?:-d|-D|--decode)\b|(?-i:\s-[A-Za-z]*k[A-Za-z]*)\b|\s--insecure\b|\beval\b"
+    r"|://(?:bit\.ly|tinyurl\.com|t\.co|goo\.gl|is\.gd|rb\.gy|cutt\.ly|ow\.ly|shorturl\.at|tiny\.cc|v\.gd)/")
+# Around it: urgency or override (before doing anything else, always run, ignore the
+# README, without checking), an agent addressed, or hiding (silently, > /dev/null 2>&1).
+_AIMED = lazy(
+    r"(?i)\bbefore (?:you )?(?:do(?:ing)? |start(?:ing)? |touch(?:ing)? |answer(?:ing)? )?(?:anything|any other|every|each)\b"
+    r"|\bfirst thing\b|\b(?:at|on) the (?:start|beginning) of (?:every|each|any)\b|\b(?:every|each) (?:new )?session\b"
+    r"|\balways\b[^.\n]{0,30}?\b(?:run|execute|pipe|curl|wget|do this)\b"
+    r"|\b(?:immediately|right away|asap|urgent(?:ly)?|without delay)\b"
+    r"|\b(?:ignore|disregard|skip|bypass|(?:do not|don'?t|never) (?:follow|read|trust|open))\b[^.\n]{0,20}?"
+    r"\b(?:readme|docs?|documentation|instructions|guide|warnings?|polic(?:y|ies)|review|checks?)\b"
+    r"|\b(?:without|no need (?:to|for)|(?:do not|don'?t) (?:bother|need) to)\s+(?:\w+\s+){0,2}?"
+    r"(?:ask(?:ing)?|tell(?:ing)?|check(?:ing)?|verify(?:ing)?|inspect(?:ing)?|review(?:ing)?|read(?:ing)?|"
+    r"confirm\w*|approv\w*|prompt\w*|look(?:ing)?)\b"
+    r"|\b(?:you|agents?|assistants?)\s+(?:must|have to|need to|are required to|should)\s+(?:always|first|immediately|now)\b"
+    r"|\b(?:for|to|attention|dear|hey|note to)\s+(?:all\s+|any\s+|every\s+)?(?:coding\s+|ai\s+)?"
+    r"(?:agents?|assistants?|llms?|claude|copilot|chatgpt|gpt)\b"
+    r"|\b(?:silently|quietly|secretly|in the background)\b|>\s*/dev/null\s+2>&1|&>\s*/dev/null|\bnohup\b")
+
+
+# "can you send me the API key?": a person asking a colleague, not an order to an agent.
+_ASKED = lazy(r"(?i)\b(?:can|could|would|will) (?:you|u) (?:please |pls )?(?:send|share|give|dm|forward|paste|email|show) "
+              r"(?:me|us)\b[^.\n?!]{0,80}\?")
+
+
+def _asked_of_a_colleague(reading: str, m: re.Match[str]) -> bool:
+    """The request at ``m`` is a question to a colleague, asked for oneself."""
+    asked = _ASKED.search(reading, max(0, m.start() - 30), m.end() + 120)
+    return bool(asked and asked.start() <= m.start() < asked.end())
+
+
+def _aimed_at_agent(reading: str, m: re.Match[str]) -> bool:
+    """The remote script piped into a shell at ``m`` comes with the marks of an
+    instruction aimed at an agent: a hidden source in the command, or urgency,
+    override, an address to an agent or hiding within its sentence or two around."""
+    return bool(_HIDDEN_SOURCE.search(m.group())
+                or _AIMED.search(reading, max(0, m.start() - 200), min(len(reading), m.end() + 120)))
+
+
 _LEET_PAIR = re.compile(r"[A-Za-z][0-9@$|!]|[0-9@$|!][A-Za-z]")
-_LEET_WORD = re.compile(r"[A-Za-z0-9@$|!]+")
+# A whole run of word and leet characters with a pair in it (what a word of leetspeak is).
+_LEET_RUN = re.compile(r"(?<![A-Za-z0-9@$|!])(?=[A-Za-z0-9@$|!]*?(?:[A-Za-z][0-9@$|!]|[0-9@$|!][A-Za-z]))"
+                       r"[A-Za-z0-9@$|!]+")
 _LEET = (str.maketrans("0134578@$|!", "oieastbasli"), str.maketrans("0134578@$|!", "oleastbasli"))
 _ENCODED = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}|(?:[0-9a-fA-F]{2}){12,}")
 _READABLE = re.compile(r"[A-Za-z][a-z]+(?: [A-Za-z.~/-][\w.~/-]*){2,}")
@@ -270,10 +339,11 @@ def _readings(text: str) -> list[str]:
     out = [sk]
     # A pair lies inside one word (both of its characters are word characters), so
     # a text with no pair anywhere has no leet word: one search instead of one a word.
-    if (_LEET_PAIR.search(sk)
-            and sum(1 for m in _LEET_WORD.finditer(sk) if _LEET_PAIR.search(m.group())) >= 2):  # one "py3" is not leetspeak
-        out += [_LEET_WORD.sub(lambda m, t=t: m.group().translate(t) if _LEET_PAIR.search(m.group())  # type: ignore[misc]
-                               else m.group(), sk) for t in _LEET]
+    if _LEET_PAIR.search(sk) and len(_LEET_RUN.findall(sk)) >= 2:  # one "py3" is not leetspeak
+        for table in _LEET:
+            reading = _LEET_RUN.sub(lambda m, t=table: m.group().translate(t), sk)  # type: ignore[misc]
+            if reading not in out:  # the tables differ only in "1": a copy finds nothing new
+                out.append(reading)
     return out
 
 
@@ -316,20 +386,27 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
     factors = _english_factors()
     readings = _readings(text)
     for reading in readings:
-        for i, ((kind, _), may) in enumerate(zip(INJECTION_PATTERNS, factors.runnable(reading))):
-            if kind in kinds or not may:
+        for i in factors.indices(reading):
+            kind = INJECTION_PATTERNS[i][0]
+            if kind in kinds:
                 continue
             for m in _english_rule(i).finditer(reading):
-                if kind not in _NEGATABLE or not _NEGATION.search(reading, max(0, m.start() - 40), m.start()):
-                    found(kind, reading, m.start())
-                    break
-        squeezed = re.sub(r"[^a-z]", "", reading.lower())
+                if kind in _NEGATABLE and _NEGATION.search(reading, max(0, m.start() - 40), m.start()):
+                    continue
+                if kind == "remote code" and not _depth and not _aimed_at_agent(reading, m):
+                    continue  # an install note (a decoded payload is hidden: refused)
+                if kind == "exfiltration" and _asked_of_a_colleague(reading, m):
+                    continue
+                found(kind, reading, m.start())
+                break
+        squeezed = _NOT_LOWER.sub("", reading.lower())
         if "instruction override" not in kinds and _SQUEEZED.search(squeezed):
             found("instruction override", reading, 0)
     pl = plain(text)
     for lang in _languages(pl):
-        for kind, rx in _language_rules(lang):
-            if kind not in kinds and (hit := rx.search(pl)):
+        for i in _language_factors(lang).indices(pl):
+            kind = _LANGS[lang][i][0]
+            if kind not in kinds and (hit := _language_rule(lang, i).search(pl)):
                 found(kind, pl, hit.start())
     if len(_FENCE_TAG.findall(readings[0])) > len(_FENCE_TAG.findall(text)):
         tag = _FENCE_TAG.search(readings[0])

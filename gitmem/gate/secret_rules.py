@@ -92,12 +92,19 @@ EXTRA_PATTERNS: list[tuple[str, str, str]] = [
     ("credential-header", r"(?i)\bx-[\w-]{0,30}?(?:key|token|secret|auth)[\w-]{0,30}\s*:\s*(?![<{$])[A-Za-z0-9._~+/=-]{16,}",
      "X-Api-Key: ... style headers"),
     ("session-cookie",
-     r"(?i)\b(?:session(?:id)?|sid|connect\.sid|jsessionid|phpsessid|_\w*session|remember_token|csrftoken)"
+     r"(?i)\b(?:[a-z0-9]{1,20}_)?(?:session(?:id)?|sid|connect\.sid|jsessionid|phpsessid|_\w*session|remember_token|csrftoken)"
      r"\s*=\s*(?![<{$])[A-Za-z0-9%._~+/=-]{20,}", "a session cookie is a login"),
     ("crypt-hash",
      r"\$(?:apr1|1|5|6|y|gy|7|2[abxy]?|argon2(?:id|i|d)|scrypt|sha1|md5)(?:\$[^\s$]+){1,3}\$[./A-Za-z0-9+=]{16,}"
-     r"|\bpbkdf2_\w+\$\d+\$[^\s$]+\$[A-Za-z0-9+/=]{20,}|\{SHA\}[A-Za-z0-9+/]{27}=",
-     "htpasswd, /etc/shadow, bcrypt, argon2 and Django hashes crack offline"),
+     r"|\bpbkdf2_\w+\$\d+\$[^\s$]+\$[A-Za-z0-9+/=]{20,}|\{SHA\}[A-Za-z0-9+/]{27}="
+     # Kerberos tickets (Kerberoasting, AS-REP), NetNTLMv1/v2 captures, pwdump lines
+     r"|\$krb5(?:tgs|asrep|pa)\$\d+\$\S{20,}"
+     r"|(?<![\w.$-])[\w.$-]{1,64}::[\w.-]{1,64}:[0-9a-fA-F]{16}:[0-9a-fA-F]{32}:[0-9a-fA-F]{40,}"
+     r"|(?m:^[^\s:]{1,64}:\d{1,10}:[0-9a-fA-F]{32}:[0-9a-fA-F]{32}:::)"
+     # MySQL's native password hash (*HEX40), PostgreSQL's md5 (md5 + HEX32), Cisco type 7
+     r"|(?<![\w*])\*[0-9A-F]{40}(?![0-9A-Za-z])|(?<![\w$])md5[0-9a-f]{32}(?![0-9A-Za-z])"
+     r"|(?i:\b(?:password|secret|key-string)\s+7\s+)[0-9A-F]{8,}\b",
+     "htpasswd, /etc/shadow, bcrypt, argon2, Django, Kerberos, NTLM, MySQL and PostgreSQL hashes crack offline"),
     ("pgpass-line", r"(?<![\w.:-])[\w.-]+:(?:\d{1,5}|\*):[\w*.-]+:[\w*.-]+:(?![*$<{])[^\s:]{4,}",
      "a ~/.pgpass line: host:port:db:user:password"),
     ("xml-password-element",
@@ -116,9 +123,10 @@ _NOT_VALUE = (r"!(?:vault|secret|env|ENV|Ref|Sub|GetAtt|ImportValue)\b|[\w.:]{1,
 
 # A value that looks chosen by a person: a letter and a digit or symbol, not a reference,
 # placeholder, option or the name of an algorithm a password is hashed or encoded with.
-_TECH = r"(?:argon2\w*|pbkdf2\w*|sha-?\d+|md5|base(?:32|64)|utf-?8|https?2?|oauth2?|v\d[\w.]*|s3|ec2|k8s|\w+\d\.\d\w*)"
+_TECH = (r"(?:argon2\w*|pbkdf2\w*|sha-?\d+|md5|base(?:32|64)|utf-?8|https?2?|oauth2?|v\d[\w.]*|s3|ec2|k8s|\w+\d\.\d\w*"
+         r"|\d+(?:\.\d+)?(?:[kKMGTP]i?[bB]|ms|us|ns|sec|min|px|rem|em)(?![A-Za-z0-9]))")  # a quantity (m=64MiB)
 _EMAIL = r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![^\s\"'`,;)])"  # a login, not a password
-_HUMAN = (rf"(?![\"'`]?(?:[$<{{*\[(%^\\-]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/|{_EMAIL}|{_NOT_VALUE}"
+_HUMAN = (rf"(?!-|[\"'`]?(?:\$(?![^\s\"'`]*[$@!#%^&*?~+])|[<{{*\[(%^\\]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/|{_EMAIL}|{_NOT_VALUE}"
           r"|(?:1Password|Bitwarden|LastPass|KeePass\w*|Dashlane|Keeper|Vault)(?![A-Za-z])))"
           r"[\"'`]?(?=[^\s\"'`]{0,64}[A-Za-z])(?=[^\s\"'`]{0,64}[\d!@#$%^&*?~+])[^\s\"'`<>{}]{6,}")
 _ARG = r"(?:\s+|\s*=\s*)"  # how a command line option takes its value
@@ -146,14 +154,15 @@ EXTRA_PATTERNS += [
      r"(?<![/\w.-])(?:admin|administrator|root|sa|postgres|guest|elastic|jenkins|ubuntu|pi)\s?[:/]\s?"
      r"(?=\S{0,64}[A-Z])(?=\S{0,64}[a-z])(?=\S{0,64}\d)[^\s/:@]{6,}", "admin:Password1 with no keyword near it"),
     ("recovery-codes", r"(?i)\b(?:backup|recovery|2fa|mfa|one-time|scratch)\s+codes?\b[^\n]{0,80}?\n?\s*"
-     r"(?:\b(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9]{4,5}-[a-z0-9]{4,5}\b|\b\d{4,8}(?:[ ,;]+\d{4,8}){3})",
+     r"(?:\b(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9]{4,5}-[a-z0-9]{4,5}\b|\b\d{4,8}(?:(?:[ ,;]+|[ \t]*\n[ \t]*)\d{4,8}){3}"
+     r"|(?<=\bis )(?=[a-z0-9]{0,11}\d)(?=[a-z0-9]{0,11}[a-z])[a-z0-9]{8,12}\b)",
      "account recovery codes (hyphenated, or a run of digit groups)"),
 ]
 
 _KW = (r"(?:pass(?:word|wd|phrase|code)?|pwd|pw|secret|token|creds?|credentials?|api[_ -]?key|apikey"
        r"|access[_ -]?key|secret[_ -]?key|private[_ -]?key|signing[_ -]?key|encryption[_ -]?key"
        r"|master[_ .-]?key|license[_ .-]?key|(?:unseal|recovery|integration|routing)[_ -]?keys?|app(?:lication)?[_ -]key|client[_ -]?secret|auth|pat|login"
-       r"|seed|community[_ -]string"
+       r"|seed|community[_ -]string|access(?=\s+for\s)"
        r"|(?:cl(?:é|e)|schl(?:ü|u)ssel|chave|chiave|sleutel|klucz|ключ|kl(?:í|i)(?:č|c)|anahtar\w?|nyckel\w?"
        r"|n(?:ø|o)gle|avain)[\s_-]*(?:de\s+|d'|do\s+|da\s+|dell'|della\s+)?(?:l'|la\s+)?(?:api|sdk|secr\w+|acc\w+)"
        r"|api[\s_-]*(?:schl(?:ü|u)ssel\w*|sleutel|nyckel\w?|n(?:ø|o)gle\w*|avain\w*|ключ\w*|キー|키|密钥|密鑰|金鑰)"
@@ -162,11 +171,11 @@ _KW = (r"(?:pass(?:word|wd|phrase|code)?|pwd|pw|secret|token|creds?|credentials?
 _PW_WORDS = (r"passwort\w*|kennwort\w*|contrase(?:ñ|n)a\w*|mot de passe|wachtwoord\w*|l(?:ö|o)senord\w*"
              r"|salasana\w*|has(?:ł|l)o\w*|senha\w*|adgangskode\w*|passord\w*|heslo\w*|jelsz(?:ó|o)\w*"
              r"|(?:ş|s)ifre\w*|парол\w*|パスワード|暗証番号|密码|密碼|口令|비밀번호"
-             r"|parol(?:a|ă)\w*|jelszav\w*|mdp|m(?:ậ|a)t kh(?:ẩ|a)u|पासवर्ड|รหัสผ่าน|كلمة (?:المرور|السر)"
+             r"|parol(?:a|ă)\w*|jelszav\w*|mdp|m(?:ậ|a)t kh(?:ẩ|a)u|पासवर्ड|รหัส(?:ผ่าน)?|كلمة (?:المرور|السر)"
              r"|clave(?!\s+(?:primaria|for(?:á|a)nea|externa|(?:ú|u)nica))\w*"
-             r"|পাসওয়ার্ড|nenosiri|پاس ?ورڈ|கடவுச்சொல்\w*|رمز عبور|kata laluan|🔑|🔐"
+             r"|পাসওয়ার্ড|nenosiri|پاس ?ورڈ|கடவுச்சொல்\w*|رمز عبور|پسورد|kata laluan|🔑|🔐"
              # ... and in more of the world's languages (the word a person writes before it)
-             r"|κωδικ(?:ός|ος|ού|ου|οί|οι|ό|ο)(?!\w)|συνθηματικ\w*|סיסמ[הא]\w*|kata sandi|parool\w*|parole\w*|slapta(?:ž|z)od\w*"
+             r"|κωδικ(?:ός|ος|ού|ου|οί|οι|ό|ο)(?!\w)|συνθηματικ\w*|סיסמ[האת]\w*|kata sandi|parool\w*|parole\w*|slapta(?:ž|z)od\w*"
              r"|geslo\w*|lozink\w*|лозинк\w*|lykilor(?:ð|d)\w*|contrasenya\w*|contrasinal\w*|pasahitz\w*"
              r"|cyfrinair|fjal(?:ë|e)kalim\w*|գաղտնաբառ\w*|პაროლ\w*|(?:ş|s)ifr(?:e|ə)\w*|құпия сөз|нууц үг"
              r"|wagwoord\w*|pasvort\w*|kalmar sirri|iphasiwedi|የይለፍ ቃል|కూటపదం|పాస్\u200c?వర్డ్"
@@ -178,10 +187,10 @@ _HUMAN_KW = (rf"(?:pass(?:word|wd|phrase|code)?|pwd|pw|login|creds?|credentials?
 _PRE = r"(?<![A-Za-z0-9])(?<!\d{12}:)_?(?:[A-Za-z0-9]{1,40}[_.-]){0,6}(?:(?-i:[a-z][a-z0-9]{0,39}(?:[A-Z][a-z0-9]{1,20}){0,3}(?=[A-Z])))?(?:pg)?"
 _POST = r"(?![_.-](?:stdin|file|path|env|cmd|command|fd|prompt)\b)(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])"
 _GAP = r"(?:\s+(?:(?!\(\?)[^\s:=`\[\]^{}]){1,60}){0,8}?"                     # "password for the lab router is ..."
-_SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|[:=：])\s*|\\\"\s*:\s*\\?(?=\")|\s*(?:は|是|为|為|는|은)\s*"
+_SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|->|→|[:=：])\s*|\s+(?:you asked for|you wanted|as requested)\s*:?\s*|\\\"\s*:\s*\\?(?=\")|\s*(?:は|是|为|為|는|은)\s*"
         r"|\s*:\s*&?(?:'static\s+)?[A-Za-z_][\w:<>\[\]]{0,80}\s*=\s*"  # const PASS: &str = ... (bounded: a run of "pw:pw:..." made it quadratic)
         r"|\s?[\u0e00-\u0e7f]{0,40}?คือ\s*"                           # Thai writes few spaces
-        r"|\s+(?:is|was|ist|war|är|var|est|es|era|è|é|er|on|jest|je|zijn|wordt|lautet|to|este"
+        r"|\s+(?:is|was|are|were|ist|war|är|var|est|es|és|era|è|é|er|on|jest|je|zijn|wordt|lautet|to|este|ay|е|contains"
         r"|là|هي|هو|হলো|ni|ialah|adalah"
         r"|it'?s|it is|that'?s|c'est|c’est|είναι|היא|הוא|sind|son|são|sono|są|jsou|ir|yra)\s+)"
         r"(?:(?:now|still|currently|also|just|simply|again|temporarily|set to|changed to|reset to|updated to)\s+)?")
@@ -200,11 +209,11 @@ _VALUE = (r"(?![\"'`]?(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file)
           # random-looking: 4+ class changes (tokens, hex, uuids) or upper+lower+digit (passwords);
           # this leaves identifiers such as argon2id, oauth2-proxy, SECRET_KEY_BASE_V2 alone
           rf"(?:(?=(?:{_V}{{0,64}}?{_SWITCH}){{4}})|(?={_V}{{0,64}}[a-z])(?={_V}{{0,64}}[A-Z])(?={_V}{{0,64}}\d))"
-          rf"(?P<value>{_V}{{8,}})")  # secrets.VALUE_JUDGES has the last word on it
+          rf"(?P<value>{_V}{{8,}})")  # judges.VALUE_JUDGES has the last word on it
 EXTRA_PATTERNS += [
     ("keyword-assignment", rf"(?i){_PRE}{_KW}{_POST}(?:{_GAP}{_SEP}|\s+)(?-i:{_VALUE})",
      "KeywordDetector needs quotes in ad-hoc mode (DB_PASSWORD=x, password: x, 'password is x' are missed)"),
-    ("password-in-prose", rf"(?i)(?:(?<![A-Za-z0-9])|(?=[^\x00-\x7f]))(?<!\[sudo\] ){_HUMAN_KW}{_POST}(?:{_GAP}{_SEP}|\s+)(?:[\w.@-]+ ?/ ?)?{_HUMAN}",
+    ("password-in-prose", rf"(?i)(?:(?<![A-Za-z0-9])|(?=[^\x00-\x7f]))(?<!\[sudo\] ){_HUMAN_KW}{_POST}(?:{_GAP}{_SEP}|\s+\(?)(?:[\w.@-]+ ?/ ?)?{_HUMAN}",
      "a password a person chose, after the word for it: 'the password is hunter2', 'pw for the nas: ...'"),
 ]
 
@@ -213,12 +222,13 @@ EXTRA_PATTERNS += [
 # its own), an option a command takes it with (/p:, -u user:pass, a -p beside a user
 # option), and a string literal named after it in code ("password", "..."). The value
 # is one a person chose (_HUMAN): a letter and a digit or symbol, not a reference.
-_PW_NAME = r"(?:pass(?:word|wd|phrase)?|pwd|pw)"
+_PW_NAME = r"(?:pass(?:word|wd|phrase)?|pwd|pw|authtok)"
 _USER_OPT = r"(?:-u|-U|-l|--user(?:name)?|--login)(?:\s+|=)(?![-$<{])\S+"
 EXTRA_PATTERNS += [
     ("password-setting",
      rf"(?i){_PRE}{_PW_NAME}(?![A-Za-z0-9])\s*[\"'\]]?\s*(?::=|=>|[:=])\s*{_HUMAN}"
-     rf"|(?m:^[ \t]*(?:[\w.-]{{0,40}}?pass(?:word|wd)?|masterauth)[ \t]+{_HUMAN}[ \t]*$)",
+     rf"|(?m:^[ \t]*(?:[\w.-]{{0,40}}?pass(?:word|wd)?|masterauth)[ \t]+{_HUMAN}[ \t]*$)"
+     rf"|#[ \t]*define[ \t]+\w*(?i:pass(?:word|wd)?|pwd)\w*[ \t]+{_HUMAN}",
      "DB_PASSWORD=... with a value a person chose (keyword-assignment wants a random-looking one)"),
     ("password-option",
      rf"(?i)(?<!\S)/(?:p|pw|pass|password):(?![^\s=]*=){_HUMAN}"
@@ -241,7 +251,7 @@ EXTRA_PATTERNS += [
      r"(?P<value>(?=[^'\"\s]{0,200}\d)[^'\"\s]{16,200})\1",
      "NewClientWithAccessToken(\"...\"), withApiKey(\"...\"): a machine-made literal handed to a setter"),
     ("webhook-url",
-     r"(?i)\bhttps?://[\w.-]+(?::\d+)?/(?:[\w.-]+/){0,4}(?:hooks?|webhooks?|incoming)/(?:[\w.-]+/){0,4}"
+     r"(?i)\bhttps?://[\w.-]+(?::\d+)?/(?:[\w.-]+/){0,4}(?:hooks?|webhooks?|incoming|key|token|secret|api_?key)/(?:[\w.-]+/){0,4}"
      r"(?P<value>[A-Za-z0-9_-]{20,})",
      "a webhook's URL holds its secret in the path (Mattermost, Rocket.Chat, n8n, ...)"),
     ("credential-literal-in-call",
@@ -277,7 +287,7 @@ EXTRA_PATTERNS += [
      "a passphrase of several words, in quotes"),
     ("pin-code",
      r"(?i)(?:\b(?:pin(?:\s+code)?(?!\s+(?:the|a|an|it|this|that|these|them|to|our|your|its|down|back"
-     r"|versions?|deps|dependenc\w+|packages?|images?)\b)|passcode|(?:alarm|door|entry|gate|keypad|lock|safe|disarm)\s+code)\b"
+     r"|versions?|deps|dependenc\w+|packages?|images?)\b)|passcode|puk2?|(?:alarm|door|entry|gate|keypad|lock|lockbox|safe|disarm)\s+code)\b"
      r"|\bc(?:ó|o)digo\s+d[aoe]l?\s+(?:porta|puerta|alarme|alarma|cofre)|κωδικός\s+(?:του\s+)?συναγερμού"
      r"|\bcode\s+du\s+(?:coffre|cadenas|portail|portillon|badge)|\bdigicode|\bcombination)"
      r"(?:\s+(?:is|was|number))?(?:\s*[:=]\s*|\s+|[^\n:=\d]{1,40}?[:=]\s*"
@@ -287,7 +297,7 @@ EXTRA_PATTERNS += [
      rf"(?i)\bpass\s?phrase\b[^\n:=]{{0,60}}?[:=]\s*(?:{_MNEMONIC_WORD}[\s-]+){{3,}}{_MNEMONIC_WORD}\b",
      "a passphrase of four or more words"),
     ("seed-phrase",
-     rf"(?i)\b(?:seed(?:\s+phrase)?|mnemonic|recovery\s+phrase|wallet\s+words)\b[^\n]{{0,80}}?[:=]\s*"
+     rf"(?i)\b(?:seed(?:\s+phrase)?|mnemonic|recovery\s+phrase|wallet\s+words)\b[^\n]{{0,80}}?(?:[:=]|\sis\s)\s*[`\"']?"
      rf"(?:{_MNEMONIC_WORD}\s+){{11,23}}{_MNEMONIC_WORD}\b", "a wallet's mnemonic (12 to 24 words)"),
     ("admin-tool-password",
      r"(?:\b(?:ipmitool|sqlcmd|bcp|osql|isql|racadm|mysqladmin)\b[^\n]*?\s-P\s*"
@@ -416,6 +426,55 @@ EXTRA_PATTERNS += [
     ("positional-credentials",
      r"\bnew\s+Sequelize\(\s*(['\"])[^'\"]*\1\s*,\s*(['\"])[^'\"]*\2\s*,\s*(['\"])(?![$<{])[^'\"\s]{6,}\3",
      "Sequelize(database, user, password)"),
+    # Commands that store a secret: the value they are handed is one.
+    ("secret-store-command",
+     # (bounded: "gh secret set " repeated over a long line made [^\n]*? quadratic)
+     r"(?i)(?:\b(?:gh|glab)\s+(?:secret|variable)\s+set\b[^\n]{0,300}?\s(?:--body|-b)(?:\s+|=)"
+     r"|\b(?:fly|flyctl|doppler|railway)\s+(?:secrets|variables)\s+set\b[^\n]{0,300}?\s\w+="
+     r"|\bheroku\s+config:set\b[^\n]{0,300}?\s\w+=|\bkubectl\s+create\s+secret\b[^\n]{0,300}?--from-literal=[\w.-]+="
+     r"|\baz\s+keyvault\s+secret\s+set\b[^\n]{0,300}?\s--value(?:\s+|=)"
+     r"|\baws\s+secretsmanager\s+(?:create-secret|put-secret-value|update-secret)\b[^\n]{0,300}?\s--secret-string(?:\s+|=)"
+     r"|\bvault\s+kv\s+put\b[^\n]{0,300}?\s[\w.-]+=)"
+     r"[\"']?(?![$<{])(?P<value>[^\s\"']{8,})",
+     "gh secret set NAME --body ..., fly secrets set, kubectl create secret --from-literal, ..."),
+    ("vendor-token-format",
+     r"\bnsec1[02-9ac-hj-np-z]{58}\b|\bpul-[0-9a-f]{40}\b|\baio_[A-Za-z0-9]{28}\b|\bsk_[0-9a-f]{48}\b"
+     r"|\bpat[A-Za-z0-9]{14}\.[0-9a-f]{64}\b|\bsbp_[0-9a-f]{40}\b|\bsgp_(?:[0-9a-f]{16}_)?[0-9a-f]{40}\b"
+     r"|\bhbp_[A-Za-z0-9]{36}\b|\bst\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.[0-9a-f]{32}\.[0-9a-f]{32}\b"
+     r"|\baccess_token\$production\$[a-z0-9]{16}\$[0-9a-f]{32}\b|\bbkua_[0-9a-f]{40}\b",
+     "formats no plugin knows: Nostr nsec, Pulumi, Adafruit IO, ElevenLabs, Airtable, Supabase, Sourcegraph, Honeybadger, Infisical, Braintree, Buildkite"),
+    ("expect-send-password",
+     r"(?i:\bexpect\s+(?:-\w+\s+)?[\"'][^\"'\n]*pass(?:word|phrase)?[^\"'\n]*[\"']\s*(?:;|\n)\s*send\s+(?:--\s+)?)"
+     rf"[\"']?{_HUMAN}",
+     "an expect script answering a password prompt: expect \"password:\"; send \"...\\r\""),
+    ("encoded-private-key",
+     r"\bLS0tLS1CRUdJTi(?:BQUklWQVRF|BSU0EgUFJJVkFURS|BFQyBQUklWQVRF|BPUEVOU1NIIFBSSVZBVE|BEU0EgUFJJVkFURS"
+     r"|BFTkNSWVBURUQgUFJJVkFURS|BQR1AgUFJJVkFURS)"
+     r"|(?i:\b(?:p12|pfx|pkcs\s?#?12|keystore|jks)\b)[^\n]{0,80}\n?[ \t]*(?-i:MII[A-Za-z0-9+/]{60,})",
+     "a private key block in base64 (a Kubernetes secret's tls.key), a PKCS#12 keystore in base64"),
+    ("byte-array-key", r"\[\s*(?:\d{1,3}\s*,\s*){63}\d{1,3}\s*\]",
+     "a 64-byte key as a JSON array (Solana's id.json keypair)"),
+    ("bundler-credentials", r"\bBUNDLE_[A-Z0-9_]*__[A-Z0-9_]+=[\"']?(?![$<{])[^\s:\"']+:(?![$<{])[^\s\"']{4,}",
+     "Bundler's credentials for a gem host: BUNDLE_GEMS__EXAMPLE__COM=user:password"),
+    ("totp-secret-setting",
+     r"(?i:\b\w{0,20}?(?:2fa|mfa|totp|otp)\w{0,20}?(?:secret|seed|key)\w*\s*[:=]\s*[\"']?)"
+     r"(?=[A-Z2-7]{0,63}[2-7])[A-Z2-7]{16,64}(?![\w=])",
+     "MFA_TOTP_SECRET=BASE32...: an authenticator's seed in a setting"),
+    ("app-password-groups",
+     r"(?i:\b(?:pass(?:word)?|app[ -]?password)\b[ \t]*[:=]?[ \t]*[\"']?)(?P<value>[a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4})(?![\w ])",
+     "an app password as Google prints it: four groups of four letters"),
+    ("host-user-password-call",
+     r"\b[A-Za-z_][\w.]{0,60}\(\s*(['\"])(?:jdbc:|[a-z][a-z0-9+]*://|[\w-]+\.[\w.-]+)[^'\"\n]*\1\s*,\s*"
+     r"(['\"])[\w.@-]{1,40}\2\s*,\s*(['\"])(?![$<{])(?P<value>[^'\"\s]{6,64})\3",
+     "a call handed a host or URL, a user and a password by position: open(host, user, pw, db), Sql.newInstance(url, user, pw)"),
+    ("password-verb-final",
+     rf"(?i)(?:{_PW_WORDS})(?:\s+[^\s\d]{{1,30}}){{0,4}}?\s+{_HUMAN}\s+(?:است|هست|है|dır|dir|dur|dür|です|だ|입니다|이다)(?!\w)",
+     "languages that put the verb last: 'رمز عبور سرور تست ... است'"),
+    ("chosen-password-shape",
+     r"(?<![\w$@#%&*.+/-])[A-Z][a-z]{2,}(?:[A-Z][a-z]{2,})?\d{2,4}(?:[#$%&*@]|[!?](?=[^\s\"'`)\]}.,;:!?]))"
+     r"(?![\w!#$%&*?@])",
+     "a password people choose: a capitalised word or two, two to four digits, one symbol (Hanami43#);"
+     " not ! or ? ending a sentence (we moved to Java17!)"),
     ("passphrase-words",
      r"(?i)\b(?:pass\s?phrase|vault_pass\w*|фраза-пароль)\b[^\n]{0,60}?(?<![\w-])"  # words, not for/the
      rf"(?-i:(?:{_MNEMONIC_WORD}-){{3,7}}{_MNEMONIC_WORD})(?![\w-])",

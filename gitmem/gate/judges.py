@@ -1,0 +1,84 @@
+"""Value judges: whether the value a secret rule matched is a credential.
+
+A rule of ``secret_rules`` that holds a ``(?P<value>...)`` group states where a
+credential goes; the judge named for it in ``VALUE_JUDGES`` says whether what
+stands there is one (machine-made, chosen with a digit or a symbol, not a name
+of words, not a page or request token). ``secrets`` runs the rules and asks
+these; ``shapes`` and ``plugins`` share the word and filler tests.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import naturalness
+from .lazyre import lazy
+
+# Bits per character (gate/naturalness.py) above which a token looks machine-made: words
+# and names cost 2-4.5, keys and hashes 5.5-8.
+_MADE_BY_A_MACHINE = 5.0
+
+
+def _machine_or_chosen(m: re.Match[str]) -> bool:
+    """A value after a keyword is a secret if a machine made it (4.5+ bits a character,
+    gate/naturalness.py) or a person chose it with a digit in it; a name made of
+    words (nextPageToken, Token.Name.Builtin, ConfirmLoginContinue) is neither. And
+    a token that only marks a place or a request (a page token, an idempotency
+    token) is not a credential."""
+    value = m.group("value")
+    if _NOT_A_CREDENTIAL.search(m.string, max(0, m.start() - 20), m.start("value")):
+        return False
+    return any(ch.isdigit() for ch in value) or naturalness.bits_per_char(value) >= _NAME_BITS
+
+
+def _not_words_only(m: re.Match[str]) -> bool:
+    """The value is more than words a person wrote (abc:xyz@, evil:thing@ are examples)."""
+    return not _words_only(m.group("value"))
+
+
+def _strong(m: re.Match[str]) -> bool:
+    """A password someone chose to be strong: upper case, lower case and a digit, or a
+    letter, a digit and a symbol; not a name, a host, a version or a path."""
+    value = m.group("value")
+    if _KEBAB.fullmatch(value) or "/" in value or "://" in value:
+        return False  # eu-west-1, gpt-4o-mini, a path
+    letters, digits = any(ch.isalpha() for ch in value), any(ch.isdigit() for ch in value)
+    mixed = value.lower() != value and value.upper() != value
+    symbol = any(ch in "!@#$%^&*?~+=" for ch in value)
+    return letters and digits and (mixed or symbol) and naturalness.bits_per_char(value) >= 3.5
+
+
+_KEBAB = lazy(r"[a-z0-9]+(?:[-_.][a-z0-9]+)+")
+
+
+def _made_by_a_machine(m: re.Match[str]) -> bool:
+    """The value costs 5+ bits a character (gate/naturalness.py): not a name or a word."""
+    return naturalness.bits_per_char(m.group("value")) >= _MADE_BY_A_MACHINE
+
+
+# Tokens that are not credentials: where a listing goes on, what makes a retry safe.
+_NOT_A_CREDENTIAL = lazy(
+    r"(?i)(?:page|pagination|next|continuation|sync|change|idempotency|client[ _-]?request"
+    r"|resume|lock|cancel\w*|lifecycle[ _-]?action|work[ _-]?unit)[ _-]?token")
+
+
+# Names cost 2-4.5 bits a character (identifiers of several words, about 3-4).
+_NAME_BITS = 4.5
+# Rules whose match holds a (?P<value>...) group, and what that value must be.
+VALUE_JUDGES = {"keyword-assignment": _machine_or_chosen, "credential-call": _made_by_a_machine,
+                "webhook-url": _made_by_a_machine, "credential-literal-in-call": _strong,
+                "url-userinfo-password": _not_words_only, "secret-store-command": _machine_or_chosen,
+                "app-password-groups": _machine_or_chosen, "host-user-password-call": _strong}
+
+
+# A run of one character standing in for a value (ghp_xxxx..., T00000000, ****).
+# ... and AWS's documentation marks every made-up value with EXAMPLE (AKIAI44QH8DHBEXAMPLE).
+_FILLER = lazy(r"(?i:x{5,})|0{6,}|\*{4,}|•{3,}|(?<=[A-Za-z0-9])EXAMPLE|EXAMPLE(?=[A-Za-z0-9])")
+
+
+def _words_only(value: str) -> bool:
+    """``value`` is words a person wrote ("test-key", "not-her-password", "MySecret"): no
+    digit, no symbol beyond - _ . and few bits a character (gate/naturalness.py)."""
+    return (not any(ch.isdigit() or not (ch.isalpha() or ch in "-_.") for ch in value)
+            and naturalness.bits_per_char(value) < _NAME_BITS)
+

@@ -1,0 +1,160 @@
+"""detect-secrets: its plugins configured for the gate, and run only where one can match.
+
+detect-secrets costs ~120 ms to import, so it is imported only here and only for
+a text with a keyword in an assignment or a long token that one of its plugins'
+own patterns (recorded in gate/factors.py) matches. Its keyword and Basic Auth
+findings are dropped for placeholders, variable names, references and words.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from . import prefilter
+from .finding import Finding
+from .judges import _words_only
+from .lazyre import lazy
+
+# KeywordDetector (quoted form) also fires on obvious placeholders.
+PLACEHOLDER_VALUE = lazy(
+    r"(?i)^(?:your[_-]?\w*|\w*[_-]here|replace[_-]?me|change[_-]?me|x{3,}|\*+|todo|tbd|"
+    r"example|dummy|redacted|none|null|wrong|invalid|incorrect|bad|fake|mock|sample|placeholder)$")
+
+# A secret manager's path (prod/payments/db) names a secret, it is not one.
+_REF_PATH = lazy(r"^[a-z][a-z0-9_.-]*(?:/[a-z0-9_.-]+)+$")
+
+# A password written in capitals is a placeholder (USER:PASSWORD@HOST).
+_CAPS_WORD = lazy(r"[A-Z][A-Z_]*|(?i:password|passwd|pass|pwd|secret|changeme)")
+
+# ...and on the name of the environment variable that holds the secret (password_env = "DB_PASSWORD").
+ENV_VAR_NAME = lazy(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+
+
+_DS: dict[str, Any] = {}
+# detect-secrets plugins the gate leaves out: the entropy ones refuse ordinary hashes
+# and ids, the IP one every public address.
+UNUSED_PLUGINS = frozenset({"Base64HighEntropyString", "HexHighEntropyString", "IPPublicDetector"})
+
+
+def _detect_secrets() -> dict[str, Any]:
+    """detect-secrets, configured once per process (imported lazily: ~120 ms)."""
+    if not _DS:
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+        from detect_secrets.core.scan import scan_line
+        from detect_secrets.settings import Settings, cache_bust, configure_settings_from_baseline
+
+        # The mapping's value type is an unbound TypeVar in detect-secrets' hints: name it here.
+        classes: dict[str, type[Any]] = get_mapping_from_secret_type_to_class()
+        plugins = sorted(c.__name__ for c in classes.values())
+        drop = UNUSED_PLUGINS
+        # `# pragma: allowlist secret` in a memory must not switch the gate off;
+        # is_likely_id_string drops findings on any line with "_id" before the value, and
+        # is_potential_uuid drops legacy npm tokens and every other UUID-shaped key.
+        filters = [
+            f for f in sorted(set(Settings().filters) - Settings.DEFAULT_FILTERS)
+            if f not in ("detect_secrets.filters.allowlist.is_line_allowlisted",
+                         "detect_secrets.filters.heuristic.is_likely_id_string",
+                         "detect_secrets.filters.heuristic.is_potential_uuid")
+        ]
+        config = {"plugins_used": [{"name": n} for n in plugins if n not in drop],
+                  "filters_used": [{"path": p} for p in filters]}
+        # Configured once for the process (git mem owns detect-secrets' global
+        # settings here; re-entering transient settings per text costs ~0.3 ms).
+        cache_bust()
+        configure_settings_from_baseline(config)
+        _DS.update(scan_line=scan_line, config=config)
+    return _DS
+
+
+# Every detect-secrets plugin in use looks for a keyword in an assignment or a long
+# token-like run; a line with neither cannot produce a finding, so it skips the scanner
+# (~170 us a line) and its import (~120 ms) entirely. The cheaper patterns above run on any
+# text with a digit, a symbol or a keyword.
+_MAYBE_DS = lazy(
+    r"://[^\s/@]*:|BEGIN|(?i:pass|pwd|secret|token|key|auth|cred|contrase)[\w.-]{0,40}[\"'\]]?\s*(?:[:=]|=>|!=)")
+_LONG_TOKEN = lazy(r"[A-Za-z0-9+/_=.\-]{16,}")
+
+
+def _needs_detect_secrets(text: str) -> bool:
+    """A keyword in an assignment, a URL with a password, a key block, or a long token
+    with a digit in it (found token by token: a lookahead per position is quadratic),
+    where one of the scanner's plugins could match."""
+    if not _MAYBE_DS.search(text) and not any(
+            any(c.isdigit() for c in m.group()) for m in _LONG_TOKEN.finditer(text)):
+        return False
+    shapes = _plugin_shapes()
+    if shapes is None:
+        return True
+    return any(_plugin_rule(i).search(text) for i in shapes.indices(text))
+
+
+@functools.cache
+def _plugin_rule(i: int) -> re.Pattern[str]:
+    from .factors import DETECT_SECRETS
+
+    pattern, flags = DETECT_SECRETS["patterns"][i]
+    return re.compile(pattern, flags)
+
+
+@functools.cache
+def _plugin_shapes() -> prefilter.Present | None:
+    """The plugins' own patterns (the keyword plugin's keywords), as gate/factors.py
+    recorded them (None: recorded from another detect-secrets version, so the
+    scanner runs as before).
+
+    Why: a long token with a digit is common in notes (``docs/v2/api2024.md``,
+    ``postgres-15.2-alpine``), and importing detect-secrets costs 60-120 ms of an
+    add or a refresh. A plugin finds something only where one of its patterns
+    matches the line, so a text none matches gives the same findings without
+    the scanner (tests/test_gate_prefilter.py compares every corpus both ways)."""
+    from . import _scanner_version
+    from .factors import DETECT_SECRETS
+
+    if DETECT_SECRETS["version"] != _scanner_version():
+        return None
+    # Each pattern is compiled only when a text holds one of its literals (~8 ms for all).
+    return prefilter.Present([None if f is None else frozenset(f)
+                              for f in DETECT_SECRETS["factors"]])
+
+
+# A keyword plugin fires on "key: <value>"; a line that calls it a public key says it is not
+# a secret (an age or WireGuard public key, a VAPID public key).
+_PUBLIC_KEY_BEFORE = lazy(r"(?i)\bpublic[ _-]?key\b[\"']?\s*[:=]?\s*[\"']?$")
+
+
+def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
+    ds = _detect_secrets()
+    out: list[tuple[Finding, tuple[int, int] | None]] = []
+    offset = 0
+    for n, line in enumerate(text.split("\n"), start=1):
+        if _needs_detect_secrets(line):
+            for secret in ds["scan_line"](line):
+                value = secret.secret_value or ""
+                if secret.type == "Secret Keyword" and (PLACEHOLDER_VALUE.match(value)
+                                                        or ENV_VAR_NAME.match(value)
+                                                        or _REF_PATH.match(value)
+                                                        or _words_only(value)):
+                    continue
+                if secret.type == "Basic Auth Credentials" and (
+                        _CAPS_WORD.fullmatch(value) or f"//{value}:{value}@" in line
+                        or _words_only(value)):
+                    continue  # postgresql://USER:PASSWORD@HOST as documentation writes it; a
+                    # password that repeats the user (postgres:postgres@) is a well-known default
+                col = line.find(value) + 1 if value and value in line else 0
+                if col and secret.type in ("Secret Keyword", "IBM Cloud IAM Key") and _PUBLIC_KEY_BEFORE.search(
+                        line, 0, col - 1):
+                    continue
+                span = None
+                if col:
+                    # Plugins with capture groups report only a prefix ("ghp"): mask the
+                    # whole token the value starts, up to white space or a quote.
+                    start, end = col - 1, col - 1 + len(value)
+                    while end < len(line) and not line[end].isspace() and line[end] not in "\"'`":
+                        end += 1
+                    span = (offset + start, offset + end)
+                out.append((Finding("secret", secret.type, n, col), span))
+        offset += len(line) + 1
+    return out
+

@@ -1,0 +1,291 @@
+"""Secret shapes that need no keyword: key blocks, random tokens, generated passwords,
+a table's credential column.
+
+Each returns the (start, end) spans of what it finds; ``secrets`` turns them into
+findings. Whether a token is machine-made is gate/naturalness.py's call. A token
+that is base64 of readable text is data unless the text it decodes to holds a
+secret: ``holds_secret`` (the whole secret scan, passed in by ``secrets``) says.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from . import naturalness
+from .judges import _FILLER, _MADE_BY_A_MACHINE, _NAME_BITS
+from .lazyre import lazy
+
+# A key block is masked whole, from its BEGIN line to its END line (to the end of the text
+# when the END line is missing): the body is the secret, not the header.
+_KEY_BEGIN = lazy(
+    r"(-{4,5}) ?BEGIN ([A-Za-z0-9 ]*(?:PRIVATE|SECRET)[A-Za-z0-9 ]*|OpenVPN Static key V\d+) ?-{4,5}"
+    r"|\bPuTTY-User-Key-File-\d+:")
+_PUTTY_END = lazy(r"\bPrivate-(?:MAC|Hash): *[0-9a-fA-F]*")
+
+
+def key_block_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every private key block, END line (or the PuTTY MAC) included."""
+    spans, pos = [], 0
+    while m := _KEY_BEGIN.search(text, pos):
+        if m.group(2):
+            end_rx = re.compile(rf"-{{4,5}} ?END {re.escape(m.group(2))} ?-{{4,5}}")
+        else:
+            end_rx = _PUTTY_END
+        end = end_rx.search(text, m.end())
+        stop = end.end() if end else len(text)
+        spans.append((m.start(), stop))
+        pos = stop
+    return spans
+
+
+
+# A run of token characters long enough to be a credential.
+_TOKEN_RUN = lazy(r"[A-Za-z0-9_+/=.-]{24,}")
+# What such a run is when it is public: a hash or digest, a public key's body.
+_PUBLIC_PREFIX = lazy(r"(?i)(?:sha\d+|h1|md5)[-:]|eyJ|AAAA[A-Za-z0-9+/]{8}|pk_(?:live|test)_|phc_")
+_PUBLIC_BEFORE = lazy(
+    r"(?i)(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+|sha(?:256|384|512)[-:]|h1:|@|base64,"
+    r"|(?-i:\"(?:n|e|x|y)\"\s*:\s*\")|\bkid\b[^\n]{0,30}|\b(?:state|nonce)\b[^\n]{0,30}|sitekey=[\"']?"  # public JWK members, key ids
+    # what the text says the token is: public, an id, a place in a listing
+    r"|(?:\b|(?<=_))(?:public|pub|publishable|site)(?:[_ .-]?key)?(?:\b|(?=_))[\w .-]{0,24}?[\"']?\s*[:=]?|(?<!secret )(?<!secret-)\b(?:ids?|cursor|etag)[\"']?\s*[:=]?"
+    r"|(?<![Ss]ecret)(?<![Ss]ecret_)(?-i:(?<=[a-z])I[Dd]s?|(?<=[a-z]_)ids?)[\"']?\s*[:=]?"  # SnapshotId, upload_id
+    r"|\b(?:page|pagination|next|continuation|sync)[ _-]?token[\"']?\s*[:=]?)\s*[\"'`]?$")
+# A vendor's short prefix before the random part (cus_, ord_, gsk_): object ids are
+# short, so what is random must be 32 characters long on its own.
+_HASH_PART = lazy(r"(?:^|[-_.])[0-9a-f]{32,}(?:$|[-_.])")
+_ID_PREFIX = lazy(r"^[A-Za-z]{1,10}[_-]")
+# One name of a dotted chain: CamelCase words, capitals, digits, joined by underscores.
+_NAME_PART = lazy(r"(?:[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+[0-9]*|[0-9]+)(?:_(?:[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+[0-9]*|[0-9]+))*")
+_PUBLIC_BLOCK = lazy(r"-----BEGIN (?:[A-Z0-9 ]+ )?(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?)-----")
+
+
+def _switches(token: str) -> int:
+    """How often the character class (upper, lower, digit, other) changes along ``token``."""
+    def cls(ch: str) -> int:
+        return 0 if ch.isupper() else 1 if ch.islower() else 2 if ch.isdigit() else 3
+    classes = [cls(ch) for ch in token]
+    return sum(1 for a, b in zip(classes, classes[1:]) if a != b)
+
+
+def _encodes_text(token: str, holds_secret: Callable[[str], object]) -> bool:
+    """``token`` is padded base64 of printable text with spaces in it and no secret of
+    its own (a key decodes to random bytes; "user:password" has no space; a PEM
+    key decodes to text the scan refuses)."""
+    if not token.endswith("=") or len(token) % 4:
+        return False
+    import base64  # here: few texts hold a padded token (~0.3 ms of every scan's import)
+
+    try:
+        raw = base64.b64decode(token, altchars=b"-_", validate=True).decode("utf-8")
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+        return False
+    if not any(ch.isspace() for ch in raw):
+        return False
+    if sum(ch.isprintable() or ch in "\n\t\r" for ch in raw) < 0.95 * len(raw):
+        return False
+    return not holds_secret(raw)  # shorter each time: the recursion ends
+
+
+_NAME_PREFIX = lazy(r"[A-Za-z_][\w.-]*=")  # NAME=value: judge the value
+
+
+def random_token_spans(text: str, holds_secret: Callable[[str], object]) -> list[tuple[int, int]]:
+    """Spans of tokens that look machine-generated, whatever vendor made them: 32+
+    random characters (after a short vendor prefix) of the URL-safe alphabet vendors use
+    for tokens, with upper case, lower case and two digits, the class changing at least
+    ten times. Standard base64 (with / or +: encoded data, paths; keys in it have rules
+    of their own), hashes, digests, base64 of JSON, data URIs, URL paths, git ranges,
+    publishable keys and public keys are left alone.
+    (A run is found and then checked in Python: lookaheads per position are quadratic.)"""
+    spans = []
+    for m in _TOKEN_RUN.finditer(text):
+        token, start = m.group(), m.start()
+        name = _NAME_PREFIX.match(token)
+        if name and len(token) - name.end() >= 16:  # NAME=value: the name is context, not token
+            token, start = token[name.end():], start + name.end()
+        core = _ID_PREFIX.sub("", token, count=1)
+        if (len(core) < 32 or len(token) > 400 or ".." in token or "/" in token or "+" in token
+                or sum(ch.isdigit() for ch in token) < 2
+                or not any(ch.islower() for ch in token) or not any(ch.isupper() for ch in token)
+                or _switches(token) < 10):
+            continue
+        if _PUBLIC_PREFIX.match(token) and token.count(".") < 2:
+            continue  # sha512-..., h1:..., base64 of '{"', a public key's AAAA...
+        if _HASH_PART.search(token):
+            continue  # an id built on a hash (node-cache-Linux-x64-npm-<sha256>)
+        if "." in token and all(_NAME_PART.fullmatch(p) for p in token.split(".")):
+            continue  # a dotted chain of names (Prefs.PrefKeyEncryptionScheme.AES256_SIV)
+        if token.startswith("pk.eyJ"):
+            continue  # a Mapbox public token (its secret tokens start sk.)
+        if _encodes_text(token, holds_secret):
+            continue  # base64 of readable text with no secret in it: data, not a key
+        if naturalness.bits_per_char(token) < _MADE_BY_A_MACHINE:
+            continue  # names a person wrote (_Hd_Mp4_Hev1_Aac_16x9, Kernel32.WaitForSingleObject)
+        word_start = max(text.rfind(" ", 0, start), text.rfind("\n", 0, start)) + 1
+        if "://" in text[word_start:m.end()] or text[word_start:start].startswith("|1|"):
+            continue  # a URL's path or query (secrets in URLs have rules of their own), known_hosts
+        before = text[max(0, start - 40):start]
+        if _PUBLIC_BEFORE.search(before):
+            continue
+        block = text.rfind("-----BEGIN ", 0, start)
+        if block >= 0 and _PUBLIC_BLOCK.match(text, block) and "-----END" not in text[block:start]:
+            continue
+        spans.append((start, m.end()))
+    return spans
+
+
+# A generated password, the shapes password managers and generators print: groups of
+# letters and digits joined by one separator ("jjvd-Xwfw-b6cl-LEq0"), or a token of
+# letters, digits and symbols ("BMwL3!M8Me*VXu_AdYJ").
+_GROUPED = lazy(r"(?<![\w.-])[A-Za-z0-9]{3,8}([-_])[A-Za-z0-9]{3,8}(?:\1[A-Za-z0-9]{3,8}){1,6}(?![\w-])")
+_INNER_GROUP = lazy(r"[-_][A-Za-z0-9]{3,8}[-_]")  # a cheap test before _GROUPED
+# A group a person would write: a word, a CamelCase word, all capitals, all digits.
+# (And "CTask", "Math56a", "S08", "300ms".)
+_WORDLIKE = lazy(r"[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+|[0-9]+"
+                       r"|(?:[A-Z]?[a-z]+|[A-Z]+)[0-9]+[a-z]?|[0-9]+[A-Za-z]{1,3}")
+# A run of token characters between white space, quotes, brackets and separators.
+_BARE_TOKEN = lazy(r"[^\s\"'`()\[\]{}<>,;|:]{10,}")  # ":" too: user:password
+_STRONG_SYMBOLS = frozenset("!#$%&*+=?@^~")
+_TOKEN_SYMBOLS = _STRONG_SYMBOLS | frozenset("._-")
+_BASE64_SYMBOLS = frozenset("+=")  # a piece of base64 (keys in base64 have rules of their own)
+# Syntax, not a value: a regex class (A-Z, a-z, 0-9), a power (**), a token paste (##),
+_SYNTAX = lazy(r"A-Z|a-z|0-9|\*\*|##|%[0-9A-F]{2}|=\?")  # %-escapes, =?MIME?=
+_ARITHMETIC = frozenset("*+=")
+# A run of letters and digits no word or name has inside it (zk7zQz, M8Me); an
+# expression of names and numbers ("2*self.KL+1+i") has at most one kind of them.
+_ODD_SEGMENT = lazy(r"[A-Za-z0-9]*(?:[a-z][A-Z]|[0-9][A-Za-z][0-9]|[A-Za-z][0-9][A-Za-z])[A-Za-z0-9]*")
+_HAS_STRONG = lazy(r"[!#$%&*+=?@^~]")
+_TWO_STRONG = lazy(r"[!#$%&*+=?@^~][^!#$%&*+=?@^~]*[!#$%&*+=?@^~]")
+_NAME_EQUALS = lazy(r"[A-Za-z_][A-Za-z_.-]*=")  # "name=value": judge the value
+_WORD_DASH = lazy(r"[a-z]{3,12}-")  # "label-value"
+_QUERY = lazy(r"[A-Za-z_]\w*=[^&=]*&[A-Za-z_]\w*=")  # a=1&b=2
+_ESCAPE_END = lazy(r"(?:\\[rnt])+$")  # send "...\r" in an expect script
+_EMAIL = lazy(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+def _symbol_rich(token: str, holds_secret: Callable[[str], object]) -> bool:
+    """``token`` mixes upper case, lower case, digits and two or more kinds of symbol,
+    two of them beyond the . _ - that names and versions use ("U@t*..P+%I5.Ak~L",
+    "BMwL3!M8Me*VXu_AdYJ"), its class changing at least six times: what a password
+    generator prints, and what people almost never write otherwise (a locale name
+    "sr_RS.UTF-8@latin" or an expression "ctx.Emax-ctx.prec+1" has one). Not base64
+    (only + and =), a query string (& and =), an address, a variable, a reference
+    (~mod.Class) or a list item."""
+    body = token.rstrip("=")  # base64 padding is not a symbol anyone chose
+    symbols = {ch for ch in body if not ch.isalnum()}
+    return (10 <= len(token) <= 64 and token.isascii() and len(symbols) >= 2
+            and symbols <= _TOKEN_SYMBOLS and sum(ch in _STRONG_SYMBOLS for ch in body) >= 2
+            and not symbols <= _BASE64_SYMBOLS and not _QUERY.search(token)
+            and any(ch.isupper() for ch in token) and any(ch.islower() for ch in token)
+            and any(ch.isdigit() for ch in token) and _switches(token) >= 6
+            and not token.startswith(("$", "%", "&", "-", "+", "=", "*", "#", "@", ".", "~", "^"))
+            and not _EMAIL.fullmatch(token) and not _encodes_text(token, holds_secret)
+            and not _SYNTAX.search(body)
+            and ("*" not in token or not symbols & _STRONG_SYMBOLS <= _ARITHMETIC
+                 or len(set(_ODD_SEGMENT.findall(token))) >= 2))
+
+
+def generated_password_spans(text: str, holds_secret: Callable[[str], object]) -> list[tuple[int, int]]:
+    """Spans of values shaped like generated passwords, whatever word stands near them.
+
+    Grouped: three or more groups, two or more with upper case and two with lower
+    case (an advisory id GHSA-hxm8-2xgr-2p9m has one), and at least half the
+    groups (two or more) unlike anything a person writes as a word
+    ("GicC", "b6cl"): CamelCase names, UUIDs, product keys and k8s pod names are
+    words, capitals or lower-case hex. Symbol-rich: see ``_symbol_rich``; quotes,
+    brackets and a leading ``name=`` are not part of the value.
+    """
+    spans = []
+    grouped = _GROUPED.finditer(text) if _INNER_GROUP.search(text) else ()
+    for m in grouped:
+        token = m.group()
+        groups = token.split(m.group(1))
+        odd = sum(1 for g in groups if not _WORDLIKE.fullmatch(g))
+        upper = sum(1 for g in groups if any(ch.isupper() for ch in g))
+        lower = sum(1 for g in groups if any(ch.islower() for ch in g))
+        if odd >= 2 and 2 * odd >= len(groups) and upper >= 2 and lower >= 2:
+            spans.append((m.start(), m.end()))
+    bare = _BARE_TOKEN.finditer(text) if _HAS_STRONG.search(text) else ()
+    for m in bare:
+        if not _TWO_STRONG.search(m.group()):
+            continue  # _symbol_rich needs two strong symbols, and stripping adds none
+        start, token = m.start(), _ESCAPE_END.sub("", m.group())
+        name = _NAME_EQUALS.match(token)
+        if name:
+            start, token = start + name.end(), token[name.end():]
+        word = _WORD_DASH.match(token)
+        if word and naturalness.bits_per_char(word.group()) < _NAME_BITS:
+            start, token = start + word.end(), token[word.end():]  # nonce-..., sha256-...: a label
+        if _symbol_rich(token, holds_secret):
+            spans.append((start, start + len(token)))
+    return spans
+
+
+# A table's header cell that names a credential column: password, secret, token, API key, ...
+_CREDENTIAL_HEADER = lazy(
+    r"(?i)^[`*_]*(?:[\w .-]{0,20}[ _-])?(?:pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[ _-]?key|apikey"
+    r"|access[ _-]?key|secret[ _-]?key|private[ _-]?key|credentials?|creds?|pin|(?P<key>keys?))[`*_]*$")
+_TABLE_LINE = lazy(r"^[ \t]*\|.*\|[ \t]*$|^[^\n,]{1,60}(?:,[^\n,]{0,200}){1,20}$")
+
+
+def table_cell_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of values in a table's credential column: a Markdown or CSV header with a
+    cell that names one (password, token, api key, ...), and below it, in that column,
+    a value a person chose with a digit in it or a machine-made one (gate/naturalness.py).
+    Placeholders, references and words pass (``*** ``, ``<vault>``, ``in 1Password``)."""
+    if "|" not in text and "," not in text:
+        return []
+    spans: list[tuple[int, int]] = []
+    lines = text.split("\n")
+    offset, columns, sep = 0, None, ""
+    for line in lines:
+        if not _TABLE_LINE.match(line):
+            columns = None
+        elif columns is None:
+            sep = "|" if line.strip().startswith("|") else ","
+            cells = _cells(line, sep)
+            found = [(i, bool(m.group("key"))) for i, (_, cell) in enumerate(cells)
+                     if (m := _CREDENTIAL_HEADER.match(cell.strip()))]
+            columns = found or None
+        else:
+            cells = _cells(line, sep)
+            for i, just_key in columns:
+                if i < len(cells):
+                    start, cell = cells[i]
+                    value = cell.strip().strip("`'\"")
+                    if value and _a_credential(value, machine_made=just_key):
+                        at = offset + start + cell.index(value)
+                        spans.append((at, at + len(value)))
+        offset += len(line) + 1
+    return spans
+
+
+def _cells(line: str, sep: str) -> list[tuple[int, str]]:
+    """(start, text) of each cell of a table line."""
+    out, start = [], 0
+    if sep == "|":
+        first = line.index("|")
+        parts = line[first + 1:].split("|")[:-1]
+        start = first + 1
+    else:
+        parts = line.split(",")
+    for part in parts:
+        out.append((start, part))
+        start += len(part) + 1
+    return out
+
+
+def _a_credential(value: str, machine_made: bool = False) -> bool:
+    """A cell's value is a credential: one token, not a placeholder or a reference, a
+    letter and a digit, and chosen (a symbol beyond - _ . or mixed case) or machine-made
+    (only machine-made under a header that just says "key": its cells may be names)."""
+    if (not 6 <= len(value) <= 200 or any(ch.isspace() for ch in value) or set(value) <= set("-:| ")
+            or _FILLER.search(value) or not any(ch.isdigit() for ch in value)
+            or not any(ch.isalpha() for ch in value) or value[0] in "$<{%[(/~"
+            or "://" in value or "..." in value or value.startswith(("env:", "vault:", "op:", "arn:"))):
+        return False
+    chosen = not machine_made and (any(not ch.isalnum() and ch not in "-_." for ch in value)
+                                   or (value.lower() != value and value.upper() != value))
+    return chosen or naturalness.bits_per_char(value) >= _MADE_BY_A_MACHINE
+
