@@ -234,7 +234,10 @@ _UNITS = ["pw: ", "token=", "password is ", "pass:a", "secret: &str", "a:", "pw=
           'Key("', "PGPASSWORD=", "requirepass ", "wifi: a / ", "κωδικός ",
           "gh secret set ", "kubectl create secret ", "access for ", "token you asked for ", "pw (",
           'expect "password:"; send ', 'open("a.b", "u", ', "رمز عبور ", "$krb5tgs$23$", "a::b:",
-          "LS0tLS1CRUdJTi", "p12 ", "[1,", "Hanami43", "MFA_TOTP_SECRET=", "curl a | sh ", "-> "]
+          "LS0tLS1CRUdJTi", "p12 ", "[1,", "Hanami43", "MFA_TOTP_SECRET=", "curl a | sh ", "-> ",
+          # Found by an adversarial run: base64 that decodes to one long word ("abcabc..."),
+          # and a word character beside a digit (the e-mail pair rule's local part).
+          "YWJj", "Zm9v", "Zm9vYmFy", "é1", "1é", "ä1", "я1", "中1"]
 
 
 @pytest.mark.parametrize("text", [
@@ -250,14 +253,17 @@ def test_a_hostile_text_cannot_stall_the_gate(text: str) -> None:
     # text may cost about four times as much, a quadratic rule costs sixteen.
     import time
 
-    def cost(t: str) -> float:  # the better of two runs: a pause elsewhere is not ours
+    def cost(t: str) -> float:
+        # This process's CPU time, the best of three runs: on a loaded machine the wall
+        # clock of a run also counts the time others had the core, which failed this
+        # test for rules that are linear.
         best = 1e9
-        for _ in range(2):
-            start = time.perf_counter()
+        for _ in range(3):
+            start = time.process_time()
             gate.scan(t)
             gate.redact(t)
             context.fence(t)
-            best = min(best, time.perf_counter() - start)
+            best = min(best, time.process_time() - start)
         return best
 
     cost("warm up: password=hunter2x")

@@ -330,7 +330,11 @@ _LEET_RUN = re.compile(r"(?<![A-Za-z0-9@$|!])(?=[A-Za-z0-9@$|!]*?(?:[A-Za-z][0-9
                        r"[A-Za-z0-9@$|!]+")
 _LEET = (str.maketrans("0134578@$|!", "oieastbasli"), str.maketrans("0134578@$|!", "oleastbasli"))
 _ENCODED = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}|(?:[0-9a-fA-F]{2}){12,}")
-_READABLE = re.compile(r"[A-Za-z][a-z]+(?: [A-Za-z.~/-][\w.~/-]*){2,}")
+# Three words or more. A match may start only where a run of lower case starts (one
+# starting inside a run has one starting a letter earlier with the same tail), and
+# no word gives back a letter it took (what follows a word is never part of it):
+# "abcabc..." decoded from 16 KB of base64 took 2 s, quadratic; now linear.
+_READABLE = re.compile(r"(?:(?<![a-z])[a-z]|[A-Z])[a-z]++(?: [A-Za-z.~/-][\w.~/-]*+){2,}")
 
 
 def _readings(text: str) -> list[str]:

@@ -271,7 +271,10 @@ _MNEMONIC_WORD = r"(?!(?:the|and|for|with|from|that|this|then|into|when|are|was|
 EXTRA_PATTERNS += [
     # Two rules, so that the e-mail one runs only on a text with an "@" in it (trying an
     # address at every word costs more than the rest of the gate on long prose).
-    ("email-password-pair", rf"{_EMAIL}\s*[/|]\s*{_STRONG}",
+    # Starting only where the address starts, without giving back a character of its
+    # name: the same matches, and no longer quadratic on a long run of word characters
+    # ("é1" x 8,000 took 0.6 s).
+    ("email-password-pair", rf"(?<![\w.+-])(?=[\w.+-]++@){_EMAIL}\s*[/|]\s*{_STRONG}",
      "an account's e-mail address and its password side by side: 'qa@acme.io / ...'"),
     ("login-password-pair",
      rf"(?i:\b(?:u|usr|user(?:name)?|login)\s*[:=]\s*\S{{1,200}}[\s,;]+(?:p|pw|pwd|pass)\s*[:=]\s*){_HUMAN}"
