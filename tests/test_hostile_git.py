@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
-from conftest import gm, git, ok, texts
+import pytest
+
+from conftest import GIT_MEM, gm, git, ok, texts
 
 LATIN1_NAME = "Jos\udce9 Garc\udceda"  # b"Jos\xe9 Garc\xeda", passed to git as bytes
 
@@ -111,3 +115,137 @@ def test_a_remote_that_answers_in_latin1_does_not_break_sync(team: dict[str, Pat
     assert out.returncode == 0, out.stderr
     ok(gm("sync", cwd=a))
     assert "the queue worker retries three times" in texts(a, "queue worker")
+
+
+# -- C: a full disk and a read-only .git under push, sync and rekey ---------------------
+
+def _can_unshare(tmp: Path) -> bool:
+    probe = tmp / "ns-probe"
+    probe.mkdir(exist_ok=True)
+    try:
+        proc = subprocess.run(
+            ["unshare", "-rm", "sh", "-c",
+             'mount -t tmpfs -o size=1m tmpfs "$0" && mount --bind -o ro "$0" "$0" '
+             '&& ! touch "$0/x" 2>/dev/null', str(probe)],
+            capture_output=True, check=False, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
+
+
+@pytest.fixture
+def namespaces(tmp_path: Path) -> None:
+    if not _can_unshare(tmp_path):
+        pytest.skip("needs unshare -rm, tmpfs and bind mounts (user namespaces)")
+
+
+# Runs in a private mount namespace: b's clone on a small tmpfs that it fills.
+_FULL_DISK = textwrap.dedent('''
+    import json, os, subprocess, sys
+    mnt, bare, a, git_mem = sys.argv[1:5]
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt], check=True)
+    os.environ["TMPDIR"] = mnt
+    b = os.path.join(mnt, "b")
+    out = {}
+
+    def run(name, *args, cwd=b):
+        p = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
+        out[name] = [p.returncode, p.stdout, p.stderr]
+
+    def fill():
+        try:
+            with open(os.path.join(mnt, "fill-%d" % len(os.listdir(mnt))), "wb", 0) as fh:
+                while True:
+                    fh.write(b"\\0" * 4096)
+        except OSError:
+            pass
+
+    def free():
+        for f in os.listdir(mnt):
+            if f.startswith("fill-"):
+                os.unlink(os.path.join(mnt, f))
+
+    subprocess.run(["git", "clone", "-q", bare, b], check=True)
+    subprocess.run(["git", "config", "user.name", "Bob Roe"], cwd=b, check=True)
+    subprocess.run(["git", "config", "user.email", "bob@example.com"], cwd=b, check=True)
+    run("setup sync", git_mem, "sync")
+    run("setup add", git_mem, "add", "the full disk note about sprockets")
+    # A teammate shares more while b's disk fills.
+    run("a add", git_mem, "add", "the queue worker retries three times", cwd=a)
+    run("a sync", git_mem, "sync", cwd=a)
+    fill()
+    run("push", git_mem, "push")
+    run("remote after push", "git", "ls-remote", bare, "refs/memory/*")
+    run("sync", git_mem, "sync")
+    run("rekey", git_mem, "rekey")
+    free()
+    run("push again", git_mem, "push")
+    run("sync again", git_mem, "sync")
+    run("status", git_mem, "status", "--json")
+    run("fsck", "git", "fsck", "--strict")
+    print(json.dumps(out))
+''')
+
+
+def test_a_full_disk_under_push_sync_and_rekey_is_said_not_a_bug(
+        team: dict[str, Path], tmp_path: Path, namespaces: None) -> None:
+    a, _ = _shared(team)
+    driver = tmp_path / "full_disk.py"
+    driver.write_text(_FULL_DISK)
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    proc = subprocess.run(["unshare", "-rm", sys.executable, str(driver), str(mnt),
+                           str(tmp_path / "remote.git"), str(a), GIT_MEM],
+                          capture_output=True, text=True, check=False, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    for name in ("setup sync", "setup add", "a add", "a sync"):
+        assert out[name][0] == 0, (name, out[name])
+    # The push reached the remote: said so, with what this clone could not record.
+    code, stdout, err = out["push"]
+    _quiet(subprocess.CompletedProcess([], code, stdout, err))
+    assert code == 0, err
+    assert "(new)" in stdout, stdout
+    assert err.startswith("warning: pushed to 'origin', but this clone could not record it: "
+                          "no space left on the device holding "), err
+    assert "counts it as unpushed" in err and len(err.splitlines()) == 1, err
+    assert out["remote after push"][1].count("refs/memory/") == 2, out["remote after push"]
+    # A fetch that cannot write here is the disk's fault, not the remote's (was exit 8).
+    for name in ("sync", "rekey"):
+        code, stdout, err = out[name]
+        _one_error(subprocess.CompletedProcess([], code, stdout, err), 13, "no space left")
+        assert "remote's name or URL" not in err, (name, err)
+    # Space again: the push is recorded, nothing is unpushed, nothing is corrupt.
+    for name in ("push again", "sync again", "status", "fsck"):
+        assert out[name][0] == 0, (name, out[name])
+    assert out["push again"][2] == "" and "(up-to-date)" in out["push again"][1]
+    unpushed = json.loads(out["status"][1])["data"]["unpushed"]
+    assert unpushed["ops"] == 0, unpushed
+
+
+def _ro(clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """git-mem with the clone's .git bind-mounted read-only (EROFS, even for root)."""
+    script = 'mount --bind -o ro "$0/.git" "$0/.git" && cd "$0" && exec "$@"'
+    return subprocess.run(["unshare", "-rm", "sh", "-c", script, str(clone), GIT_MEM, *args],
+                          cwd=clone, capture_output=True, text=True, check=False, timeout=300)
+
+
+def test_a_read_only_git_under_push_sync_and_rekey_is_said_not_a_bug(
+        team: dict[str, Path], tmp_path: Path, namespaces: None) -> None:
+    a, b = _shared(team)
+    ok(gm("add", "the read-only note about the flux capacitor", cwd=b))
+    ok(gm("add", "the queue worker retries three times", cwd=a))
+    ok(gm("sync", cwd=a))
+    # sync: the fetch cannot write the teammate's objects here.
+    _one_error(_ro(b, "sync"), 14, "read-only file system")
+    # push: it reaches the remote; this clone cannot record it, and says so.
+    out = _ro(b, "push")
+    _quiet(out)
+    assert out.returncode == 0 and "(new)" in out.stdout, out.stderr
+    assert "warning: pushed to 'origin', but this clone could not record it: cannot write " \
+        in out.stderr and "read-only file system" in out.stderr, out.stderr
+    ok(gm("sync", cwd=a))
+    assert "the read-only note about the flux capacitor" in texts(a, "flux capacitor")
+    _one_error(_ro(b, "rekey"), 14, "read-only file system")
+    ok(gm("sync", cwd=b))  # writable again: everything works
+    assert json.loads(ok(gm("status", "--json", cwd=b)).stdout)["data"]["unpushed"]["ops"] == 0

@@ -45,6 +45,13 @@ def push(pool: Pool, remote: str | None = None) -> SyncReport:
     """Push this clone's own partitions to ``remote`` (fast-forward only)."""
     remote = remote or pool.log.default_remote(push=True)
     pushed = pool.log.push(remote, pool.log.own_partitions())
+    unrecorded = sorted({p.unrecorded for p in pushed if p.unrecorded})
+    if unrecorded:
+        # The remote has it: what the command is for. Only this clone's note of
+        # it (refs/memory-remotes/) is missing, so status counts it as unpushed.
+        pool.warn(f"pushed to '{remote}', but this clone could not record it: "
+                  f"{'; '.join(unrecorded)}; 'git mem status' counts it as unpushed "
+                  "until a later push records it")
     return SyncReport(
         remote=remote,
         pushed=[{"partition": p.partition, "status": p.status, "old": p.old, "new": p.new}
@@ -92,6 +99,11 @@ def rekey(pool: Pool) -> RekeyReport:
     remote has it (all its ops moved). The new id is saved last, so an
     interrupted rekey leaves this clone on its old id and can run again.
     """
+    with pool.writing():  # a full disk or a read-only .git: the typed error
+        return _rekey(pool)
+
+
+def _rekey(pool: Pool) -> RekeyReport:
     try:
         old_cid = pool.log.clone_id()
         own = pool.log.own_partitions()

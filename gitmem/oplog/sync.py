@@ -17,7 +17,14 @@ from __future__ import annotations
 import hashlib
 import re
 
-from ..errors import NoRemote, PushRejected, RemoteError
+from ..errors import (
+    GitMemError,
+    NoRemote,
+    PushRejected,
+    RemoteError,
+    errno_in_text,
+    from_os_error,
+)
 from .gitcmd import Git, last_line
 from .history import History
 from .libgit2 import Libgit2, pygit2
@@ -102,6 +109,9 @@ class Sync:
             f"+{REF_PREFIX}*:{REMOTE_PREFIX}{ns}/*",
         )
         if proc.returncode != 0:
+            here = self._local_failure(proc.stderr, f"fetch from '{remote}'")
+            if here is not None:
+                raise here
             raise RemoteError(
                 f"git fetch from '{remote}' failed: {last_line(proc.stderr)}",
                 "check the remote's name or URL and your access (git fetch "
@@ -210,9 +220,11 @@ class Sync:
             new = local.get(REF_PREFIX + name, "")
             status = {"*": "new", "=": "up-to-date", "+": "forced"}.get(flag, "fast-forward")
             old = before.get(f"{REMOTE_PREFIX}{ns}/{name}")
-            results.append(Pushed(name, status, old, new))
-            # Keep our view of the remote current, as git does for branches.
-            self._set_tracking(f"{REMOTE_PREFIX}{ns}/{name}", new)
+            # Keep our view of the remote current, as git does for branches. The
+            # push is done whatever happens here: a full disk or a read-only .git
+            # only leaves this clone's record of it behind (said, not raised).
+            unrecorded = self._set_tracking(f"{REMOTE_PREFIX}{ns}/{name}", new)
+            results.append(Pushed(name, status, old, new, unrecorded))
         if rejected:
             name, dst, summary = rejected[0]
             if "stale info" in summary:
@@ -236,15 +248,40 @@ class Sync:
                 "'git mem rekey'",
             )
         if proc.returncode != 0:
+            here = self._local_failure(proc.stderr, f"push to '{remote}'")
+            if here is not None:
+                raise here
             raise RemoteError(
                 f"git push to '{remote}' failed: {last_line(proc.stderr)}",
                 f"check the remote's name or URL and your access (git push {remote})",
             )
         return results
 
-    def _set_tracking(self, ref: str, tip: str) -> None:
-        if tip:
+    def _set_tracking(self, ref: str, tip: str) -> str:
+        """Record what the remote now holds; "" when done, else why it could not be."""
+        if not tip:
+            return ""
+        try:
             self._refs.put(ref, tip)
+        except (OSError, pygit2.GitError) as exc:
+            typed = from_os_error(exc, self._state.path.parent) if isinstance(exc, OSError) \
+                else None
+            return typed.message if typed is not None else f"cannot write {ref}: {exc}"
+        return ""
+
+    def _local_failure(self, stderr: str, what: str) -> GitMemError | None:
+        """The typed error when git failed on this side: no space left, a read-only
+        .git (its own words in ``stderr``), never blamed on the remote. "Permission
+        denied" is left out: from a remote it is about access."""
+        for line in reversed(stderr.splitlines()):
+            code = errno_in_text(line, permission=False)
+            if code is None or line.lstrip().startswith("remote:"):
+                continue
+            typed = from_os_error(OSError(code, line), self._state.path.parent)
+            if typed is not None:
+                typed.message = f"git {what} failed here: {typed.message} ({line.strip()})"
+                return typed
+        return None
 
     def add_fetch_refspec(self, remote: str) -> bool:
         """Make a plain ``git fetch <remote>`` also fetch memory. Idempotent."""
