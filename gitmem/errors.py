@@ -173,6 +173,13 @@ class PushRejected(GitMemError):
     exit_code = 9
 
 
+class RefNameConflict(PushRejected):
+    """The remote holds a ref that blocks a partition's name: ``refs/memory/<p>/x``
+    (a ref cannot be a name and a folder at once), pushed there by someone."""
+
+    code = "ref_name_conflict"
+
+
 class PartitionConflict(GitMemError):
     code = "partition_conflict"
     exit_code = 10
@@ -180,6 +187,18 @@ class PartitionConflict(GitMemError):
         "this clone's partition is also written from another place (a copied .git?); "
         "run 'git mem rekey' here to move this clone's unpushed ops to a new partition, "
         "then 'git mem sync'"
+    )
+
+
+class PartitionNotACommit(PartitionConflict):
+    """This clone's own partition ref points at something that is not a commit (a
+    tag, blob, tree, or a missing object): an append on it would write a commit
+    with a parent git cannot read, which breaks gc and every push."""
+
+    code = "partition_not_a_commit"
+    default_hint = (
+        "run 'git mem rekey': it keeps the odd ref under refs/memory-backup/ and moves "
+        "this clone's writes to a new partition"
     )
 
 

@@ -249,3 +249,104 @@ def test_a_read_only_git_under_push_sync_and_rekey_is_said_not_a_bug(
     _one_error(_ro(b, "rekey"), 14, "read-only file system")
     ok(gm("sync", cwd=b))  # writable again: everything works
     assert json.loads(ok(gm("status", "--json", cwd=b)).stdout)["data"]["unpushed"]["ops"] == 0
+
+
+# -- B: this clone's own partition ref pointing at something that is not a commit -------
+
+def _own_ref(clone: Path) -> str:
+    cid = (clone / ".git" / "mem" / "clone-id").read_text().strip()
+    refs = git("for-each-ref", "--format=%(refname)", "refs/memory/", cwd=clone).stdout.split()
+    [ref] = [r for r in refs if r.endswith("-" + cid)]
+    return ref
+
+
+def _retarget(clone: Path, kind: str) -> str:
+    """Point this clone's partition ref at a tag, blob, tree or missing object."""
+    ref = _own_ref(clone)
+    tip = git("rev-parse", ref, cwd=clone).stdout.strip()
+    if kind == "tag":
+        body = f"object {tip}\ntype commit\ntag t\ntagger x <x@e> 0 +0000\n\nm\n"
+        oid = git("mktag", cwd=clone, input=body).stdout.strip()
+    elif kind == "blob":
+        oid = git("hash-object", "-w", "--stdin", cwd=clone, input="a blob\n").stdout.strip()
+    elif kind == "tree":
+        oid = git("rev-parse", f"{tip}^{{tree}}", cwd=clone).stdout.strip()
+    else:
+        oid = "0123456789abcdef0123456789abcdef01234567"
+        (clone / ".git" / ref).write_text(oid + "\n")
+        return oid
+    git("update-ref", ref, oid, cwd=clone)
+    return oid
+
+
+@pytest.mark.parametrize("kind", ["tag", "blob", "tree", "missing"])
+def test_a_partition_ref_that_is_not_a_commit_is_never_built_on_nor_pushed(
+        team: dict[str, Path], tmp_path: Path, kind: str) -> None:
+    a, b = _shared(team)
+    ok(gm("add", "owls nest in the old barn behind the depot", cwd=b))
+    ok(gm("sync", cwd=b))
+    ok(gm("add", "the staging database is db-stage-2 on port 5433", cwd=b))  # not pushed yet
+    ref = _own_ref(b)
+    odd = _retarget(b, kind)
+    bare = tmp_path / "remote.git"
+    remote_before = git("for-each-ref", cwd=bare).stdout
+    for args in (["add", "release builds are signed with the hardware key in vault 7"], ["push"], ["sync"]):
+        line = _one_error(gm(*args, cwd=b), 10, f"partition {ref} points at {odd[:12]}",
+                          "which is not a commit", "rekey")
+        if kind == "tag":
+            assert "git update-ref " in line, line
+    assert git("rev-parse", ref, cwd=b).stdout.strip() == odd  # nothing built on it
+    assert git("for-each-ref", cwd=bare).stdout == remote_before  # nothing spread
+    if kind != "missing":  # (git itself cannot gc a repository whose ref names nothing)
+        ok(git("fsck", "--strict", cwd=b, check=False))
+        ok(git("gc", "-q", cwd=b, check=False))
+    # The hint heals it: rekey keeps the odd object, and writing and sharing work again.
+    rekey = json.loads(ok(gm("rekey", "--json", cwd=b)).stdout)["data"]
+    assert len(rekey["backups"]) == (0 if kind == "missing" else 1)
+    if kind == "tag":  # the op the tag wrapped, pushed nowhere, is moved, not lost
+        assert rekey["moved_ops"] == 1
+    ok(gm("add", "release builds are signed with the hardware key in vault 7", cwd=b))
+    ok(gm("sync", cwd=b))
+    ok(gm("sync", cwd=a))
+    assert "owls nest in the old barn behind the depot" in texts(a, "owls barn")
+    assert "release builds are signed with the hardware key in vault 7" in texts(
+        a, "release builds signed")
+    assert ("the staging database is db-stage-2 on port 5433" in texts(
+        a, "staging database port")) == (kind == "tag")
+    if kind != "missing":
+        ok(git("fsck", "--strict", cwd=b, check=False))
+    ok(git("fsck", "--strict", cwd=bare, check=False))
+
+
+# -- D: a teammate's ref under this clone's partition name on the remote -----------------
+
+def test_a_ref_that_blocks_our_partition_on_the_remote_is_named_with_how_to_remove_it(
+        team: dict[str, Path], tmp_path: Path) -> None:
+    a, b = _shared(team)
+    c = team["c"]
+    ok(gm("add", "owls nest in the old barn behind the depot", cwd=b))
+    ok(gm("sync", cwd=b))
+    ref = _own_ref(b)
+    # The teammate moves b's partition one level down on the remote.
+    git("fetch", "-q", "origin", f"{ref}:refs/tmp/v", cwd=a)
+    git("push", "-q", "origin", f":{ref}", cwd=a)
+    git("push", "-q", "origin", f"refs/tmp/v:{ref}/x", cwd=a)
+    ok(gm("add", "release builds are signed with the hardware key in vault 7", cwd=b))
+    for args in (["sync"], ["push"]):
+        line = _one_error(gm(*args, cwd=b), 9, f"'origin' cannot store {ref}: it holds {ref}/x",
+                          f"git push origin :{ref}/x")
+        assert "refs outside refs/heads" not in line, line  # not the host's fault
+    # The nested ref is nobody's partition: no clone takes it as one (it was
+    # integrated as refs/memory/x before).
+    ok(gm("sync", cwd=c))
+    for clone in (b, c):
+        refs = git("for-each-ref", "--format=%(refname)", "refs/memory/", cwd=clone).stdout
+        assert "refs/memory/x\n" not in refs, refs
+        assert gm("status", cwd=clone).stderr == ""
+    # As the hint says: remove it, and everything flows again.
+    git("push", "-q", "origin", f":{ref}/x", cwd=a)
+    ok(gm("sync", cwd=b))
+    ok(gm("sync", cwd=c))
+    assert "release builds are signed with the hardware key in vault 7" in texts(
+        c, "release builds signed")
+    ok(git("fsck", "--strict", cwd=tmp_path / "remote.git", check=False))

@@ -21,6 +21,7 @@ from ..errors import (
     GitMemError,
     NoRemote,
     PushRejected,
+    RefNameConflict,
     RemoteError,
     errno_in_text,
     from_os_error,
@@ -30,10 +31,13 @@ from .history import History
 from .libgit2 import Libgit2, pygit2
 from .purge import Purges
 from .records import Integrated, Pushed
-from .refs import REF_PREFIX, REMOTE_PREFIX, Refs, own_partitions
+from .refs import REF_PREFIX, REMOTE_PREFIX, Refs, own_partitions, tracked_partition
 from .state import State
 
 _REMOTE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# git's words for a ref that cannot be created because another ref is in the way
+# (refs/files-backend.c): "cannot lock ref 'A': 'A/x' exists; cannot create 'A'".
+_EXISTS = re.compile(r"cannot lock ref '([^']+)': '([^']+)' exists")
 
 
 class Sync:
@@ -137,7 +141,10 @@ class Sync:
         local = self._refs.under(REF_PREFIX)
         own = set(own_partitions(local, cid))
         for tref, tip in sorted(self.tracking(namespace).items()):
-            name = tref.rsplit("/", 1)[-1]
+            found = tracked_partition(tref)
+            if found is None:
+                continue  # not a partition (refs/memory/<p>/x on the remote): never ours to take
+            name = found
             ref = REF_PREFIX + name
             have = local.get(ref)
             if have == tip:
@@ -155,6 +162,8 @@ class Sync:
                 local[ref] = tip
                 continue
             if mine:
+                if have is not None and not self._history.is_commit(have):
+                    continue  # not a conflict: our ref is damaged (check_own_tip says so)
                 if have is None or not self._history.is_ancestor(tip, have):
                     if self._purges.replaced_before(name, tip):
                         continue  # the history we purged: our next push replaces it
@@ -197,6 +206,7 @@ class Sync:
             ref = REF_PREFIX + p
             theirs = before.get(f"{REMOTE_PREFIX}{ns}/{p}")
             ours = local.get(ref)
+            self._history.check_own_tip(ref, ours, nothing="pushed")  # never spread it
             if (theirs and ours and not self._history.is_ancestor(theirs, ours)
                     and self._purges.replaced_before(p, theirs)):
                 specs.append(f"{ref}:{ref}")  # no '+': it would override the lease
@@ -234,6 +244,16 @@ class Sync:
                     "run 'git mem pull', then push again; if pull reports a partition "
                     "conflict, run 'git mem rekey'",
                 )
+            blocked = self._blocker(proc.stderr, dst, ns) if "remote rejected" in summary \
+                else None
+            if blocked is not None:
+                raise RefNameConflict(
+                    f"'{remote}' cannot store {dst}: it holds {blocked}, and a ref cannot be "
+                    "both a name and a folder (someone pushed it there; it is no partition)",
+                    f"see what it holds ('git fetch {remote} {blocked}' then 'git log "
+                    f"FETCH_HEAD'), keep it under another name if it matters, then remove it: "
+                    f"git push {remote} :{blocked}; then git mem sync",
+                )
             if "remote rejected" in summary:
                 raise PushRejected(
                     f"'{remote}' rejected {dst}: {summary}",
@@ -256,6 +276,21 @@ class Sync:
                 f"check the remote's name or URL and your access (git push {remote})",
             )
         return results
+
+    def _blocker(self, stderr: str, dst: str, ns: str) -> str | None:
+        """The ref on the remote that keeps ``dst`` from being created there, when a
+        rejection is a name/folder conflict: named by git's own message ("cannot
+        lock ref '<dst>': '<dst>/x' exists"), else seen in what the last fetch
+        brought (refs/memory-remotes/<ns>/<p>/...), else None."""
+        for m in _EXISTS.finditer(stderr):
+            locked, there = m.group(1), m.group(2)
+            if locked == dst and (there.startswith(dst + "/") or dst.startswith(there + "/")):
+                return there
+        inside = f"{REMOTE_PREFIX}{ns}/{dst[len(REF_PREFIX):]}/"
+        for tref in sorted(self.tracking(ns)):
+            if tref.startswith(inside):
+                return REF_PREFIX + tref[len(f"{REMOTE_PREFIX}{ns}/"):]
+        return None
 
     def _set_tracking(self, ref: str, tip: str) -> str:
         """Record what the remote now holds; "" when done, else why it could not be."""
