@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +150,8 @@ def _usable(author: ops.Author, *, from_env: bool = False) -> ops.Author:
                               ("email", author.email, "GIT_AUTHOR_EMAIL")):
         if not_utf8(value):
             raw = value.encode("utf-8", "surrogateescape")
+            import shlex  # only for this refusal: off every command's import path
+
             meant = shlex.quote(latin1_reading(value))
             where = (f"set {var} in UTF-8 (or unset it to use user.{field}), e.g. "
                      f"{var}={meant} (its Latin-1 reading)" if from_env else
