@@ -173,6 +173,13 @@ class PushRejected(GitMemError):
     exit_code = 9
 
 
+class RefNameConflict(PushRejected):
+    """The remote holds a ref that blocks a partition's name: ``refs/memory/<p>/x``
+    (a ref cannot be a name and a folder at once), pushed there by someone."""
+
+    code = "ref_name_conflict"
+
+
 class PartitionConflict(GitMemError):
     code = "partition_conflict"
     exit_code = 10
@@ -180,6 +187,18 @@ class PartitionConflict(GitMemError):
         "this clone's partition is also written from another place (a copied .git?); "
         "run 'git mem rekey' here to move this clone's unpushed ops to a new partition, "
         "then 'git mem sync'"
+    )
+
+
+class PartitionNotACommit(PartitionConflict):
+    """This clone's own partition ref points at something that is not a commit (a
+    tag, blob, tree, or a missing object): an append on it would write a commit
+    with a parent git cannot read, which breaks gc and every push."""
+
+    code = "partition_not_a_commit"
+    default_hint = (
+        "run 'git mem rekey': it keeps the odd ref under refs/memory-backup/ and moves "
+        "this clone's writes to a new partition"
     )
 
 
@@ -256,11 +275,32 @@ def from_os_error(exc: OSError, where: str | os.PathLike[str] | None = None, *,
     the place is read-only to us (otherwise only EROFS does)."""
     place = os.fspath(where) if where is not None else (
         os.fsdecode(exc.filename) if isinstance(exc.filename, (str, bytes)) else None)
-    if exc.errno in _NO_SPACE:
+    code = exc.errno if exc.errno is not None else errno_in_text(str(exc))
+    if code in _NO_SPACE:
         on = f" on the device holding {place}" if place else ""
-        return DiskFull(f"{_NO_SPACE[exc.errno]}{on}")
-    if exc.errno == errno.EROFS or (writing and exc.errno in _READ_ONLY):
-        return ReadOnly(f"cannot write {place or 'the repository'}: {_READ_ONLY[exc.errno]}")
-    if exc.errno == errno.EIO:
+        return DiskFull(f"{_NO_SPACE[code]}{on}")
+    if code == errno.EROFS or (writing and code in _READ_ONLY):
+        return ReadOnly(f"cannot write {place or 'the repository'}: {_READ_ONLY[code]}")
+    if code == errno.EIO:
         return DiskError(f"disk I/O error writing {place or 'the repository'}")
+    return None
+
+
+# The C library's words for the errors above, as libgit2 and git print them
+# ("failed to write out file: No space left on device"): their OSErrors and
+# messages carry no errno.
+_STRERRORS = {os.strerror(code): code
+              for code in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO)}
+
+
+def errno_in_text(text: str, *, permission: bool = True) -> int | None:
+    """The errno a message from libgit2 or git names by its C library words
+    ("...: No space left on device"), or None. ``permission``: also "Permission
+    denied" (not for a remote's messages, where it is about access)."""
+    found = dict(_STRERRORS)
+    if permission:
+        found[os.strerror(errno.EACCES)] = errno.EACCES
+    for words, code in found.items():
+        if words in text:
+            return code
     return None

@@ -17,7 +17,7 @@ import msgspec
 from .. import ops
 from ..errors import InvalidInput, NoIdentity, PartitionConflict
 from ..model import InitReport, RekeyReport, SyncReport
-from ..oplog import REF_PREFIX
+from ..oplog import REF_PREFIX, tracked_partition
 from . import heal
 from .pool import Pool
 
@@ -25,6 +25,9 @@ from .pool import Pool
 def pull(pool: Pool, remote: str | None = None) -> SyncReport:
     """Fetch every partition from ``remote`` and bring the others' forward."""
     remote = remote or pool.log.default_remote()
+    # A partition ref of ours that is not a commit: git's own fetch may fail on it
+    # (an object that is missing) and a push would spread it; say what is wrong.
+    pool.log.check_own_tips("fetched")
     pool.log.fetch(remote)
     integ = pool.log.integrate(pool.log.namespace(remote), replace=True)
     report = SyncReport(
@@ -45,6 +48,13 @@ def push(pool: Pool, remote: str | None = None) -> SyncReport:
     """Push this clone's own partitions to ``remote`` (fast-forward only)."""
     remote = remote or pool.log.default_remote(push=True)
     pushed = pool.log.push(remote, pool.log.own_partitions())
+    unrecorded = sorted({p.unrecorded for p in pushed if p.unrecorded})
+    if unrecorded:
+        # The remote has it: what the command is for. Only this clone's note of
+        # it (refs/memory-remotes/) is missing, so status counts it as unpushed.
+        pool.warn(f"pushed to '{remote}', but this clone could not record it: "
+                  f"{'; '.join(unrecorded)}; 'git mem status' counts it as unpushed "
+                  "until a later push records it")
     return SyncReport(
         remote=remote,
         pushed=[{"partition": p.partition, "status": p.status, "old": p.old, "new": p.new}
@@ -92,6 +102,11 @@ def rekey(pool: Pool) -> RekeyReport:
     remote has it (all its ops moved). The new id is saved last, so an
     interrupted rekey leaves this clone on its old id and can run again.
     """
+    with pool.writing():  # a full disk or a read-only .git: the typed error
+        return _rekey(pool)
+
+
+def _rekey(pool: Pool) -> RekeyReport:
     try:
         old_cid = pool.log.clone_id()
         own = pool.log.own_partitions()
@@ -102,19 +117,25 @@ def rekey(pool: Pool) -> RekeyReport:
     new_cid = os.urandom(6).hex()
     tracking: dict[str, list[str]] = {}
     for tref, tip in pool.log.tracking().items():
-        tracking.setdefault(tref.rsplit("/", 1)[-1], []).append(tip)
+        tracked = tracked_partition(tref)
+        if tracked is not None:
+            tracking.setdefault(tracked, []).append(tip)
     local = pool.log.partitions()
     plan = [(name, local[REF_PREFIX + name]) for name in own if REF_PREFIX + name in local]
-    backups = [pool.log.backup_ref(name, tip) for name, tip in plan]
+    backups = [b for b in (pool.log.backup_ref(name, tip) for name, tip in plan) if b]
     moved = 0
     renamed: dict[str, str] = {}
     for name, tip in plan:
-        remote_tips = sorted(set(tracking.get(name, [])))
+        # A remote copy that is not a commit holds nothing to keep or to move to.
+        remote_tips = sorted(t for t in set(tracking.get(name, [])) if pool.log.is_commit(t))
+        # A tip someone wrapped in a tag: the ops of the commit it names are moved
+        # (only those that claim this partition, as replay would take them).
+        peeled = pool.log.peel_to_commit(tip)
         lines: list[bytes] = []
-        for pack in pool.log.iter_packs(tip, remote_tips):
+        for pack in pool.log.iter_packs(peeled or tip, remote_tips):
             if pack.data is not None:
                 lines.extend(ops.split_pack(pack.data))
-        moved += _reappend(pool, lines, new_cid, renamed)
+        moved += _reappend(pool, lines, new_cid, renamed, only=name if peeled else None)
         # The old partition now belongs to the other copy (or to nobody).
         newest = [t for t in remote_tips
                   if not any(o != t and pool.log.is_ancestor(t, o) for o in remote_tips)]
@@ -127,8 +148,10 @@ def rekey(pool: Pool) -> RekeyReport:
     return RekeyReport(old_clone_id=old_cid, new_clone_id=new_cid, moved_ops=moved,
                        partitions=renamed, backups=backups)
 
-def _reappend(pool: Pool, lines: list[bytes], new_cid: str, renamed: dict[str, str]) -> int:
-    """Write ops again on this clone's new partition, remapping ids between them."""
+def _reappend(pool: Pool, lines: list[bytes], new_cid: str, renamed: dict[str, str],
+              only: str | None = None) -> int:
+    """Write ops again on this clone's new partition, remapping ids between them
+    (``only``: just the ops that claim that partition)."""
     from ..replay import Decoded, check_line
 
     idmap: dict[str, str] = {}
@@ -138,6 +161,8 @@ def _reappend(pool: Pool, lines: list[bytes], new_cid: str, renamed: dict[str, s
             claimed = ops.decode(raw).partition
         except (msgspec.DecodeError, msgspec.ValidationError):
             continue  # replay skips it too: nothing to move
+        if only is not None and claimed != only:
+            continue
         item = check_line(raw, claimed)
         if not isinstance(item, Decoded):
             continue

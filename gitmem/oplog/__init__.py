@@ -33,11 +33,11 @@ The modules, bottom up:
 from .log import Oplog
 from .objects import PACK_FILE
 from .records import Appended, Integrated, Pack, Pushed, RemoteCopy, Rewrite
-from .refs import BACKUP_PREFIX, REF_PREFIX, REMOTE_PREFIX, STALE_LOCK_SECONDS
+from .refs import BACKUP_PREFIX, REF_PREFIX, REMOTE_PREFIX, STALE_LOCK_SECONDS, tracked_partition
 from .state import CLONE_ID_FILE, STATE_DIR
 
 __all__ = [
     "BACKUP_PREFIX", "CLONE_ID_FILE", "PACK_FILE", "REF_PREFIX", "REMOTE_PREFIX",
     "STALE_LOCK_SECONDS", "STATE_DIR", "Appended", "Integrated", "Oplog", "Pack", "Pushed",
-    "RemoteCopy", "Rewrite",
+    "RemoteCopy", "Rewrite", "tracked_partition",
 ]

@@ -29,6 +29,7 @@ import msgspec
 
 from .. import ops
 from ..errors import LogBusy
+from .history import History
 from .libgit2 import Libgit2, pygit2
 from .objects import PACK_FILE, Objects
 from .records import Appended
@@ -107,10 +108,12 @@ def _message(summary: str, lines: list[bytes], clock: int) -> str:
 class Appender:
     """Writes pack commits onto partition refs."""
 
-    def __init__(self, objects: Objects, refs: Refs, libgit2: Libgit2, state_dir: Path) -> None:
+    def __init__(self, objects: Objects, refs: Refs, libgit2: Libgit2, history: History,
+                 state_dir: Path) -> None:
         self._objects = objects
         self._refs = refs
         self._libgit2 = libgit2
+        self._history = history
         self._state_dir = state_dir
 
     def append(
@@ -154,6 +157,7 @@ class Appender:
         while True:
             attempt += 1
             parent = self._refs.current(ref_name)
+            self._history.check_own_tip(ref_name, parent)
             clock = next_clock()
             lines = make_lines(clock)
             pack = ops.encode_pack(lines)
@@ -203,6 +207,7 @@ class Appender:
             attempt += 1
             ref = repo.references.get(ref_name)
             parent = ref.target if ref is not None else None
+            self._history.check_own_tip(ref_name, str(parent) if parent is not None else None)
             clock = next_clock()
             lines = make_lines(clock)
             blob = repo.create_blob(ops.encode_pack(lines))

@@ -19,7 +19,7 @@ import msgspec
 
 from .. import ops
 from ..errors import BareRepository, NoIdentity, NotARepository
-from .gitconfig import GitConfig
+from .gitconfig import GitConfig, latin1_reading, not_utf8
 from .libgit2 import pygit2
 from .state import STATE_DIR
 
@@ -131,14 +131,33 @@ def identity(config: GitConfig) -> ops.Author:
     env_name = os.environ.get("GIT_AUTHOR_NAME", "").strip()
     env_email = os.environ.get("GIT_AUTHOR_EMAIL", "").strip()
     if env_name and env_email and not any(c in env_name + env_email for c in "<>\n"):
-        return _usable(ops.Author(name=env_name, email=env_email))
+        return _usable(ops.Author(name=env_name, email=env_email), from_env=True)
     name, email = config.identity()
-    return _usable(ops.Author(name=name, email=email))
+    from_env = bool(os.environ.get("GIT_AUTHOR_NAME") or os.environ.get("GIT_AUTHOR_EMAIL"))
+    return _usable(ops.Author(name=name, email=email), from_env=from_env)
 
 
-def _usable(author: ops.Author) -> ops.Author:
+def _usable(author: ops.Author, *, from_env: bool = False) -> ops.Author:
     """The identity, if replay would accept it on an op (ops.author_problem):
-    it is printed on terminals and beside every memory in agents' context."""
+    it is printed on terminals and beside every memory in agents' context.
+
+    An identity whose bytes are not UTF-8 (a legacy Latin-1 ``user.name``;
+    read with surrogateescape) is refused, not stored with U+FFFD in place of
+    its letters: an op is never rewritten, so a mangled name would stand in the
+    team's log for good, and the email names the partition. The hint gives the
+    Latin-1 reading as the value to set."""
+    for field, value, var in (("name", author.name, "GIT_AUTHOR_NAME"),
+                              ("email", author.email, "GIT_AUTHOR_EMAIL")):
+        if not_utf8(value):
+            raw = value.encode("utf-8", "surrogateescape")
+            import shlex  # only for this refusal: off every command's import path
+
+            meant = shlex.quote(latin1_reading(value))
+            where = (f"set {var} in UTF-8 (or unset it to use user.{field}), e.g. "
+                     f"{var}={meant} (its Latin-1 reading)" if from_env else
+                     f"store it in UTF-8, e.g. git config user.{field} {meant} (its Latin-1 "
+                     f"reading); 'git config --show-origin user.{field}' shows where it is set")
+            raise NoIdentity(f"the git identity's {field} is not UTF-8: {raw!r}", where)
     problem = ops.author_problem(author)
     if problem is not None:
         raise NoIdentity(

@@ -24,12 +24,19 @@ if TYPE_CHECKING:
 
 
 def run_git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-            input: str | None = None) -> subprocess.CompletedProcess[str]:
-    """``git args...`` with text output captured; OSError (no git) is the caller's."""
+            input: str | None = None,
+            errors: str = "strict") -> subprocess.CompletedProcess[str]:
+    """``git args...`` with text output captured; OSError (no git) is the caller's.
+
+    ``errors``: how bytes that are not UTF-8 are decoded. git passes config
+    values, identities and remote messages through as they are, whatever their
+    encoding, so callers reading those choose "surrogateescape" (keep the bytes,
+    decide later) or "replace" (messages only shown to a person)."""
     import subprocess
 
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                          env=env, check=False, input=input)
+                          encoding="utf-8", errors=errors, env=env, check=False,
+                          input=input)
 
 
 def last_line(text: str) -> str:
@@ -53,7 +60,9 @@ class Git:
 
     def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
         try:
-            return run_git(*args, cwd=self.workdir, env=_git_env())
+            # What a remote says (its hooks' messages) is any bytes it likes: a byte
+            # that is not UTF-8 is replaced, it never fails the command.
+            return run_git(*args, cwd=self.workdir, env=_git_env(), errors="replace")
         except OSError as exc:
             raise RemoteError(f"cannot run git: {exc}") from exc
 
@@ -71,7 +80,8 @@ def probe_memory(remote: str, cwd: Path, timeout: float) -> int | None:
     try:
         proc = subprocess.run(["git", "ls-remote", "--refs", remote, "refs/memory/*"],
                               cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=timeout,
+                              capture_output=True, text=True, encoding="utf-8",
+                              errors="replace", timeout=timeout,
                               start_new_session=True, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None

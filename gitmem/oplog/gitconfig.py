@@ -148,7 +148,11 @@ def _ask_config(workdir: Path) -> _Listing:
 
     out = _Listing()
     try:
-        proc = run_git("config", "--list", "--show-origin", "--includes", "-z", cwd=workdir)
+        # Any value may hold bytes that are not UTF-8 (a Latin-1 user.name, an
+        # alias): kept as surrogates here, so file names stay exact and no value
+        # we do not use can fail a command.
+        proc = run_git("config", "--list", "--show-origin", "--includes", "-z", cwd=workdir,
+                       errors="surrogateescape")
         text = proc.stdout if proc.returncode == 0 else ""
     except OSError:
         text = ""
@@ -161,19 +165,39 @@ def _ask_config(workdir: Path) -> _Listing:
             if path not in out.origins:
                 out.origins.append(path)
         if name.startswith("gitmem."):
-            out.settings[name] = value
+            out.settings[_text(name)] = _text(value)
         elif name.startswith("remote.") and name.endswith(".url"):
-            out.remotes[key[len("remote."):-len(".url")]] = value
+            out.remotes[_text(key[len("remote."):-len(".url")])] = _text(value)
         elif name.startswith("includeif."):
             out.conditional = True
     return out
+
+
+def _text(value: str) -> str:
+    """A value read with surrogateescape, its bytes that are not UTF-8 replaced
+    (U+FFFD): what settings and remote URLs hold, never an exception."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def not_utf8(value: str) -> bool:
+    """True when ``value`` (read with surrogateescape) held bytes that are not UTF-8."""
+    return any("\udc80" <= c <= "\udcff" for c in value)
+
+
+def latin1_reading(value: str) -> str:
+    """``value`` with each byte that is not UTF-8 read as Latin-1 (what a legacy
+    config most likely meant: b"Jos\\xe9" -> "José"), for a hint."""
+    return "".join(chr(ord(c) - 0xDC00) if "\udc80" <= c <= "\udcff" else c for c in value)
 
 
 def _ask_identity(workdir: Path) -> tuple[str, str]:
     from .gitcmd import run_git
 
     try:
-        proc = run_git("-c", "user.useConfigOnly=true", "var", "GIT_AUTHOR_IDENT", cwd=workdir)
+        # surrogateescape: an identity that is not UTF-8 reaches discover.identity,
+        # which refuses it with a hint (a write's concern, never a read's).
+        proc = run_git("-c", "user.useConfigOnly=true", "var", "GIT_AUTHOR_IDENT", cwd=workdir,
+                       errors="surrogateescape")
     except OSError as exc:
         raise NoIdentity(f"cannot run git to read the identity: {exc}") from exc
     m = _IDENT.match(proc.stdout.strip())

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .. import ops
+from ..errors import PartitionNotACommit
 from .libgit2 import Libgit2, pygit2
 from .objects import PACK_FILE, Objects
 from .records import Pack
@@ -172,7 +173,7 @@ class History:
         regular blob named ops.jsonl gives a Pack with the reason instead.
         """
         if not self.is_commit(tip):
-            yield Pack(tip, None, self._tip_problem(tip))
+            yield Pack(tip, None, self.tip_problem(tip))
             return
         hidden = [since] if isinstance(since, str) else list(since or [])
         plain = self.plain_packs(tip, hidden) if len(hidden) <= 1 else None
@@ -193,7 +194,38 @@ class History:
         for commit in commits:
             yield _libgit2_pack(repo, commit)
 
-    def _tip_problem(self, oid: str) -> str:
+    def check_own_tip(self, ref_name: str, tip: str | None, *, nothing: str = "written") -> None:
+        """Refuse to build on (or push) this clone's own partition when its ref
+        points at something that is not a commit (a tag, blob or tree someone
+        pointed it at, or an object that is missing). A commit with such a parent
+        is one git fsck calls broken: gc of the whole repository fails and every
+        push is rejected. The ref is not ours to repair silently (whoever moved it
+        may mean something): PartitionNotACommit, with how to heal."""
+        if tip is None or self.is_commit(tip):
+            return
+        problem = self.tip_problem(tip).removeprefix("partition tip is not a commit: ")
+        hint = None
+        peeled = self.peel_to_commit(tip)
+        if peeled is not None:
+            hint = (f"if {peeled[:12]} is this partition's own history ('git log {peeled[:12]}'), "
+                    f"point the ref back at it: git update-ref {ref_name} {peeled} {tip}; "
+                    "otherwise run 'git mem rekey' (it keeps the odd ref under "
+                    "refs/memory-backup/ and moves this clone's writes to a new partition)")
+        raise PartitionNotACommit(
+            f"this clone's partition {ref_name} points at {tip[:12]}, which is not a commit "
+            f"({problem}); nothing was {nothing}", hint)
+
+    def peel_to_commit(self, oid: str) -> str | None:
+        """The commit a tag (or chain of tags) ``oid`` points at, or None."""
+        try:
+            obj = self._libgit2.repo.get(oid)
+            if obj is None or obj.type != pygit2.enums.ObjectType.TAG:
+                return None
+            return str(obj.peel(pygit2.Commit).id)
+        except (pygit2.GitError, KeyError, ValueError, TypeError):
+            return None
+
+    def tip_problem(self, oid: str) -> str:
         """Why a partition tip is not a commit, naming what it is."""
         head = self._objects.header(oid)
         kind: str | None = head[0].decode("ascii", "replace") if head else None

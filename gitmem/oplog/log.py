@@ -56,7 +56,7 @@ class Oplog:
     @functools.cached_property
     def _appender(self) -> Appender:
         from .append import Appender
-        return Appender(self._objects, self._refs, self._libgit2, self.state_dir)
+        return Appender(self._objects, self._refs, self._libgit2, self._history, self.state_dir)
 
     @functools.cached_property
     def _purges(self) -> Purges:
@@ -167,6 +167,18 @@ class Oplog:
         """True when ``oid`` names a commit this repository has."""
         return self._history.is_commit(oid)
 
+    def check_own_tips(self, nothing: str) -> None:
+        """PartitionNotACommit when one of this clone's partition refs points at
+        something that is not a commit (sharing refuses until it is healed)."""
+        local = self.partitions()
+        for name in self.own_partitions():
+            self._history.check_own_tip(REF_PREFIX + name, local.get(REF_PREFIX + name),
+                                        nothing=nothing)
+
+    def peel_to_commit(self, oid: str) -> str | None:
+        """The commit a tag ``oid`` points at (None when ``oid`` is no tag of one)."""
+        return self._history.peel_to_commit(oid)
+
     def is_ancestor(self, old: str, new: str) -> bool:
         """True when ``old`` is ``new`` or one of its ancestors."""
         return self._history.is_ancestor(old, new)
@@ -221,8 +233,9 @@ class Oplog:
         """Delete a local ref if it still points at ``old``."""
         return self._refs.delete(ref, old)
 
-    def backup_ref(self, partition: str, tip: str) -> str:
-        """Keep a partition's old tip reachable outside refs/memory/ (never replayed)."""
+    def backup_ref(self, partition: str, tip: str) -> str | None:
+        """Keep a partition's old tip reachable outside refs/memory/ (never replayed);
+        None when the object is missing."""
         return self._refs.backup(partition, tip)
 
     # -- sync ------------------------------------------------------------------------

@@ -65,3 +65,6 @@ class Pushed(msgspec.Struct):
     status: str  # new | fast-forward | up-to-date | forced (a purge replaced it)
     old: str | None
     new: str
+    # Why this clone could not record the push (its tracking ref under
+    # refs/memory-remotes/: a full disk, a read-only .git); "" when it did.
+    unrecorded: str = ""

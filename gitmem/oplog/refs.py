@@ -122,6 +122,18 @@ def read_ref_files(commondir: Path, prefix: str) -> dict[str, str] | None:
     return out
 
 
+def tracked_partition(tracking_ref: str) -> str | None:
+    """The partition a remote-tracking ref (``refs/memory-remotes/<ns>/<name>``)
+    stands for, or None when ``name`` is not one: a partition sits exactly one
+    level under refs/memory/, so a ref a teammate pushed deeper
+    (``refs/memory/<p>/x``) is nobody's partition and is never integrated."""
+    rest = tracking_ref[len(REMOTE_PREFIX):].split("/", 1) \
+        if tracking_ref.startswith(REMOTE_PREFIX) else []
+    if len(rest) != 2 or not rest[1] or "/" in rest[1]:
+        return None
+    return rest[1]
+
+
 def own_partitions(partitions: Mapping[str, str], clone_id: str) -> list[str]:
     """Partition names this clone writes (any author): they end in our clone id."""
     if not clone_id:
@@ -291,8 +303,11 @@ class Refs:
         """Point ``ref`` at ``tip`` whatever it held (refs only we write: tracking, backups)."""
         self._libgit2.repo.references.create(ref, tip, force=True)
 
-    def backup(self, partition: str, tip: str) -> str:
-        """Keep a partition's old tip reachable outside refs/memory/ (never replayed)."""
+    def backup(self, partition: str, tip: str) -> str | None:
+        """Keep a partition's old tip reachable outside refs/memory/ (never replayed);
+        None when the object is missing (nothing to keep: git refuses such a ref)."""
+        if self._libgit2.repo.get(tip) is None:
+            return None
         name = f"{BACKUP_PREFIX}{partition}-{tip[:12]}"
         self.put(name, tip)
         return name

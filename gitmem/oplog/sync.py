@@ -17,16 +17,27 @@ from __future__ import annotations
 import hashlib
 import re
 
-from ..errors import NoRemote, PushRejected, RemoteError
+from ..errors import (
+    GitMemError,
+    NoRemote,
+    PushRejected,
+    RefNameConflict,
+    RemoteError,
+    errno_in_text,
+    from_os_error,
+)
 from .gitcmd import Git, last_line
 from .history import History
 from .libgit2 import Libgit2, pygit2
 from .purge import Purges
 from .records import Integrated, Pushed
-from .refs import REF_PREFIX, REMOTE_PREFIX, Refs, own_partitions
+from .refs import REF_PREFIX, REMOTE_PREFIX, Refs, own_partitions, tracked_partition
 from .state import State
 
 _REMOTE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# git's words for a ref that cannot be created because another ref is in the way
+# (refs/files-backend.c): "cannot lock ref 'A': 'A/x' exists; cannot create 'A'".
+_EXISTS = re.compile(r"cannot lock ref '([^']+)': '([^']+)' exists")
 
 
 class Sync:
@@ -102,6 +113,9 @@ class Sync:
             f"+{REF_PREFIX}*:{REMOTE_PREFIX}{ns}/*",
         )
         if proc.returncode != 0:
+            here = self._local_failure(proc.stderr, f"fetch from '{remote}'")
+            if here is not None:
+                raise here
             raise RemoteError(
                 f"git fetch from '{remote}' failed: {last_line(proc.stderr)}",
                 "check the remote's name or URL and your access (git fetch "
@@ -127,7 +141,10 @@ class Sync:
         local = self._refs.under(REF_PREFIX)
         own = set(own_partitions(local, cid))
         for tref, tip in sorted(self.tracking(namespace).items()):
-            name = tref.rsplit("/", 1)[-1]
+            found = tracked_partition(tref)
+            if found is None:
+                continue  # not a partition (refs/memory/<p>/x on the remote): never ours to take
+            name = found
             ref = REF_PREFIX + name
             have = local.get(ref)
             if have == tip:
@@ -145,6 +162,8 @@ class Sync:
                 local[ref] = tip
                 continue
             if mine:
+                if have is not None and not self._history.is_commit(have):
+                    continue  # not a conflict: our ref is damaged (check_own_tip says so)
                 if have is None or not self._history.is_ancestor(tip, have):
                     if self._purges.replaced_before(name, tip):
                         continue  # the history we purged: our next push replaces it
@@ -187,6 +206,7 @@ class Sync:
             ref = REF_PREFIX + p
             theirs = before.get(f"{REMOTE_PREFIX}{ns}/{p}")
             ours = local.get(ref)
+            self._history.check_own_tip(ref, ours, nothing="pushed")  # never spread it
             if (theirs and ours and not self._history.is_ancestor(theirs, ours)
                     and self._purges.replaced_before(p, theirs)):
                 specs.append(f"{ref}:{ref}")  # no '+': it would override the lease
@@ -210,9 +230,11 @@ class Sync:
             new = local.get(REF_PREFIX + name, "")
             status = {"*": "new", "=": "up-to-date", "+": "forced"}.get(flag, "fast-forward")
             old = before.get(f"{REMOTE_PREFIX}{ns}/{name}")
-            results.append(Pushed(name, status, old, new))
-            # Keep our view of the remote current, as git does for branches.
-            self._set_tracking(f"{REMOTE_PREFIX}{ns}/{name}", new)
+            # Keep our view of the remote current, as git does for branches. The
+            # push is done whatever happens here: a full disk or a read-only .git
+            # only leaves this clone's record of it behind (said, not raised).
+            unrecorded = self._set_tracking(f"{REMOTE_PREFIX}{ns}/{name}", new)
+            results.append(Pushed(name, status, old, new, unrecorded))
         if rejected:
             name, dst, summary = rejected[0]
             if "stale info" in summary:
@@ -221,6 +243,16 @@ class Sync:
                     f"it, so the purged version was not pushed ({summary})",
                     "run 'git mem pull', then push again; if pull reports a partition "
                     "conflict, run 'git mem rekey'",
+                )
+            blocked = self._blocker(proc.stderr, dst, ns) if "remote rejected" in summary \
+                else None
+            if blocked is not None:
+                raise RefNameConflict(
+                    f"'{remote}' cannot store {dst}: it holds {blocked}, and a ref cannot be "
+                    "both a name and a folder (someone pushed it there; it is no partition)",
+                    f"see what it holds ('git fetch {remote} {blocked}' then 'git log "
+                    f"FETCH_HEAD'), keep it under another name if it matters, then remove it: "
+                    f"git push {remote} :{blocked}; then git mem sync",
                 )
             if "remote rejected" in summary:
                 raise PushRejected(
@@ -236,15 +268,55 @@ class Sync:
                 "'git mem rekey'",
             )
         if proc.returncode != 0:
+            here = self._local_failure(proc.stderr, f"push to '{remote}'")
+            if here is not None:
+                raise here
             raise RemoteError(
                 f"git push to '{remote}' failed: {last_line(proc.stderr)}",
                 f"check the remote's name or URL and your access (git push {remote})",
             )
         return results
 
-    def _set_tracking(self, ref: str, tip: str) -> None:
-        if tip:
+    def _blocker(self, stderr: str, dst: str, ns: str) -> str | None:
+        """The ref on the remote that keeps ``dst`` from being created there, when a
+        rejection is a name/folder conflict: named by git's own message ("cannot
+        lock ref '<dst>': '<dst>/x' exists"), else seen in what the last fetch
+        brought (refs/memory-remotes/<ns>/<p>/...), else None."""
+        for m in _EXISTS.finditer(stderr):
+            locked, there = m.group(1), m.group(2)
+            if locked == dst and (there.startswith(dst + "/") or dst.startswith(there + "/")):
+                return there
+        inside = f"{REMOTE_PREFIX}{ns}/{dst[len(REF_PREFIX):]}/"
+        for tref in sorted(self.tracking(ns)):
+            if tref.startswith(inside):
+                return REF_PREFIX + tref[len(f"{REMOTE_PREFIX}{ns}/"):]
+        return None
+
+    def _set_tracking(self, ref: str, tip: str) -> str:
+        """Record what the remote now holds; "" when done, else why it could not be."""
+        if not tip:
+            return ""
+        try:
             self._refs.put(ref, tip)
+        except (OSError, pygit2.GitError) as exc:
+            typed = from_os_error(exc, self._state.path.parent) if isinstance(exc, OSError) \
+                else None
+            return typed.message if typed is not None else f"cannot write {ref}: {exc}"
+        return ""
+
+    def _local_failure(self, stderr: str, what: str) -> GitMemError | None:
+        """The typed error when git failed on this side: no space left, a read-only
+        .git (its own words in ``stderr``), never blamed on the remote. "Permission
+        denied" is left out: from a remote it is about access."""
+        for line in reversed(stderr.splitlines()):
+            code = errno_in_text(line, permission=False)
+            if code is None or line.lstrip().startswith("remote:"):
+                continue
+            typed = from_os_error(OSError(code, line), self._state.path.parent)
+            if typed is not None:
+                typed.message = f"git {what} failed here: {typed.message} ({line.strip()})"
+                return typed
+        return None
 
     def add_fetch_refspec(self, remote: str) -> bool:
         """Make a plain ``git fetch <remote>`` also fetch memory. Idempotent."""
