@@ -69,7 +69,14 @@ class Built(msgspec.Struct):
 
 
 _CLOSING = re.compile(r"<(\s*/\s*git-mem)", re.IGNORECASE)
-_FOLDED_CLOSING = re.compile(r"<\s*/\s*git\s*-\s*mem", re.IGNORECASE)
+# Every other spelling a reader could take for our closing tag: the letters spaced or
+# joined by nothing, "_" or ".", "<", "/" and "-" as HTML entities ("< / g i t - m e m",
+# "</gitmem-", "</git_mem_", "&lt;/git-mem"). The gate refuses these on write
+# (gate.injection.LOOSE_CLOSING, the same pattern); replay prints what others wrote.
+_SEP = r"(?:[\s_.\-]|&#0*45;|&#x0*2d;|&hyphen;|&dash;)*"
+_LOOSE_CLOSING = re.compile(
+    r"(?:<|&lt;?|&#0*60;?|&#x0*3c;?)\s*(?:/|&sol;|&#0*47;|&#x0*2f;)\s*"
+    + _SEP.join("gitmem"), re.IGNORECASE)
 # What a terminal or a reader could take for something other than text: C0 and C1
 # controls (ESC starts CSI/OSC sequences; U+009B and U+009D are CSI and OSC on their
 # own), DEL, line and paragraph separators, and the format characters (bidi overrides,
@@ -119,7 +126,7 @@ def fence(text: str) -> str:
     our delimiters and speak as us, however it spells the closing tag, nor reach the
     terminal as control sequences."""
     if text.isascii():
-        return printable(_CLOSING.sub(r"<\\\1", text))
+        return printable(_LOOSE_CLOSING.sub(r"<\\/git-mem", _CLOSING.sub(r"<\\\1", text)))
     folded, owner = [], []
     for i, ch in enumerate(text):  # folded one character at a time, to map matches back
         f = _seen_as(ch)
@@ -127,7 +134,7 @@ def fence(text: str) -> str:
         owner += [i] * len(f)
     seen = "".join(folded)
     out, last = [], 0
-    for m in _FOLDED_CLOSING.finditer(seen):
+    for m in _LOOSE_CLOSING.finditer(seen):
         start, end = owner[m.start()], owner[m.end() - 1] + 1
         out += [text[last:start], "<\\/git-mem"]
         last = end
