@@ -120,5 +120,82 @@ def test_a_projection_file_that_is_not_a_regular_file_is_rebuilt_never_opened(
         assert Path(target).is_char_device()
 
 
+# -- .git/mem itself in the way: a typed error, the clone id never made up ----------------
+
+MEM_HOSTILE: dict[str, Callable[[Path], None]] = {
+    "a regular file": lambda p: p.write_text("x\n"),
+    "a FIFO": os.mkfifo,
+    "a link to /dev/null": _link("/dev/null"),
+    "a link to nothing": _link("/nonexistent/mem"),
+}
+
+
+@pytest.mark.parametrize("hostile", list(MEM_HOSTILE))
+def test_a_state_folder_that_is_not_a_directory_is_a_typed_error_with_a_hint(
+        repo: Path, tmp_path: Path, hostile: str) -> None:
+    ok(gm("add", "the widget service keeps its cache in redis", cwd=repo))
+    mem = repo / ".git" / "mem"
+    clone_id = (mem / "clone-id").read_text().strip()
+    refs = _refs(repo)
+    kept = tmp_path / "mem.kept"
+    mem.rename(kept)
+    MEM_HOSTILE[hostile](mem)
+    for args in (["recall", "widget"], ["status"], ["log"], ["add", "a second note"],
+                 ["rebuild"], ["rekey"]):
+        out = run(repo, *args)
+        _quiet(out)
+        assert out.returncode == 2, (args, out.stderr)
+        assert out.stderr.startswith(f"error: {mem} is "), out.stderr
+        assert "not git mem's state directory; hint: move it aside" in out.stderr
+        assert len(out.stderr.splitlines()) == 1, out.stderr
+    assert _refs(repo) == refs  # nothing written, no partition started under a new id
+    # The hint's way out: move it aside, put the id back; the same partition goes on.
+    mem.unlink()
+    mem.mkdir()
+    (mem / "clone-id").write_text(clone_id + "\n")
+    ok(gm("add", "a second note", cwd=repo))
+    assert len(_refs(repo).splitlines()) == 1
+    assert texts(repo, "note widget") == ["a second note",
+                                          "the widget service keeps its cache in redis"]
+
+
+ID_HOSTILE: dict[str, tuple[Callable[[Path], None], str]] = {
+    "a directory": (lambda p: (p.mkdir(), (p / "x").write_text("kept\n")), "a directory"),
+    "a FIFO": (os.mkfifo, "a FIFO"),
+    "a link to /dev/zero": (_link("/dev/zero"), "a character device"),
+    "a link to nothing": (_link("/nonexistent/clone-id"), "a symbolic link to nothing"),
+}
+
+
+@pytest.mark.parametrize("hostile", list(ID_HOSTILE))
+def test_a_clone_id_that_is_not_a_file_is_a_typed_error_and_rekey_replaces_it(
+        repo: Path, hostile: str) -> None:
+    ok(gm("add", "the widget service keeps its cache in redis", cwd=repo))
+    path = repo / ".git" / "mem" / "clone-id"
+    refs = _refs(repo)
+    path.unlink()
+    make, what = ID_HOSTILE[hostile]
+    make(path)
+    for args in (["add", "a second note"], ["status"]):
+        out = run(repo, *args)
+        _quiet(out)
+        assert out.returncode == 2, (args, out.stderr)
+        assert out.stderr == (f"error: {path} is {what}, not a file holding a clone id; "
+                              f"hint: run 'git mem rekey', or delete {path}: this clone gets "
+                              "a new id, and so a new partition, on its next write\n")
+    assert _refs(repo) == refs
+    # Reads that need no clone id go on.
+    assert texts(repo, "widget") == ["the widget service keeps its cache in redis"]
+    rekeyed = run(repo, "rekey")
+    assert rekeyed.returncode == 0, rekeyed.stderr
+    assert path.is_file() and not path.is_symlink()
+    if hostile == "a directory":  # what was there is kept beside, never deleted
+        [aside] = path.parent.glob("clone-id.not-a-file.*")
+        assert (aside / "x").read_text() == "kept\n"
+    ok(gm("add", "a second note", cwd=repo))
+    assert texts(repo, "note widget") == ["a second note",
+                                          "the widget service keeps its cache in redis"]
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))

@@ -39,6 +39,7 @@ from ..errors import (
 )
 from ..model import RefreshReport
 from ..oplog import REF_PREFIX, Integrated, Oplog
+from ..oplog.state import State
 from . import embedding, gating, settings
 from ..timefmt import now_from_env
 from .validate import check_writable
@@ -163,8 +164,14 @@ class Pool:
         try:
             proj.open()
         except ProjectionCorrupt:
+            # .git/mem itself in the way (a file, a FIFO): no projection can be made
+            # there, and deleting it would lose the clone id; the user decides.
+            State(self.log.state_dir).check_folder()
             self._discard()
             proj.open()
+        except OSError:
+            State(self.log.state_dir).check_folder()  # .git/mem a link to nothing, ...
+            raise
         else:
             if (missing and had_marker and not rebuilding and self._temporary is None
                     and CORRUPT not in self.warnings):
