@@ -197,5 +197,43 @@ def test_a_clone_id_that_is_not_a_file_is_a_typed_error_and_rekey_replaces_it(
                                           "the widget service keeps its cache in redis"]
 
 
+# -- a read-only .git integrates refs/memory-remotes/* like every read --------------------
+
+
+@pytest.mark.parametrize("second", [None, "mirror", "upstream"])
+def test_a_read_only_read_integrates_what_a_plain_fetch_brought(
+        team: dict[str, Path], read_only: None, second: str | None) -> None:
+    a, b = team["a"], team["b"]
+    ok(gm("add", "the flux capacitor needs 1.21 gigawatts", cwd=a))
+    ok(gm("sync", cwd=a))
+    ok(gm("add", "the flux capacitor was built in 1955", cwd=b))
+    ok(gm("recall", "flux", cwd=b))  # b's projection is built before the fetch
+    # What 'git mem init --fetch-refspec' makes a plain 'git fetch' do.
+    git("fetch", "-q", "origin", "+refs/memory/*:refs/memory-remotes/origin/*", cwd=b)
+    remotes = 1
+    if second is not None:
+        # A second remote name holds a newer copy of a's partition than origin's:
+        # the newer one wins, whether its namespace is read before origin's
+        # ("mirror") or after it ("upstream").
+        ok(gm("add", "the flux capacitor sits behind the seats", cwd=a))
+        ok(gm("sync", cwd=a))
+        git("remote", "add", second, str(b.parent / "remote.git"), cwd=b)
+        git("fetch", "-q", second, f"+refs/memory/*:refs/memory-remotes/{second}/*", cwd=b)
+        remotes = 2
+    assert git("for-each-ref", "refs/memory/", cwd=b).stdout.count("\n") == 1
+    refs = git("for-each-ref", cwd=b).stdout
+    out = gm_ro(b, "recall", "flux capacitor", "--json", "-k", "50")
+    _quiet(out)
+    assert out.returncode == 0, out.stderr
+    assert "answered from a temporary copy" in out.stderr
+    got = sorted(r["text"] for r in json.loads(out.stdout)["data"]["hits"])
+    status = gm_ro(b, "status")
+    assert status.returncode == 0 and f"ops: {remotes + 1} " in status.stdout, status.stdout
+    assert git("for-each-ref", cwd=b).stdout == refs  # read-only: nothing moved
+    # Exactly what the same read answers on the writable clone.
+    assert got == texts(b, "flux capacitor")
+    assert len(got) == remotes + 1 and "the flux capacitor needs 1.21 gigawatts" in got
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
