@@ -235,5 +235,77 @@ def test_a_read_only_read_integrates_what_a_plain_fetch_brought(
     assert len(got) == remotes + 1 and "the flux capacitor needs 1.21 gigawatts" in got
 
 
+# -- disposable JSON caches: bounded, never hanging, never a RecursionError ---------------
+
+
+@contextmanager
+def _deadline(seconds: int) -> Iterator[None]:
+    def hung(signum: int, frame: object) -> None:
+        raise TimeoutError(f"no answer in {seconds} s: the read blocked")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+CACHE_HOSTILE: dict[str, Callable[[Path], None]] = {
+    "nested 5000 deep": lambda p: p.write_text('{"a":' * 5000),
+    "nested 100000 deep in a list": lambda p: p.write_text("[" * 100_000),
+    "a FIFO": os.mkfifo,
+    "a link to /dev/zero": _link("/dev/zero"),
+    "a link to a good file elsewhere": lambda p: (
+        (p.parent.parent / "elsewhere.json").write_text('{"abc": "00ff"}'),
+        p.symlink_to(p.parent.parent / "elsewhere.json")),
+    "a directory": lambda p: p.mkdir(),
+    "another shape": lambda p: p.write_text('{"abc": 3}'),
+    "not JSON": lambda p: p.write_bytes(b"\xff\xfe not json"),
+    "too big": lambda p: p.write_bytes(b'{"a": "' + b"0" * (5 << 20) + b'"}'),
+}
+
+
+@pytest.mark.parametrize("hostile", list(CACHE_HOSTILE))
+def test_a_damaged_cache_reads_as_absent_and_is_removed(tmp_path: Path, hostile: str) -> None:
+    from gitmem.api import cachefiles
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    path = cache / "pending-vectors.json"
+    CACHE_HOSTILE[hostile](path)
+    with _deadline(20):
+        assert cachefiles.load_pending_vectors(path) == {}
+    assert not os.path.lexists(path)
+    if hostile == "a link to a good file elsewhere":
+        assert (tmp_path / "elsewhere.json").read_text() == '{"abc": "00ff"}'
+    path.write_text('{"abc": "00ff"}')
+    assert cachefiles.load_pending_vectors(path) == {"abc": "00ff"}
+    assert cachefiles.load_pending_vectors(cache / "absent.json") == {}
+
+
+def test_a_fifo_among_the_cache_files_never_hangs_add(repo: Path) -> None:
+    ok(gm("add", "the widget service keeps its cache in redis", cwd=repo))
+    pending = repo / CACHE / "pending-vectors.json"
+    pending.unlink(missing_ok=True)
+    os.mkfifo(pending)
+    out = run(repo, "add", "the gadget service retries twice")
+    _quiet(out)
+    assert out.returncode == 0 and out.stderr == CORRUPT, out.stderr
+    assert texts(repo, "service") == ["the gadget service retries twice",
+                                      "the widget service keeps its cache in redis"]
+
+
+@pytest.mark.xfail(strict=True, reason="api/dedup.py reads the file itself until it calls "
+                   "cachefiles.load_pending_vectors (a change for dedup.py's owner)")
+def test_deeply_nested_pending_vectors_never_break_add(repo: Path) -> None:
+    ok(gm("add", "the widget service keeps its cache in redis", cwd=repo))
+    (repo / CACHE / "pending-vectors.json").write_text('{"a":' * 5000)
+    out = run(repo, "add", "the gadget service retries twice")
+    _quiet(out)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
