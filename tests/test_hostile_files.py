@@ -285,6 +285,37 @@ def test_a_damaged_cache_reads_as_absent_and_is_removed(tmp_path: Path, hostile:
     assert cachefiles.load_pending_vectors(cache / "absent.json") == {}
 
 
+@pytest.mark.parametrize("hostile", list(CACHE_HOSTILE))
+@pytest.mark.parametrize("disposable", [True, False])
+def test_a_damaged_state_memo_reads_as_absent(tmp_path: Path, hostile: str,
+                                              disposable: bool) -> None:
+    from gitmem.oplog.state import State
+
+    state = State(tmp_path / "mem")
+    state.path.mkdir()
+    path = state.path / "facts"
+    CACHE_HOSTILE[hostile](path)
+    with _deadline(20):
+        got = state.read_json("facts", limit=4 << 20, disposable=disposable)
+    if hostile in ("another shape", "a link to a good file elsewhere"):
+        assert got == {"abc": 3 if hostile == "another shape" else "00ff"}  # JSON: the caller checks
+        return
+    assert got is None
+    # A disposable memo is removed (a directory is only ignored); the purge record stays.
+    assert os.path.lexists(path) == (not disposable or hostile == "a directory")
+    assert state.read_json("absent") is None
+
+
+@pytest.mark.xfail(strict=True, reason="oplog/gitconfig.py reads gitconfig.json itself until "
+                   "it calls State.read_json (a change for gitconfig.py's owner)")
+def test_a_deeply_nested_config_memo_never_breaks_a_command(repo: Path) -> None:
+    ok(gm("add", "the widget service keeps its cache in redis", cwd=repo))
+    (repo / ".git" / "mem" / "gitconfig.json").write_text("[" * 100_000)
+    out = run(repo, "recall", "widget")
+    _quiet(out)
+    assert out.returncode == 0, out.stderr
+
+
 def test_a_fifo_among_the_cache_files_never_hangs_add(repo: Path) -> None:
     ok(gm("add", "the widget service keeps its cache in redis", cwd=repo))
     pending = repo / CACHE / "pending-vectors.json"

@@ -20,6 +20,9 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import Any
+
+import msgspec
 
 from ..errors import InvalidInput
 
@@ -28,6 +31,7 @@ CLONE_ID_FILE = "clone-id"
 # Exactly what creation and rekey write: 6 random bytes in lowercase hex.
 CLONE_ID = re.compile(r"^[0-9a-f]{12}$")
 CLONE_ID_BYTES = 64  # far more than an id and its newline: the rest is not read
+MEMO_BYTES = 16 << 20  # far above any memo we write (facts: 4,096 ids, ~330 KB)
 
 
 def new_clone_id() -> str:
@@ -133,6 +137,31 @@ class State:
         tmp = self.path / f".{name}.{os.getpid()}.{os.urandom(16).hex()}"
         tmp.write_text(text)
         os.replace(tmp, self.path / name)
+
+    def read_json(self, name: str, *, limit: int = MEMO_BYTES,
+                  disposable: bool = True) -> Any:
+        """The JSON file ``name`` decoded (any JSON value: the caller checks its
+        shape, as after json.loads), or None when it is absent or cannot be
+        used: not a regular file (never opened in a way that blocks: a FIFO there
+        hung every command), over ``limit`` bytes, not JSON, or nested too deep
+        to decode (a RecursionError, which json.loads raises as no ValueError).
+        A ``disposable`` memo found damaged is removed (the next write starts
+        it again); other files (the purge record) are left for the user."""
+        path = self.path / name
+        try:
+            data = read_regular(path, limit + 1)
+            if len(data) > limit:
+                raise ValueError(f"{path} is over {limit} bytes")
+            return msgspec.json.decode(data)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, RecursionError, msgspec.DecodeError):
+            if disposable:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass  # a directory, a read-only .git: only ignored
+            return None
 
     def write_memo(self, name: str, data: object) -> None:
         """Store a memo; failing to is harmless (it is recomputed next time)."""
