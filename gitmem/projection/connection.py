@@ -14,6 +14,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from .damage import foreign_entries
+
 
 def rollback(c: sqlite3.Connection) -> None:
     try:
@@ -29,7 +31,11 @@ WAL_KEEP_BYTES = 2 << 20
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    """A connection in autocommit mode: every transaction is an explicit BEGIN."""
+    """A connection in autocommit mode: every transaction is an explicit BEGIN.
+
+    Raises ProjectionCorrupt, before SQLite opens anything, when a file of the
+    projection is not a regular file (damage.foreign_entries)."""
+    foreign_entries(path)
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

@@ -4,8 +4,8 @@ Why this exists: the answer to a failure differs by its cause, so it is
 decided here, once (``damage``), for every method of the package (the
 ``guarded`` decorators apply it): anything that says the files cannot be read
 as they are (any SQLite error about the database, text that is not UTF-8, a
-missing table or column, a cache path that is not a directory) is
-``ProjectionCorrupt``, which the api answers by deleting the files and
+missing table or column, a cache path that is not a directory, a file of
+ours that is not a regular file: ``foreign_entries``) is ``ProjectionCorrupt``, which the api answers by deleting the files and
 replaying the log; a directory that cannot be written (read-only file system,
 permissions) or a full disk is ``ProjectionUnwritable``, which rebuilding
 would not fix (``probe`` tells which). Anything else (a bug, a lock held too
@@ -19,6 +19,7 @@ import functools
 import json
 import os
 import sqlite3
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Concatenate, Literal, ParamSpec, Protocol, TypeVar
@@ -66,6 +67,48 @@ def _inside(name: object, directory: Path) -> bool:
         return False
     d = directory.absolute()
     return path == d or d in path.parents
+
+
+def foreign_entries(database: Path) -> None:
+    """Raise ProjectionCorrupt when the projection's directory holds something no
+    git mem process makes there: the database or its write-ahead log or shared
+    memory (``-wal``, ``-shm``) as anything but a regular file, or any entry that
+    is a symbolic link, a FIFO, a device or a socket.
+
+    Checked before SQLite opens the file, without opening anything (lstat only):
+    SQLite reads a FIFO forever and a device or a link's target as if it were
+    ours (a link to /dev/null read as "disk I/O error" on every command,
+    rebuild included). A directory other than the database's own names is left
+    to the reader that wants a file there (the vector file's check). One
+    directory listing (no stat per entry on Linux): a few microseconds."""
+    names = {database.name, database.name + "-wal", database.name + "-shm"}
+    try:
+        with os.scandir(database.parent) as listing:
+            for entry in listing:
+                if entry.is_file(follow_symlinks=False):
+                    continue
+                if entry.name not in names and entry.is_dir(follow_symlinks=False):
+                    continue
+                what = _kind(entry.path)
+                raise ProjectionCorrupt(f"{entry.path} is {what}, not a file git mem wrote")
+    except (FileNotFoundError, NotADirectoryError):
+        return  # no directory yet (created next), or a file in its place (damage, found next)
+    except PermissionError:
+        return  # an unreadable directory: the open that follows says what it means
+
+
+def _kind(path: str) -> str:
+    """What the entry at ``path`` is, in words (lstat: a link is not followed)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return "gone"
+    for test, word in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return word
+    return "not a regular file"
 
 
 def probe(directory: Path) -> ProjectionUnwritable | None:

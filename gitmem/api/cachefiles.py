@@ -1,0 +1,66 @@
+"""This clone's disposable JSON caches, read without trusting what is on disk.
+
+Why this exists: a cache under ``.git/mem`` (pending vectors, probes, stale
+marks) only ever saves work, so whatever is found in its place must cost
+nothing but that work: a FIFO must not hang the command (it is opened without
+blocking and refused unless it is a regular file), a huge file must not be
+read whole (a size bound), and JSON nested ten thousand deep, or of the wrong
+shape, must not surface as a RecursionError (msgspec decodes into the type
+asked for, and any failure is caught). A cache found damaged is removed, so
+the next write starts it afresh, and the caller sees it as absent.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TypeVar
+
+import msgspec
+
+from ..oplog.state import read_regular
+
+T = TypeVar("T")
+MAX_CACHE_BYTES = 4 << 20  # far above any cache we write (pending vectors: ~60 KB)
+
+
+def load(path: Path, kind: type[T], *, limit: int = MAX_CACHE_BYTES) -> T | None:
+    """The cache at ``path`` decoded as ``kind``, or None when it is absent or
+    damaged (not a regular file, a link, over ``limit`` bytes, not JSON of that
+    type); a damaged one is removed. Never blocks, never raises for what the
+    file holds."""
+    try:
+        data = read_regular(path, limit + 1, follow=False)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        discard(path)  # a FIFO, a device, a link, a directory, unreadable
+        return None
+    if len(data) > limit:
+        discard(path)
+        return None
+    try:
+        return msgspec.json.decode(data, type=kind)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, ValueError):
+        discard(path)
+        return None
+
+
+def discard(path: Path) -> None:
+    """Remove whatever is at ``path`` (a file, a link, a FIFO; an empty
+    directory), best effort: a cache that stays damaged is only ignored."""
+    try:
+        os.unlink(path)
+    except IsADirectoryError:
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
+    except OSError:
+        pass
+
+
+def load_pending_vectors(path: Path) -> dict[str, str]:
+    """dedup.py's pending-vectors cache: memory id -> vector in hex ({} when
+    absent or damaged)."""
+    return load(path, dict[str, str]) or {}
