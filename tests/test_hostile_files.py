@@ -306,8 +306,6 @@ def test_a_damaged_state_memo_reads_as_absent(tmp_path: Path, hostile: str,
     assert state.read_json("absent") is None
 
 
-@pytest.mark.xfail(strict=True, reason="oplog/gitconfig.py reads gitconfig.json itself until "
-                   "it calls State.read_json (a change for gitconfig.py's owner)")
 def test_a_deeply_nested_config_memo_never_breaks_a_command(repo: Path) -> None:
     ok(gm("add", "the widget service keeps its cache in redis", cwd=repo))
     (repo / ".git" / "mem" / "gitconfig.json").write_text("[" * 100_000)

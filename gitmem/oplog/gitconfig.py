@@ -114,10 +114,7 @@ class GitConfig:
         return paths
 
     def _load(self) -> dict[str, Any] | None:
-        try:
-            data = json.loads((self._state.path / CACHE_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
+        data = self._state.read_json(CACHE_FILE)  # a FIFO or deep nesting there hung or broke every command
         ok = (isinstance(data, dict) and data.get("format") == FORMAT
               and isinstance(data.get("settings"), dict) and isinstance(data.get("remotes"), dict)
               and all(isinstance(k, str) and isinstance(v, str)
