@@ -336,5 +336,27 @@ def test_deeply_nested_pending_vectors_never_break_add(repo: Path) -> None:
     assert out.returncode == 0 and out.stderr == "", out.stderr
 
 
+# The op-log's and the API's other small state files in .git/mem, each read where a
+# command needs it: facts (every read), purges (sync), rescued-clocks (add),
+# remote-probe.json (status), stale-at-last-session (the session-start hook).
+STATE_FILES = ["facts", "purges", "rescued-clocks", "remote-probe.json", "stale-at-last-session"]
+
+
+@pytest.mark.parametrize("name", STATE_FILES)
+@pytest.mark.parametrize("hostile", ["a FIFO", "nested 100000 deep in a list"])
+def test_a_damaged_state_file_never_hangs_or_breaks_a_command(repo: Path, name: str,
+                                                              hostile: str) -> None:
+    ok(gm("add", "the widget service keeps its cache in redis", cwd=repo))
+    path = repo / ".git" / "mem" / name
+    path.unlink(missing_ok=True)
+    CACHE_HOSTILE[hostile](path)
+    for args in (("add", "the gadget service retries twice"), ("recall", "service"),
+                 ("status",), ("sync",), ("hook", "session-start")):
+        out = run(repo, *args)
+        _quiet(out)
+        assert out.returncode in (0, 8), (args, out.returncode, out.stderr)  # 8: no remote
+    assert "the gadget service retries twice" in texts(repo, "service")
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))

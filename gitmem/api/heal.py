@@ -21,6 +21,7 @@ import msgspec
 
 from .. import ops
 from ..oplog import REF_PREFIX
+from ..oplog.state import State
 
 if TYPE_CHECKING:
     from .pool import Pool
@@ -42,10 +43,8 @@ def rescue_skipped_clocks(pool: Pool) -> int:
     if not victims:
         return 0
     path = pool.log.state_dir / RESCUED_FILE
-    try:
-        done = set(json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError):
-        done = set()
+    data = State(path.parent).read_json(path.name)  # never blocks, never raises
+    done = {x for x in data if isinstance(x, str)} if isinstance(data, list) else set()
     wanted = {s.id for s in victims} - done
     if not wanted:
         return 0

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from .pool import Pool
+from ..oplog.state import State
 
 SESSIONS_DIR = "hook-sessions"
 KEEP_SESSIONS = 64  # session files kept; older ones are removed
@@ -56,10 +57,7 @@ def newly(pool: Pool, ids: list[str]) -> list[str]:
 
 
 def _read_list(path: Path) -> list[str]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
+    data = State(path.parent).read_json(path.name)  # never blocks, never raises
     return [x for x in data if isinstance(x, str)] if isinstance(data, list) else []
 
 

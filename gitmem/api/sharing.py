@@ -24,6 +24,7 @@ from typing import Any
 from .. import ops
 from ..oplog import REF_PREFIX
 from .pool import Pool
+from ..oplog.state import State
 
 PROBE_FILE = "remote-probe.json"
 PROBE_EVERY = 24 * 3600  # seconds between two probes of one remote
@@ -67,10 +68,7 @@ def unpushed(pool: Pool) -> dict[str, Any] | None:
 
 
 def _probe_cache(pool: Pool) -> dict[str, Any]:
-    try:
-        data = json.loads((pool.log.state_dir / PROBE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    data = State(pool.log.state_dir).read_json(PROBE_FILE)  # never blocks, never raises
     return data if isinstance(data, dict) else {}
 
 

@@ -12,7 +12,6 @@ remembered in the state dir so later commands need not ask again.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -151,10 +150,8 @@ class History:
         reading the memo, and remembering it cost every read after an add two
         rewrites of the memo, which grew with every add to its 4,096 entries."""
         if self._facts is None:
-            try:
-                self._facts = set(json.loads((self._state.path / FACTS_FILE).read_text()))
-            except (OSError, ValueError, TypeError):
-                self._facts = set()
+            data = self._state.read_json(FACTS_FILE)  # never blocks, never raises
+            self._facts = {x for x in data if isinstance(x, str)} if isinstance(data, list) else set()
         if key in self._facts:
             return True
         answer = ask()

@@ -42,10 +42,8 @@ class Purges:
         return tip in entry.get("replaced", [])
 
     def _load(self) -> dict[str, dict[str, list[str]]]:
-        try:
-            data = json.loads((self._state.path / PURGES_FILE).read_text())
-        except (OSError, ValueError):
-            return {}
+        # Not disposable: a damaged record is left for the user, never deleted.
+        data = self._state.read_json(PURGES_FILE, disposable=False)
         return data if isinstance(data, dict) else {}
 
     def record(self, partition: str, tip: str, replaced: list[str]) -> None:
