@@ -36,12 +36,14 @@ answer is the exact scan's.
 
 from __future__ import annotations
 
+import itertools
 import math
+import operator
 import os
 import struct
 import zlib
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -341,28 +343,30 @@ def candidates(hamming: Any, n: int, limit: int, zero_at: int) -> list[int] | No
         return list(np.flatnonzero(arr <= t).tolist())
     raw = memoryview(hamming).cast("B")[: 2 * n].tobytes()
     lo, hi = (raw[0::2], raw[1::2]) if sys.byteorder == "little" else (raw[1::2], raw[0::2])
-    high: int | None = None
+    keys: dict[int, bytes] = {}
+
+    def key(top: int) -> bytes:
+        """A byte a row, for distances whose high byte is ``top``: 0 for a row below,
+        its low byte for a row at it, 255 for a row above (one pass with big ints)."""
+        if top not in keys:
+            at = int.from_bytes(hi.translate(_mark(lambda b: b == top, 0xFF)), "big")
+            above = int.from_bytes(hi.translate(_mark(lambda b: b > top, 0xFF)), "big")
+            keys[top] = (int.from_bytes(lo, "big") & at | above).to_bytes(n, "big")
+        return keys[top]
 
     def within(t: int) -> bytes:
         """A byte a row: 1 where its distance is <= t (every step in C)."""
-        nonlocal high
-        top = t >> 8
-        if top == 0:
-            if high is None:
-                high = int.from_bytes(hi.translate(_ZERO), "big")
-            return (high & int.from_bytes(lo.translate(_at_most(t)), "big")).to_bytes(n, "big")
-        below = int.from_bytes(hi.translate(_below(min(top, 255))), "big")
-        level = int.from_bytes(hi.translate(_level(min(top, 255))), "big")
-        return (below | level & int.from_bytes(lo.translate(_at_most(t & 255)), "big")
-                ).to_bytes(n, "big")
+        top, low = t >> 8, t & 255
+        if low == 255:
+            return hi.translate(_mark(lambda b: b <= top, 1))
+        return key(top).translate(_mark(lambda b: b <= low, 1))
 
     def exactly(t: int) -> int:
-        """Rows at distance exactly t: its two bytes counted in the distances' bytes
-        (a match across two rows would need a high byte, at most 3, equal to t's
-        low byte: for such t the masks are compared instead)."""
-        if t & 255 <= 3:
-            return within(t).count(1) - (within(t - 1).count(1) if t else 0)
-        return raw.count(t.to_bytes(2, sys.byteorder))
+        """How many rows are at distance exactly t."""
+        top, low = t >> 8, t & 255
+        if 0 < low < 255:
+            return key(top).count(low)
+        return within(t).count(1) - (within(t - 1).count(1) if t else 0)
 
     # The cut estimated from every 64th row, then stepped to the exact one.
     sample = sorted(hamming[: n : 64])
@@ -381,27 +385,14 @@ def candidates(hamming: Any, n: int, limit: int, zero_at: int) -> list[int] | No
         return None
     if t != first:
         marks = within(t)
-    rows: list[int] = []
-    at = marks.find(1)
-    while at >= 0:
-        rows.append(at)
-        at = marks.find(1, at + 1)
-    return rows
+    # Where the marks are: the lengths between them, summed (every step in C).
+    gaps = marks.split(b"\1")[:-1]
+    return list(map(operator.add, itertools.accumulate(map(len, gaps)), itertools.count()))
 
 
-_ZERO = bytes(int(b == 0) for b in range(256))
-
-
-def _below(t: int) -> bytes:
-    return bytes(int(b < t) for b in range(256))
-
-
-def _level(t: int) -> bytes:
-    return bytes(int(b == t) for b in range(256))
-
-
-def _at_most(t: int) -> bytes:
-    return bytes(int(b <= t) for b in range(256))
+def _mark(test: Callable[[int], bool], value: int) -> bytes:
+    """A translation table: ``value`` for the bytes that pass ``test``, else 0."""
+    return bytes(value if test(b) else 0 for b in range(256))
 
 
 def rescore(simsimd: Any, matrix: memoryview, dim: int, query: bytes,
@@ -416,8 +407,10 @@ def rescore(simsimd: Any, matrix: memoryview, dim: int, query: bytes,
     if np is not None:  # loaded already: one gather in C
         whole = np.frombuffer(matrix, dtype=np.int8, count=(max(rows) + 1) * dim)
         picked = whole.reshape(-1, dim)[np.asarray(rows, dtype=np.int64)].tobytes()
-    else:
-        picked = b"".join(matrix[r * dim:(r + 1) * dim] for r in rows)
+    else:  # slices made and taken in C
+        starts = list(map(operator.mul, rows, itertools.repeat(dim)))
+        picked = b"".join(map(matrix.__getitem__, map(
+            slice, starts, map(operator.add, starts, itertools.repeat(dim)))))
     out = array("d", [0.0]) * len(rows)
     simsimd.cdist(memoryview(query).cast("b"),
                   memoryview(picked).cast("b", shape=[len(rows), dim]), metric="cosine",

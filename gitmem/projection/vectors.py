@@ -355,6 +355,8 @@ class VectorFile:
                 moments.unlink(missing_ok=True)  # dirty, and not needed
             return
         n = top + 1
+        if blanked is None and self._first_pass_files(c, n) is not None:
+            return  # the common case: both files cover every row (~1 ms at 1M rows)
         d, wide, off = self.dim, firstpass.width(self.dim), firstpass.sign_offset(self.dim)
         block = 65536
         with open(path, "rb") as src:
