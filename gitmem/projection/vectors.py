@@ -110,6 +110,7 @@ class VectorFile:
         # and of its sign file (firstpass.py).
         self._held: tuple[tuple[str, int, int], mmap.mmap] | None = None
         self._held_signs: tuple[tuple[str, int, int], mmap.mmap] | None = None
+        self._files: tuple[tuple[Any, ...], tuple[Any, bytes, Path]] | None = None
         # A writer's blanked rows, for the moments (see zero_row and settle):
         # (vector file, the sums before, the rows' old contents).
         self._blanked: tuple[Path, firstpass.Moments | None, list[bytes]] | None = None
@@ -325,9 +326,18 @@ class VectorFile:
         """(the parsed moments, the code levels, the sign file) when both files cover
         the ``n`` rows and the codes were made with the levels the moments give."""
         path = self.path(c)
-        signs = firstpass.sign_path(path)
+        signs, moments = firstpass.sign_path(path), firstpass.moments_path(path)
         try:
-            raw = firstpass.moments_path(path).read_bytes()
+            ms, ss = os.stat(moments), os.stat(signs)
+        except OSError:
+            return None
+        # The files as they were when last read (a long-lived reader asks per recall).
+        ident = (n, str(path), ms.st_ino, ms.st_mtime_ns, ms.st_size,
+                 ss.st_ino, ss.st_mtime_ns, ss.st_size)
+        if self._files is not None and self._files[0] == ident:
+            return self._files[1]
+        try:
+            raw = moments.read_bytes()
             with open(signs, "rb") as fh:
                 head = fh.read(firstpass.sign_offset(self.dim))
                 size = os.fstat(fh.fileno()).st_size
@@ -340,6 +350,7 @@ class VectorFile:
         if (levels is None or firstpass.sign_levels(head, self.dim) != levels
                 or size < len(head) + n * firstpass.width(self.dim)):
             return None
+        self._files = (ident, (parsed, levels, signs))
         return parsed, levels, signs
 
     def settle(self, c: sqlite3.Connection) -> None:
