@@ -396,11 +396,11 @@ def _mark(test: Callable[[int], bool], value: int) -> bytes:
 
 
 def rescore(simsimd: Any, matrix: memoryview, dim: int, query: bytes,
-            rows: Sequence[int]) -> list[float]:
+            rows: Sequence[int]) -> array[float]:
     """Exact cosine distances of ``query`` to the int8 rows ``rows`` of ``matrix``
     (the whole file, as bytes)."""
     if not rows:
-        return []
+        return array("d")
     import sys
 
     np = sys.modules.get("numpy")
@@ -415,4 +415,4 @@ def rescore(simsimd: Any, matrix: memoryview, dim: int, query: bytes,
     simsimd.cdist(memoryview(query).cast("b"),
                   memoryview(picked).cast("b", shape=[len(rows), dim]), metric="cosine",
                   out=memoryview(out).cast("B").cast("d", shape=[1, len(rows)]))
-    return list(out)
+    return out

@@ -441,7 +441,7 @@ class VectorFile:
             whole.release()
 
     def first_pass(self, c: sqlite3.Connection, simsimd: Any, query: bytes, n: int,
-                   ) -> tuple[list[int], list[float], tuple[float, float, int]] | None:
+                   ) -> tuple[list[int], array[float], tuple[float, float, int]] | None:
         """The first pass (firstpass.py) over ``n`` rows: (candidate rows, their exact
         cosine distances, the spread from the moments); None when the sign or
         moments files do not cover the rows, or the cut reaches the zeroed rows'
@@ -488,11 +488,10 @@ class VectorFile:
         if found is None:
             return None
         rows, dist, stats = found
-        by_row = dict(zip(rows, dist))
-        sub = array("d", dist)
         want = 2 * limit + 16
         while True:
-            cand = [rows[i] for i in smallest(sub, min(want, len(rows)))]
+            by_row = {rows[i]: dist[i] for i in smallest(dist, min(want, len(rows)))}
+            cand = list(by_row)
             hits = queries.best_per_memory(c, cand, by_row.__getitem__, scope)
             if len(hits) >= limit:
                 return [(mid, 1.0 - d) for d, mid in hits[:limit] if d < 1.0], stats
