@@ -42,6 +42,20 @@ def on(monkeypatch: pytest.MonkeyPatch, rows: int = 100, candidates: int = 120) 
     monkeypatch.setattr(firstpass, "LEVELS_SAMPLE", 8)  # (1 in 1024 of a few hundred: none)
 
 
+def spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each vector scan from now on was answered by the first pass."""
+    used: list[bool] = []
+    real = vectors.VectorFile.first_pass_hits
+
+    def wrapped(self: vectors.VectorFile, *args: Any, **kw: Any) -> Any:
+        out = real(self, *args, **kw)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(vectors.VectorFile, "first_pass_hits", wrapped)
+    return used
+
+
 def answers(store: gitmem.Store, k: int = 10) -> list[list[tuple[str, float]]]:
     return [[(h.id, h.score) for h in store.recall(q, k=k, mode="vector", min_score=0)]
             for q in QUERIES]
@@ -115,15 +129,7 @@ def test_the_first_pass_finds_what_the_exact_scan_finds(
         exact = answers(store)
         assert store.projection._vectors._held_signs is None
         on(monkeypatch, candidates=120)
-        used: list[bool] = []
-        real = vectors.VectorFile.first_pass_hits
-
-        def spy(self: vectors.VectorFile, *args: Any, **kw: Any) -> Any:
-            out = real(self, *args, **kw)
-            used.append(out is not None)
-            return out
-
-        monkeypatch.setattr(vectors.VectorFile, "first_pass_hits", spy)
+        used = spy(monkeypatch)
         first = answers(store)
         assert used == [True] * len(QUERIES)  # every answer came from the first pass
     # The hits are the exact scan's; only the scores move a little (the spread from
@@ -164,13 +170,14 @@ def test_the_spread_from_the_moments_is_the_spread_of_every_row(
 def test_answers_are_the_same_after_a_rebuild_and_with_the_ops_in_another_order(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     on(monkeypatch)
+    used = spy(monkeypatch)
     a = init_repo(tmp_path / "a")
     b = init_repo(tmp_path / "b")
-    first, second = notes(120), notes(120, 120)
+    first, second = notes(250), notes(250, 250)
     assert gm("import", "-", cwd=a, input=first).returncode == 0
     assert gm("import", "-", cwd=a, input=second).returncode == 0
-    # b gets the same two partitions' worth of ops the other way round: a's memory
-    # refs, fetched, then replayed after b has already folded some of its own.
+    # a embeds every memory, then a forget zeroes one row; b replays the same ops in
+    # one go (the forgotten memory never gets a row), and a rebuilds.
     with gitmem.open(a) as store:
         want = answers(store)
         gone = want[2][0][0]
@@ -185,6 +192,7 @@ def test_answers_are_the_same_after_a_rebuild_and_with_the_ops_in_another_order(
     with gitmem.open(b) as store:
         got = answers(store)
     assert got == want
+    assert used and all(used)  # every answer above came from the first pass
 
 
 def test_the_cut_is_the_same_with_numpy_and_without(monkeypatch: pytest.MonkeyPatch) -> None:
