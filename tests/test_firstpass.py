@@ -220,3 +220,27 @@ def test_the_cut_is_the_same_with_numpy_and_without(monkeypatch: pytest.MonkeyPa
             (d <= cut) == (i in picked) for i, d in enumerate(dist))
         assert sum(1 for d in dist if d < cut) < limit  # the smallest such cut
         assert firstpass.candidates(dist, n, limit, cut) is None  # zeroed rows would count
+
+
+def test_a_refresh_under_a_deadline_leaves_a_big_build_of_the_files_for_later(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hook reads under a deadline: building the files for a big store (~11 s at 1M
+    rows) is not its to do. It scans exactly meanwhile; the next refresh without a
+    deadline builds them."""
+    import time
+
+    from gitmem.projection import vectors as vectors_module
+
+    on(monkeypatch)
+    monkeypatch.setattr(vectors_module, "_QUICK_ROWS", 50)
+    assert gm("import", "-", cwd=repo, input=notes(200)).returncode == 0
+    with gitmem.open(repo) as store:
+        answers(store)
+        _, signs, moments = files(repo)
+        signs.unlink()
+        moments.unlink()
+        p = store.projection
+        p.refresh(store._pool.log, deadline=time.monotonic() + 30)
+        assert not signs.exists() and not moments.exists()
+        p.refresh(store._pool.log)
+        consistent(repo)

@@ -338,7 +338,8 @@ class Projection:
                 # every query (warm recall at 100k: ~11.5 -> ~8.5 ms); one merge
                 # costs ~0.15 s at 100k, so only a replay of many ops pays it.
                 c.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
-            self._vectors.settle(c)  # the first pass's files (firstpass.py), from 250k rows
+            # The first pass's files (firstpass.py), from 250k rows.
+            self._vectors.settle(c, quick=deadline is not None and not full)
             c.execute("COMMIT")
         except BaseException:
             self._vectors.drop_blanked()

@@ -39,6 +39,7 @@ from .scope import Scope, filters
 VEC_NAME = "vectors.i8"
 _GENERATION = re.compile(r"vectors(-[0-9a-f]{12})?\.i8")
 EMBED_BATCH = 1024
+_QUICK_ROWS = 4096  # rows a refresh under a deadline adds to the first pass's files
 
 
 class DocEmbedder(Protocol):
@@ -353,10 +354,13 @@ class VectorFile:
         self._files = (ident, (parsed, levels, signs))
         return parsed, levels, signs
 
-    def settle(self, c: sqlite3.Connection) -> None:
+    def settle(self, c: sqlite3.Connection, *, quick: bool = False) -> None:
         """Bring the moments and sign files up to the rows committed slots name (a
         writer, under the write lock, at the end of a refresh). Below
-        FIRST_PASS_FROM rows there are none."""
+        FIRST_PASS_FROM rows there are none. ``quick`` (a refresh under a deadline:
+        a hook): only a few rows' worth of work, else leave them for the next
+        refresh without one (readers scan exactly meanwhile; making them for 1M
+        rows takes ~11 s)."""
         blanked, self._blanked = self._blanked, None
         top = top_slot(c) if self.dim else None
         path = self.path(c)
@@ -383,7 +387,11 @@ class VectorFile:
                 m = firstpass.Moments.read(moments, d)
                 changed = False
             if m is None or m.covered > n:
+                if quick:
+                    return
                 m, changed = firstpass.Moments(d), True
+            if quick and n - m.covered > _QUICK_ROWS:
+                return
             if m.covered < n:
                 for lo in range(m.covered, n, block):
                     m.add(rows(lo, min(n, lo + block)))
@@ -401,6 +409,8 @@ class VectorFile:
             except OSError:
                 same, have = False, 0
             if same and have >= n:
+                return
+            if quick and (not same or n - have > _QUICK_ROWS):
                 return
             # New levels (one row in LEVELS_SAMPLE came or went): every code again,
             # into a new file (a reader keeps the old one it mapped).
