@@ -252,6 +252,33 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
             f"{n / (import_s + first_s):,.0f}", f"{cache_mb:.1f} ({cache_mb / max(log_mb, 0.01):.0f}x log)"]
 
 
+def bench_existing(repo: Path, home: Path, reps: int) -> list[str]:
+    """The per-call figures of a store built already (``--at``: a 1M-memory import
+    takes ~10 minutes, so a store made once is measured again after each change).
+    Build, rebuild, refresh and import figures are left out ("-"); the adds stay in
+    the store."""
+    env = env_for(home)
+    n = 0
+    with gitmem.open(repo) as store:
+        store.recall("warm up")
+        n = store.projection.size()
+        warm = []
+        for i in range(max(reps * 5, 50)):
+            t0 = time.perf_counter()
+            store.recall(QUERIES[i % len(QUERIES)])
+            warm.append(time.perf_counter() - t0)
+    ref = baseline(repo, env, reps)
+    recall_t, recall_rss = timed([GIT_MEM, "recall", QUERIES[0]], repo, env, reps)
+    add_t, add_rss = timed([GIT_MEM, "add", "a fresh note about the {i} cache", "--force"],
+                           repo, env, reps)
+    ref = (ref + baseline(repo, env, reps)) / 2  # before and after: the load moves
+    INDEX_ROWS.append(bench_index(repo, n))
+    return [f"{n:,} (at {repo.name})", ms(ref), vs(pct(recall_t, 50), ref),
+            vs(pct(recall_t, 95), ref), str(recall_rss), ms(pct(warm, 50)),
+            vs(pct(add_t, 50), ref), vs(pct(add_t, 95), ref), str(add_rss),
+            "-", "-", "-", "-", "-", "-", "-", "-", f"{dir_mb(repo / '.git' / 'mem' / 'cache'):.1f}"]
+
+
 def bench_pre_tool(repo: Path, env: dict[str, str], n: int) -> list[float]:
     """The agent's PreToolUse hook on a file that memories are anchored to: a fresh
     process per call, a new session each time (so it answers every time)."""
@@ -351,6 +378,9 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000,10000,100000", help="corpus sizes, comma separated")
     ap.add_argument("--million", action="store_true",
                     help="also measure 1,000,000 generated memories (slow: tens of minutes, ~2 GB disk)")
+    ap.add_argument("--at", action="append", default=[], metavar="REPO:HOME",
+                    help="also measure the per-call figures of a store built already "
+                         "(its repository and the HOME it was built with); repeatable")
     ap.add_argument("--reps", type=int, default=20, help="fresh-process runs per figure")
     ap.add_argument("--skip-sync", action="store_true")
     ap.add_argument("--skip-sizes", action="store_true")
@@ -362,7 +392,10 @@ def main() -> None:
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "gitmem")],
                            check=False, env=env_for(base))
             sizes = [int(n) for n in args.sizes.split(",")] + ([1_000_000] if args.million else [])
-            rows = [bench_size(base, n, args.reps) for n in sizes]
+            rows = [bench_size(base, n, args.reps) for n in sizes if n]
+            for at in args.at:
+                repo, _, home = at.partition(":")
+                rows.append(bench_existing(Path(repo), Path(home), args.reps))
             table("Per-call latency (ms unless noted; fresh process = a new git-mem per call;"
                   " (Nx) = multiple of the section's python -c pass p50)",
                   ["memories", "python -c pass p50", "recall p50", "recall p95", "recall RSS MiB", "warm recall p50",

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from ..model import RefreshReport
-from . import code, connection, graph, queries, signals, tables
+from . import code, connection, firstpass, graph, queries, signals, tables
 from . import lexical as lexical_channel
 from .damage import ProjectionCorrupt, guarded, guarded_read
 from .tables import DB_NAME
@@ -344,8 +344,11 @@ class Projection:
                 # every query (warm recall at 100k: ~11.5 -> ~8.5 ms); one merge
                 # costs ~0.15 s at 100k, so only a replay of many ops pays it.
                 c.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+            # The first pass's files (firstpass.py), from 250k rows.
+            self._vectors.settle(c, quick=deadline is not None and not full)
             c.execute("COMMIT")
         except BaseException:
+            self._vectors.drop_blanked()
             connection.rollback(c)
             raise
         if report.complete:
@@ -370,7 +373,8 @@ class Projection:
         if self._vectors.damaged(self._c):
             self.vectors_damaged = True  # cut, lost or garbled: re-embed on this refresh
             return False
-        return self.meta().get("embedder") == self.embedder_version and not has_pending(self._c)
+        return (self.meta().get("embedder") == self.embedder_version
+                and not has_pending(self._c) and self._vectors.first_pass_current(self._c))
 
     def _reset_vectors(self) -> None:
         self._vectors.reset(self._c, self.embedder_version)
@@ -451,6 +455,10 @@ class Projection:
                 # numpy's import once and picks candidates ~4x faster from then on;
                 # a one-shot CLI process never does. Same hits either way.
                 import numpy  # noqa: F401
+            if n >= firstpass.FIRST_PASS_FROM:  # sign bits, then the best rows exactly (firstpass.py)
+                found = self._vectors.first_pass_hits(c, simsimd, query, n, scope, limit)
+                if found is not None:
+                    return found
             dist = self._vectors.distances(c, simsimd, query, n)
             if dist is None:
                 return none  # replaced under us by a rebuild: no vector channel this time

@@ -30,14 +30,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..embed.text import embed_chunks
-from . import queries
+from . import firstpass, queries
 from .damage import ProjectionCorrupt
 from .distances import smallest, within
+
 from .scope import Scope, filters
 
 VEC_NAME = "vectors.i8"
 _GENERATION = re.compile(r"vectors(-[0-9a-f]{12})?\.i8")
 EMBED_BATCH = 1024
+_QUICK_ROWS = 4096  # rows a refresh under a deadline adds to the first pass's files
 
 
 class DocEmbedder(Protocol):
@@ -105,8 +107,14 @@ class VectorFile:
     def __init__(self, directory: Path, dim: int) -> None:
         self.directory = directory
         self.dim = dim
-        # ((path, device, inode), map) of the file last scanned: see _mapping.
+        # ((path, device, inode), map) of the file last scanned: see _mapping;
+        # and of its sign file (firstpass.py).
         self._held: tuple[tuple[str, int, int], mmap.mmap] | None = None
+        self._held_signs: tuple[tuple[str, int, int], mmap.mmap] | None = None
+        self._files: tuple[tuple[Any, ...], tuple[Any, bytes, Path]] | None = None
+        # A writer's blanked rows, for the moments (see zero_row and settle):
+        # (vector file, the sums before, the rows' old contents).
+        self._blanked: tuple[Path, firstpass.Moments | None, list[bytes]] | None = None
 
     def path(self, c: sqlite3.Connection) -> Path:
         """The vector file of the current generation (named in meta, so a reset
@@ -126,9 +134,12 @@ class VectorFile:
             names = os.listdir(self.directory)  # (glob would compile two patterns per refresh)
         except OSError:
             return
+        stem = keep.rsplit(".", 1)[0]
         for name in names:
             if name != keep and name.startswith("vectors") and (
-                    name.endswith(".i8") or name.startswith("vectors.hnsw")):
+                    name.endswith(".i8") or name.startswith("vectors.hnsw") or (
+                        name.endswith((".sign", ".moments"))
+                        and name.rsplit(".", 1)[0] != stem)):
                 try:
                     (self.directory / name).unlink(missing_ok=True)  # readers keep their inode
                 except OSError:
@@ -271,15 +282,151 @@ class VectorFile:
         return done, taken
 
     def zero_row(self, c: sqlite3.Connection, slot: int | None) -> None:
-        """Blank a forgotten memory's row (its content must not linger anywhere)."""
+        """Blank a forgotten memory's row (its content must not linger anywhere), and
+        its sign row; its old content leaves the moments at ``settle`` (writers only)."""
         if slot is None or not self.dim:
             return
+        path = self.path(c)
+        moments = firstpass.moments_path(path)
+        if self._blanked is None or self._blanked[0] != path:
+            before = firstpass.Moments.read(moments, self.dim) if moments.exists() else None
+            if before is not None:
+                firstpass.mark_dirty(moments)
+            self._blanked = (path, before, [])
+        before = self._blanked[1]
         try:
-            with open(self.path(c), "r+b") as fh:
+            with open(path, "r+b") as fh:
+                if before is not None and slot < before.covered:
+                    self._blanked[2].append(os.pread(fh.fileno(), self.dim, slot * self.dim))
                 fh.seek(slot * self.dim)
                 fh.write(b"\0" * self.dim)
         except FileNotFoundError:
+            return
+        wide, off = firstpass.width(self.dim), firstpass.sign_offset(self.dim)
+        try:
+            with open(firstpass.sign_path(path), "r+b") as fh:
+                if os.fstat(fh.fileno()).st_size >= off + (slot + 1) * wide:
+                    os.pwrite(fh.fileno(), b"\0" * wide, off + slot * wide)
+        except FileNotFoundError:
             pass
+
+    def drop_blanked(self) -> None:
+        """Forget what zero_row kept for ``settle`` (the transaction failed: the
+        moments file, marked dirty, is computed again by the next settle)."""
+        self._blanked = None
+
+    def first_pass_current(self, c: sqlite3.Connection) -> bool:
+        """The sign and moments files cover every row and agree (or none are needed)."""
+        top = top_slot(c)
+        if top is None or top + 1 < firstpass.FIRST_PASS_FROM or not self.dim:
+            return True
+        return self._first_pass_files(c, top + 1) is not None
+
+    def _first_pass_files(self, c: sqlite3.Connection, n: int,
+                          ) -> tuple[Any, bytes, Path] | None:
+        """(the parsed moments, the code levels, the sign file) when both files cover
+        the ``n`` rows and the codes were made with the levels the moments give."""
+        path = self.path(c)
+        signs, moments = firstpass.sign_path(path), firstpass.moments_path(path)
+        try:
+            ms, ss = os.stat(moments), os.stat(signs)
+        except OSError:
+            return None
+        # The files as they were when last read (a long-lived reader asks per recall).
+        ident = (n, str(path), ms.st_ino, ms.st_mtime_ns, ms.st_size,
+                 ss.st_ino, ss.st_mtime_ns, ss.st_size)
+        if self._files is not None and self._files[0] == ident:
+            return self._files[1]
+        try:
+            raw = moments.read_bytes()
+            with open(signs, "rb") as fh:
+                head = fh.read(firstpass.sign_offset(self.dim))
+                size = os.fstat(fh.fileno()).st_size
+        except OSError:
+            return None
+        parsed = firstpass.parse(raw, self.dim)
+        if parsed is None or parsed[0] != n:
+            return None
+        levels = firstpass.view_levels(parsed, self.dim)
+        if (levels is None or firstpass.sign_levels(head, self.dim) != levels
+                or size < len(head) + n * firstpass.width(self.dim)):
+            return None
+        self._files = (ident, (parsed, levels, signs))
+        return parsed, levels, signs
+
+    def settle(self, c: sqlite3.Connection, *, quick: bool = False) -> None:
+        """Bring the moments and sign files up to the rows committed slots name (a
+        writer, under the write lock, at the end of a refresh). Below
+        FIRST_PASS_FROM rows there are none. ``quick`` (a refresh under a deadline:
+        a hook): only a few rows' worth of work, else leave them for the next
+        refresh without one (readers scan exactly meanwhile; making them for 1M
+        rows takes ~11 s)."""
+        blanked, self._blanked = self._blanked, None
+        top = top_slot(c) if self.dim else None
+        path = self.path(c)
+        signs, moments = firstpass.sign_path(path), firstpass.moments_path(path)
+        if top is None or top + 1 < firstpass.FIRST_PASS_FROM:
+            if blanked is not None and blanked[1] is not None:
+                moments.unlink(missing_ok=True)  # dirty, and not needed
+            return
+        n = top + 1
+        if blanked is None and self._first_pass_files(c, n) is not None:
+            return  # the common case: both files cover every row (~1 ms at 1M rows)
+        d, wide, off = self.dim, firstpass.width(self.dim), firstpass.sign_offset(self.dim)
+        block = 65536
+        with open(path, "rb") as src:
+            def rows(lo: int, hi: int) -> bytes:
+                return os.pread(src.fileno(), (hi - lo) * d, lo * d)
+
+            if blanked is not None and blanked[0] == path and blanked[1] is not None:
+                m: firstpass.Moments | None = blanked[1]
+                assert m is not None
+                m.add(b"".join(blanked[2]), -1)
+                changed = True
+            else:
+                m = firstpass.Moments.read(moments, d)
+                changed = False
+            if m is None or m.covered > n:
+                if quick:
+                    return
+                m, changed = firstpass.Moments(d), True
+            if quick and n - m.covered > _QUICK_ROWS:
+                return
+            if m.covered < n:
+                for lo in range(m.covered, n, block):
+                    m.add(rows(lo, min(n, lo + block)))
+                m.covered, changed = n, True
+            if changed:
+                m.write(moments)
+            levels = m.levels()
+            if levels is None:
+                signs.unlink(missing_ok=True)
+                return
+            try:
+                with open(signs, "rb") as fh:
+                    same = firstpass.sign_levels(fh.read(off), d) == levels
+                    have = max(os.fstat(fh.fileno()).st_size - off, 0) // wide
+            except OSError:
+                same, have = False, 0
+            if same and have >= n:
+                return
+            if quick and (not same or n - have > _QUICK_ROWS):
+                return
+            # New levels (one row in LEVELS_SAMPLE came or went): every code again,
+            # into a new file (a reader keeps the old one it mapped).
+            target = signs if same else signs.with_name(f".{signs.name}.{os.getpid()}")
+            out = os.open(target, os.O_WRONLY | os.O_CREAT | (0 if same else os.O_TRUNC), 0o644)
+            try:
+                if not same:
+                    os.pwrite(out, firstpass.sign_header(d, levels), 0)
+                    have = 0
+                for lo in range(have, n, block):  # (pwrite, not O_APPEND: at each row's place)
+                    hi = min(n, lo + block)
+                    os.pwrite(out, firstpass.codes(rows(lo, hi), d, levels), off + lo * wide)
+            finally:
+                os.close(out)
+            if not same:
+                os.replace(target, signs)
 
     def distances(self, c: sqlite3.Connection, simsimd: Any, query: bytes,
                   n: int) -> array[float] | None:
@@ -303,7 +450,67 @@ class VectorFile:
         finally:
             whole.release()
 
-    def _mapping(self, c: sqlite3.Connection, need: int) -> mmap.mmap | None:
+    def first_pass(self, c: sqlite3.Connection, simsimd: Any, query: bytes, n: int,
+                   ) -> tuple[list[int], array[float], tuple[float, float, int]] | None:
+        """The first pass (firstpass.py) over ``n`` rows: (candidate rows, their exact
+        cosine distances, the spread from the moments); None when the sign or
+        moments files do not cover the rows, or the cut reaches the zeroed rows'
+        distance: the caller then scans every row."""
+        files = self._first_pass_files(c, n)
+        if files is None:
+            return None
+        parsed, levels, signs = files
+        stats = firstpass.spread(parsed, self.dim, query)
+        if stats is None:
+            return None
+        wide, off = firstpass.width(self.dim), firstpass.sign_offset(self.dim)
+        sm = self._mapping(c, off + n * wide, signs)
+        mm = self._mapping(c, n * self.dim)
+        if sm is None or mm is None:
+            return None
+        qbits = firstpass.codes(query, self.dim, levels)
+        whole = memoryview(sm)
+        try:
+            matrix = whole[off : off + n * wide].cast("B", shape=[n, wide])
+            out = array("H", [0]) * n
+            simsimd.cdist(memoryview(qbits).cast("B"), matrix, metric="hamming", dtype="bin8",
+                          out=memoryview(out).cast("B").cast("H", shape=[1, n]))
+            matrix.release()
+        finally:
+            whole.release()
+        rows = firstpass.candidates(out, n, firstpass.CANDIDATES,
+                                    int.from_bytes(qbits, "big").bit_count())
+        if rows is None:
+            return None
+        rows_view = memoryview(mm)
+        try:
+            dist = firstpass.rescore(simsimd, rows_view, self.dim, query, rows)
+        finally:
+            rows_view.release()
+        return rows, dist, stats
+
+    def first_pass_hits(self, c: sqlite3.Connection, simsimd: Any, query: bytes, n: int,
+                        scope: Scope, limit: int,
+                        ) -> tuple[list[tuple[str, float]], tuple[float, float, int]] | None:
+        """As exact_hits and the spread, from the first pass; None: scan every row
+        (no first pass here, or the filters left too few of its candidates)."""
+        found = self.first_pass(c, simsimd, query, n)
+        if found is None:
+            return None
+        rows, dist, stats = found
+        want = 2 * limit + 16
+        while True:
+            by_row = {rows[i]: dist[i] for i in smallest(dist, min(want, len(rows)))}
+            cand = list(by_row)
+            hits = queries.best_per_memory(c, cand, by_row.__getitem__, scope)
+            if len(hits) >= limit:
+                return [(mid, 1.0 - d) for d, mid in hits[:limit] if d < 1.0], stats
+            if len(cand) >= len(rows):
+                return None
+            want *= 8
+
+    def _mapping(self, c: sqlite3.Connection, need: int,
+                 path: Path | None = None) -> mmap.mmap | None:
         """The vector file mapped, at least ``need`` bytes of it; None when it is
         missing or shorter.
 
@@ -314,20 +521,27 @@ class VectorFile:
         file at this path is the same file (device and inode: a reset names a new
         generation, a rebuild may replace the directory) and long enough. The file
         only grows (rows are appended; a crash's half row is padded, never
-        truncated under readers), so a kept map stays valid."""
-        path = self.path(c)
+        truncated under readers), so a kept map stays valid. ``path``: the sign file
+        (firstpass.py), kept the same way."""
+        signs = path is not None
+        if path is None:
+            path = self.path(c)
         try:
             st = os.stat(path)
         except OSError:
             return None
         if st.st_size < need:
             return None
-        held = self._held
+        held = self._held_signs if signs else self._held
         if held is not None:
             ident, mm = held
             if ident == (str(path), st.st_dev, st.st_ino) and len(mm) >= need:
                 return mm
-            self.close()
+            held[1].close()
+            if signs:
+                self._held_signs = None
+            else:
+                self._held = None
         try:
             with open(path, "rb") as fh:
                 st = os.fstat(fh.fileno())
@@ -336,14 +550,18 @@ class VectorFile:
                 mm = mmap.mmap(fh.fileno(), st.st_size, access=mmap.ACCESS_READ)
         except (OSError, ValueError):
             return None
-        self._held = ((str(path), st.st_dev, st.st_ino), mm)
+        if signs:
+            self._held_signs = ((str(path), st.st_dev, st.st_ino), mm)
+        else:
+            self._held = ((str(path), st.st_dev, st.st_ino), mm)
         return mm
 
     def close(self) -> None:
-        """Unmap the file (Projection.close)."""
-        held, self._held = self._held, None
-        if held is not None:
-            held[1].close()
+        """Unmap the files (Projection.close)."""
+        for held in (self._held, self._held_signs):
+            if held is not None:
+                held[1].close()
+        self._held = self._held_signs = None
 
     def nearest(
         self, c: sqlite3.Connection, query: bytes, *, kind: str, min_cos: float,
@@ -360,11 +578,18 @@ class VectorFile:
             top = top_slot(c)
             if top is None:
                 return []
-            dist = self.distances(c, simsimd, query, top + 1)
-            if dist is None:
-                return []
             cut = 1.0 - min_cos + 1e-9
-            close = within(dist, cut)
+            found_first = (self.first_pass(c, simsimd, query, top + 1)
+                           if top + 1 >= firstpass.FIRST_PASS_FROM else None)
+            if found_first is not None:
+                # Rows this close are among the first pass's candidates (docs/recall.md).
+                close = sorted((d, r) for r, d in zip(found_first[0], found_first[1])
+                               if d <= cut and d < 1.0)
+            else:
+                dist = self.distances(c, simsimd, query, top + 1)
+                if dist is None:
+                    return []
+                close = within(dist, cut)
             skip = set(exclude)
             found: list[tuple[float, str]] = []
             # Best first, a chunk at a time: a near-duplicate check at 100k must
