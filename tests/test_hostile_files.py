@@ -326,8 +326,6 @@ def test_a_fifo_among_the_cache_files_never_hangs_add(repo: Path) -> None:
                                       "the widget service keeps its cache in redis"]
 
 
-@pytest.mark.xfail(strict=True, reason="api/dedup.py reads the file itself until it calls "
-                   "cachefiles.load_pending_vectors (a change for dedup.py's owner)")
 def test_deeply_nested_pending_vectors_never_break_add(repo: Path) -> None:
     ok(gm("add", "the widget service keeps its cache in redis", cwd=repo))
     (repo / CACHE / "pending-vectors.json").write_text('{"a":' * 5000)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from .. import ops
 from ..errors import InvalidInput, NearDuplicate
 from ..model import SimilarPair
-from . import settings
+from . import cachefiles, settings
 from .embedding import query_vector
 from .pool import CACHE_DIR, Pool
 
@@ -106,21 +106,16 @@ def closest(pool: Pool, body: ops.MemoryBody) -> tuple[str, float] | None:
 
 
 def pending_vectors(pool: Pool, wanted: set[str]) -> dict[str, bytes]:
+    cached = cachefiles.load_pending_vectors(pool.log.state_dir / CACHE_DIR / PENDING_FILE)
     try:
-        cached = json.loads((pool.log.state_dir / CACHE_DIR / PENDING_FILE).read_text())
         return {k: bytes.fromhex(v) for k, v in cached.items() if k in wanted}
-    except (OSError, ValueError, TypeError, AttributeError):
+    except ValueError:  # not hex: a damaged cache only costs the work it saved
         return {}
 
 
 def remember_pending(pool: Pool, memory_id: str, vector: bytes) -> None:
     path = pool.log.state_dir / CACHE_DIR / PENDING_FILE
-    try:
-        cached = json.loads(path.read_text())
-        if not isinstance(cached, dict):
-            cached = {}
-    except (OSError, ValueError):
-        cached = {}
+    cached = cachefiles.load_pending_vectors(path)
     cached = dict(list(cached.items())[-(PENDING_LIMIT - 1):])
     cached[memory_id] = vector.hex()
     try:

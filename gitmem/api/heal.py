@@ -21,7 +21,7 @@ import msgspec
 
 from .. import ops
 from ..oplog import REF_PREFIX
-from ..oplog.state import State
+from . import cachefiles
 
 if TYPE_CHECKING:
     from .pool import Pool
@@ -43,8 +43,7 @@ def rescue_skipped_clocks(pool: Pool) -> int:
     if not victims:
         return 0
     path = pool.log.state_dir / RESCUED_FILE
-    data = State(path.parent).read_json(path.name)  # never blocks, never raises
-    done = {x for x in data if isinstance(x, str)} if isinstance(data, list) else set()
+    done = set(cachefiles.load(path, list[str]) or [])  # never blocks, never raises
     wanted = {s.id for s in victims} - done
     if not wanted:
         return 0

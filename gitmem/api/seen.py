@@ -15,9 +15,10 @@ import hashlib
 import json
 import os
 from pathlib import Path
+from typing import Any
 
+from . import cachefiles
 from .pool import Pool
-from ..oplog.state import State
 
 SESSIONS_DIR = "hook-sessions"
 KEEP_SESSIONS = 64  # session files kept; older ones are removed
@@ -57,7 +58,7 @@ def newly(pool: Pool, ids: list[str]) -> list[str]:
 
 
 def _read_list(path: Path) -> list[str]:
-    data = State(path.parent).read_json(path.name)  # never blocks, never raises
+    data = cachefiles.load(path, list[Any])  # never blocks, never raises
     return [x for x in data if isinstance(x, str)] if isinstance(data, list) else []
 
 

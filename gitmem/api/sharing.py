@@ -23,8 +23,8 @@ from typing import Any
 
 from .. import ops
 from ..oplog import REF_PREFIX
+from . import cachefiles
 from .pool import Pool
-from ..oplog.state import State
 
 PROBE_FILE = "remote-probe.json"
 PROBE_EVERY = 24 * 3600  # seconds between two probes of one remote
@@ -68,7 +68,7 @@ def unpushed(pool: Pool) -> dict[str, Any] | None:
 
 
 def _probe_cache(pool: Pool) -> dict[str, Any]:
-    data = State(pool.log.state_dir).read_json(PROBE_FILE)  # never blocks, never raises
+    data = cachefiles.load(pool.log.state_dir / PROBE_FILE, dict[str, Any])  # never blocks
     return data if isinstance(data, dict) else {}
 
 
