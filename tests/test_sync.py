@@ -15,6 +15,8 @@ import pytest
 
 import gitmem
 from conftest import dump, git, gm, make_team, no_env_identity, ok, texts
+from gitmem import ops
+
 
 def test_add_in_a_sync_recall_in_b_and_c(team: dict[str, Path]) -> None:
     a, b, c = team["a"], team["b"], team["c"]
@@ -32,7 +34,7 @@ def test_add_in_a_sync_recall_in_b_and_c(team: dict[str, Path]) -> None:
     # the remote holds exactly the partition ref, nothing of ours under other names
     refs = git("for-each-ref", "--format=%(refname)", cwd=a.parent / "remote.git").stdout.split()
     assert sorted(r for r in refs if "memory" in r) == [
-        f"refs/memory/{gitmem.ops.partition_name('alice@example.com', (a / '.git/mem/clone-id').read_text().strip())}"
+        f"refs/memory/{ops.partition_name('alice@example.com', (a / '.git/mem/clone-id').read_text().strip())}"
     ]
 
 
