@@ -356,5 +356,32 @@ def test_a_damaged_state_file_never_hangs_or_breaks_a_command(repo: Path, name: 
     assert "the gadget service retries twice" in texts(repo, "service")
 
 
+@pytest.mark.parametrize("hostile", ["a FIFO", "a link to /dev/null", "an empty directory",
+                                     "a full directory"])
+def test_a_damaged_append_lock_never_breaks_add(repo: Path, hostile: str) -> None:
+    """.git/mem/append.lock only ever holds an flock: whatever is found in its place is
+    made again (a FIFO there failed add with "internal error ... not seekable")."""
+    ok(gm("add", "the widget service keeps its cache in redis", cwd=repo))
+    lock = repo / ".git" / "mem" / "append.lock"
+    lock.unlink(missing_ok=True)
+    if hostile == "a FIFO":
+        os.mkfifo(lock)
+    elif hostile == "a link to /dev/null":
+        lock.symlink_to("/dev/null")
+    else:
+        lock.mkdir()
+        if hostile == "a full directory":
+            (lock / "keep").write_text("someone's file")
+    out = run(repo, "add", "the gadget service retries twice")
+    _quiet(out)
+    if hostile == "a full directory":  # not ours to empty: one line, with a hint
+        assert out.returncode == 2 and "append.lock is not a regular file" in out.stderr
+        assert (lock / "keep").read_text() == "someone's file"
+        return
+    assert out.returncode == 0, out.stderr
+    assert lock.is_file() and not lock.is_symlink()
+    assert "the gadget service retries twice" in texts(repo, "service")
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))

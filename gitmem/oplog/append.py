@@ -19,7 +19,10 @@ are on disk, the objects are in place before the ref is renamed.
 
 from __future__ import annotations
 
+import errno
 import fcntl
+import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,7 +31,7 @@ from pathlib import Path
 import msgspec
 
 from .. import ops
-from ..errors import LogBusy
+from ..errors import InvalidInput, LogBusy
 from .history import History
 from .libgit2 import Libgit2, pygit2
 from .objects import PACK_FILE, Objects
@@ -67,10 +70,11 @@ def append_lock(state_dir: Path, ref_name: str, deadline: float) -> Iterator[Non
     Purges take it too, and a stale ``<ref>.lock`` is only cleared under it.
     """
     state_dir.mkdir(parents=True, exist_ok=True)
-    with open(state_dir / APPEND_LOCK_FILE, "a+b") as fh:
+    fd = _lock_file(state_dir / APPEND_LOCK_FILE)
+    try:
         while True:
             try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
@@ -79,7 +83,38 @@ def append_lock(state_dir: Path, ref_name: str, deadline: float) -> Iterator[Non
         try:
             yield
         finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _lock_file(path: Path) -> int:
+    """The lock file, opened without blocking and without following a link. It
+    holds nothing but the lock, so anything else found in its place (a FIFO, a
+    link, a device: an add failed on one as "not seekable") is removed and the
+    file made again, once; what still is not a regular file is an error."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    for attempt in range(2):
+        try:
+            fd = os.open(path, flags, 0o644)
+        except OSError as exc:  # ELOOP: a link; EISDIR: a directory
+            if attempt or exc.errno not in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+                raise
+        else:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                return fd
+            os.close(fd)
+            if attempt:
+                break
+        try:
+            os.unlink(path)
+        except IsADirectoryError:
+            try:
+                os.rmdir(path)
+            except OSError:
+                break  # a directory with something in it: not ours to empty
+    raise InvalidInput(f"{path} is not a regular file, and could not be replaced",
+                       "move it aside: it only ever holds a lock, and git mem makes it again")
 
 
 def _jitter(low: float, high: float) -> float:
