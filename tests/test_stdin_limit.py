@@ -93,3 +93,14 @@ def test_text_at_the_limit_is_read_whole(repo: Path) -> None:
     proc = subprocess.run([GIT_MEM, "add", "-"], cwd=repo, input=text + "y",
                           capture_output=True, text=True)
     assert proc.returncode == 2 and str(ops.MAX_TEXT_BYTES) in proc.stderr
+
+
+@pytest.mark.parametrize("args", [["hook", "user-prompt"],  # the path without click
+                                  ["hook", "session-start", "--budget", "500"]])
+def test_a_hook_reads_a_bounded_payload(repo: Path, args: list[str]) -> None:
+    """A hook never blocks the agent and never grows with its stdin: past its payload
+    bound it is skipped with one line (it read all of stdin before)."""
+    code, out, err, peak_kb = _feed(args, repo)
+    assert peak_kb < STREAM // 1024 // 2, peak_kb
+    assert code == 0 and out == ""
+    assert err == "git mem hook: skipped (its input is over 16 MiB)\n", err

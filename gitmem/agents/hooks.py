@@ -70,10 +70,18 @@ EVENTS = {"session-start": "SessionStart", "user-prompt": "UserPromptSubmit",
           "pre-tool": "PreToolUse"}
 
 
+# A hook reads at most this much of its payload (an agent's JSON: a prompt, a tool
+# call; far below this), so that no stdin (a stray pipe, /dev/zero) grows it unbounded.
+PAYLOAD_BYTES = 16 << 20
+
+
 def respond(event: str, answer: Callable[[dict[str, Any]], str | None], raw: bytes) -> \
         tuple[str, str]:
     """(stdout, stderr) of a hook: the agent's JSON answer or nothing, and at most
-    one line on stderr. Never raises: a hook must not block the agent."""
+    one line on stderr. Never raises: a hook must not block the agent. ``raw``:
+    at most PAYLOAD_BYTES + 1 bytes of stdin."""
+    if len(raw) > PAYLOAD_BYTES:
+        return "", f"git mem hook: skipped (its input is over {PAYLOAD_BYTES >> 20} MiB)\n"
     try:
         payload = parse_payload(raw)
         context = answer(payload)
@@ -97,7 +105,7 @@ def run(name: str, *, one_shot: bool = False) -> int:
         "user-prompt": lambda p: answer_user_prompt(p, PROMPT_K, one_shot=one_shot),
         "pre-tool": lambda p: answer_pre_tool(p, one_shot=one_shot),
     }[name]
-    out, err = respond(EVENTS[name], answer, sys.stdin.buffer.read())
+    out, err = respond(EVENTS[name], answer, sys.stdin.buffer.read(PAYLOAD_BYTES + 1))
     sys.stdout.write(out)
     sys.stderr.write(err)
     return 0

@@ -212,7 +212,7 @@ def hook_() -> None:
 def _hook(event: str, answer: Callable[[dict[str, Any]], str | None]) -> None:
     """Read the payload, answer it; print the agent's JSON or nothing. Always exit 0.
     (Without options, ``gitmem.cli.main`` runs the same answer without click.)"""
-    out, err = hooks.respond(event, answer, stdin_bytes())
+    out, err = hooks.respond(event, answer, stdin_bytes(hooks.PAYLOAD_BYTES))
     if out:
         click.echo(out, nl=False)
     if err:
