@@ -350,3 +350,20 @@ def test_a_ref_that_blocks_our_partition_on_the_remote_is_named_with_how_to_remo
     assert "release builds are signed with the hardware key in vault 7" in texts(
         c, "release builds signed")
     ok(git("fsck", "--strict", cwd=tmp_path / "remote.git", check=False))
+
+
+def test_a_pull_that_cannot_move_our_refs_says_so(
+        team: dict[str, Path], tmp_path: Path, namespaces: None) -> None:
+    """The fetch lands (refs/memory-remotes is writable) but the teammate's partition
+    cannot be taken into refs/memory: said with the typed error, never 'new: 1'."""
+    a, b = _shared(team)
+    ok(gm("add", "the note b already has", cwd=b))
+    ok(gm("add", "the queue worker retries three times", cwd=a))
+    ok(gm("sync", cwd=a))
+    script = ('mount --bind -o ro "$0/.git/refs/memory" "$0/.git/refs/memory" '
+              '&& cd "$0" && exec "$@"')
+    out = subprocess.run(["unshare", "-rm", "sh", "-c", script, str(b), GIT_MEM, "sync"],
+                         cwd=b, capture_output=True, text=True, check=False, timeout=300)
+    _one_error(out, 14, "read-only file system")
+    ok(gm("sync", cwd=b))  # writable again: the pull completes
+    assert "the queue worker retries three times" in texts(b, "queue worker")

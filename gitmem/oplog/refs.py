@@ -17,7 +17,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..errors import LogBusy
+from ..errors import LogBusy, from_os_error
 from .libgit2 import Libgit2, pygit2
 from .objects import HEX_OID
 
@@ -285,7 +285,15 @@ class Refs:
                     return False
                 r.set_target(new)
             return True
-        except (pygit2.GitError, pygit2.AlreadyExistsError, OSError):
+        except pygit2.AlreadyExistsError:
+            return False
+        except (pygit2.GitError, OSError) as exc:
+            # A disk that cannot take the ref is said (a pull "integrated" nothing
+            # and reported success); any other failure is a lost race.
+            typed = from_os_error(exc if isinstance(exc, OSError) else OSError(None, str(exc)),
+                                  self._libgit2.repo.path)
+            if typed is not None:
+                raise typed from None
             return False
 
     def delete(self, ref: str, old: str) -> bool:
