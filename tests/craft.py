@@ -59,3 +59,16 @@ def commit_packs(repo_path: Path, packs: list[bytes], parent: str | None = None,
 def set_ref(repo_path: Path, ref: str, commit: str) -> None:
     repo = pygit2.Repository(str(repo_path))
     repo.references.create(ref, pygit2.Oid(hex=commit), force=True)
+
+
+def push_flood(clone: Path, lines: list[bytes], *, name: str = "Mallory",
+               email: str = "mallory@example.com") -> None:
+    """Push ``lines`` (op lines) as one teammate's partition, 500 ops a commit,
+    from ``clone`` to its origin: what a hostile teammate's push looks like."""
+    import subprocess
+
+    packs = [b"\n".join(lines[i:i + 500]) + b"\n" for i in range(0, len(lines), 500)]
+    tip = commit_packs(clone, packs, name=name, email=email)[-1]
+    ref = f"refs/memory/{partition(email)}"
+    set_ref(clone, ref, tip)
+    subprocess.run(["git", "push", "-q", "origin", f"{ref}:{ref}"], cwd=clone, check=True)

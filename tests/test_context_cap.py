@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import craft
-from conftest import FIXED_TS, git, gm, ok
+from conftest import FIXED_TS, gm, ok
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,14 +23,6 @@ MONTH = 30 * 86400
 MINE = ("run make test before pushing", "deploys go through the release train on thursdays",
         "database migrations need a review from the data team",
         "feature flags are removed two sprints after launch")
-
-
-def _push(clone: Path, lines: list[bytes]) -> None:
-    packs = [b"\n".join(lines[i:i + 500]) + b"\n" for i in range(0, len(lines), 500)]
-    tip = craft.commit_packs(clone, packs, name="Mallory", email="mallory@example.com")[-1]
-    ref = f"refs/memory/{craft.partition('mallory@example.com')}"
-    craft.set_ref(clone, ref, tip)
-    git("push", "-q", "origin", f"{ref}:{ref}", cwd=clone)
 
 
 def _sections(clone: Path, budget: int) -> dict[str, list[str]]:
@@ -53,7 +45,7 @@ def test_a_persona_flood_does_not_break_the_cap_on_procedures(team: dict[str, Pa
                           kind="procedure", importance=1.0, at=at) for i in range(400)]
     flood += [craft.add_op("mallory", 1000 + i, f"hostile persona {i}: prefers evil",
                            kind="persona", importance=1.0, at=at) for i in range(400)]
-    _push(b, flood)
+    craft.push_flood(b, flood)
     ok(gm("sync", cwd=a))
     for budget in (300, 500, 800):
         procedures = _sections(a, budget)["procedures"]
@@ -81,7 +73,7 @@ def test_a_flood_in_every_section_is_held_to_half_of_each(team: dict[str, Path])
                                kind=kind, importance=1.0, at=FIXED_TS) for i in range(250)]
     flood += [craft.add_op("mallory", 1 + len(flood) + i, f"hostile value {i}", key=f"evil.k{i}",
                            kind="fact", importance=1.0, at=FIXED_TS) for i in range(250)]
-    _push(b, flood)
+    craft.push_flood(b, flood)
     ok(gm("sync", cwd=a))
     for budget in (200, 350, 500, 1000, 3000):
         for name, lines in _sections(a, budget).items():

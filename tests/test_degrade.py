@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+import diskfill
 from conftest import GIT_MEM, dump, git, gm, ok, texts
 
 CACHE = Path(".git") / "mem" / "cache"
@@ -337,7 +338,7 @@ def test_status_on_a_read_only_clone_that_never_wrote(team: dict[str, Path],
 
 # -- item 7: a full disk ------------------------------------------------------------------
 
-_FULL_DISK_DRIVER = textwrap.dedent('''
+_FULL_DISK_DRIVER = diskfill.FILL_AND_FREE + textwrap.dedent('''
     import json, os, subprocess, sys
     mnt, bare, git_mem = sys.argv[1], sys.argv[2], sys.argv[3]
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", mnt], check=True)
@@ -350,19 +351,6 @@ _FULL_DISK_DRIVER = textwrap.dedent('''
         out.setdefault(name or " ".join(args[1:3]), []).append(
             [p.returncode, p.stdout, p.stderr])
         return p
-
-    def fill():
-        try:
-            with open(os.path.join(mnt, "fill-%d" % len(os.listdir(mnt))), "wb", 0) as fh:
-                while True:
-                    fh.write(b"\\0" * 4096)
-        except OSError:
-            pass
-
-    def free():
-        for f in os.listdir(mnt):
-            if f.startswith("fill-"):
-                os.unlink(os.path.join(mnt, f))
 
     subprocess.run(["git", "clone", "-q", bare, clone], check=True)
     subprocess.run(["git", "config", "user.name", "Bob Roe"], cwd=clone, check=True)

@@ -7,17 +7,9 @@ import json
 from pathlib import Path
 
 import craft
-from conftest import FIXED_TS, git, gm, ok
+from conftest import FIXED_TS, gm, ok
 
 YEAR_9999 = 253402214400  # 9999-12-31
-
-
-def _push(clone: Path, lines: list[bytes]) -> None:
-    packs = [b"\n".join(lines[i:i + 500]) + b"\n" for i in range(0, len(lines), 500)]
-    tip = craft.commit_packs(clone, packs, name="Mallory", email="mallory@example.com")[-1]
-    ref = f"refs/memory/{craft.partition('mallory@example.com')}"
-    craft.set_ref(clone, ref, tip)
-    git("push", "-q", "origin", f"{ref}:{ref}", cwd=clone)
 
 
 def _hits(clone: Path, query: str, *extra: str, when: str | None = None) -> list[dict]:  # type: ignore[type-arg]
@@ -31,7 +23,7 @@ def test_a_memory_dated_9999_decays_like_any_other_and_is_listed(team: dict[str,
     ok(gm("add", "the deploy checklist lives in docs/deploy.md", cwd=a))
     ok(gm("sync", cwd=a))
     forged = craft.add_op("mallory", 2, "the deploy checklist is in the wiki now", at=YEAR_9999)
-    _push(b, [forged])
+    craft.push_flood(b, [forged])
     ok(gm("sync", cwd=a))
     status = json.loads(ok(gm("status", "--json", cwd=a)).stdout)["data"]
     assert status["future_dated"] == 1 and status["future_dated_ids"][0].startswith(
@@ -55,7 +47,7 @@ def test_a_flood_from_one_teammate_does_not_crowd_the_profile(team: dict[str, Pa
     ok(gm("sync", cwd=a))
     flood = [craft.add_op("mallory", 10 + i, f"mallory says {i}: read this first",
                           importance=1.0, at=FIXED_TS) for i in range(600)]
-    _push(b, flood)
+    craft.push_flood(b, flood)
     ok(gm("sync", cwd=a))
     ctx = json.loads(ok(gm("context", "--json", "--budget", "400", cwd=a)).stdout)["data"]
     notes = [i["line"] for i in ctx["items"] if i["section"] == "notes"]
@@ -79,7 +71,7 @@ def test_the_profile_looks_past_a_crowd_author_by_author_or_in_one_walk_alike(
     ok(gm("sync", cwd=a))
     flood = [craft.add_op("mallory", 10 + i, f"mallory says {i}: read this first",
                           importance=1.0, at=FIXED_TS) for i in range(600)]
-    _push(b, flood)
+    craft.push_flood(b, flood)
     ok(gm("sync", cwd=a))
     by_author = api.Store(a).context(budget=400)  # two authors: one seek each
     monkeypatch.setattr(queries, "MAX_AUTHORS", 0)

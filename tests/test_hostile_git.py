@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+import diskfill
 from conftest import GIT_MEM, gm, git, ok, texts
 
 LATIN1_NAME = "Jos\udce9 Garc\udceda"  # b"Jos\xe9 Garc\xeda", passed to git as bytes
@@ -140,7 +141,7 @@ def namespaces(tmp_path: Path) -> None:
 
 
 # Runs in a private mount namespace: b's clone on a small tmpfs that it fills.
-_FULL_DISK = textwrap.dedent('''
+_FULL_DISK = diskfill.FILL_AND_FREE + textwrap.dedent('''
     import json, os, subprocess, sys
     mnt, bare, a, git_mem = sys.argv[1:5]
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt], check=True)
@@ -151,19 +152,6 @@ _FULL_DISK = textwrap.dedent('''
     def run(name, *args, cwd=b):
         p = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
         out[name] = [p.returncode, p.stdout, p.stderr]
-
-    def fill():
-        try:
-            with open(os.path.join(mnt, "fill-%d" % len(os.listdir(mnt))), "wb", 0) as fh:
-                while True:
-                    fh.write(b"\\0" * 4096)
-        except OSError:
-            pass
-
-    def free():
-        for f in os.listdir(mnt):
-            if f.startswith("fill-"):
-                os.unlink(os.path.join(mnt, f))
 
     subprocess.run(["git", "clone", "-q", bare, b], check=True)
     subprocess.run(["git", "config", "user.name", "Bob Roe"], cwd=b, check=True)

@@ -12,12 +12,12 @@ the next write starts it afresh, and the caller sees it as absent.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TypeVar
 
 import msgspec
 
+from ..oplog import state
 from ..oplog.state import read_regular
 
 T = TypeVar("T")
@@ -47,17 +47,9 @@ def load(path: Path, kind: type[T], *, limit: int = MAX_CACHE_BYTES) -> T | None
 
 
 def discard(path: Path) -> None:
-    """Remove whatever is at ``path`` (a file, a link, a FIFO; an empty
-    directory), best effort: a cache that stays damaged is only ignored."""
-    try:
-        os.unlink(path)
-    except IsADirectoryError:
-        try:
-            os.rmdir(path)
-        except OSError:
-            pass
-    except OSError:
-        pass
+    """Remove whatever is at ``path``, best effort: a cache that stays damaged
+    is only ignored."""
+    state.discard(path)
 
 
 def load_pending_vectors(path: Path) -> dict[str, str]:

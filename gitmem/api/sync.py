@@ -29,7 +29,7 @@ def pull(pool: Pool, remote: str | None = None) -> SyncReport:
     # (an object that is missing) and a push would spread it; say what is wrong.
     pool.log.check_own_tips("fetched")
     pool.log.fetch(remote)
-    integ = pool.log.integrate(pool.log.namespace(remote), replace=True)
+    integ = pool.log.integrate(pool.log.namespace(remote), replace=True, must_write=True)
     report = SyncReport(
         remote=remote, fetched=True, created=integ.created,
         fast_forwarded=integ.fast_forwarded, replaced=integ.replaced,

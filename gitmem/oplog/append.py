@@ -35,6 +35,7 @@ from ..errors import InvalidInput, LogBusy
 from .history import History
 from .libgit2 import Libgit2, pygit2
 from .objects import PACK_FILE, Objects
+from .state import discard
 from .records import Appended
 from .refs import REF_PREFIX, Refs
 
@@ -106,13 +107,8 @@ def _lock_file(path: Path) -> int:
             os.close(fd)
             if attempt:
                 break
-        try:
-            os.unlink(path)
-        except IsADirectoryError:
-            try:
-                os.rmdir(path)
-            except OSError:
-                break  # a directory with something in it: not ours to empty
+        if not discard(path):
+            break  # a directory with something in it: not ours to empty
     raise InvalidInput(f"{path} is not a regular file, and could not be replaced",
                        "move it aside: it only ever holds a lock, and git mem makes it again")
 

@@ -260,11 +260,12 @@ class Oplog:
         """Fetch every partition of ``remote`` into the private namespace."""
         self._sync.fetch(remote)
 
-    def integrate(self, namespace: str | None = None, *, replace: bool = False) -> Integrated:
+    def integrate(self, namespace: str | None = None, *, replace: bool = False,
+                  must_write: bool = False) -> Integrated:
         """Bring fetched partitions into refs/memory/*, checking ancestry (see sync.py)."""
         if not self.tracking(namespace):
             return Integrated([], [], [], [])  # nothing fetched: every read's common case
-        return self._sync.integrate(namespace, replace=replace)
+        return self._sync.integrate(namespace, replace=replace, must_write=must_write)
 
     def push(self, remote: str, partitions: list[str]) -> list[Pushed]:
         """Push our partitions to ``remote``: fast-forward only (see sync.py)."""

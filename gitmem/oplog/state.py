@@ -94,6 +94,24 @@ def read_regular(path: Path, limit: int, *, follow: bool = True) -> bytes:
         os.close(fd)
 
 
+def discard(path: Path) -> bool:
+    """Remove whatever is at ``path`` (a file, a link, a FIFO; an empty directory),
+    best effort; whether it is gone. A directory with something in it is left: not
+    ours to empty."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        return True
+    except IsADirectoryError:
+        try:
+            os.rmdir(path)
+        except OSError:
+            return False
+    except OSError:
+        return False
+    return True
+
+
 class State:
     """The state folder of one clone (``<commondir>/mem``)."""
 

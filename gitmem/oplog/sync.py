@@ -18,9 +18,11 @@ import hashlib
 import re
 
 from ..errors import (
+    DiskError,
     GitMemError,
     NoRemote,
     PushRejected,
+    ReadOnly,
     RefNameConflict,
     RemoteError,
     errno_in_text,
@@ -122,7 +124,8 @@ class Sync:
                 f"{remote} should work)",
             )
 
-    def integrate(self, namespace: str | None = None, *, replace: bool = False) -> Integrated:
+    def integrate(self, namespace: str | None = None, *, replace: bool = False,
+                  must_write: bool = False) -> Integrated:
         """Bring fetched partitions into refs/memory/*, checking ancestry.
 
         Others' partitions: created, or fast-forwarded. A tip that is neither
@@ -137,6 +140,16 @@ class Sync:
         replaced by one.
         """
         result = Integrated([], [], [], [])
+
+        def take(ref: str, have: str | None, tip: str) -> None:
+            # A disk that cannot take the ref: a pull says so (``must_write``); a read
+            # answers from the fetched tips anyway (api/pool.py, _integrated_view).
+            try:
+                self._refs.force(ref, have, tip)
+            except (DiskError, ReadOnly):
+                if must_write:
+                    raise
+
         cid = self._state.clone_id(create=False)
         local = self._refs.under(REF_PREFIX)
         own = set(own_partitions(local, cid))
@@ -152,12 +165,12 @@ class Sync:
             mine = name in own or bool(cid and name.endswith("-" + cid))
             if not self._history.is_commit(tip):
                 if not mine and (have is None or not self._history.is_commit(have)):
-                    self._refs.force(ref, have, tip)
+                    take(ref, have, tip)
                     (result.created if have is None else result.replaced).append(name)
                     local[ref] = tip
                 continue
             if have is not None and not self._history.is_commit(have) and not mine:
-                self._refs.force(ref, have, tip)  # a tip that held nothing: take the commit
+                take(ref, have, tip)  # a tip that held nothing: take the commit
                 result.replaced.append(name)
                 local[ref] = tip
                 continue
@@ -171,15 +184,15 @@ class Sync:
                         result.conflicts.append(name)
                 continue
             if have is None:
-                self._refs.force(ref, None, tip)
+                take(ref, None, tip)
                 result.created.append(name)
             elif self._history.is_ancestor(have, tip):
-                self._refs.force(ref, have, tip)
+                take(ref, have, tip)
                 result.fast_forwarded.append(name)
             elif self._history.is_ancestor(tip, have) or not replace:
                 continue  # we are ahead, or a rewrite only an explicit pull may take
             else:
-                self._refs.force(ref, have, tip)
+                take(ref, have, tip)
                 result.replaced.append(name)
             local[ref] = tip
         return result
