@@ -32,7 +32,7 @@ of the current generation answer instead:
   memories.
 
 Both files are written only by a writer holding the projection's write lock
-(``VectorFile.settle``, at the end of every refresh; ``zero_row`` when a row is
+(sidecars.py: ``settle``, at the end of every refresh; ``zero_row`` when a row is
 blanked); a reader uses them only when they cover exactly the rows its snapshot
 knows and agree on the levels, and scans exactly otherwise. Below FIRST_PASS_FROM
 rows nothing here runs and every answer is the exact scan's.
