@@ -243,19 +243,6 @@ def test_a_busy_usage_record_skips_the_signal_without_a_warning(repo: Path) -> N
 # -- item 6: a read-only .git -------------------------------------------------------------
 
 
-def _can_mount_read_only(tmp: Path) -> bool:
-    probe = tmp / "ro-probe"
-    probe.mkdir(exist_ok=True)
-    try:
-        proc = subprocess.run(
-            ["unshare", "-rm", "sh", "-c",
-             'mount --bind -o ro "$0" "$0" && ! touch "$0/x" 2>/dev/null', str(probe)],
-            capture_output=True, check=False, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return proc.returncode == 0
-
-
 def gm_ro(clone: Path, *args: str, how: str = "mount",
           input: str | None = None) -> subprocess.CompletedProcess[str]:
     """git-mem on a clone whose .git cannot be written.
@@ -276,7 +263,7 @@ def gm_ro(clone: Path, *args: str, how: str = "mount",
 
 @pytest.fixture
 def read_only(tmp_path: Path) -> None:
-    if not _can_mount_read_only(tmp_path):
+    if not diskfill.can_unshare(tmp_path):
         pytest.skip("needs unshare -rm and bind mounts (user namespaces)")
 
 

@@ -120,23 +120,9 @@ def test_a_remote_that_answers_in_latin1_does_not_break_sync(team: dict[str, Pat
 
 # -- C: a full disk and a read-only .git under push, sync and rekey ---------------------
 
-def _can_unshare(tmp: Path) -> bool:
-    probe = tmp / "ns-probe"
-    probe.mkdir(exist_ok=True)
-    try:
-        proc = subprocess.run(
-            ["unshare", "-rm", "sh", "-c",
-             'mount -t tmpfs -o size=1m tmpfs "$0" && mount --bind -o ro "$0" "$0" '
-             '&& ! touch "$0/x" 2>/dev/null', str(probe)],
-            capture_output=True, check=False, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return proc.returncode == 0
-
-
 @pytest.fixture
 def namespaces(tmp_path: Path) -> None:
-    if not _can_unshare(tmp_path):
+    if not diskfill.can_unshare(tmp_path, tmpfs=True):
         pytest.skip("needs unshare -rm, tmpfs and bind mounts (user namespaces)")
 
 
