@@ -229,7 +229,9 @@ class State:
                 self._fix(path),
             ) from None
         except FileNotFoundError:
-            if os.path.lexists(path):
+            # A dangling link, not a file another first writer linked into place
+            # since the open (lexists alone took that race for a dangling link).
+            if os.path.islink(path) and not os.path.exists(path):
                 raise InvalidInput(f"{path} is a symbolic link to nothing, not a file "
                                    "holding a clone id", self._fix(path)) from None
             raise
