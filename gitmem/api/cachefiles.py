@@ -15,10 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TypeVar
 
-import msgspec
-
 from ..oplog import state
-from ..oplog.state import read_regular
 
 T = TypeVar("T")
 MAX_CACHE_BYTES = 4 << 20  # far above any cache we write (pending vectors: ~60 KB)
@@ -29,27 +26,7 @@ def load(path: Path, kind: type[T], *, limit: int = MAX_CACHE_BYTES) -> T | None
     damaged (not a regular file, a link, over ``limit`` bytes, not JSON of that
     type); a damaged one is removed. Never blocks, never raises for what the
     file holds."""
-    try:
-        data = read_regular(path, limit + 1, follow=False)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        discard(path)  # a FIFO, a device, a link, a directory, unreadable
-        return None
-    if len(data) > limit:
-        discard(path)
-        return None
-    try:
-        return msgspec.json.decode(data, type=kind)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, ValueError):
-        discard(path)
-        return None
-
-
-def discard(path: Path) -> None:
-    """Remove whatever is at ``path``, best effort: a cache that stays damaged
-    is only ignored."""
-    state.discard(path)
+    return state.load_json(path, kind, limit=limit, follow=False, remove=state.discard)
 
 
 def load_pending_vectors(path: Path) -> dict[str, str]:

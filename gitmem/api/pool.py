@@ -14,7 +14,7 @@ warning; a ``.git`` that cannot be written (a read-only mount or checkout)
 moves reads to a temporary copy, brought up to date from the log, with a
 one-line warning, while writes fail with ``ReadOnly`` (and what a plain
 ``git fetch`` brought into refs/memory-remotes/* is read as if integrated,
-since the refs cannot move: ``_integrated_view``); a full disk is
+since the refs cannot move: ``readview.integrated_view``); a full disk is
 ``DiskFull``. ``rebuild`` starts from a fresh file and never depends on
 reading the old one.
 """
@@ -40,10 +40,11 @@ from ..errors import (
     from_os_error,
 )
 from ..model import RefreshReport
-from ..oplog import REF_PREFIX, Integrated, Oplog, Pack
+from ..oplog import REF_PREFIX, Integrated, Oplog
 from ..oplog.state import State
 from . import embedding, gating, settings
 from ..timefmt import now_from_env
+from .readview import integrated_view
 from .validate import check_writable
 
 if TYPE_CHECKING:
@@ -67,63 +68,6 @@ def _exists(path: Path) -> bool:
         return path.exists()
     except OSError:
         return False
-
-
-class _IntegratedView:
-    """The op-log as a read must see it: ``refs/memory/*`` with the partitions
-    integration decided to move at the tips it chose, where the refs could not
-    be moved (a read-only ``.git``). Implements the projection's LogSource."""
-
-    def __init__(self, log: Oplog, moved: dict[str, str]) -> None:
-        self._log = log
-        self.moved = moved
-
-    def partitions(self) -> dict[str, str]:
-        found = self._log.partitions()
-        found.update(self.moved)
-        return found
-
-    def is_ancestor(self, old: str, new: str) -> bool:
-        return self._log.is_ancestor(old, new)
-
-    def iter_packs(self, tip: str, since: str | list[str] | None = None) -> Iterator[Pack]:
-        return self._log.iter_packs(tip, since)
-
-
-def _integrated_view(log: Oplog, integ: Integrated) -> Oplog | _IntegratedView:
-    """``log`` itself when every partition ``integ`` moved is at its new tip in
-    refs/memory/* (always, where the refs can be written: no work); else
-    ``log`` seen with those partitions moved, so a read on a read-only ``.git``
-    answers with what a plain ``git fetch`` brought into refs/memory-remotes/*,
-    as every read does (docs/sync.md).
-
-    The tip of each partition integration took is found again as it chose it:
-    its remote-tracking tips in order, each taken when the one held is not a
-    commit, or is an ancestor of it (a read never takes a rewrite, and our own
-    partitions are never in ``integ``'s lists)."""
-    names = {*integ.created, *integ.fast_forwarded, *integ.replaced}
-    if not names:
-        return log  # nothing fetched moved: every read's common case
-    current = log.partitions()
-    tracking: dict[str, list[str]] = {}
-    for tref, tip in sorted(log.tracking().items()):
-        name = tref.rsplit("/", 1)[-1]
-        if name in names:
-            tracking.setdefault(name, []).append(tip)
-    moved: dict[str, str] = {}
-    for name, tips in tracking.items():
-        ref = REF_PREFIX + name
-        have = current.get(ref)
-        for tip in tips:
-            if have == tip:
-                continue
-            if have is None or not log.is_commit(have):
-                have = tip  # nothing held, or a tip that held nothing: taken
-            elif log.is_commit(tip) and log.is_ancestor(have, tip):
-                have = tip  # a fast-forward
-        if have is not None and have != current.get(ref):
-            moved[ref] = have
-    return _IntegratedView(log, moved) if moved else log
 
 
 class Pool:
@@ -364,7 +308,7 @@ class Pool:
         integ = self.log.integrate()
         self.warn_conflicts(integ)
         proj.progress = self.progress
-        source = _integrated_view(self.log, integ)
+        source = integrated_view(self.log, integ)
         report = proj.refresh(source, full=full, embed=embed,
                               deadline=None if full else self.deadline)
         self.behind = not report.complete

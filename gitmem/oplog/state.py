@@ -19,8 +19,9 @@ import json
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -32,6 +33,7 @@ CLONE_ID_FILE = "clone-id"
 CLONE_ID = re.compile(r"^[0-9a-f]{12}$")
 CLONE_ID_BYTES = 64  # far more than an id and its newline: the rest is not read
 MEMO_BYTES = 16 << 20  # far above any memo we write (facts: 4,096 ids, ~330 KB)
+T = TypeVar("T")
 
 
 def new_clone_id() -> str:
@@ -112,6 +114,36 @@ def discard(path: Path) -> bool:
     return True
 
 
+def load_json(path: Path, kind: type[T], *, limit: int, follow: bool = True,
+              remove: Callable[[Path], object] | None = None) -> T | None:
+    """The JSON file at ``path`` decoded as ``kind``, or None when it is absent or
+    cannot be used: not a regular file (never opened in a way that blocks), a
+    link with ``follow=False``, over ``limit`` bytes, not JSON of that type, or
+    nested too deep to decode (a RecursionError, which json.loads raises as no
+    ValueError). A file found damaged is given to ``remove`` (the next write
+    starts it again), when given."""
+    try:
+        data = read_regular(path, limit + 1, follow=follow)
+        if len(data) > limit:
+            raise ValueError(f"{path} is over {limit} bytes")
+        return msgspec.json.decode(data, type=kind)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, RecursionError, msgspec.DecodeError, msgspec.ValidationError):
+        if remove is not None:
+            remove(path)
+        return None
+
+
+def _unlink(path: Path) -> None:
+    """Remove the file at ``path``; a directory (a memo is never one: not ours to
+    remove) or a read-only ``.git`` leaves it, only ignored."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 class State:
     """The state folder of one clone (``<commondir>/mem``)."""
 
@@ -165,21 +197,8 @@ class State:
         to decode (a RecursionError, which json.loads raises as no ValueError).
         A ``disposable`` memo found damaged is removed (the next write starts
         it again); other files (the purge record) are left for the user."""
-        path = self.path / name
-        try:
-            data = read_regular(path, limit + 1)
-            if len(data) > limit:
-                raise ValueError(f"{path} is over {limit} bytes")
-            return msgspec.json.decode(data)
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, RecursionError, msgspec.DecodeError):
-            if disposable:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass  # a directory, a read-only .git: only ignored
-            return None
+        return load_json(self.path / name, Any, limit=limit,
+                         remove=_unlink if disposable else None)
 
     def write_memo(self, name: str, data: object) -> None:
         """Store a memo; failing to is harmless (it is recomputed next time)."""
