@@ -378,7 +378,7 @@ _FENCE_TAG = re.compile(r"(?i)<\s*/?\s*git\s*-\s*mem")
 # (context.fence rewrites it); any other spelling is refused (context._LOOSE_CLOSING is
 # the same pattern).
 _SEP = r"(?:[\s_.\-]|&#0*45;|&#x0*2d;|&hyphen;|&dash;)*"
-LOOSE_CLOSING = re.compile(
+LOOSE_CLOSING = lazy(
     r"(?:<|&lt;?|&#0*60;?|&#x0*3c;?)\s*(?:/|&sol;|&#0*47;|&#x0*2f;)\s*"
     + _SEP.join("gitmem"), re.IGNORECASE)
 _EXACT_CLOSING = re.compile(r"(?i)<\s*/\s*git-mem")
@@ -424,7 +424,8 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
     if len(_FENCE_TAG.findall(readings[0])) > len(_FENCE_TAG.findall(text)):
         tag = _FENCE_TAG.search(readings[0])
         found("look-alike fence", readings[0], tag.start() if tag else 0)
-    elif len(LOOSE_CLOSING.findall(readings[0])) > len(_EXACT_CLOSING.findall(text)):
+    elif (("<" in readings[0] or "&" in readings[0])  # no tag without one: no compile
+          and len(LOOSE_CLOSING.findall(readings[0])) > len(_EXACT_CLOSING.findall(text))):
         tag = LOOSE_CLOSING.search(readings[0])
         found("look-alike fence", readings[0], tag.start() if tag else 0)
     if _depth == 0:
