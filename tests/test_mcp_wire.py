@@ -11,6 +11,7 @@ import json
 import os
 import select
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -160,3 +161,62 @@ def test_rejection_answers_requests_only() -> None:
     assert why('{"jsonrpc":"2.0","id":3,"result":5,"error":{}}') is None  # a response
     assert why('{"id":true,"method":"ping"}').id is None  # no jsonrpc; true is no id
     assert why("   ") is None
+
+
+def _peak_rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_an_endless_line_is_dropped_in_bounded_memory_and_answered(raw: Raw) -> None:
+    # 200 MiB with no newline for a long while: the SDK's transport read a line whole
+    # (then parsed it), so a careless or hostile client grew the server without bound.
+    before = _peak_rss_kib(raw.p.pid)
+    head = (b'{"jsonrpc":"2.0","id":91,"method":"tools/call","params":{"name":"add",'
+            b'"arguments":{"text":"')
+    raw.send(raw=head)
+    chunk = b"a" * (1 << 20)
+    for _ in range(200):
+        raw.send(raw=chunk)
+    raw.send(raw=b'"}}}\n')
+    got = raw.answer(91, timeout=60)
+    assert got["error"]["code"] == -32700 and "MiB" in got["error"]["message"], got
+    grew = _peak_rss_kib(raw.p.pid) - before
+    assert grew < 64 << 10, f"the server grew by {grew >> 10} MiB for one line"
+    # One with no request id is answered without one; the server keeps serving.
+    raw.send(raw=b"[" + b"1," * (10 << 20) + b"1]\n")
+    assert raw.answer(None, timeout=60)["error"]["code"] == -32700
+    assert raw.call(92, "recall", query="anything")["ok"] is True
+
+
+def test_stdin_is_the_wires_alone_while_serving() -> None:
+    # A handler or a child process that reads fd 0 must read nothing, not the
+    # client's next message; fd 0 is the pipe again afterwards.
+    script = (
+        "import os, subprocess, sys\n"
+        "from gitmem.agents.mcp import wire\n"
+        "pipe = os.fstat(0).st_ino\n"
+        "with wire.claimed_stdin() as s:\n"
+        "    child = subprocess.run([sys.executable, '-c', 'import sys; print(len(sys.stdin.read()))'],"
+        " capture_output=True, text=True).stdout.strip()\n"
+        "    mine = os.read(0, 100)\n"
+        "    first = wire.Lines(s).readline()\n"
+        "print(child, len(mine), repr(first), os.fstat(0).st_ino == pipe)\n")
+    out = subprocess.run([sys.executable, "-c", script], input=b"one\ntwo\n",
+                         capture_output=True, check=True).stdout.decode()
+    assert out.strip() == "0 0 'one\\n' True", out
+
+
+def test_a_line_at_the_limit_is_kept_and_one_over_is_dropped() -> None:
+    import io
+
+    exact = b"x" * (wire.MAX_LINE_BYTES - 1) + b"\n"
+    over = b'{"jsonrpc":"2.0","id":"r-1","method":"ping","x":"' + b"y" * wire.MAX_LINE_BYTES + b'"}\n'
+    lines = wire.Lines(io.BufferedReader(io.BytesIO(exact + over + b"after\n")))
+    assert len(lines.readline()) == wire.MAX_LINE_BYTES
+    assert lines.readline() == wire._DROPPED + '"r-1"\n'
+    assert lines.readline() == "after\n"
+    assert lines.readline() == ""

@@ -11,15 +11,27 @@ not Unicode). ``Answering`` sits between the transport and the server: a line
 that is not JSON gets -32700 (Parse error), one that is JSON but not a message
 gets -32600 (Invalid Request), with the request's id whenever the line names one,
 so the client stops waiting; a broken response or notification gets nothing
-(JSON-RPC answers neither). The rest of the transport is the SDK's own
-(``stdio_server``: UTF-8, fds 0 and 1 kept from handlers and children).
+(JSON-RPC answers neither).
+
+The read side is ours too (``Lines``): the SDK reads a line whole, so one endless
+line from a careless or hostile client grew the server without bound (200 MiB of
+line: over 1 GB). A line over ``MAX_LINE_BYTES`` is read to its end in bounded
+chunks and dropped, and answered with -32700, with the request's id when the
+line starts by naming it. fd 0 is kept from handlers and children as the SDK
+keeps it (pointed at the null device while serving); the write side is the SDK's
+``stdio_server`` (UTF-8, fd 1 kept the same way).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
+
+import anyio
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
@@ -27,6 +39,18 @@ from mcp.shared.message import SessionMessage
 from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 
 _SURROGATE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+# Far above any message a tool takes (an op is at most 64 KiB of JSON) and the same
+# bound as a hook's stdin.
+MAX_LINE_BYTES = 16 << 20
+# What stands for a dropped line: not JSON (the NUL), so the SDK hands it to
+# ``rejection`` as a parse failure, which answers it with what the line named.
+_DROPPED = "\0gitmem-dropped-line"
+# A request id the line gives before any nested value (as the first key, or after
+# "jsonrpc" or "method"): the only one a prefix can name without doubt.
+_LEADING_ID = re.compile(
+    rb'\A\s*\{(?:\s*"(?:jsonrpc|method)"\s*:\s*"[^"\\]{0,256}"\s*,)*'
+    rb'\s*"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,256}")')
 
 
 def rejection(exc: Exception) -> JSONRPCError | None:
@@ -37,6 +61,12 @@ def rejection(exc: Exception) -> JSONRPCError | None:
     first: dict[str, Any] = errors[0] if errors else {}
     if first.get("type") == "json_invalid":
         raw = first.get("input")
+        if isinstance(raw, str) and raw.startswith(_DROPPED):
+            named = raw[len(_DROPPED):].strip()
+            rid = json.loads(named) if named else None  # _LEADING_ID matched it: JSON
+            return _error(rid, PARSE_ERROR, f"Parse error: the line is over "
+                          f"{MAX_LINE_BYTES >> 20} MiB and was dropped unread; "
+                          "send large text in smaller memories")
         if isinstance(raw, str) and not raw.strip():
             return None  # a blank line: nothing was asked
         try:  # the SDK's parser refused it: does Python's read it?
@@ -116,10 +146,52 @@ class Answering:
         await self.aclose()
 
 
+class Lines:
+    """A binary stream's lines as text (UTF-8, bad bytes replaced), none over
+    ``MAX_LINE_BYTES``: a longer line is read to its end in bounded chunks and
+    ``_DROPPED`` (with the id its start names, as JSON) stands in for it."""
+
+    CHUNK = 1 << 16
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+
+    def readline(self) -> str:
+        line = self.raw.readline(MAX_LINE_BYTES + 1)
+        if len(line) <= MAX_LINE_BYTES:
+            return line.decode("utf-8", "replace")
+        named = _LEADING_ID.match(line)
+        rest = line
+        while rest and not rest.endswith(b"\n"):
+            rest = self.raw.readline(self.CHUNK)
+        return _DROPPED + (named.group(1).decode("utf-8", "replace") if named else "") + "\n"
+
+
+@contextmanager
+def claimed_stdin() -> Iterator[IO[bytes]]:
+    """The wire's fd 0 as a private stream, with fd 0 itself on the null device while
+    serving (so a handler or a child process reading stdin cannot take the client's
+    bytes), put back on exit. The duplicate is not inherited by children."""
+    wire = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    try:
+        # closefd=False: the reading thread may still block on it when serving ends.
+        yield os.fdopen(wire, "rb", closefd=False)
+    finally:
+        os.dup2(wire, 0)
+        os.close(wire)
+
+
 async def run_stdio(app: MCPServer[Any]) -> None:
-    """``MCPServer.run_stdio_async`` with the read side answered: the same three
-    steps. (The low-level server is an attribute the SDK does not publish; a
-    change there fails tests/test_mcp_wire.py, which runs the real server.)"""
+    """``MCPServer.run_stdio_async`` with the read side bounded and answered: the
+    same three steps. (The low-level server is an attribute the SDK does not
+    publish; a change there fails tests/test_mcp_wire.py, which runs the real
+    server.)"""
     low = app._lowlevel_server  # noqa: SLF001
-    async with stdio_server() as (read, write):
-        await low.run(Answering(read, write), write, low.create_initialization_options())
+    with claimed_stdin() as stdin:
+        async with stdio_server(stdin=anyio.wrap_file(Lines(stdin))) as (read, write):  # type: ignore[arg-type]
+            await low.run(Answering(read, write), write, low.create_initialization_options())
