@@ -14,11 +14,11 @@ so the client stops waiting; a broken response or notification gets nothing
 (JSON-RPC answers neither).
 
 The read side is ours too (``Lines``): the SDK reads a line whole, so one endless
-line from a careless or hostile client grew the server without bound (200 MiB of
-line: a peak of 1,002 MiB, now 105). A line over ``MAX_LINE_BYTES`` is read to its end in bounded
-chunks and dropped, and answered with -32700, with the request's id when the
-line starts by naming it. fd 0 is kept from handlers and children as the SDK
-keeps it (pointed at the null device while serving); the write side is the SDK's
+line from a careless or hostile client grew the server without bound (a 200 MiB
+line: a peak of 1,002 MiB, now 105). A line over ``MAX_LINE_BYTES`` is read to its
+end in bounded chunks and dropped, and answered with -32700, with the request's id
+when the line starts by naming it. fd 0 is kept from handlers and children as the
+SDK keeps it (pointed at the null device while serving); the write side is the SDK's
 ``stdio_server`` (UTF-8, fd 1 kept the same way).
 """
 
