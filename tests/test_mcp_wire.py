@@ -200,7 +200,8 @@ def test_stdin_is_the_wires_alone_while_serving() -> None:
         "from gitmem.agents.mcp import wire\n"
         "pipe = os.fstat(0).st_ino\n"
         "with wire.claimed_stdin() as s:\n"
-        "    child = subprocess.run([sys.executable, '-c', 'import sys; print(len(sys.stdin.read()))'],"
+        "    child = subprocess.run([sys.executable, '-c',"
+        " 'import sys; print(len(sys.stdin.read()))'],"
         " capture_output=True, text=True).stdout.strip()\n"
         "    mine = os.read(0, 100)\n"
         "    first = wire.Lines(s).readline()\n"
@@ -214,7 +215,8 @@ def test_a_line_at_the_limit_is_kept_and_one_over_is_dropped() -> None:
     import io
 
     exact = b"x" * (wire.MAX_LINE_BYTES - 1) + b"\n"
-    over = b'{"jsonrpc":"2.0","id":"r-1","method":"ping","x":"' + b"y" * wire.MAX_LINE_BYTES + b'"}\n'
+    over = (b'{"jsonrpc":"2.0","id":"r-1","method":"ping","x":"' + b"y" * wire.MAX_LINE_BYTES
+            + b'"}\n')
     lines = wire.Lines(io.BufferedReader(io.BytesIO(exact + over + b"after\n")))
     assert len(lines.readline()) == wire.MAX_LINE_BYTES
     assert lines.readline() == wire._DROPPED + '"r-1"\n'

@@ -193,5 +193,6 @@ async def run_stdio(app: MCPServer[Any]) -> None:
     server.)"""
     low = app._lowlevel_server  # noqa: SLF001
     with claimed_stdin() as stdin:
-        async with stdio_server(stdin=anyio.wrap_file(Lines(stdin))) as (read, write):  # type: ignore[arg-type]
+        lines: Any = anyio.wrap_file(Lines(stdin))  # type: ignore[arg-type]  # a file's readline
+        async with stdio_server(stdin=lines) as (read, write):
             await low.run(Answering(read, write), write, low.create_initialization_options())
