@@ -592,3 +592,25 @@ def test_a_host_that_keeps_the_vector_file_mapped_sees_it_grow_change_and_go(
         shutil.rmtree(cache(repo))
         assert len(ids(store, "quokka ledger fortnight")) >= 1
     assert store.projection._vectors._held is None  # closing the store unmaps it
+
+
+def test_a_schema_made_between_two_reads_is_not_taken_for_damage(tmp_path: Path) -> None:
+    # The first of eight concurrent adders creates the tables while another reads
+    # meta: the reader saw "no meta table" in one statement and "tables exist" in the
+    # next (two snapshots), called the file corrupt and deleted it under the first
+    # (a flake of tests/test_concurrency.py). The other process's commit is made to
+    # land exactly between the reader's statements, in real SQLite files.
+    path = tmp_path / "projection.sqlite3"
+    reader, maker = connection.connect(path), connection.connect(path)
+    made: list[str] = []
+
+    def between(statement: str) -> None:
+        if not made:
+            made.append(statement)
+            assert tables.reset(maker, tables.wanted_meta())
+
+    reader.set_trace_callback(between)
+    assert tables.read_meta(reader) in ({}, tables.wanted_meta())
+    assert made  # the commit did land while the reader was reading
+    reader.set_trace_callback(None)
+    assert tables.read_meta(reader) == tables.wanted_meta()

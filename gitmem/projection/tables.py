@@ -52,14 +52,19 @@ def wanted_meta() -> dict[str, str]:
 def read_meta(c: sqlite3.Connection) -> dict[str, str]:
     """The ``meta`` table; {} for a new, empty file. ProjectionCorrupt when the
     file holds tables but no usable meta."""
-    try:
-        rows = c.execute("SELECT key, value FROM meta").fetchall()
-    except sqlite3.OperationalError as exc:
-        if "no such table" not in str(exc):
-            raise
-        if c.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None:
-            raise ProjectionCorrupt("the meta table is missing") from exc
+    # One statement, one snapshot: "no meta table" and "other tables exist" read in
+    # two statements could straddle another process's first commit of the schema,
+    # and a file being made looked like a damaged one (which is then deleted). Once
+    # made, meta exists in every committed state (a reset drops and makes it again
+    # in one transaction), so reading it next cannot miss it.
+    entries, has_meta = c.execute(
+        "SELECT count(*), coalesce(sum(type = 'table' AND name = 'meta'), 0) "
+        "FROM sqlite_master").fetchone()
+    if not has_meta:
+        if entries:
+            raise ProjectionCorrupt("the meta table is missing")
         return {}
+    rows = c.execute("SELECT key, value FROM meta").fetchall()
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in rows):
         raise ProjectionCorrupt("the meta table holds values of the wrong type")
     return dict(rows)
