@@ -144,7 +144,7 @@ SECRETS: dict[str, Any] = {
 }
 
 INJECTION: dict[str, Any] = {
-    "digest": "0bdea2fe89a79e90",
+    "digest": "7fe97675ba814631",
     "factors": [
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
@@ -155,13 +155,14 @@ INJECTION: dict[str, Any] = {
         [' no longer bound', ' no longer limited', ' no longer restricted', 'are now'],
         [' mode', 'act as ', 'from now on', 'from now on you', 'pretend to be', 'pretend you are'],
         ['any', 'attention', 'dear', 'every', 'hey', 'note to'],
-        ['allowed', 'approved', 'authori'],
+        ['the user ', 'they ha'],
+        ['already agreed', 'already approved', 'already authori', 'already confirmed', 'already consented', 'already said yes', 'without asking', 'without checking', 'without confirm', 'without prompting'],
         ['</context', '</instruction', '</memory', '<|assistant', '<|endoftext', '<|eot_id', '<|im_end', '<|im_start', '<|start_header_id', '<|system', '<|user', '[/inst]', 'sys>>', 'system>'],
         ['system'],
         ['system'],
         ['assistant', 'human', 'user'],
         ['git-mem'],
-        ['agent', 'assistant', 'instruction', 'override', 'system'],
+        ['<!--'],
         [' key', ' token', '-key', '-token', '.aws/credentials', '.env', '.netrc', '_key', '_token', 'credentials', 'env vars', 'environment variables', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'passwords', 'printenv', 'secrets', 'system prompt', '~/.ssh'],
         ['.aws/credentials', '.env', '.netrc', 'id_ed25519', 'id_rsa', '~/.ssh'],
         ['base64', 'cat', 'env', 'printenv'],
@@ -173,53 +174,64 @@ INJECTION: dict[str, Any] = {
         ['do not', "don't", 'never', 'without alerting', 'without asking', 'without informing', 'without notifying', 'without telling'],
         ['quietly'],
         ['copy this '],
+        ['function', 'observation', 'tool'],
+        ['system', 'システム', '系統', '系统', '시스템'],
+        ['--force', 'force', 'main', 'master', 'push'],
+        ['agent', 'assistant'],
+        ['rm'],
+        ['cat', 'curl', 'env', 'http', 'printenv', 'set', 'wget'],
     ],
 }
 
 # The injection rules of each other language (injection._language_factors).
 LANGUAGES: dict[str, Any] = {
     'fr': {
-        "digest": "1dffdbac368f9697",
+        "digest": "0829581972f934bd",
         "factors": [
             [' abstraction', 'consigne', 'directive', 'ignor', 'instruction', 'ne tenez', 'ne tien', 'ordre', 'oubli', 'prompt', 'regle'],
             [' a present', ' desormais', ' maintenant'],
             ['utilisateur'],
+            ['consigne', 'etape obligatoire', 'instruction', 'message', 'note', 'nouvelle regle', 'regle'],
             ['affich', 'coll', 'donn', 'envoi', 'envoy', 'imprim', 'montr', 'partag', 'publi', 'revel', 'transmet'],
         ],
     },
     'de': {
-        "digest": "6dd491a095e9714b",
+        "digest": "ba883036bbc90cc4",
         "factors": [
             ['ignorier', 'missacht', 'uberschreib', 'vergesst', 'vergiss', 'verwirf'],
             ['du bist', 'sie sind'],
             [' dem anwender', ' dem benutzer', ' dem nutzer', ' den anwender', ' den benutzer', ' den nutzer', ' der anwender', ' der benutzer', ' der nutzer', ' zu fragen', ' zu informieren'],
+            ['anweisung', 'hinweis', 'nachricht', 'neue regel', 'pflicht', 'regel'],
             ['.env', 'keys', 'passworter', 'schlussel', 'secrets', 'system', 'zugangsdaten'],
         ],
     },
     'es': {
-        "digest": "f892cd34f6b109f5",
+        "digest": "9f28144f7890c6ef",
         "factors": [
             ['directrices', 'indicaciones', 'instruccion', 'instrucciones', 'ordenes', 'prompt', 'reglas'],
             ['a partir de ahora', 'ahora', 'desde ahora'],
             ['sin avisar', 'sin decirle', 'sin preguntar', 'usuario'],
+            [' para'],
             ['.env', 'claves', 'contrasena', 'credenciales', 'prompt del sistema', 'secretos', 'tokens'],
         ],
     },
     'it': {
-        "digest": "91c12d73cd4b8eba",
+        "digest": "602ef41d1584e813",
         "factors": [
             ['direttive', 'indicazioni', 'istruzion', 'prompt', 'regole'],
             [' sei'],
             ['non dire niente', 'non dire nulla', "senza dirlo all'utente"],
+            ['--force', 'chiavi api', 'credenziali', 'disattiv', 'ignor', 'password', 'segret', 'senza chiedere', 'senza conferma', 'senza revisione'],
             ['caric', 'condivid', 'invi', 'mostr', 'rivel', 'stamp'],
         ],
     },
     'pt': {
-        "digest": "e215830c3efc6bb2",
+        "digest": "89d09d3ce517b0e2",
         "factors": [
             ['diretrizes', 'instrucao', 'instrucoes', 'ordens', 'prompt', 'regras'],
             ['tu', 'voce'],
             ['nao avise', 'nao conte', 'nao diga', 'nao informe', 'nao mencione'],
+            [' para'],
             ['carreg', 'compartilh', 'envi', 'imprim', 'mostr', 'publi', 'revel'],
         ],
     },
@@ -253,7 +265,7 @@ LANGUAGES: dict[str, Any] = {
         ],
     },
     'zh': {
-        "digest": "f4c1c91ef8b99b32",
+        "digest": "542fc103e439a0f1",
         "factors": [
             ['上述', '上面', '不要理会', '不要遵守', '之前', '以前', '你的', '先前', '全部', '别管', '原有', '原来', '忘掉', '忘记', '忽略', '忽视', '所有', '抛开', '放弃', '无视', '此前', '系统'],
             ['从现在开始', '从现在起', '你已经不再是', '你现在是'],
@@ -262,12 +274,12 @@ LANGUAGES: dict[str, Any] = {
         ],
     },
     'ja': {
-        "digest": "7252a700aedb147c",
+        "digest": "7c120cdc3f105b2c",
         "factors": [
             ['あなたの', 'これまで', 'すべて', '上記', '今まで', '以前', '全て', '前の', '忘れ', '無視'],
             ['あなたは', '今からあなたは', '君は'],
             ['ユーザーに'],
-            ['.env', 'apiキー', 'システムプロンプト', 'トークン', 'パスワード', '秘密鍵', '認証情報'],
+            ['.aws/credentials', '.env', '.netrc', 'apiキー', 'id_rsa', '~/.ssh', 'システムプロンプト', 'トークン', 'パスワード', '環境変数', '秘密鍵', '認証情報'],
         ],
     },
     'ko': {

@@ -23,6 +23,12 @@ from .lazyre import lazy
 # all previous instructions" is not. English rules run on the skeleton (and its leetspeak
 # and letter-spaced readings); rules for other languages on ``plain``. Every rule names its kind.
 
+def _addressed(to: str, agent: str, risky: str) -> str:
+    """A line that opens by addressing an agent ("Instrucción para el asistente:")
+    and asks for something risky in the same line."""
+    return rf"(?i)\b(?:{to})\s*(?:{agent})s?\b[^\n]{{0,140}}?\b(?:{risky})"
+
+
 def _concept(verb: str, qual: str, noun: str, gap: int = 40, b: str = r"\b") -> str:
     """verb ... (qualifier ... noun | noun ... qualifier), or qualifier ... noun ... verb
     (verb-final languages), each within one sentence."""
@@ -80,8 +86,13 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
      rf"(?:god|jailbreak|dan) mode)\b"),
     ("agent addressed", rf"(?i)\b(?:any|every|dear|attention|note to(?: any| the)?|hey)\s+(?:coding )?"
      rf"(?:ai|llm|agent|assistant|model|bot|copilot|claude|chatgpt|gpt)s?\b[^\n]{{0,80}}?\b{_RISKY}"),
-    ("fake authority", rf"(?i)\b(?:the user|they) (?:has|have) (?:already )?(?:pre-?)?(?:approved|authori[sz]ed|allowed)\b"
+    ("fake authority", rf"(?i)\b(?:the user (?:has |have )?|they (?:has|have) )(?:already )?(?:pre-?)?(?:approved|authori[sz]ed|allowed|agreed|consented|signed off|okayed|ok'?d)\b"
      rf"[^.\n]{{0,30}}?(?:{_RISKY}|force|merge|deploy)"),
+    ("fake authority",
+     r"(?i)\bwithout (?:asking|prompting|confirm\w*|checking)\b[^\n]{0,80}?\bthe user (?:has |have )?already "
+     r"(?:agreed|approved|consented|confirmed|authori[sz]ed|said yes)\b|\bthe user (?:has |have )?already "
+     r"(?:agreed|approved|consented|confirmed|authori[sz]ed|said yes)\b[^\n]{0,80}?\bwithout (?:asking|prompting"
+     r"|confirm\w*|checking)\b"),
     ("fake role or system marker",
      r"<\|(?:im_start|im_end|endoftext|system|user|assistant|eot_id|start_header_id)\|>|"
      r"\[INST\][^\[\n]{10,}\[/INST\]|<</?SYS>>|</?system>|"
@@ -91,11 +102,13 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
     ("fake role or system marker",
      r"(?ms)^\s*(?:Human|User|Assistant)\s*:\s*\S.*?^\s*(?:Human|User|Assistant)\s*:"),
     ("fence escape", r"(?i)<\s*/\s*git-mem[\w-]*\s*>\s*\n\s*(?:#|\*\*|<|[\w ]{0,20}:)"),
-    ("hidden instruction", r"(?is)<!--.{0,200}?\b(?:agent|assistant|system|override|instruction)\b.{0,200}?-->"),
+    # (Not a marker's part: "<!-- git-mem:agents:begin -->" is ours, in AGENTS.md.)
+    ("hidden instruction", r"(?is)<!--.{0,200}?(?<![:/-])\b(?:agents?|assistants?|ai|llms?|system|override|"
+     r"instructions?)\b(?!:\w|[/-]).{0,200}?-->"),
     ("exfiltration",
      r"(?i)\b(?:cat|print|post|send|upload|include|paste|share|leak|reveal|exfiltrate|show|dump|display|email|"
      r"transmit|forward)\b[^.\n]{0,60}?(?:\.env\b|~/\.ssh|id_(?:rsa|ed25519|ecdsa)|\.aws/credentials|\.netrc|printenv|"
-     r"environment variables|env vars|system prompt|(?<!run/)\bsecrets\b|\bcredentials\b|\bpasswords\b|"
+     r"environment variables|env vars|system prompt|(?<!run/)\bsecrets\b(?!\.\w)|\bcredentials\b|\bpasswords\b|"
      r"(?<!<)\b(?:api|access|auth|secret|private|ssh|deploy|signing|bearer|session|refresh|github|gitlab|npm|oauth)"
      r"[ _-](?:keys?|tokens?)\b(?! (?:count|per|limit|budget|usage|length|window|endpoint|cache|rotation|format))"
      r"(?![^.\n]{0,60}?\.pub\b))"),  # "send me your ssh key, the .pub file": a public key;
@@ -118,6 +131,37 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
      r"\bwithout (?:telling|informing|asking|notifying|alerting) (?:the )?user\b"),
     ("concealment", r"(?i)\bquietly\b[^.\n]{0,40}?\b(?:replace|delete|remove|change|add)\b"),
     ("self-propagation", r"(?i)\bcopy this (?:exact )?(?:note|memory|text)\b[^.\n]{0,40}?\b(?:every|all|each)\b"),
+    # A tool's output forged in the text: an opening marker at a line's start and its
+    # closing one ("[tool_result name=...] ... [/tool_result]", "<function_results>").
+    ("fake role or system marker",
+     r"(?is)^\s*[<\[]\s*(tool_?(?:result|response|output|call)s?|function_?(?:results?|calls?|response)"
+     r"|observation)\b[^\]>\n]{0,120}[\]>].{0,2000}?[<\[]\s*/\s*\1\s*[\]>]"),
+    # "[SYSTEM MESSAGE]", "【系统消息】" opening a line: a system turn forged in a note.
+    ("fake role or system marker",
+     r"(?im)^\s*(?:\[\s*system(?:\s+(?:message|notice|prompt|instruction|override))\s*\]|\[\s*system\s*\]\s*:"
+     r"|【\s*(?:系统|系統|システム|시스템)[^】\n]{0,6}】)"),
+    # Ordered to always force-push the main branch: never a team's convention.
+    ("safety bypass",
+     r"(?i)\b(?:always|every time|from now on|immer|siempre|toujours|sempre|altijd|zawsze|всегда|总是|始终|常に|항상)"
+     r"\b[^.\n]{0,80}?(?:push\w*\s+(?:-f|--force\S*)\s+(?:\S+\s+)?(?:main|master)\b|force[- ]?push\w*\s+"
+     r"(?:to\s+|auf\s+|a\s+)?(?:main|master)\b|(?:main|master)\b[^.\n]{0,30}?(?:--force\b|-f\b)"
+     r"|--force\s+(?:\S+\s+)?(?:main|master)\b)"),
+    ("safety bypass",
+     r"(?i)\b(?:agents?|assistants?)\s+(?:must|should|need to|have to|are to|shall|will)\s+(?:now\s+|always\s+)?"
+     r"(?:disable|skip|bypass|turn off|switch off)\b[^.\n]{0,40}?\b(?:safety|security|(?:secret|virus|malware) "
+     r"scann\w*|branch protection|--no-verify|signing|2fa|mfa)\b"),
+    # rm -rf of a home or the root (not a folder under them): nothing a note recommends.
+    ("destructive command",
+     r"(?i)\brm\s+(?:-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|-r\s+-f|-f\s+-r)\s+(?:--no-preserve-root\s+)?"
+     r"(?:~/?|/|\$HOME/?|/\*|~/\*)(?=$|[\s;&|`'\")])"),
+    # The environment or a credentials file sent over the network, in any language.
+    ("exfiltration",
+     r"(?i)\b(?:printenv|env|set|cat\s+\S*(?:\.env\b|credentials|\.netrc|\.ssh/\S+|id_\w+|\.npmrc|\.pypirc|"
+     r"\.git-credentials|\.kube/config))\s*\|(?:[^|\n]{0,60}\|){0,3}\s*(?:curl|wget|nc|ncat|netcat|socat|http|"
+     r"https|ssh|scp)\b"
+     r"|\b(?:curl|wget|http)\b[^\n|]{0,100}?(?:\s-d|\s--data(?:-binary|-raw|-urlencode)?|\s-F|\s--form|"
+     r"\s--upload-file|\s-T)\s*[\"']?(?:\w+=)?@?[^\s\"']*(?:\.env\b|\.aws/credentials|\.netrc|id_(?:rsa|ed25519|ecdsa)"
+     r"|\.ssh/|\.npmrc|\.pypirc|\.git-credentials|\.docker/config\.json|\.kube/config)"),
 ]
 # Written without spaces: "i g n o r e  a l l ...", "i.g.n.o.r.e", after leetspeak is undone.
 _NOT_LOWER = re.compile(r"[^a-z]")
@@ -136,6 +180,11 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
         ("role reassignment", r"(?i)\b(?:tu es|vous etes) (?:maintenant|desormais|a present)\b[^.\n]{0,20}?"
          r"\b(?:agent|assistant|ia|bot|modele|sans|libre)"),
         ("concealment", r"(?i)\bne (?:dis|dites|mentionne\w*|montre\w*|previen\w*) (?:rien|pas)\b[^.\n]{0,30}?utilisateur"),
+        ("agent addressed", _addressed(
+            r"(?:instruction|consigne|note|message|regle|etape obligatoire|nouvelle regle)s? (?:pour|a|aux)"
+            r"(?: l'| les| le| la)?", r"agent|assistant|ia|modele|bot",
+            r"ignor\w*|--force|desactiv\w*|secrets?|identifiants|mots? de passe|cles? api|"
+            r"sans (?:revue|relecture|demander|confirmation|validation)")),
         ("exfiltration", r"(?i)\b(?:affich|montr|revel|envo[iy]|donn|imprim|publi|transmet|partag|coll)\w*\b"
          r"[^.\n]{0,40}?(?:prompt (?:du )?systeme|\.env\b|identifiants|mots? de passe|cles? (?:api|ssh|privee)|secrets)")],
     "de": [("instruction override", _concept(
@@ -146,6 +195,11 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
          r"\b(?:agent|assistent|ki|bot|modell|ohne|frei)"),
         ("concealment", r"(?i)\b(?:sag|erzahl|verrat)\w* (?:dem|der|den) (?:benutzer|nutzer|anwender)\w* nichts|"
          r"\bohne (?:den |die )?(?:benutzer|nutzer)\w* zu (?:fragen|informieren)"),
+        ("agent addressed", _addressed(
+            r"(?:anweisung|hinweis|regel|nachricht|pflicht|neue regel)\w* (?:fur|an)(?: den| die| alle)?",
+            r"agent(?:en)?|assistent(?:en)?|ki|bot|modell",
+            r"ignorier\w*|--force|deaktivier\w*|geheim\w*|zugangsdaten|passw\w*|"
+            r"ohne (?:review|ruckfrage|prufung|bestatigung)|keine ruckfragen")),
         ("exfiltration", r"(?i)\b(?:zeig|send|schick|gib|verrat|poste|lade)\w*\b[^.\n]{0,40}?"
          r"(?:system-?prompt|\.env\b|zugangsdaten|passworter|schlussel|secrets|api-?keys)")],
     "es": [("instruction override", _concept(
@@ -156,6 +210,11 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
          r"\b(?:agente|asistente|ia|bot|modelo|sin|libre)"),
         ("concealment", r"(?i)\bno (?:le )?(?:digas|cuentes|menciones|informes|avises)\b[^.\n]{0,30}?usuario|"
          r"\bsin (?:decirle|avisar|preguntar)\w*[^.\n]{0,10}?usuario"),
+        ("agent addressed", _addressed(
+            r"(?:instruccion|nota|mensaje|aviso|regla|paso obligatorio|nueva regla)(?:es)? para(?: el| la| los| las)?",
+            r"agente|asistente|ia|modelo|bot",
+            r"ignor\w*|--force|desactiv\w*|secretos?|credenciales|contrasenas?|"
+            r"claves? api|sin (?:revision|preguntar|confirmacion|avisar)")),
         ("exfiltration", r"(?i)\b(?:muestr|envi(?!ron)|mand|revel|imprim|sub|compart|public)\w*\b[^.\n]{0,40}?"
          r"(?:prompt del sistema|\.env\b|credenciales|contrasenas?|claves|secretos|tokens)")],
     "it": [("instruction override", _concept(
@@ -165,6 +224,11 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
         ("role reassignment", r"(?i)\b(?:ora|adesso|d'ora in poi) sei\b[^.\n]{0,20}?\b(?:agente|assistente|ia|bot|"
          r"modello|senza|libero)"),
         ("concealment", r"(?i)\bnon dire (?:niente|nulla)\b[^.\n]{0,20}?utente|\bsenza dirlo all'utente"),
+        ("agent addressed", _addressed(
+            r"(?:istruzion[ei]|nota|messaggio|regola|passo obbligatorio|nuova regola) per(?: l'| il| gli| la| i)?",
+            r"agente|agenti|assistente|ia|modello|bot",
+            r"ignor\w*|--force|disattiv\w*|segret\w*|credenziali|password|"
+            r"chiavi api|senza (?:revisione|chiedere|conferma)")),
         ("exfiltration", r"(?i)\b(?:mostr|invi|rivel|caric|stamp|condivid)\w*\b[^.\n]{0,40}?"
          r"(?:prompt di sistema|\.env\b|credenziali|password|chiavi|segreti)")],
     "pt": [("instruction override", _concept(
@@ -174,6 +238,11 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
         ("role reassignment", r"(?i)\b(?:voce|tu) (?:agora )?(?:e|es)(?: agora)?\b[^.\n]{0,20}?\b(?:agente|assistente|"
          r"ia|bot|modelo|sem|livre)"),
         ("concealment", r"(?i)\bnao (?:diga|conte|mencione|informe|avise)\b[^.\n]{0,30}?usuario"),
+        ("agent addressed", _addressed(
+            r"(?:instrucao|instrucoes|nota|mensagem|regra|passo obrigatorio|nova regra) para(?: o| a| os| as)?",
+            r"agente|assistente|ia|modelo|bot",
+            r"ignor\w*|--force|desativ\w*|segredos?|credenciais|senhas?|"
+            r"chaves? de api|sem (?:revisao|perguntar|confirmacao)")),
         ("exfiltration", r"(?i)\b(?:mostr|envi(?!ron)|revel|carreg|publi|compartilh|imprim)\w*\b[^.\n]{0,40}?"
          r"(?:prompt do sistema|\.env\b|credenciais|senhas?|chaves|segredos)")],
     "nl": [("instruction override", _concept(
@@ -201,14 +270,17 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
         r"指令|指示|规则|说明|提示|命令|要求|设定|约束|限制", gap=12, b="")),
         ("role reassignment", r"你现在是|从现在(?:开始|起)[，,]?你(?:是|要|将)|你已经不再是"),
         ("concealment", r"(?:不要|别|不准|不得)(?:告诉|通知|提醒|让)(?:用户|使用者)"),
-        ("exfiltration", r"(?:显示|输出|打印|发送|发到|泄露|上传|透露|展示)[^。\n]{0,15}?(?:系统提示|\.env|密钥|密码|凭据|凭证|令牌|秘钥|私钥)|"
-         r"(?:\.env|密钥|密码|凭据|凭证|令牌|私钥|系统提示)[^。\n]{0,15}?(?:发送|发到|上传|泄露|贴到|发给)")],
+        ("exfiltration", r"(?:显示|输出|打印|发送|发到|泄露|上传|透露|展示)[^。\n]{0,15}?(?:系统提示|\.env|密钥|"
+         r"密码(?!重置|策略|规则|长度|管理|复杂度|过期|找回)|凭据|凭证|令牌|秘钥|私钥)|"
+         r"(?:\.env|密钥|密码(?!重置|策略|规则|长度|管理|复杂度|过期|找回)|凭据|凭证|令牌|私钥|系统提示)[^。\n]{0,15}?"
+         r"(?:发送|发到|上传|泄露|贴到|发给)")],
     "ja": [("instruction override", _concept(
         r"無視|忘れ", r"これまで|以前|前の|上記|今まで|すべて|全て|あなたの", r"指示|命令|ルール|指令|プロンプト|制約",
         gap=12, b="")),
         ("role reassignment", r"(?:あなたは|君は)(?:今から|これから|今や)|今からあなたは"),
         ("concealment", r"ユーザー(?:に|には)(?:言わない|伝えない|知らせない|教えない|黙って|内緒)"),
-        ("exfiltration", r"(?:システムプロンプト|\.env|パスワード|認証情報|秘密鍵|APIキー|トークン)[^。\n]{0,20}?(?:送信|送って|表示|アップロード|公開|教えて)")],
+        ("exfiltration", r"(?:システムプロンプト|\.env|パスワード(?!の?(?:リセット|ポリシー|変更|ルール))|認証情報|秘密鍵|APIキー|トークン|\.aws/credentials|~/\.ssh|"
+         r"id_rsa|\.netrc|環境変数)[^。\n]{0,60}?(?:送信|送って|表示|アップロード|公開|教えて|転送)")],
     "ko": [("instruction override", _concept(
         r"무시|잊어", r"이전|앞의|위의|모든|기존", r"지시|명령|규칙|지침|프롬프트", gap=12, b="")),
         ("role reassignment", r"(?:너는|당신은) 이제|이제 (?:너는|당신은)"),
@@ -276,7 +348,11 @@ def _languages(text: str) -> list[str]:
 
 
 # "never print secrets in CI logs" warns against what the rule looks for
-_NEGATABLE = {"exfiltration", "safety bypass", "remote code"}
+_NEGATABLE = {"exfiltration", "safety bypass", "remote code", "destructive command"}
+# "logs the headers, which would include the access key": what something does, not an
+# order (an order is in the imperative or after "you should", "please", "must").
+_DESCRIBED = re.compile(r"(?i)\b(?:which|that|it|this)\s+(?:would|could|might|may|will|also)?\s*$"
+                        r"|\b(?:would|could|might)\s+$")
 _NEGATION = re.compile(r"(?i)\b(?:never|don't|do not|must not|mustn't|should not|shouldn't|avoid|not)\b[^.;\n]*$")
 # What turns a remote script piped into a shell from an install note into an instruction
 # aimed at an agent. In the command: a source that hides where it comes from or how it
@@ -408,19 +484,22 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
                     continue
                 if kind == "remote code" and not _depth and not _aimed_at_agent(reading, m):
                     continue  # an install note (a decoded payload is hidden: refused)
-                if kind == "exfiltration" and _asked_of_a_colleague(reading, m):
+                if kind == "exfiltration" and (_asked_of_a_colleague(reading, m)
+                                               or _DESCRIBED.search(reading, max(0, m.start() - 20),
+                                                                    m.start())):
                     continue
                 found(kind, reading, m.start())
                 break
         squeezed = _NOT_LOWER.sub("", reading.lower())
         if "instruction override" not in kinds and _SQUEEZED.search(squeezed):
             found("instruction override", reading, 0)
-    pl = plain(text)
-    for lang in _languages(pl):
-        for i in _language_factors(lang).indices(pl):
-            kind = _LANGS[lang][i][0]
-            if kind not in kinds and (hit := _language_rule(lang, i).search(pl)):
-                found(kind, pl, hit.start())
+    # Other languages' rules read the text, and its leetspeak undone ("1gn0r4 70d45").
+    for pl in [plain(text)] + [plain(r) for r in readings[1:]]:
+        for lang in _languages(pl):
+            for i in _language_factors(lang).indices(pl):
+                kind = _LANGS[lang][i][0]
+                if kind not in kinds and (hit := _language_rule(lang, i).search(pl)):
+                    found(kind, pl, hit.start())
     if len(_FENCE_TAG.findall(readings[0])) > len(_FENCE_TAG.findall(text)):
         tag = _FENCE_TAG.search(readings[0])
         found("look-alike fence", readings[0], tag.start() if tag else 0)
