@@ -18,12 +18,21 @@ Memory stays bounded whatever the input (``/dev/zero``, a 300 MB file, a pipe):
    ``PACK_BYTES`` bytes, each deduplicated against the projection (refreshed
    before each pack, so it holds the earlier packs of this import) and
    appended as one commit. A failure while writing (a full disk, a kill)
-   leaves the packs already written, each complete.
+   leaves the packs already written, each complete;
+4. meanwhile a forked child (``_EmbedAhead``) reads the same spool and embeds
+   its memories on the other core, and the import's last read takes those rows
+   (``Projection.keep_rows``): the memories are searchable, vectors included,
+   when the import returns, and the next command has nothing left to embed.
+   A row is a pure function of its text (exact integer sums), so the vector
+   file holds the very bytes a read embedding them one by one would write; a
+   child that fails or is late only leaves the embedding to that next read.
 """
 
 from __future__ import annotations
 
 import itertools
+import mmap
+import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from functools import partial
@@ -31,19 +40,28 @@ from typing import IO, TYPE_CHECKING
 
 import msgspec
 
-from .. import ops
+from .. import hashes, ops
 from ..errors import DiskFull, GateRefused, GitMemError, InvalidInput, from_os_error
 from ..model import Imported
 from ..timefmt import now_from_env, parse_date
-from . import gating, heal, validate
+from . import embedding, gating, heal, validate
 from .pool import Pool
 
 if TYPE_CHECKING:
+    from .. import forked
     from ..projection import Projection
 
 # A pack (one commit) holds at most this many bytes of ops, whatever --pack-size
 # says: a commit stays quick to write and replay, far below ops.MAX_PACK_BYTES.
 PACK_BYTES = 2 << 20
+# The child embedding ahead (_EmbedAhead) embeds this many characters at a time (its
+# memory does not grow with the input). It is started only when the memories hold
+# more characters than a read embeds without numpy (embedding.SMALL_BATCH_CHARS):
+# a small import never waits for numpy to load.
+AHEAD_BATCH_CHARS = 1 << 18
+# A child that has not finished this long after the last pack is killed (its rows
+# are then embedded by the next read, as without it).
+AHEAD_PATIENCE = 120.0
 
 
 class ImportRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -123,15 +141,27 @@ def import_records(
         author = pool.log.identity()
         partition = pool.log.partition_for(author)
         with _spool() as spool:
-            total = _check(pool, numbered_lines(lines), spool, author, partition, redact)
+            total, chars = _check(pool, numbered_lines(lines), spool, author, partition,
+                                  redact)
+            spool.flush()
             spool.seek(0)
             heal.rescue_skipped_clocks(pool)
-            done = _write(pool, spool, total, author, partition, pack_size)
+            ahead = (_EmbedAhead.start(spool.fileno())
+                     if chars > embedding.SMALL_BATCH_CHARS else None)
+            try:
+                done = _write(pool, spool, total, author, partition, pack_size)
+                rows = ahead.rows() if ahead is not None else {}
+            finally:
+                if ahead is not None:
+                    ahead.close()
     # Replay the last pack now, while the gate's memo (gating._scan) still holds
     # every line's scan: the next command would scan its ops again (~0.2 ms each,
-    # up to a pack of 5,000). Embedding is left to that command, as for any write.
+    # up to a pack of 5,000); and store the rows embedded ahead. Without them,
+    # embedding is left to the next command, as for any write.
     try:
-        pool.read(lambda _: None, embed=False)
+        if rows:
+            pool.projection.keep_rows(rows)
+        pool.read(lambda _: None, embed=bool(rows))
     except GitMemError:
         pass  # the memories are written; the next read replays them and says why not
     return done
@@ -157,11 +187,12 @@ def _spool_error(exc: OSError) -> GitMemError:
 
 
 def _check(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes],
-           author: ops.Author, partition: str, redact: bool) -> int:
-    """Decode, validate, gate and trial-encode every line into ``spool``; how many."""
+           author: ops.Author, partition: str, redact: bool) -> tuple[int, int]:
+    """Decode, validate, gate and trial-encode every line into ``spool``: how many,
+    and how many characters their texts hold."""
     head = pool.log.head()
     now = now_from_env()
-    count = 0
+    count = chars = 0
     for n, line in _prescanned(lines, texts=not redact):
         if not line.strip():
             continue
@@ -198,9 +229,146 @@ def _check(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes
         except OSError as exc:
             raise _spool_error(exc) from None
         count += 1
+        chars += len(body.text)
         if pool.progress is not None and count % 1000 == 0:
             pool.progress("checking", count, None)
-    return count
+    return count, chars
+
+
+class _EmbedAhead:
+    """A forked child embedding the spooled memories while the packs are written.
+
+    The child reads the spool through its own offsets (``os.pread``: the parent's
+    reading is not disturbed), embeds the texts a read would embed for each
+    memory (``embed_chunks``, each distinct text once, in batches) and writes
+    their rows to a second temporary file as it goes; it sends back only a
+    128-bit digest per row. The parent then holds that index, not the texts or
+    the rows (``_RowFile``): memory stays bounded whatever the input. Nothing is
+    sent when the embedder's rows are not exact (``embedding.exact_doc_rows``)."""
+
+    def __init__(self, child: forked.Child, rows: IO[bytes], dim: int) -> None:
+        self._child = child
+        self._rows = rows
+        self._dim = dim
+
+    @classmethod
+    def start(cls, spool: int) -> _EmbedAhead | None:
+        """Fork the child over the spool's descriptor (None: this process may not fork,
+        or has no room for the rows)."""
+        from .. import forked
+
+        _, dim = embedding.identity()
+        if not dim or not forked.supported():
+            return None
+        try:
+            rows = tempfile.TemporaryFile(prefix="git-mem-import-rows-")
+        except OSError:
+            return None  # the read after the import embeds them, as without a child
+        child = forked.Child.start(lambda: _embed_spool(spool, rows.fileno(), dim))
+        if child is None:
+            rows.close()
+            return None
+        return cls(child, rows, dim)
+
+    def rows(self) -> dict[str, bytes]:
+        """The child's rows by text (waits for it; empty if it failed or was late)."""
+        payload = self._child.result(AHEAD_PATIENCE)
+        if not payload or len(payload) % _DIGEST:
+            return {}
+        count = len(payload) // _DIGEST
+        try:
+            if os.fstat(self._rows.fileno()).st_size != count * self._dim:
+                return {}
+            view = mmap.mmap(self._rows.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return {}
+        index = {payload[i * _DIGEST:(i + 1) * _DIGEST]: i for i in range(count)}
+        return _RowFile(view, index, self._dim)
+
+    def close(self) -> None:
+        self._child.close()
+        self._rows.close()
+
+
+_DIGEST = 16  # bytes of blake2b naming a text in the child's index: 128 bits
+
+
+def _digest(text: str) -> bytes:
+    return hashes.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_DIGEST).digest()
+
+
+class _RowFile(dict[str, bytes]):
+    """The rows the child wrote, by text, as the dict ``Projection.keep_rows``
+    takes: a text is found by its digest, its row read from the mapped file.
+    (A dict that stores nothing itself: it answers ``in``, ``[]`` and ``len``.)"""
+
+    def __init__(self, view: mmap.mmap, index: dict[bytes, int], dim: int) -> None:
+        super().__init__()
+        self._view, self._index, self._dim = view, index, dim
+
+    def __contains__(self, text: object) -> bool:
+        return isinstance(text, str) and _digest(text) in self._index
+
+    def __getitem__(self, text: str) -> bytes:
+        slot = self._index[_digest(text)]
+        return self._view[slot * self._dim:(slot + 1) * self._dim]
+
+    def get(self, text: str, default: bytes | None = None) -> bytes | None:  # type: ignore[override]
+        return self[text] if text in self else default
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __bool__(self) -> bool:
+        return bool(self._index)
+
+
+def _embed_spool(spool: int, out: int, dim: int) -> bytes | None:
+    """In the child: embed the spool's memories into ``out``; their rows' digests."""
+    from ..embed.text import embed_chunks
+
+    # One thread each: the parent holds the other core.
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    seen: set[bytes] = set()
+    digests = bytearray()
+    batch: list[str] = []
+    chars = written = 0
+
+    def flush() -> bool:
+        nonlocal chars, written
+        rows = embedding.exact_doc_rows(batch, dim)
+        if rows is None:
+            return False
+        view = memoryview(rows)
+        while view:
+            n = os.pwrite(out, view, written)
+            written += n
+            view = view[n:]
+        batch.clear()
+        chars = 0
+        return True
+
+    offset = 0
+    rest = b""
+    while block := os.pread(spool, 1 << 20, offset):
+        offset += len(block)
+        lines = (rest + block).split(b"\n")
+        rest = lines.pop()
+        for raw in lines:
+            m = _SPOOL_DECODER.decode(raw).memory
+            for t in embed_chunks(m.key, m.text, m.entities, m.tags):
+                d = _digest(t)
+                if d not in seen:
+                    seen.add(d)
+                    digests += d
+                    batch.append(t)
+                    chars += len(t)
+            if chars >= AHEAD_BATCH_CHARS and not flush():
+                return None
+    if batch and not flush():
+        return None
+    return bytes(digests) if digests else None
 
 
 def _prescanned(lines: Iterator[tuple[int, str | bytes]], *, texts: bool = True,
