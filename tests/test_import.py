@@ -207,3 +207,83 @@ def test_without_exact_rows_from_the_child_the_next_read_embeds(
     shutil.rmtree(repo / ".git" / "mem" / "cache")
     ok(gm("recall", "worker", cwd=repo))
     assert _vectors(repo) == (after, 0)
+
+
+# -- what a pack knows of the earlier packs (no replay before each pack) ----------------
+
+_LINES = [{"text": "alpha runs the billing jobs"}, {"text": "beta owns search"},
+          {"text": "alpha runs the billing jobs"}, {"text": "gamma", "key": "team.lead"},
+          {"text": "delta", "key": "team.lead"}, {"text": "gamma", "key": "team.lead"},
+          {"text": "Beta  owns search"}, {"text": "epsilon", "key": "team.lead"},
+          {"text": "the cache lives in redis"}, {"text": "the cache lives in redis"}]
+
+
+def _imported(repo: Path, pack: int, existing: bool) -> tuple[object, ...]:
+    if existing:  # memories there before: found by the projection, not by the import
+        ok(gm("add", "the cache lives in redis", cwd=repo))
+        ok(gm("set", "team.lead", "gamma", cwd=repo))
+    out = ok(gm("import", "-", "--pack-size", str(pack), "--json", cwd=repo,
+                input="".join(json.dumps(x) + "\n" for x in _LINES)))
+    data = json.loads(out.stdout)["data"]
+    value = json.loads(ok(gm("get", "team.lead", "--json", cwd=repo)).stdout)["data"]
+    history = json.loads(ok(gm("history", "team.lead", "--json", cwd=repo)).stdout)["data"]
+    statuses = [h["status"] for h in history["values"]] if "values" in history else history
+    dups = [{k: v for k, v in d.items() if k != "id"} for d in data["duplicates"]]
+    return data["count"], dups, value["value"], value["conflicts"], statuses
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new store", "memories before"])
+def test_duplicates_and_keys_do_not_depend_on_the_pack_size(
+        tmp_path: Path, existing: bool) -> None:
+    """An import's earlier lines are known to the next packs without a replay: a
+    repeated text is a duplicate of its first line, a key set again replaces the
+    value the previous line gave it (and a text it replaced may come back), whatever
+    the packs are, with or without memories in the store before."""
+    from conftest import init_repo
+
+    answers = {pack: _imported(init_repo(tmp_path / f"r{pack}"), pack, existing)
+               for pack in (1, 2, 3, 100)}
+    assert len({json.dumps(a, sort_keys=True) for a in answers.values()}) == 1, answers
+    count, dups, value, conflicts, _ = answers[1]
+    assert (value, conflicts) == ("epsilon", [])
+    if existing:  # "the cache" confirms the memory there; line 6's gamma comes back
+        assert dups == [{"line": 3, "line_of_first": 1}, {"line": 7, "line_of_first": 2},
+                        {"line": 9}, {"line": 10}]
+        assert count == 6  # (set's gamma is a fact: line 4's note is another memory)
+    else:
+        assert dups == [{"line": 3, "line_of_first": 1}, {"line": 7, "line_of_first": 2},
+                        {"line": 10, "line_of_first": 9}]
+        assert count == 7
+
+
+def test_an_add_between_two_packs_keeps_the_clocks_increasing(repo: Path) -> None:
+    """The packs take their clocks from the last one written, not from a replay; when
+    another writer appends to the partition between two packs, the next pack's clocks
+    come after its op."""
+    import subprocess
+    import sys
+
+    script = """
+import json, subprocess, sys
+import gitmem
+added = []
+def progress(what, done, total):
+    if what == "importing" and not added:
+        added.append(subprocess.run(["git-mem", "add", "an add between the packs"],
+                                    cwd=sys.argv[1], capture_output=True, check=True))
+with gitmem.open(sys.argv[1]) as s:
+    s.progress = progress
+    s.import_records([json.dumps({"text": f"note {i} about the queue"}) for i in range(9)],
+                     pack_size=3)
+"""
+    done = subprocess.run([sys.executable, "-c", script, str(repo)], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    ref = git("for-each-ref", "--format=%(refname)", "refs/memory/", cwd=repo).stdout.split()[0]
+    clocks = []
+    for commit in reversed(git("rev-list", ref, cwd=repo).stdout.split()):
+        for line in git("show", f"{commit}:ops.jsonl", cwd=repo).stdout.splitlines():
+            clocks.append(json.loads(line)["clock"])
+    assert len(clocks) == 10 and clocks == sorted(set(clocks)), clocks
+    hits = json.loads(ok(gm("list", "-n", "20", "--json", cwd=repo)).stdout)["data"]["memories"]
+    assert len(hits) == 10

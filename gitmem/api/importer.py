@@ -15,9 +15,10 @@ Memory stays bounded whatever the input (``/dev/zero``, a 300 MB file, a pipe):
    and for stdin alike (the spool costs disk, about the input's size, not
    memory);
 3. the spool is read back in packs of at most ``pack_size`` memories and
-   ``PACK_BYTES`` bytes, each deduplicated against the projection (refreshed
-   before each pack, so it holds the earlier packs of this import) and
-   appended as one commit. A failure while writing (a full disk, a kill)
+   ``PACK_BYTES`` bytes, each deduplicated against the memories there before
+   (the projection) and the earlier lines of this import (kept in memory, so
+   the projection replays the packs only every ``FOLD_BYTES`` and at the end)
+   and appended as one commit. A failure while writing (a full disk, a kill)
    leaves the packs already written, each complete;
 4. meanwhile a forked child (``_EmbedAhead``) reads the same spool and embeds
    its memories on the other core, and the import's last read takes those rows
@@ -34,9 +35,9 @@ import itertools
 import mmap
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, TypeVar
 
 import msgspec
 
@@ -51,9 +52,16 @@ if TYPE_CHECKING:
     from .. import forked
     from ..projection import Projection
 
+T = TypeVar("T")
+
 # A pack (one commit) holds at most this many bytes of ops, whatever --pack-size
 # says: a commit stays quick to write and replay, far below ops.MAX_PACK_BYTES.
 PACK_BYTES = 2 << 20
+# The projection replays the packs written every this many bytes of them (and at the
+# end): not before every pack (an import keeps what its packs need to know), nor all
+# at once (a replay holds its new full-text rows in memory until it ends; not so a
+# first replay, which an import into an empty projection leaves to its end).
+FOLD_BYTES = 8 << 20
 # The child embedding ahead (_EmbedAhead) embeds this many characters at a time (its
 # memory does not grow with the input). It is started only when the memories hold
 # more characters than a read embeds without numpy (embedding.SMALL_BATCH_CHARS):
@@ -396,7 +404,7 @@ def _prescanned(lines: Iterator[tuple[int, str | bytes]], *, texts: bool = True,
 
 def _write(pool: Pool, spool: IO[bytes], total: int, author: ops.Author, partition: str,
            pack_size: int) -> Imported:
-    """Append the spooled memories in packs; dedup each pack against the projection."""
+    """Append the spooled memories in packs, deduplicated (see _Writer)."""
     now = now_from_env()
     out = _Writer(pool, author, partition, now)
     batch: list[_Checked] = []
@@ -421,7 +429,15 @@ def _write(pool: Pool, spool: IO[bytes], total: int, author: ops.Author, partiti
 
 class _Writer:
     """What the packs of one import share: the ids written (with their line),
-    the existing memories confirmed, the duplicates reported, the commits."""
+    the existing memories confirmed, the duplicates reported, the commits.
+
+    The projection is not replayed before every pack: what a pack needs to know
+    about the earlier packs of this import is kept here (``mine``: the current
+    memories it added, by signature; ``latest``: a key's current values; the
+    last clock written), and the projection is asked only about what was there
+    before. It replays the packs every ``FOLD_BYTES`` (a replay's full-text rows
+    wait in memory until it ends) and at the end of the import (only then, when
+    nothing was replayed before: see ``fold_bytes``)."""
 
     def __init__(self, pool: Pool, author: ops.Author, partition: str,
                  now: tuple[int, int]) -> None:
@@ -431,49 +447,120 @@ class _Writer:
         self.confirmed: set[str] = set()  # existing memories a line reinforced
         self.duplicates: list[dict[str, object]] = []
         self.commits: list[str] = []
+        # (kind, key, text hash) of each current memory this import added -> its line;
+        # a keyed one leaves when a later line of its key replaces it (mine_keyed).
+        self.mine: dict[tuple[str, str | None, str], int] = {}
+        self.mine_keyed: dict[str, tuple[str, str | None, str]] = {}
+        # A key's current values (ids), from the first line of this import naming it.
+        self.latest: dict[str, list[str]] = {}
+        self.last_clock: int | None = None  # of the last op written
+        self.unfolded = 0  # bytes of packs written since the projection replayed them
+        # Replayed up to now once: what the first pack's lookups and clock start from.
+        # No memory at all before: no line can duplicate one (no lookup per line).
+        # Nothing replayed at all: the replay of the packs is a first replay, which
+        # holds nothing per row in memory (fold.Fold._flush_fts) and is twice as fast
+        # in one go (no index kept in order while it runs): only at the end.
+        replayed, self.any_before = pool.read(lambda p: (p.watermarks(), p.size() > 0),
+                                              embed=False)
+        self.fold_bytes = FOLD_BYTES if replayed else None
+
+    def _peek(self, fn: Callable[[Projection], T]) -> T:
+        """``fn`` on the projection as it is, without replaying this import's packs
+        (what they changed is known here)."""
+        pool = self.pool
+        pool.skip_refresh = True
+        try:
+            return pool.read(fn, embed=False)
+        finally:
+            pool.skip_refresh = False
 
     def pack(self, batch: list[_Checked]) -> None:
         """Dedup ``batch`` (exact only: a near-duplicate check would embed every
         line) and append what is left as one commit."""
-        keys = sorted({c.memory.key for c in batch if c.memory.key is not None})
+        keys = sorted({k for c in batch if (k := c.memory.key) is not None
+                       and k not in self.latest})
+        before = self.any_before
 
         def look(p: Projection) -> tuple[list[str | None], dict[str, list[str]]]:
             from ..projection import Scope
 
-            found = [p.duplicate_of(c.memory.text, c.memory.kind, c.memory.key) for c in batch]
-            # A keyed line replaces the key's values, like set: the current ones
-            # (earlier packs of this import included), then the previous line's.
+            found: list[str | None] = [None] * len(batch)
+            if before:
+                found = [p.duplicate_of(c.memory.text, c.memory.kind, c.memory.key)
+                         for c in batch]
+            # A keyed line replaces the key's values, like set: the current ones, then
+            # (self.latest) the previous line's. A key met for the first time was not
+            # touched by the earlier packs: the projection knows its values.
             current = {k: [r.id for r in p.keyed(Scope(shadow=False), k)] for k in keys}
             return found, current
 
-        existing, latest = self.pool.read(look, embed=False)
+        existing, current = self._peek(look) if before or keys else ([None] * len(batch), {})
+        self.latest.update(current)
         items: list[tuple[ops.MemoryBody | str, tuple[int, int] | None, int]] = []
-        first: dict[tuple[str, str | None, str], int] = {}  # this pack's texts -> line
         for c, dup in zip(batch, existing):
-            sig = (c.memory.kind, c.memory.key, ops.text_hash(c.memory.text))
-            if dup is not None and dup in self.written:  # a line of an earlier pack
-                self.duplicates.append({"line": c.line, "line_of_first": self.written[dup]})
-            elif dup is not None:  # a current memory: the first such line confirms it
+            m = c.memory
+            sig = (m.kind, m.key, ops.text_hash(m.text))
+            if dup is not None and (dup in self.written or m.key in self.mine_keyed):
+                # One of ours (replayed since: ``mine`` knows it), or a memory a line
+                # of this import replaced already: not current any more.
+                dup = None
+            if dup is not None:  # a current memory: the first such line confirms it
                 self.duplicates.append({"line": c.line, "id": dup})
-                if dup not in self.confirmed and sig not in first:
+                if dup not in self.confirmed:
                     self.confirmed.add(dup)
                     items.append((dup, c.at, c.line))
-                    first[sig] = c.line
-            elif sig in first:
-                self.duplicates.append({"line": c.line, "line_of_first": first[sig]})
+            elif sig in self.mine:  # a line of this import
+                self.duplicates.append({"line": c.line, "line_of_first": self.mine[sig]})
             else:
-                first[sig] = c.line
-                items.append((c.memory, c.at, c.line))
+                self.mine[sig] = c.line
+                if m.key is not None:
+                    replaced = self.mine_keyed.pop(m.key, None)
+                    if replaced is not None:
+                        self.mine.pop(replaced, None)
+                    self.mine_keyed[m.key] = sig
+                items.append((m, c.at, c.line))
         if items:
-            self._append(items, latest)
+            self._append(items)
+        if self.fold_bytes is not None and self.unfolded >= self.fold_bytes:
+            self.pool.read(lambda _: None, embed=False)
+            self.unfolded = 0
 
-    def _append(self, items: list[tuple[ops.MemoryBody | str, tuple[int, int] | None, int]],
-                latest: dict[str, list[str]]) -> None:
+    def _next_clock(self, n: int) -> Callable[[], int]:
+        """The first clock of the next pack of ``n`` ops: as ``Pool.next_clock`` gives
+        it, with the packs not replayed yet counted in. When another writer moved
+        the ref since our last pack (a lost race, an add meanwhile), from a replay
+        of everything: the clocks along a partition's chain only ever increase."""
+        from ..oplog import REF_PREFIX
+        from ..replay import clock_jump, next_clock
+
+        tries = 0
+        ref = REF_PREFIX + self.partition
+
+        def clock() -> int:
+            nonlocal tries
+            tries += 1
+            last = self.last_clock
+            if (last is None or tries > 1
+                    or self.pool.log.partitions().get(ref) != self.commits[-1]):
+                return self.pool.next_clock(self.partition, n)
+            top, own = self._peek(lambda p: p.clock_bounds(ref))
+            first = next_clock(max(top, last), max(own, last), n)
+            if clock_jump(max(own, last), first) is not None or first + n > ops.MAX_CLOCK:
+                raise AssertionError(f"clock {first} after {last} would be skipped on replay")
+            return first
+
+        return clock
+
+    def _append(self, items: list[tuple[ops.MemoryBody | str, tuple[int, int] | None, int]]
+                ) -> None:
         author, partition, now = self.author, self.partition, self.now
+        keys = {w.key for w, _, _ in items if isinstance(w, ops.MemoryBody) and w.key is not None}
+        used: list[int] = []
 
         def make(clock: int) -> list[bytes]:
+            used.append(clock)
             out = []
-            state = {k: list(v) for k, v in latest.items()}  # rebuilt on every retry
+            state = {k: list(self.latest.get(k, [])) for k in keys}  # rebuilt on every retry
             for i, (what, at, _) in enumerate(items):
                 common = dict(v=ops.FORMAT_VERSION, author=author, partition=partition,
                               clock=clock + i, at=(at or now)[0], tz=(at or now)[1])
@@ -495,19 +582,23 @@ class _Writer:
         adds = sum(isinstance(w, ops.MemoryBody) for w, _, _ in items)
         appended = self.pool.log.append(
             partition, author, last_at[0], last_at[1], f"import {adds} memories", make,
-            next_clock=partial(self.pool.next_clock, partition, len(items)),
+            next_clock=self._next_clock(len(items)),
         )
+        self.last_clock = used[-1] + len(items) - 1
+        self.unfolded += sum(map(len, appended.lines))
         added = []
         for line, (what, _, n) in zip(appended.lines, items):
             if isinstance(what, ops.MemoryBody):
                 oid = ops.op_id(line)
                 self.written[oid] = n
                 added.append(oid)
+                if what.key is not None:
+                    self.latest[what.key] = [oid]
         self.commits.append(appended.commit)
         # Every memory of this pack passed the gate in _check: the replay of the pack
-        # (the next pack's read, or the last read) takes these verdicts instead of
-        # scanning each memory again. The scans' memo cannot carry them: it keeps
-        # 32k entries, and an import checks every line before replaying any pack
-        # (100k lines: 11 of the import's 33 s went to scanning them a second time).
+        # takes these verdicts instead of scanning each memory again. The scans' memo
+        # cannot carry them: it keeps 32k entries, and an import checks every line
+        # before replaying any pack (100k lines: 11 of the import's 33 s went to
+        # scanning them a second time).
         verdict = gating.screened_add_verdict(author)
         self.pool.projection.keep_verdicts([(oid, self.version, verdict) for oid in added])
