@@ -201,11 +201,11 @@ def _check(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes
     head = pool.log.head()
     now = now_from_env()
     count = chars = 0
-    for n, line in _prescanned(lines, texts=not redact):
+    for n, line, decoded in _prescanned(lines, texts=not redact):
         if not line.strip():
             continue
         try:
-            rec = IMPORT_DECODER.decode(line)
+            rec = decoded if decoded is not None else IMPORT_DECODER.decode(line)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise InvalidInput(f"line {n}: {exc}", IMPORT_HINT) from None
         try:
@@ -313,12 +313,25 @@ class _RowFile(dict[str, bytes]):
     def __init__(self, view: mmap.mmap, index: dict[bytes, int], dim: int) -> None:
         super().__init__()
         self._view, self._index, self._dim = view, index, dim
+        # The slots of the texts asked about last: a batch asks ``in`` of each text,
+        # then takes each row (one digest per text, not two).
+        self._slots: dict[str, int | None] = {}
+
+    def _slot(self, text: str) -> int | None:
+        slot = self._slots.get(text, -1)
+        if slot == -1:
+            if len(self._slots) >= 8192:
+                self._slots.clear()
+            slot = self._slots[text] = self._index.get(_digest(text))
+        return slot
 
     def __contains__(self, text: object) -> bool:
-        return isinstance(text, str) and _digest(text) in self._index
+        return isinstance(text, str) and self._slot(text) is not None
 
     def __getitem__(self, text: str) -> bytes:
-        slot = self._index[_digest(text)]
+        slot = self._slot(text)
+        if slot is None:
+            raise KeyError(text)
         return self._view[slot * self._dim:(slot + 1) * self._dim]
 
     def get(self, text: str, default: bytes | None = None) -> bytes | None:  # type: ignore[override]
@@ -380,8 +393,9 @@ def _embed_spool(spool: int, out: int, dim: int) -> bytes | None:
 
 
 def _prescanned(lines: Iterator[tuple[int, str | bytes]], *, texts: bool = True,
-                chunk: int = 4096) -> Iterator[tuple[int, str | bytes]]:
-    """``lines``, a chunk at a time, after the gate has scanned their texts (unless
+                chunk: int = 4096) -> Iterator[tuple[int, str | bytes, ImportRecord | None]]:
+    """``lines`` (and each one decoded, None if it does not decode), a chunk at a
+    time, after the gate has scanned their texts (unless
     ``texts`` is False: --redact scans each text itself, around its masking) and tags
     on both cores (gating.prescan): the checks that follow find them in its memo. Only
     a head start: a line that does not decode, or a field validation changes, is
@@ -389,17 +403,21 @@ def _prescanned(lines: Iterator[tuple[int, str | bytes]], *, texts: bool = True,
     it = iter(lines)
     while batch := list(itertools.islice(it, chunk)):
         scan: list[str] = []
-        for _, line in batch:
+        out: list[tuple[int, str | bytes, ImportRecord | None]] = []
+        for n, line in batch:
             try:
-                rec = IMPORT_DECODER.decode(line)
+                rec: ImportRecord | None = IMPORT_DECODER.decode(line)
             except (msgspec.DecodeError, msgspec.ValidationError):
+                rec = None  # decoded again where it is checked, to say why not
+            out.append((n, line, rec))
+            if rec is None:
                 continue
             if texts:
                 scan.append(rec.text)
             if rec.tags:
                 scan.append("\n".join(rec.tags))
         gating.prescan(scan)
-        yield from batch
+        yield from out
 
 
 def _write(pool: Pool, spool: IO[bytes], total: int, author: ops.Author, partition: str,
