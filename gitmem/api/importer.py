@@ -158,21 +158,26 @@ def import_records(
                      if chars > embedding.SMALL_BATCH_CHARS else None)
             try:
                 done = _write(pool, spool, total, author, partition, pack_size)
+                # Replay the packs not replayed yet while the child still embeds (and
+                # while the gate's verdicts are at hand: the next command would scan
+                # their ops again, ~0.2 ms each); then take its rows.
+                _settle(pool, embed=False)
                 rows = ahead.rows() if ahead is not None else {}
             finally:
                 if ahead is not None:
                     ahead.close()
-    # Replay the last pack now, while the gate's memo (gating._scan) still holds
-    # every line's scan: the next command would scan its ops again (~0.2 ms each,
-    # up to a pack of 5,000); and store the rows embedded ahead. Without them,
-    # embedding is left to the next command, as for any write.
+    if rows:  # without them, embedding is left to the next command, as for any write
+        pool.projection.keep_rows(rows)
+        _settle(pool, embed=True)
+    return done
+
+
+def _settle(pool: Pool, *, embed: bool) -> None:
+    """Bring the projection up to the packs written (and embed, with ``embed``)."""
     try:
-        if rows:
-            pool.projection.keep_rows(rows)
-        pool.read(lambda _: None, embed=bool(rows))
+        pool.read(lambda _: None, embed=embed)
     except GitMemError:
         pass  # the memories are written; the next read replays them and says why not
-    return done
 
 
 def _spool() -> IO[bytes]:
