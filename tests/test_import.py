@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import gitmem
-from conftest import git, gm
+from conftest import git, gm, ok
 
 
 def test_import_writes_packs_and_everything_is_recallable(repo: Path, tmp_path: Path) -> None:
@@ -91,3 +91,199 @@ def test_the_verdicts_an_import_hands_its_replay_are_what_a_rescan_finds(
     assert len(first) == 30
     shutil.rmtree(repo / ".git" / "mem" / "cache")  # replayed again, every op scanned
     assert hits() == first
+
+
+# -- embedding while the packs are written ----------------------------------------------
+
+def _varied(n: int) -> str:
+    """Memories of every shape a vector is made from: keys, tags, entities (about),
+    long texts embedded whole and in chunks, a text twice (one row, two memories),
+    a key set twice (the later line replaces the earlier)."""
+    out = []
+    for i in range(n):
+        text = f"the worker {i} retries the queue after {i % 7} seconds; see lib/q{i}.py"
+        if i % 25 == 0:
+            text = "\n".join(f"step {j}: run tools/deploy-{i}-{j}.sh and check the logs"
+                             for j in range(40))
+        rec: dict[str, object] = {"text": text, "tags": [f"t{i % 5}"], "about": [f"svc{i % 3}"]}
+        if i % 10 == 0:
+            rec["key"] = f"setting.{i % 30}"
+        out.append(json.dumps(rec))
+    out.append(json.dumps({"text": "the worker 1 retries the queue after 1 seconds; see lib/q1.py"}))
+    return "\n".join(out) + "\n"
+
+
+def _vectors(repo: Path) -> tuple[list[tuple[str, int, bytes]], int]:
+    """Every memory's vector rows (id, chunk, bytes) as the file holds them, and how
+    many memories wait for theirs: read from the file, no refresh."""
+    import sqlite3
+
+    cache = repo / ".git/mem/cache"
+    c = sqlite3.connect(cache / "projection.sqlite3")
+    try:
+        name = c.execute("SELECT value FROM meta WHERE key = 'vectors'").fetchone()
+        data = (cache / name[0]).read_bytes() if name else b""  # (none: never embedded)
+        dim = len(data) // max(1, c.execute("SELECT count(*) FROM vec_rows").fetchone()[0])
+        rows = c.execute("SELECT m.id, r.slot - m.vec_slot, r.slot FROM vec_rows r "
+                         "JOIN memories m ON m.rowid = r.memory ORDER BY m.id, r.slot").fetchall()
+        pending = c.execute("SELECT count(*) FROM memories WHERE vec_slot IS NULL "
+                            "AND text IS NOT NULL").fetchone()[0]
+    finally:
+        c.close()
+    return [(mid, k, data[slot * dim:(slot + 1) * dim]) for mid, k, slot in rows], pending
+
+
+def _answers(repo: Path) -> list[object]:
+    """What recall (both channels), list and get answer (the data, not the warnings:
+    a rebuild says it rebuilt)."""
+    out = []
+    for args in (["recall", "worker retries the queue", "-k", "40"],
+                 ["recall", "deploy steps logs", "-k", "20", "--mode", "vector"],
+                 ["list", "-n", "500"], ["get", "setting.10"]):
+        out.append(json.loads(ok(gm(*args, "--json", cwd=repo)).stdout)["data"])
+    return out
+
+
+def test_an_import_is_searchable_when_it_returns_and_a_rebuild_gives_the_same_bytes(
+        repo: Path) -> None:
+    """The import embeds its memories in a forked child while it writes the packs:
+    when it returns, every memory has its vector (nothing is left for the next read
+    to embed), and the rows are the very bytes a rebuild (embedding every memory in
+    one process, in its own batches) and a pure-Python one-at-a-time embedding give."""
+    from gitmem.embed import query_embedder
+    from gitmem.embed.text import embed_chunks
+
+    ok(gm("import", "-", "--pack-size", "40", cwd=repo, input=_varied(300)))
+    imported, pending = _vectors(repo)
+    assert pending == 0  # embedded by the import itself (before: every one of them)
+    assert len({mid for mid, _, _ in imported}) == 300  # the repeated line confirmed one
+    answers = _answers(repo)
+    assert _vectors(repo) == (imported, 0)  # the reads found nothing to embed
+    shutil.rmtree(repo / ".git" / "mem" / "cache")
+    assert _answers(repo) == answers
+    assert _vectors(repo) == (imported, 0)
+    one = query_embedder()  # the exact pure-Python path, one memory at a time
+    listed = answers[2]["memories"]  # type: ignore[index]
+    assert len(listed) > 250
+    for m in listed[::7]:
+        rows = [r for mid, _, r in imported if mid == m["id"]]
+        chunks = embed_chunks(m["key"], m["text"], m["entities"], m["tags"])
+        assert len(rows) == len(chunks) and (len(rows) > 1) == (len(m["text"]) > 600)
+        assert b"".join(rows) == one.doc_rows(chunks)
+
+
+_FAILING = """
+import sys
+import gitmem
+from gitmem.api import embedding
+if sys.argv[2] == "inexact":
+    embedding.exact_doc_rows = lambda texts, dim: None  # rows that might depend on the batch
+with gitmem.open(sys.argv[1]) as s:
+    s.import_records(open(sys.argv[3], "rb"), pack_size=50)
+"""
+
+
+@pytest.mark.parametrize("how", ["inexact", "normal"])
+def test_without_exact_rows_from_the_child_the_next_read_embeds(
+        repo: Path, tmp_path: Path, how: str) -> None:
+    """A child that sends nothing (an embedder whose rows are not exact, a failure)
+    leaves the memories to the next read, as before; the rows are the same bytes."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "in.jsonl"
+    src.write_text(_varied(300))
+    # A fresh interpreter: a process may fork only while it is single-threaded.
+    done = subprocess.run([sys.executable, "-c", _FAILING, str(repo), how, str(src)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    rows, pending = _vectors(repo)
+    assert pending == (300 if how == "inexact" else 0)
+    ok(gm("recall", "worker", cwd=repo))
+    after, pending = _vectors(repo)
+    assert pending == 0 and len(after) > 300
+    if how == "normal":
+        assert after == rows
+    shutil.rmtree(repo / ".git" / "mem" / "cache")
+    ok(gm("recall", "worker", cwd=repo))
+    assert _vectors(repo) == (after, 0)
+
+
+# -- what a pack knows of the earlier packs (no replay before each pack) ----------------
+
+_LINES = [{"text": "alpha runs the billing jobs"}, {"text": "beta owns search"},
+          {"text": "alpha runs the billing jobs"}, {"text": "gamma", "key": "team.lead"},
+          {"text": "delta", "key": "team.lead"}, {"text": "gamma", "key": "team.lead"},
+          {"text": "Beta  owns search"}, {"text": "epsilon", "key": "team.lead"},
+          {"text": "the cache lives in redis"}, {"text": "the cache lives in redis"}]
+
+
+def _imported(repo: Path, pack: int, existing: bool) -> tuple[object, ...]:
+    if existing:  # memories there before: found by the projection, not by the import
+        ok(gm("add", "the cache lives in redis", cwd=repo))
+        ok(gm("set", "team.lead", "gamma", cwd=repo))
+    out = ok(gm("import", "-", "--pack-size", str(pack), "--json", cwd=repo,
+                input="".join(json.dumps(x) + "\n" for x in _LINES)))
+    data = json.loads(out.stdout)["data"]
+    value = json.loads(ok(gm("get", "team.lead", "--json", cwd=repo)).stdout)["data"]
+    history = json.loads(ok(gm("history", "team.lead", "--json", cwd=repo)).stdout)["data"]
+    statuses = [h["status"] for h in history["values"]] if "values" in history else history
+    dups = [{k: v for k, v in d.items() if k != "id"} for d in data["duplicates"]]
+    return data["count"], dups, value["value"], value["conflicts"], statuses
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new store", "memories before"])
+def test_duplicates_and_keys_do_not_depend_on_the_pack_size(
+        tmp_path: Path, existing: bool) -> None:
+    """An import's earlier lines are known to the next packs without a replay: a
+    repeated text is a duplicate of its first line, a key set again replaces the
+    value the previous line gave it (and a text it replaced may come back), whatever
+    the packs are, with or without memories in the store before."""
+    from conftest import init_repo
+
+    answers = {pack: _imported(init_repo(tmp_path / f"r{pack}"), pack, existing)
+               for pack in (1, 2, 3, 100)}
+    assert len({json.dumps(a, sort_keys=True) for a in answers.values()}) == 1, answers
+    count, dups, value, conflicts, _ = answers[1]
+    assert (value, conflicts) == ("epsilon", [])
+    if existing:  # "the cache" confirms the memory there; line 6's gamma comes back
+        assert dups == [{"line": 3, "line_of_first": 1}, {"line": 7, "line_of_first": 2},
+                        {"line": 9}, {"line": 10}]
+        assert count == 6  # (set's gamma is a fact: line 4's note is another memory)
+    else:
+        assert dups == [{"line": 3, "line_of_first": 1}, {"line": 7, "line_of_first": 2},
+                        {"line": 10, "line_of_first": 9}]
+        assert count == 7
+
+
+def test_an_add_between_two_packs_keeps_the_clocks_increasing(repo: Path) -> None:
+    """The packs take their clocks from the last one written, not from a replay; when
+    another writer appends to the partition between two packs, the next pack's clocks
+    come after its op."""
+    import subprocess
+    import sys
+
+    script = """
+import json, subprocess, sys
+import gitmem
+added = []
+def progress(what, done, total):
+    if what == "importing" and not added:
+        added.append(subprocess.run(["git-mem", "add", "an add between the packs"],
+                                    cwd=sys.argv[1], capture_output=True, check=True))
+with gitmem.open(sys.argv[1]) as s:
+    s.progress = progress
+    s.import_records([json.dumps({"text": f"note {i} about the queue"}) for i in range(9)],
+                     pack_size=3)
+"""
+    done = subprocess.run([sys.executable, "-c", script, str(repo)], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    ref = git("for-each-ref", "--format=%(refname)", "refs/memory/", cwd=repo).stdout.split()[0]
+    clocks = []
+    for commit in reversed(git("rev-list", ref, cwd=repo).stdout.split()):
+        for line in git("show", f"{commit}:ops.jsonl", cwd=repo).stdout.splitlines():
+            clocks.append(json.loads(line)["clock"])
+    assert len(clocks) == 10 and clocks == sorted(set(clocks)), clocks
+    hits = json.loads(ok(gm("list", "-n", "20", "--json", cwd=repo)).stdout)["data"]["memories"]
+    assert len(hits) == 10

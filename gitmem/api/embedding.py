@@ -9,6 +9,7 @@ each import lazy and in one place.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 
@@ -37,6 +38,18 @@ def doc_embedder(chars: int) -> Any:
     if chars <= SMALL_BATCH_CHARS and not embed.default_embedder_loaded() and light.exact_docs:
         return light
     return embed.default_embedder()
+
+
+def exact_doc_rows(texts: list[str], dim: int) -> bytes | None:
+    """The projection's rows for ``texts`` from the batch embedder, or None when its
+    rows might depend on the batch (not ``exact_rows``) or its width is not ``dim``:
+    only exact rows may be made apart (another process, other batches) and put
+    together later. Loads numpy and the tokenizer."""
+    model = doc_embedder(sys.maxsize)  # as many characters as it takes: the batch embedder
+    if not getattr(model, "exact_rows", False) or getattr(model, "dim", 0) != dim:
+        return None
+    rows: bytes = model.doc_rows(texts)
+    return rows
 
 
 def doc_embedder_loaded() -> bool:

@@ -15,35 +15,61 @@ Memory stays bounded whatever the input (``/dev/zero``, a 300 MB file, a pipe):
    and for stdin alike (the spool costs disk, about the input's size, not
    memory);
 3. the spool is read back in packs of at most ``pack_size`` memories and
-   ``PACK_BYTES`` bytes, each deduplicated against the projection (refreshed
-   before each pack, so it holds the earlier packs of this import) and
-   appended as one commit. A failure while writing (a full disk, a kill)
-   leaves the packs already written, each complete.
+   ``PACK_BYTES`` bytes, each deduplicated against the memories there before
+   (the projection) and the earlier lines of this import (kept in memory, so
+   the projection replays the packs only every ``FOLD_BYTES`` and at the end)
+   and appended as one commit. A failure while writing (a full disk, a kill)
+   leaves the packs already written, each complete;
+4. meanwhile a forked child (``_EmbedAhead``) reads the same spool and embeds
+   its memories on the other core, and the import's last read takes those rows
+   (``Projection.keep_rows``): the memories are searchable, vectors included,
+   when the import returns, and the next command has nothing left to embed.
+   A row is a pure function of its text (exact integer sums), so the vector
+   file holds the very bytes a read embedding them one by one would write; a
+   child that fails or is late only leaves the embedding to that next read.
 """
 
 from __future__ import annotations
 
 import itertools
+import mmap
+import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, TypeVar
 
 import msgspec
 
-from .. import ops
+from .. import hashes, ops
 from ..errors import DiskFull, GateRefused, GitMemError, InvalidInput, from_os_error
 from ..model import Imported
 from ..timefmt import now_from_env, parse_date
-from . import gating, heal, validate
+from . import embedding, gating, heal, validate
 from .pool import Pool
 
 if TYPE_CHECKING:
+    from .. import forked
     from ..projection import Projection
+
+T = TypeVar("T")
 
 # A pack (one commit) holds at most this many bytes of ops, whatever --pack-size
 # says: a commit stays quick to write and replay, far below ops.MAX_PACK_BYTES.
 PACK_BYTES = 2 << 20
+# The projection replays the packs written every this many bytes of them (and at the
+# end): not before every pack (an import keeps what its packs need to know), nor all
+# at once (a replay holds its new full-text rows in memory until it ends; not so a
+# first replay, which an import into an empty projection leaves to its end).
+FOLD_BYTES = 8 << 20
+# The child embedding ahead (_EmbedAhead) embeds this many characters at a time (its
+# memory does not grow with the input). It is started only when the memories hold
+# more characters than a read embeds without numpy (embedding.SMALL_BATCH_CHARS):
+# a small import never waits for numpy to load.
+AHEAD_BATCH_CHARS = 1 << 18
+# A child that has not finished this long after the last pack is killed (its rows
+# are then embedded by the next read, as without it).
+AHEAD_PATIENCE = 120.0
 
 
 class ImportRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -123,18 +149,35 @@ def import_records(
         author = pool.log.identity()
         partition = pool.log.partition_for(author)
         with _spool() as spool:
-            total = _check(pool, numbered_lines(lines), spool, author, partition, redact)
+            total, chars = _check(pool, numbered_lines(lines), spool, author, partition,
+                                  redact)
+            spool.flush()
             spool.seek(0)
             heal.rescue_skipped_clocks(pool)
-            done = _write(pool, spool, total, author, partition, pack_size)
-    # Replay the last pack now, while the gate's memo (gating._scan) still holds
-    # every line's scan: the next command would scan its ops again (~0.2 ms each,
-    # up to a pack of 5,000). Embedding is left to that command, as for any write.
+            ahead = (_EmbedAhead.start(spool.fileno())
+                     if chars > embedding.SMALL_BATCH_CHARS else None)
+            try:
+                done = _write(pool, spool, total, author, partition, pack_size)
+                # Replay the packs not replayed yet while the child still embeds (and
+                # while the gate's verdicts are at hand: the next command would scan
+                # their ops again, ~0.2 ms each); then take its rows.
+                _settle(pool, embed=False)
+                rows = ahead.rows() if ahead is not None else {}
+            finally:
+                if ahead is not None:
+                    ahead.close()
+    if rows:  # without them, embedding is left to the next command, as for any write
+        pool.projection.keep_rows(rows)
+        _settle(pool, embed=True)
+    return done
+
+
+def _settle(pool: Pool, *, embed: bool) -> None:
+    """Bring the projection up to the packs written (and embed, with ``embed``)."""
     try:
-        pool.read(lambda _: None, embed=False)
+        pool.read(lambda _: None, embed=embed)
     except GitMemError:
         pass  # the memories are written; the next read replays them and says why not
-    return done
 
 
 def _spool() -> IO[bytes]:
@@ -157,16 +200,17 @@ def _spool_error(exc: OSError) -> GitMemError:
 
 
 def _check(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes],
-           author: ops.Author, partition: str, redact: bool) -> int:
-    """Decode, validate, gate and trial-encode every line into ``spool``; how many."""
+           author: ops.Author, partition: str, redact: bool) -> tuple[int, int]:
+    """Decode, validate, gate and trial-encode every line into ``spool``: how many,
+    and how many characters their texts hold."""
     head = pool.log.head()
     now = now_from_env()
-    count = 0
-    for n, line in _prescanned(lines, texts=not redact):
+    count = chars = 0
+    for n, line, decoded in _prescanned(lines, texts=not redact):
         if not line.strip():
             continue
         try:
-            rec = IMPORT_DECODER.decode(line)
+            rec = decoded if decoded is not None else IMPORT_DECODER.decode(line)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise InvalidInput(f"line {n}: {exc}", IMPORT_HINT) from None
         try:
@@ -198,14 +242,165 @@ def _check(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes
         except OSError as exc:
             raise _spool_error(exc) from None
         count += 1
+        chars += len(body.text)
         if pool.progress is not None and count % 1000 == 0:
             pool.progress("checking", count, None)
-    return count
+    return count, chars
+
+
+class _EmbedAhead:
+    """A forked child embedding the spooled memories while the packs are written.
+
+    The child reads the spool through its own offsets (``os.pread``: the parent's
+    reading is not disturbed), embeds the texts a read would embed for each
+    memory (``embed_chunks``, each distinct text once, in batches) and writes
+    their rows to a second temporary file as it goes; it sends back only a
+    128-bit digest per row. The parent then holds that index, not the texts or
+    the rows (``_RowFile``): memory stays bounded whatever the input. Nothing is
+    sent when the embedder's rows are not exact (``embedding.exact_doc_rows``)."""
+
+    def __init__(self, child: forked.Child, rows: IO[bytes], dim: int) -> None:
+        self._child = child
+        self._rows = rows
+        self._dim = dim
+
+    @classmethod
+    def start(cls, spool: int) -> _EmbedAhead | None:
+        """Fork the child over the spool's descriptor (None: this process may not fork,
+        or has no room for the rows)."""
+        from .. import forked
+
+        _, dim = embedding.identity()
+        if not dim or not forked.supported():
+            return None
+        try:
+            rows = tempfile.TemporaryFile(prefix="git-mem-import-rows-")
+        except OSError:
+            return None  # the read after the import embeds them, as without a child
+        child = forked.Child.start(lambda: _embed_spool(spool, rows.fileno(), dim))
+        if child is None:
+            rows.close()
+            return None
+        return cls(child, rows, dim)
+
+    def rows(self) -> dict[str, bytes]:
+        """The child's rows by text (waits for it; empty if it failed or was late)."""
+        payload = self._child.result(AHEAD_PATIENCE)
+        if not payload or len(payload) % _DIGEST:
+            return {}
+        count = len(payload) // _DIGEST
+        try:
+            if os.fstat(self._rows.fileno()).st_size != count * self._dim:
+                return {}
+            view = mmap.mmap(self._rows.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return {}
+        index = {payload[i * _DIGEST:(i + 1) * _DIGEST]: i for i in range(count)}
+        return _RowFile(view, index, self._dim)
+
+    def close(self) -> None:
+        self._child.close()
+        self._rows.close()
+
+
+_DIGEST = 16  # bytes of blake2b naming a text in the child's index: 128 bits
+
+
+def _digest(text: str) -> bytes:
+    return hashes.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_DIGEST).digest()
+
+
+class _RowFile(dict[str, bytes]):
+    """The rows the child wrote, by text, as the dict ``Projection.keep_rows``
+    takes: a text is found by its digest, its row read from the mapped file.
+    (A dict that stores nothing itself: it answers ``in``, ``[]`` and ``len``.)"""
+
+    def __init__(self, view: mmap.mmap, index: dict[bytes, int], dim: int) -> None:
+        super().__init__()
+        self._view, self._index, self._dim = view, index, dim
+        # The slots of the texts asked about last: a batch asks ``in`` of each text,
+        # then takes each row (one digest per text, not two).
+        self._slots: dict[str, int | None] = {}
+
+    def _slot(self, text: str) -> int | None:
+        slot = self._slots.get(text, -1)
+        if slot == -1:
+            if len(self._slots) >= 8192:
+                self._slots.clear()
+            slot = self._slots[text] = self._index.get(_digest(text))
+        return slot
+
+    def __contains__(self, text: object) -> bool:
+        return isinstance(text, str) and self._slot(text) is not None
+
+    def __getitem__(self, text: str) -> bytes:
+        slot = self._slot(text)
+        if slot is None:
+            raise KeyError(text)
+        return self._view[slot * self._dim:(slot + 1) * self._dim]
+
+    def get(self, text: str, default: bytes | None = None) -> bytes | None:  # type: ignore[override]
+        return self[text] if text in self else default
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __bool__(self) -> bool:
+        return bool(self._index)
+
+
+def _embed_spool(spool: int, out: int, dim: int) -> bytes | None:
+    """In the child: embed the spool's memories into ``out``; their rows' digests."""
+    from ..embed.text import embed_chunks
+
+    # One thread each: the parent holds the other core.
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    seen: set[bytes] = set()
+    digests = bytearray()
+    batch: list[str] = []
+    chars = written = 0
+
+    def flush() -> bool:
+        nonlocal chars, written
+        rows = embedding.exact_doc_rows(batch, dim)
+        if rows is None:
+            return False
+        view = memoryview(rows)
+        while view:
+            n = os.pwrite(out, view, written)
+            written += n
+            view = view[n:]
+        batch.clear()
+        chars = 0
+        return True
+
+    offset = 0
+    rest = b""
+    while block := os.pread(spool, 1 << 20, offset):
+        offset += len(block)
+        lines = (rest + block).split(b"\n")
+        rest = lines.pop()
+        for raw in lines:
+            m = _SPOOL_DECODER.decode(raw).memory
+            for t in embed_chunks(m.key, m.text, m.entities, m.tags):
+                d = _digest(t)
+                if d not in seen:
+                    seen.add(d)
+                    digests += d
+                    batch.append(t)
+                    chars += len(t)
+            if chars >= AHEAD_BATCH_CHARS and not flush():
+                return None
+    if batch and not flush():
+        return None
+    return bytes(digests) if digests else None
 
 
 def _prescanned(lines: Iterator[tuple[int, str | bytes]], *, texts: bool = True,
-                chunk: int = 4096) -> Iterator[tuple[int, str | bytes]]:
-    """``lines``, a chunk at a time, after the gate has scanned their texts (unless
+                chunk: int = 4096) -> Iterator[tuple[int, str | bytes, ImportRecord | None]]:
+    """``lines`` (and each one decoded, None if it does not decode), a chunk at a
+    time, after the gate has scanned their texts (unless
     ``texts`` is False: --redact scans each text itself, around its masking) and tags
     on both cores (gating.prescan): the checks that follow find them in its memo. Only
     a head start: a line that does not decode, or a field validation changes, is
@@ -213,22 +408,26 @@ def _prescanned(lines: Iterator[tuple[int, str | bytes]], *, texts: bool = True,
     it = iter(lines)
     while batch := list(itertools.islice(it, chunk)):
         scan: list[str] = []
-        for _, line in batch:
+        out: list[tuple[int, str | bytes, ImportRecord | None]] = []
+        for n, line in batch:
             try:
-                rec = IMPORT_DECODER.decode(line)
+                rec: ImportRecord | None = IMPORT_DECODER.decode(line)
             except (msgspec.DecodeError, msgspec.ValidationError):
+                rec = None  # decoded again where it is checked, to say why not
+            out.append((n, line, rec))
+            if rec is None:
                 continue
             if texts:
                 scan.append(rec.text)
             if rec.tags:
                 scan.append("\n".join(rec.tags))
         gating.prescan(scan)
-        yield from batch
+        yield from out
 
 
 def _write(pool: Pool, spool: IO[bytes], total: int, author: ops.Author, partition: str,
            pack_size: int) -> Imported:
-    """Append the spooled memories in packs; dedup each pack against the projection."""
+    """Append the spooled memories in packs, deduplicated (see _Writer)."""
     now = now_from_env()
     out = _Writer(pool, author, partition, now)
     batch: list[_Checked] = []
@@ -253,7 +452,15 @@ def _write(pool: Pool, spool: IO[bytes], total: int, author: ops.Author, partiti
 
 class _Writer:
     """What the packs of one import share: the ids written (with their line),
-    the existing memories confirmed, the duplicates reported, the commits."""
+    the existing memories confirmed, the duplicates reported, the commits.
+
+    The projection is not replayed before every pack: what a pack needs to know
+    about the earlier packs of this import is kept here (``mine``: the current
+    memories it added, by signature; ``latest``: a key's current values; the
+    last clock written), and the projection is asked only about what was there
+    before. It replays the packs every ``FOLD_BYTES`` (a replay's full-text rows
+    wait in memory until it ends) and at the end of the import (only then, when
+    nothing was replayed before: see ``fold_bytes``)."""
 
     def __init__(self, pool: Pool, author: ops.Author, partition: str,
                  now: tuple[int, int]) -> None:
@@ -263,49 +470,120 @@ class _Writer:
         self.confirmed: set[str] = set()  # existing memories a line reinforced
         self.duplicates: list[dict[str, object]] = []
         self.commits: list[str] = []
+        # (kind, key, text hash) of each current memory this import added -> its line;
+        # a keyed one leaves when a later line of its key replaces it (mine_keyed).
+        self.mine: dict[tuple[str, str | None, str], int] = {}
+        self.mine_keyed: dict[str, tuple[str, str | None, str]] = {}
+        # A key's current values (ids), from the first line of this import naming it.
+        self.latest: dict[str, list[str]] = {}
+        self.last_clock: int | None = None  # of the last op written
+        self.unfolded = 0  # bytes of packs written since the projection replayed them
+        # Replayed up to now once: what the first pack's lookups and clock start from.
+        # No memory at all before: no line can duplicate one (no lookup per line).
+        # Nothing replayed at all: the replay of the packs is a first replay, which
+        # holds nothing per row in memory (fold.Fold._flush_fts) and is twice as fast
+        # in one go (no index kept in order while it runs): only at the end.
+        replayed, self.any_before = pool.read(lambda p: (p.watermarks(), p.size() > 0),
+                                              embed=False)
+        self.fold_bytes = FOLD_BYTES if replayed else None
+
+    def _peek(self, fn: Callable[[Projection], T]) -> T:
+        """``fn`` on the projection as it is, without replaying this import's packs
+        (what they changed is known here)."""
+        pool = self.pool
+        pool.skip_refresh = True
+        try:
+            return pool.read(fn, embed=False)
+        finally:
+            pool.skip_refresh = False
 
     def pack(self, batch: list[_Checked]) -> None:
         """Dedup ``batch`` (exact only: a near-duplicate check would embed every
         line) and append what is left as one commit."""
-        keys = sorted({c.memory.key for c in batch if c.memory.key is not None})
+        keys = sorted({k for c in batch if (k := c.memory.key) is not None
+                       and k not in self.latest})
+        before = self.any_before
 
         def look(p: Projection) -> tuple[list[str | None], dict[str, list[str]]]:
             from ..projection import Scope
 
-            found = [p.duplicate_of(c.memory.text, c.memory.kind, c.memory.key) for c in batch]
-            # A keyed line replaces the key's values, like set: the current ones
-            # (earlier packs of this import included), then the previous line's.
+            found: list[str | None] = [None] * len(batch)
+            if before:
+                found = [p.duplicate_of(c.memory.text, c.memory.kind, c.memory.key)
+                         for c in batch]
+            # A keyed line replaces the key's values, like set: the current ones, then
+            # (self.latest) the previous line's. A key met for the first time was not
+            # touched by the earlier packs: the projection knows its values.
             current = {k: [r.id for r in p.keyed(Scope(shadow=False), k)] for k in keys}
             return found, current
 
-        existing, latest = self.pool.read(look, embed=False)
+        existing, current = self._peek(look) if before or keys else ([None] * len(batch), {})
+        self.latest.update(current)
         items: list[tuple[ops.MemoryBody | str, tuple[int, int] | None, int]] = []
-        first: dict[tuple[str, str | None, str], int] = {}  # this pack's texts -> line
         for c, dup in zip(batch, existing):
-            sig = (c.memory.kind, c.memory.key, ops.text_hash(c.memory.text))
-            if dup is not None and dup in self.written:  # a line of an earlier pack
-                self.duplicates.append({"line": c.line, "line_of_first": self.written[dup]})
-            elif dup is not None:  # a current memory: the first such line confirms it
+            m = c.memory
+            sig = (m.kind, m.key, ops.text_hash(m.text))
+            if dup is not None and (dup in self.written or m.key in self.mine_keyed):
+                # One of ours (replayed since: ``mine`` knows it), or a memory a line
+                # of this import replaced already: not current any more.
+                dup = None
+            if dup is not None:  # a current memory: the first such line confirms it
                 self.duplicates.append({"line": c.line, "id": dup})
-                if dup not in self.confirmed and sig not in first:
+                if dup not in self.confirmed:
                     self.confirmed.add(dup)
                     items.append((dup, c.at, c.line))
-                    first[sig] = c.line
-            elif sig in first:
-                self.duplicates.append({"line": c.line, "line_of_first": first[sig]})
+            elif sig in self.mine:  # a line of this import
+                self.duplicates.append({"line": c.line, "line_of_first": self.mine[sig]})
             else:
-                first[sig] = c.line
-                items.append((c.memory, c.at, c.line))
+                self.mine[sig] = c.line
+                if m.key is not None:
+                    replaced = self.mine_keyed.pop(m.key, None)
+                    if replaced is not None:
+                        self.mine.pop(replaced, None)
+                    self.mine_keyed[m.key] = sig
+                items.append((m, c.at, c.line))
         if items:
-            self._append(items, latest)
+            self._append(items)
+        if self.fold_bytes is not None and self.unfolded >= self.fold_bytes:
+            self.pool.read(lambda _: None, embed=False)
+            self.unfolded = 0
 
-    def _append(self, items: list[tuple[ops.MemoryBody | str, tuple[int, int] | None, int]],
-                latest: dict[str, list[str]]) -> None:
+    def _next_clock(self, n: int) -> Callable[[], int]:
+        """The first clock of the next pack of ``n`` ops: as ``Pool.next_clock`` gives
+        it, with the packs not replayed yet counted in. When another writer moved
+        the ref since our last pack (a lost race, an add meanwhile), from a replay
+        of everything: the clocks along a partition's chain only ever increase."""
+        from ..oplog import REF_PREFIX
+        from ..replay import clock_jump, next_clock
+
+        tries = 0
+        ref = REF_PREFIX + self.partition
+
+        def clock() -> int:
+            nonlocal tries
+            tries += 1
+            last = self.last_clock
+            if (last is None or tries > 1
+                    or self.pool.log.partitions().get(ref) != self.commits[-1]):
+                return self.pool.next_clock(self.partition, n)
+            top, own = self._peek(lambda p: p.clock_bounds(ref))
+            first = next_clock(max(top, last), max(own, last), n)
+            if clock_jump(max(own, last), first) is not None or first + n > ops.MAX_CLOCK:
+                raise AssertionError(f"clock {first} after {last} would be skipped on replay")
+            return first
+
+        return clock
+
+    def _append(self, items: list[tuple[ops.MemoryBody | str, tuple[int, int] | None, int]]
+                ) -> None:
         author, partition, now = self.author, self.partition, self.now
+        keys = {w.key for w, _, _ in items if isinstance(w, ops.MemoryBody) and w.key is not None}
+        used: list[int] = []
 
         def make(clock: int) -> list[bytes]:
+            used.append(clock)
             out = []
-            state = {k: list(v) for k, v in latest.items()}  # rebuilt on every retry
+            state = {k: list(self.latest.get(k, [])) for k in keys}  # rebuilt on every retry
             for i, (what, at, _) in enumerate(items):
                 common = dict(v=ops.FORMAT_VERSION, author=author, partition=partition,
                               clock=clock + i, at=(at or now)[0], tz=(at or now)[1])
@@ -327,19 +605,23 @@ class _Writer:
         adds = sum(isinstance(w, ops.MemoryBody) for w, _, _ in items)
         appended = self.pool.log.append(
             partition, author, last_at[0], last_at[1], f"import {adds} memories", make,
-            next_clock=partial(self.pool.next_clock, partition, len(items)),
+            next_clock=self._next_clock(len(items)),
         )
+        self.last_clock = used[-1] + len(items) - 1
+        self.unfolded += sum(map(len, appended.lines))
         added = []
         for line, (what, _, n) in zip(appended.lines, items):
             if isinstance(what, ops.MemoryBody):
                 oid = ops.op_id(line)
                 self.written[oid] = n
                 added.append(oid)
+                if what.key is not None:
+                    self.latest[what.key] = [oid]
         self.commits.append(appended.commit)
         # Every memory of this pack passed the gate in _check: the replay of the pack
-        # (the next pack's read, or the last read) takes these verdicts instead of
-        # scanning each memory again. The scans' memo cannot carry them: it keeps
-        # 32k entries, and an import checks every line before replaying any pack
-        # (100k lines: 11 of the import's 33 s went to scanning them a second time).
+        # takes these verdicts instead of scanning each memory again. The scans' memo
+        # cannot carry them: it keeps 32k entries, and an import checks every line
+        # before replaying any pack (100k lines: 11 of the import's 33 s went to
+        # scanning them a second time).
         verdict = gating.screened_add_verdict(author)
         self.pool.projection.keep_verdicts([(oid, self.version, verdict) for oid in added])

@@ -134,6 +134,13 @@ class Fold:
     def _flush_fts(self) -> None:
         if self._bulk:
             self._settle_fts()
+            # A first replay's rows (every row there: it began on empty tables) are not
+            # in the index yet: all of them in one statement, in row order, read from
+            # the table itself (no copy of their text is held here, so a replay of any
+            # size holds no more in memory than one of a few ops).
+            self._c.execute("INSERT INTO memories_fts(rowid, text, key, tags, entities) "
+                            "SELECT fts, text, key, tags, entities FROM memories_text "
+                            "ORDER BY fts")
         if self._fts_pending:
             self._c.executemany(
                 "INSERT INTO memories_fts(rowid, text, key, tags, entities) VALUES (?,?,?,?,?)",
@@ -151,8 +158,6 @@ class Fold:
             row = max(id_rowid(mid), below + 1)
             if row != fts:
                 moved.append((row, rowid))
-                if rowid in self._fts_pending:
-                    self._fts_pending[rowid] = (row, *self._fts_pending[rowid][1:])
             below = row
         c.executemany("UPDATE memories SET fts = ? WHERE rowid = ?", moved)
 
@@ -425,9 +430,10 @@ class Fold:
             fts_row = self._fts_place(d.id, key)
             rowid = c.execute(insert, (*values, fts_row)).lastrowid
             assert rowid is not None
-            # The index reads these columns back from the row (memories_text) when it
-            # deletes it: what it is given here must be exactly what the row holds.
-            self._fts_pending[rowid] = (fts_row, m.text, m.key, tags, entities)
+            if not self._bulk:  # (a first replay's rows go in from the table: _flush_fts)
+                # The index reads these columns back from the row (memories_text) when
+                # it deletes it: what it is given here must be exactly what the row holds.
+                self._fts_pending[rowid] = (fts_row, m.text, m.key, tags, entities)
             if m.link is not None and m.kind == "edge":  # before a forget that came first
                 c.execute("INSERT OR IGNORE INTO edges(memory, src, predicate, dst, src_name, "
                           "dst_name) VALUES (?, ?, ?, ?, ?, ?)",
@@ -505,8 +511,9 @@ class Fold:
         st = replay.fold_status(effects)
         by = st.by
         forgetting = st.status == "forgotten" and old_status != "forgotten"
-        if forgetting and self._fts_pending.pop(rowid, None) is None:
-            # Out of the index first (unless it never went in): it finds the words to
+        if forgetting and not self._bulk and self._fts_pending.pop(rowid, None) is None:
+            # Out of the index first (unless it never went in: still pending, or a row
+            # of a first replay, none of which is in yet): it finds the words to
             # delete in the row as it was indexed (memories_text), before the row is
             # scrubbed and forgotten.
             c.execute("DELETE FROM memories_fts WHERE rowid = "

@@ -118,6 +118,8 @@ class Projection:
         self.quarantine_version: Callable[[], str] = lambda: ""  # asked only when replaying
         # Verdicts carried to the next replay from rows it replaces (verdicts.Verdicts).
         self._carried: Carried = {}
+        # Vector rows by text, made before the refresh that needs them (keep_rows).
+        self._kept_rows: dict[str, bytes] = {}
         self.long_lived = False  # set by long-lived front ends (the MCP server)
         self._scans = 0  # vector scans this process has run
         self.numpy_from = NUMPY_FROM  # rows from which a repeat scanner loads numpy
@@ -237,6 +239,15 @@ class Projection:
         replaces) for the next refresh of this object to use."""
         self._carried.update((op, (version, reason)) for op, version, reason in rows)
 
+    def keep_rows(self, rows: dict[str, bytes]) -> None:
+        """Vector rows by embedded text (``DocEmbedder.doc_rows`` rows of an exact
+        embedder, each a pure function of its text), made ahead of the refresh
+        that embeds their memories (a bulk import embeds on the other core while
+        it writes): that refresh takes them instead of embedding those texts,
+        and forks no child of its own (ahead.py). ``rows`` is only asked ``in``
+        and ``[]`` (it may be a view over a file); it replaces rows kept before."""
+        self._kept_rows = rows
+
     def replaced(self) -> bool:
         """The file at ``path`` is no longer the one this connection reads: another
         process deleted the projection (``rebuild`` of a damaged file, ``rm -rf``)
@@ -298,7 +309,7 @@ class Projection:
         # Not under a deadline: a read that must answer in time (a hook, a slice of a
         # catch-up) would wait for the child or fork one per slice for nothing.
         ahead = (self._embed_ahead(source, current)
-                 if embed and not full and deadline is None else None)
+                 if embed and not full and deadline is None and not self._kept_rows else None)
         try:
             return self._refresh(source, report, start, full=full, embed=embed,
                                  deadline=deadline, ahead=ahead)
@@ -353,6 +364,8 @@ class Projection:
             raise
         if report.complete:
             self._carried.clear()  # every op replayed has its verdict in the file now
+        if report.complete and (embed or full):
+            self._kept_rows = {}  # every memory replayed has its row in the file now
         self._log_scrub = self._log_scrub or replaying.scrubbed
         if self._log_scrub or self._wal_bytes() > connection.WAL_KEEP_BYTES:
             # Forgotten text out of the write-ahead log; or a big replay's pages,
@@ -408,6 +421,8 @@ class Projection:
         if reset or damaged or self.meta().get("embedder") != self.embedder_version:
             self._reset_vectors()  # rebuild, a damaged file, or a new model: re-embed all
         ready = ahead.rows() if ahead is not None else {}
+        if self._kept_rows and not ready:  # (a refresh holding kept rows forks no child)
+            ready = self._kept_rows
         return self._vectors.embed_pending(self._c, self._doc_embedder, self.progress, deadline,
                                            ready)
 
