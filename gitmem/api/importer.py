@@ -20,7 +20,7 @@ Memory stays bounded whatever the input (``/dev/zero``, a 300 MB file, a pipe):
    the projection replays the packs only every ``FOLD_BYTES`` and at the end)
    and appended as one commit. A failure while writing (a full disk, a kill)
    leaves the packs already written, each complete;
-4. meanwhile a forked child (``_EmbedAhead``) reads the same spool and embeds
+4. meanwhile a forked child (``importahead.EmbedAhead``) reads the same spool and embeds
    its memories on the other core, and the import's last read takes those rows
    (``Projection.keep_rows``): the memories are searchable, vectors included,
    when the import returns, and the next command has nothing left to embed.
@@ -32,7 +32,6 @@ Memory stays bounded whatever the input (``/dev/zero``, a 300 MB file, a pipe):
 from __future__ import annotations
 
 import itertools
-import mmap
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
@@ -41,15 +40,14 @@ from typing import IO, TYPE_CHECKING, TypeVar
 
 import msgspec
 
-from .. import hashes, ops
+from .. import ops
 from ..errors import DiskFull, GateRefused, GitMemError, InvalidInput, from_os_error
 from ..model import Imported
 from ..timefmt import now_from_env, parse_date
-from . import embedding, gating, heal, validate
+from . import embedding, gating, heal, importahead, validate
 from .pool import Pool
 
 if TYPE_CHECKING:
-    from .. import forked
     from ..projection import Projection
 
 T = TypeVar("T")
@@ -62,14 +60,6 @@ PACK_BYTES = 2 << 20
 # at once (a replay holds its new full-text rows in memory until it ends; not so a
 # first replay, which an import into an empty projection leaves to its end).
 FOLD_BYTES = 8 << 20
-# The child embedding ahead (_EmbedAhead) embeds this many characters at a time (its
-# memory does not grow with the input). It is started only when the memories hold
-# more characters than a read embeds without numpy (embedding.SMALL_BATCH_CHARS):
-# a small import never waits for numpy to load.
-AHEAD_BATCH_CHARS = 1 << 18
-# A child that has not finished this long after the last pack is killed (its rows
-# are then embedded by the next read, as without it).
-AHEAD_PATIENCE = 120.0
 
 
 class ImportRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -100,6 +90,11 @@ class _Checked(msgspec.Struct, array_like=True):
 IMPORT_DECODER = msgspec.json.Decoder(ImportRecord)
 _SPOOL_ENCODER = msgspec.json.Encoder()
 _SPOOL_DECODER = msgspec.json.Decoder(_Checked)
+
+
+def _memory_of(raw: bytes) -> ops.MemoryBody:
+    """A spooled line's memory (what the child embedding ahead reads)."""
+    return _SPOOL_DECODER.decode(raw).memory
 IMPORT_HINT = (
     'each line must be a JSON object like {"text": "...", "kind": "fact", "tags": ["x"]}; '
     "fields: text, kind, key, tags, about, paths, importance, valid_from, valid_until, "
@@ -154,7 +149,7 @@ def import_records(
             spool.flush()
             spool.seek(0)
             heal.rescue_skipped_clocks(pool)
-            ahead = (_EmbedAhead.start(spool.fileno())
+            ahead = (importahead.EmbedAhead.start(spool.fileno(), _memory_of)
                      if chars > embedding.SMALL_BATCH_CHARS else None)
             try:
                 done = _write(pool, spool, total, author, partition, pack_size)
@@ -246,155 +241,6 @@ def _check(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes
         if pool.progress is not None and count % 1000 == 0:
             pool.progress("checking", count, None)
     return count, chars
-
-
-class _EmbedAhead:
-    """A forked child embedding the spooled memories while the packs are written.
-
-    The child reads the spool through its own offsets (``os.pread``: the parent's
-    reading is not disturbed), embeds the texts a read would embed for each
-    memory (``embed_chunks``, each distinct text once, in batches) and writes
-    their rows to a second temporary file as it goes; it sends back only a
-    128-bit digest per row. The parent then holds that index, not the texts or
-    the rows (``_RowFile``): memory stays bounded whatever the input. Nothing is
-    sent when the embedder's rows are not exact (``embedding.exact_doc_rows``)."""
-
-    def __init__(self, child: forked.Child, rows: IO[bytes], dim: int) -> None:
-        self._child = child
-        self._rows = rows
-        self._dim = dim
-
-    @classmethod
-    def start(cls, spool: int) -> _EmbedAhead | None:
-        """Fork the child over the spool's descriptor (None: this process may not fork,
-        or has no room for the rows)."""
-        from .. import forked
-
-        _, dim = embedding.identity()
-        if not dim or not forked.supported():
-            return None
-        try:
-            rows = tempfile.TemporaryFile(prefix="git-mem-import-rows-")
-        except OSError:
-            return None  # the read after the import embeds them, as without a child
-        child = forked.Child.start(lambda: _embed_spool(spool, rows.fileno(), dim))
-        if child is None:
-            rows.close()
-            return None
-        return cls(child, rows, dim)
-
-    def rows(self) -> dict[str, bytes]:
-        """The child's rows by text (waits for it; empty if it failed or was late)."""
-        payload = self._child.result(AHEAD_PATIENCE)
-        if not payload or len(payload) % _DIGEST:
-            return {}
-        count = len(payload) // _DIGEST
-        try:
-            if os.fstat(self._rows.fileno()).st_size != count * self._dim:
-                return {}
-            view = mmap.mmap(self._rows.fileno(), 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError):
-            return {}
-        index = {payload[i * _DIGEST:(i + 1) * _DIGEST]: i for i in range(count)}
-        return _RowFile(view, index, self._dim)
-
-    def close(self) -> None:
-        self._child.close()
-        self._rows.close()
-
-
-_DIGEST = 16  # bytes of blake2b naming a text in the child's index: 128 bits
-
-
-def _digest(text: str) -> bytes:
-    return hashes.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=_DIGEST).digest()
-
-
-class _RowFile(dict[str, bytes]):
-    """The rows the child wrote, by text, as the dict ``Projection.keep_rows``
-    takes: a text is found by its digest, its row read from the mapped file.
-    (A dict that stores nothing itself: it answers ``in``, ``[]`` and ``len``.)"""
-
-    def __init__(self, view: mmap.mmap, index: dict[bytes, int], dim: int) -> None:
-        super().__init__()
-        self._view, self._index, self._dim = view, index, dim
-        # The slots of the texts asked about last: a batch asks ``in`` of each text,
-        # then takes each row (one digest per text, not two).
-        self._slots: dict[str, int | None] = {}
-
-    def _slot(self, text: str) -> int | None:
-        slot = self._slots.get(text, -1)
-        if slot == -1:
-            if len(self._slots) >= 8192:
-                self._slots.clear()
-            slot = self._slots[text] = self._index.get(_digest(text))
-        return slot
-
-    def __contains__(self, text: object) -> bool:
-        return isinstance(text, str) and self._slot(text) is not None
-
-    def __getitem__(self, text: str) -> bytes:
-        slot = self._slot(text)
-        if slot is None:
-            raise KeyError(text)
-        return self._view[slot * self._dim:(slot + 1) * self._dim]
-
-    def get(self, text: str, default: bytes | None = None) -> bytes | None:  # type: ignore[override]
-        return self[text] if text in self else default
-
-    def __len__(self) -> int:
-        return len(self._index)
-
-    def __bool__(self) -> bool:
-        return bool(self._index)
-
-
-def _embed_spool(spool: int, out: int, dim: int) -> bytes | None:
-    """In the child: embed the spool's memories into ``out``; their rows' digests."""
-    from ..embed.text import embed_chunks
-
-    # One thread each: the parent holds the other core.
-    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = "1"
-    os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    seen: set[bytes] = set()
-    digests = bytearray()
-    batch: list[str] = []
-    chars = written = 0
-
-    def flush() -> bool:
-        nonlocal chars, written
-        rows = embedding.exact_doc_rows(batch, dim)
-        if rows is None:
-            return False
-        view = memoryview(rows)
-        while view:
-            n = os.pwrite(out, view, written)
-            written += n
-            view = view[n:]
-        batch.clear()
-        chars = 0
-        return True
-
-    offset = 0
-    rest = b""
-    while block := os.pread(spool, 1 << 20, offset):
-        offset += len(block)
-        lines = (rest + block).split(b"\n")
-        rest = lines.pop()
-        for raw in lines:
-            m = _SPOOL_DECODER.decode(raw).memory
-            for t in embed_chunks(m.key, m.text, m.entities, m.tags):
-                d = _digest(t)
-                if d not in seen:
-                    seen.add(d)
-                    digests += d
-                    batch.append(t)
-                    chars += len(t)
-            if chars >= AHEAD_BATCH_CHARS and not flush():
-                return None
-    if batch and not flush():
-        return None
-    return bytes(digests) if digests else None
 
 
 def _prescanned(lines: Iterator[tuple[int, str | bytes]], *, texts: bool = True,
