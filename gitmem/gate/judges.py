@@ -68,7 +68,9 @@ _NAME_BITS = 4.5
 VALUE_JUDGES = {"keyword-assignment": _machine_or_chosen, "credential-call": _made_by_a_machine,
                 "webhook-url": _made_by_a_machine, "credential-literal-in-call": _strong,
                 "url-userinfo-password": _not_words_only, "secret-store-command": _machine_or_chosen,
-                "app-password-groups": _machine_or_chosen, "host-user-password-call": _strong}
+                "app-password-groups": _machine_or_chosen, "host-user-password-call": _strong,
+                "stand-in-credential": _made_by_a_machine, "key-argument": _made_by_a_machine,
+                "set-token-command": _made_by_a_machine}
 
 
 # A run of one character standing in for a value (ghp_xxxx..., T00000000, ****).
