@@ -5,7 +5,7 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "6ab0343189908627",
+    "digest": "a066e2fb6642efc3",
     "factors": [
         ['aws'],
         ['github_pat_'],
@@ -63,7 +63,6 @@ SECRETS: dict[str, Any] = {
         ['admin', 'administrator', 'elastic', 'guest', 'jenkins', 'pi', 'postgres', 'root', 'sa', 'ubuntu'],
         ['code'],
         [' key', '-key', '_key', 'access', 'anahtar', 'api', 'apikey', 'auth', 'avain', 'chave', 'chiave', 'cle', 'client', 'clé', 'community string', 'community-string', 'community_string', 'cred', 'credential', 'encryption', 'integration', 'jeton', 'klic', 'klič', 'klucz', 'klíc', 'klíč', 'license', 'login', 'master', 'nogle', 'nyckel', 'nøgle', 'pass', 'pat', 'private', 'pw', 'pwd', 'recovery', 'routing', 'schlussel', 'schlüssel', 'secret', 'seed', 'signing', 'sleutel', 'token', 'unseal', 'ключ', 'токен', 'トークン', '令牌', '秘钥', '토큰'],
-        ['adgangskode', 'clave', 'code', 'contrasena', 'contrasenya', 'contraseña', 'contrasinal', 'cred', 'credential', 'cyfrinair', 'fjalekalim', 'fjalëkalim', 'geslo', 'haslo', 'hasło', 'heslo', 'iphasiwedi', 'jelszav', 'jelszo', 'jelszó', 'kalmar sirri', 'kata laluan', 'kata sandi', 'kennwort', 'key', 'login', 'losenord', 'lozink', 'lykilord', 'lykilorð', 'lösenord', 'mat khau', 'mat khẩu', 'mdp', 'mot de passe', 'mật khau', 'mật khẩu', 'nenosiri', 'parola', 'parole', 'parolă', 'parool', 'pasahitz', 'pass', 'passord', 'passphrase', 'passwort', 'pasvort', 'psk', 'pw', 'pwd', 'salasana', 'senha', 'sifre', 'sifrə', 'slaptazod', 'slaptažod', 'wachtwoord', 'wagwoord', 'şifre', 'şifrə', 'κωδικο', 'κωδικοί', 'κωδικοι', 'κωδικος', 'κωδικου', 'κωδικού', 'κωδικό', 'κωδικός', 'συνθηματικ', 'лозинк', 'нууц үг', 'парол', 'құпия сөз', 'գաղտնաբառ', 'סיסמא', 'סיסמה', 'סיסמת', 'الرقم السري', 'رمز المرور', 'رمز عبور', 'كلمة السر', 'كلمة المرور', 'كلمة مرور', 'پاس', 'پسورد', 'कूटशब्द', 'पासवर्ड', 'পাসওয়ার্ড', 'ਪਾਸਵਰਡ', 'પાસવર્ડ', 'கடவுச்சொல்', 'కూటపదం', 'వర్డ్', 'ವರ್ಡ್', 'പാസ്', 'මුරපදය', 'รหัส', 'ລະຫັດຜ່ານ', 'စကားဝှက်', 'პაროლ', 'የይለፍ ቃል', 'ពាក្យសម្ងាត់', 'パス', 'パスワード', '口令', '密码', '密碼', '暗証コード', '暗証番号', '비밀번호', '암호', '패스워드', '🔐', '🔑'],
         ['adgangskode', 'clave', 'code', 'contrasena', 'contrasenya', 'contraseña', 'contrasinal', 'cred', 'credential', 'cyfrinair', 'fjalekalim', 'fjalëkalim', 'geslo', 'haslo', 'hasło', 'heslo', 'iphasiwedi', 'jelszav', 'jelszo', 'jelszó', 'kalmar sirri', 'kata laluan', 'kata sandi', 'kennwort', 'key', 'login', 'losenord', 'lozink', 'lykilord', 'lykilorð', 'lösenord', 'mat khau', 'mat khẩu', 'mdp', 'mot de passe', 'mật khau', 'mật khẩu', 'nenosiri', 'parola', 'parole', 'parolă', 'parool', 'pasahitz', 'pass', 'passord', 'passphrase', 'passwort', 'pasvort', 'psk', 'pw', 'pwd', 'salasana', 'senha', 'sifre', 'sifrə', 'slaptazod', 'slaptažod', 'wachtwoord', 'wagwoord', 'şifre', 'şifrə', 'κωδικο', 'κωδικοί', 'κωδικοι', 'κωδικος', 'κωδικου', 'κωδικού', 'κωδικό', 'κωδικός', 'συνθηματικ', 'лозинк', 'нууц үг', 'парол', 'құпия сөз', 'գաղտնաբառ', 'סיסמא', 'סיסמה', 'סיסמת', 'الرقم السري', 'رمز المرور', 'رمز عبور', 'كلمة السر', 'كلمة المرور', 'كلمة مرور', 'پاس', 'پسورد', 'कूटशब्द', 'पासवर्ड', 'পাসওয়ার্ড', 'ਪਾਸਵਰਡ', 'પાસવર્ડ', 'கடவுச்சொல்', 'కూటపదం', 'వర్డ్', 'ವರ್ಡ್', 'പാസ്', 'මුරපදය', 'รหัส', 'ລະຫັດຜ່ານ', 'စကားဝှက်', 'პაროლ', 'የይለፍ ቃል', 'ពាក្យសម្ងាត់', 'パス', 'パスワード', '口令', '密码', '密碼', '暗証コード', '暗証番号', '비밀번호', '암호', '패스워드', '🔐', '🔑'],
         ['authtok', 'define', 'masterauth', 'pass', 'pw', 'pwd'],
         ['--login', '--user', '-l', '-p', '-u', '/p', 'openssl', 'user'],
@@ -142,7 +141,8 @@ SECRETS: dict[str, Any] = {
         ['!', '#', '$', '%', '&', '*', '?', '@'],
         ['phrase', 'vault_pass', 'фраза-пароль'],
         ['_auth', '_cert', '_credential', '_key', '_oauth', '_pass', '_password', '_pat', '_pwd', '_secret', '_token'],
-        ['chave', 'chiave', 'cle', 'clé', 'jeton', 'key', 'klucz', 'schlussel', 'schlüssel', 'secret', 'sleutel', 'token', 'ключ', 'токен', 'キー', 'トークン', '密钥', '키', '토큰'],
+        [':', '='],
+        ['key', 'token'],
         ['until'],
         ['oauth:'],
         ['chpt_', 'napi_', 'pat-ap', 'pat-eu', 'pat-na', 'sk-'],
@@ -152,7 +152,7 @@ SECRETS: dict[str, Any] = {
         ['snmp-server'],
         ['password', 'reset'],
         ['set-'],
-        ['key', 'licence', 'license', 'secret', 'token'],
+        [':', '='],
     ],
 }
 

@@ -47,7 +47,7 @@ DOCUMENTED_EXAMPLES = (
 # Every rule below needs one of these (a mnemonic of words has no digit: its own words).
 _MAYBE_SECRET = lazy(
     r"(?i)\d|[$%@<]|pass|assword|secret|token|key|auth|pwd|\bpw\b|cred|login|seed|codes?\b|community|mnemonic"
-    r"|phrase|wallet|\s-[uw]\s|--user")
+    r"|phrase|wallet|-[uw]\s|--user")
 # ... and in a text beyond ASCII, the word for a password or a key in other languages and
 # scripts (a passphrase of words has no digit and no symbol: the word is all there is).
 _MAYBE_SECRET_WORLD = lazy(rf"(?i){_PW_WORDS}|{_KW}")
