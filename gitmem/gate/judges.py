@@ -70,7 +70,13 @@ def _after_a_key_word(m: re.Match[str]) -> bool:
     """The words before the value, on its line, end in a key word (key, token, secret, klucz,
     キー, ...) and none of them says the key is an id, a hash or a place in a listing."""
     line_start = m.string.rfind("\n", 0, m.start()) + 1
-    return bool(_KEY_WORD_BEFORE.search(m.string, max(line_start, m.start() - 80), m.start()))
+    start = max(line_start, m.start() - 80)
+    return (bool(_KEY_WORD_BEFORE.search(m.string, start, m.start()))
+            and not _A_DIGEST.search(m.string, start, m.start()))
+
+
+# Words that say a hex value is a digest of something ("sha256 of the key file: <hex>").
+_A_DIGEST = lazy(r"(?i)\b(?:sha-?\d*|md5|checksum|digest|hash|fingerprint|integrity)\b")
 
 
 _ONES_OWN = lazy(r"(?i)\b(?:my|personal|own|temporary|temp|private)\s+(?:api\s+|access\s+)?$")

@@ -578,7 +578,7 @@ EXTRA_PATTERNS += [
     ("snmp-community-config", rf"(?i)\bsnmp-server\s+community\s+{_HUMAN}\s+(?:RO|RW)\b",
      "an SNMP community in a switch's config (IOS, NX-OS)"),
     ("reset-password-output",
-     rf"(?i)\b(?:reset|password)\b[^\n]{{0,80}}?\bnew\s+(?:value|password)\s*:\s*{_HUMAN}",
+     rf"(?i)\b(?:reset|password)\b[^\n]{{0,80}}?(?:\n[^\n]{{0,40}}?)?\bnew\s+(?:value|password)\s*:\s*{_HUMAN}",
      "what elasticsearch-reset-password and the like print: 'New value: ...'"),
     ("set-token-command",
      r"(?i)\b[\w-]*set-[\w-]*(?:token|secret|password|key)\s+(?:[\w.-]+\s+){0,2}(?P<value>[A-Za-z0-9_.-]{20,})",
