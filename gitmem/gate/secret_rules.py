@@ -154,7 +154,7 @@ _NOT_A_PHRASE_WORD = (
 _PHRASE_WORD = rf"(?!{_NOT_A_PHRASE_WORD}(?![a-z]))[a-z]{{3,10}}"
 _JOINED_PHRASE = (rf"(?-i:(?=[a-z]{{3,10}}[-_.+][a-z]{{3,10}}[-_.+][a-z]{{3}})(?:{_PHRASE_WORD}(?:-{_PHRASE_WORD}){{2,6}}|{_PHRASE_WORD}(?:_{_PHRASE_WORD}){{2,6}}"
                   rf"|{_PHRASE_WORD}(?:\.{_PHRASE_WORD}){{2,6}}|{_PHRASE_WORD}(?:\+{_PHRASE_WORD}){{2,6}})"
-                  r"(?![A-Za-z0-9_+-]|\.[A-Za-z0-9]))")
+                  r"(?![A-Za-z0-9_+(-]|\.[A-Za-z0-9]))")  # not a call: urllib.parse.unquote(pw)
 # ... by spaces: only after a password word and what says its value follows, and only as
 # the clause's end (three to five words, then the end, a stop or a bracket); a word that
 # ends like a verb or an adverb (rotated, expiring, weekly) makes it prose.
@@ -165,10 +165,14 @@ _SPACED_PHRASE = (rf"(?-i:(?=[a-z]{{3,10}} [a-z]{{3,10}} [a-z]{{3}}){_SPACED_WOR
 # "password hint: ...", "password policy: ...", "password manager: ...".
 _ABOUT_IT = (r"[ _-]?(?:hints?|polic\w*|rules?|requirements?|format|managers?|fields?|length|strength"
              r"|resets?|expir\w*|rotation|changes?|prompts?|questions?|recovery|storage|hash\w*)\b")
-_HUMAN = (rf"(?!-|[\"'`]?(?:\$(?![^\s\"'`]*[$@!#%^&*?~+])|[<{{*\[(%^\\]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/|{_EMAIL}|{_NOT_VALUE}"
-          r"|(?:1Password|Bitwarden|LastPass|KeePass\w*|Dashlane|Keeper|Vault)(?![A-Za-z])))"
-          r"[\"'`]?(?:(?=[^\s\"'`]{0,64}[A-Za-z])(?=[^\s\"'`]{0,64}[\d!@#$%^&*?~+])[^\s\"'`<>{}]{6,}"
-          rf"|{_JOINED_PHRASE})")
+_NOT_HUMAN = (rf"(?!-|[\"'`]?(?:\$(?![^\s\"'`]*[$@!#%^&*?~+])|[<{{*\[(%^\\]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/|{_EMAIL}|{_NOT_VALUE}"
+              r"|(?:1Password|Bitwarden|LastPass|KeePass\w*|Dashlane|Keeper|Vault)(?![A-Za-z])))")
+_CHOSEN = r"(?=[^\s\"'`]{0,64}[A-Za-z])(?=[^\s\"'`]{0,64}[\d!@#$%^&*?~+])[^\s\"'`<>{}]{6,}"
+_HUMAN_CHOSEN = rf"{_NOT_HUMAN}[\"'`]?{_CHOSEN}"  # a letter and a digit or symbol
+_HUMAN = rf"{_NOT_HUMAN}[\"'`]?(?:{_CHOSEN}|{_JOINED_PHRASE})"  # ... or a passphrase
+# "pass" in lower case as a word of its own is the verb (pass ignore_errors=True, pass_leaf.prefix =
+# orig_prefix) as often as the password: a passphrase after it is not taken for one.
+_PASS_VERB = r"(?<![\w.])(?-i:pass)(?![A-Za-z0-9])"
 _ARG = r"(?:\s+|\s*=\s*)"  # how a command line option takes its value
 EXTRA_PATTERNS += [
     # (A|B|...) then one _HUMAN: the same matches as A _HUMAN|B _HUMAN|..., tried in the
@@ -257,9 +261,11 @@ EXTRA_PATTERNS += [
     # ... or a passphrase of words and spaces, when a separator says its value follows and the
     # words after the password word do not say they describe it (one rule: the keyword part
     # is most of the cost, so it is matched once; the two (?P<>) groups steer the branch).
-    ("password-in-prose", rf"(?i)(?:(?<![A-Za-z0-9])|(?=[^\x00-\x7f]))(?<!\[sudo\] ){_HUMAN_KW}{_POST}"
+    ("password-in-prose", rf"(?i)(?:(?<![A-Za-z0-9])|(?=[^\x00-\x7f]))(?<!\[sudo\] )"
+     rf"(?:(?={_PASS_VERB})(?P<verb>)|(?!{_PASS_VERB})){_HUMAN_KW}{_POST}"
      rf"(?:(?={_ABOUT_IT})(?P<about>)|(?!{_ABOUT_IT}))(?:{_GAP}{_SEP}(?P<sep>)|\s+\(?)"
-     rf"(?:(?:[\w.@-]+ ?/ ?)?{_HUMAN}|(?(about)(?!)|(?(sep)[\"'`]?{_SPACED_PHRASE}|(?!))))",
+     rf"(?:(?:[\w.@-]+ ?/ ?)?{_HUMAN_CHOSEN}|(?(verb)(?!)|(?(sep){_NOT_HUMAN}[\"'`]?(?:{_JOINED_PHRASE}"
+     rf"|(?(about)(?!)|{_SPACED_PHRASE}))|(?!))))",
      "a password a person chose, after the word for it: 'the password is hunter2', 'pw for the nas: ...',"
      " 'the nas pw is river glacier poppy'"),
 ]
@@ -273,7 +279,8 @@ _PW_NAME = r"(?:pass(?:word|wd|phrase)?|pwd|pw|authtok)"
 _USER_OPT = r"(?:-u|-U|-l|--user(?:name)?|--login)(?:\s+|=)(?![-$<{])\S+"
 EXTRA_PATTERNS += [
     ("password-setting",
-     rf"(?i){_PRE}{_PW_NAME}(?![A-Za-z0-9])\s*[\"'\]]?\s*(?::=|=>|[:=])\s*{_HUMAN}"
+     rf"(?i){_PRE}(?:(?={_PASS_VERB})(?P<verb>)|(?!{_PASS_VERB})){_PW_NAME}(?![A-Za-z0-9])\s*[\"'\]]?\s*(?::=|=>|[:=])\s*"
+     rf"(?:{_HUMAN_CHOSEN}|(?(verb)(?!)|{_NOT_HUMAN}[\"'`]?{_JOINED_PHRASE}))"
      rf"|(?m:^[ \t]*(?:[\w.-]{{0,40}}?pass(?:word|wd)?|masterauth)[ \t]+{_HUMAN}[ \t]*$)"
      rf"|#[ \t]*define[ \t]+\w*(?i:pass(?:word|wd)?|pwd)\w*[ \t]+{_HUMAN}",
      "DB_PASSWORD=... with a value a person chose (keyword-assignment wants a random-looking one)"),
