@@ -92,9 +92,14 @@ def test_the_corpora_are_as_large_as_promised() -> None:
     sizes = {c: sum(len(load_figures(c, p)) for p in ("dev", "holdout")) for c in TARGETS}
     assert sizes["secrets"] >= 80 and sizes["notes"] >= 300 and sizes["injection"] >= 60
     rows = [r for p in ("dev", "holdout") for r in load_figures("secrets", p)]
-    older = [r["kind"] for r in rows if r.get("round") != 6]
+    older = [r["kind"] for r in rows if r.get("round") not in (6, 7)]
     assert len(set(older)) == len(older)  # one secret per kind up to round 5
     assert len({r["kind"] for r in rows if r.get("round") == 6}) == 709  # round 6: 854 of 709 kinds
+    seventh = [r["kind"] for r in rows if r.get("round") == 7]  # round 7: 658, every kind "-7"
+    assert len(seventh) == 658 and all(k.endswith("-7") for k in seventh)
+    notes = [r for p in ("dev", "holdout") for r in load_figures("notes", p)]
+    assert len([r for r in notes if r.get("round") == 7]) == 663
+    assert not (FIXTURES / "figures" / "round7").exists()  # joined the main files (gate 18)
     every = {r["kind"] for p in ("dev", "holdout") for r in load_figures("invisible", p)}
     assert {f"U+{cp:04X}" for cp in range(0x10FFFF) if gate._IGNORABLE.match(chr(cp))} <= every
     for p in ("dev", "holdout"):  # the hold-out is a third, never in the dev part
@@ -825,6 +830,10 @@ def test_round_seven_shapes_are_refused(text: str) -> None:
     "snmp-server community public RO",
     "consul acl set-agent-token default \"$CONSUL_TOKEN\"",
     "oauth: enabled for the staging realm",
+    # "pass" the verb, before names that look like joined words
+    "# TODO: pass ignore_cleanup_errors=True once 3.9 is gone",
+    "pass_leaf.prefix = orig_meta_prefix",
+    "then pass arn to capacity provider resource",
 ])
 def test_round_seven_look_alikes_pass(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)
