@@ -92,9 +92,14 @@ def test_the_corpora_are_as_large_as_promised() -> None:
     sizes = {c: sum(len(load_figures(c, p)) for p in ("dev", "holdout")) for c in TARGETS}
     assert sizes["secrets"] >= 80 and sizes["notes"] >= 300 and sizes["injection"] >= 60
     rows = [r for p in ("dev", "holdout") for r in load_figures("secrets", p)]
-    older = [r["kind"] for r in rows if r.get("round") != 6]
+    older = [r["kind"] for r in rows if r.get("round") not in (6, 7)]
     assert len(set(older)) == len(older)  # one secret per kind up to round 5
     assert len({r["kind"] for r in rows if r.get("round") == 6}) == 709  # round 6: 854 of 709 kinds
+    seventh = [r["kind"] for r in rows if r.get("round") == 7]  # round 7: 658, every kind "-7"
+    assert len(seventh) == 658 and all(k.endswith("-7") for k in seventh)
+    notes = [r for p in ("dev", "holdout") for r in load_figures("notes", p)]
+    assert len([r for r in notes if r.get("round") == 7]) == 663
+    assert not (FIXTURES / "figures" / "round7").exists()  # joined the main files (gate 18)
     every = {r["kind"] for p in ("dev", "holdout") for r in load_figures("invisible", p)}
     assert {f"U+{cp:04X}" for cp in range(0x10FFFF) if gate._IGNORABLE.match(chr(cp))} <= every
     for p in ("dev", "holdout"):  # the hold-out is a third, never in the dev part
@@ -746,3 +751,89 @@ def test_a_quoted_password_may_start_with_a_dash() -> None:
     """An unquoted -x after -p is the next option; in quotes it is the password."""
     assert gate.scan("az login -u ops@acme.onmicrosoft.com -p '-Vq8wZ#t2!mLp0rX'")
     assert gate.scan("docker login -u ci --password -  < token.txt") == []
+
+
+# Round 7 (fixtures/gate/figures, "round": 7): the families its dev part showed, said
+# generally; the texts here are our own, not corpus rows.
+@pytest.mark.parametrize("text", [
+    # passphrases of three or more words after a password word, a flag or a prompt
+    "the kiosk pw is harbor-pigeon-walnut-sleet",
+    "PGADMIN_DEFAULT_PASSWORD: quartz.mitten.saddle.orchid",
+    "Kennwort für die Testbox: otter_fennel_granite",
+    "sshpass -p 'kettle_marble_sparrow' ssh ops@bastion-2",
+    "curl -u deploy:lemon+hazel+tundra+parsnip https://ci.example.lan/job/x/build",
+    "ldapwhoami -x -D cn=svc -w 'violet-cobalt-walrus-maple'",
+    "expect \"assword:\"; send \"sequoia-raven-tofu-comet\\r\"",
+    "the wiki admin password is falcon orchard pebble",
+    "Passwort für die VM: tiger lantern basil river",
+    "सर्वर का पासवर्ड: mango ridge oyster",
+    "ステージングのパスワードは walnut_harbor_comet です",
+    "password prompt: it's saffron.kettle.iris.bison",
+    "name,login,password\nrouter,admin,cactus-fjord-velvet-ember",
+    "echo 'Juniper77x' | htpasswd -i .htpasswd viewer",
+    # hex or a UUID after a credential-named setting or the word key
+    "env:\n  SEARCH_ADMIN_KEY: 4be1c0d2e9f84a7bb3c6d5e4f3a2b1c0",
+    "os.environ['PLAID_AUTH_TOKEN'] = '6f1e2d3c-4b5a-4697-8877-a1b2c3d4e5f6'",
+    "const s = process.env.WEBHOOK_SECRET ?? 'c0ffee11223344556677889900aabbcc';",
+    'ENV.fetch("RELAY_APP_CERT", "9a8b7c6d5e4f30211203f4e5d6c7b8a9")',
+    "twój klucz Codecov do wysyłki: 2f6e9d1c-7a3b-4c5d-9e8f-0a1b2c3d4e5f",
+    "for now use my personal key 3d2c1b0a-9f8e-4d7c-8b6a-5f4e3d2c1b0a",
+    # a secret handed over in parts, a stand-in, and formats no plugin knew
+    "the deploy token is too long for one message, so here it is in two parts, join them:\n"
+    "Zx8qL2vR7mK4pT9w\nB3nY6cH1sD5fG0jQ",
+    "use 5e4d3c2b1a0f9e8d7c6b5a4f3e2d1c0b9a8f7e6d for the metrics exporter until IT gives us a service account",
+    "TWITCH_BOT: oauth:k2j4h6g8f0d1s3a5p7o9i1u3y5t7r9",
+    "the Neon one is napi_" + "k3j5h7g9f1d2s4a6p8o0i2u4y6t8r0e1w3q5z7x9c2v4b6n8m0l1k3j5h7g9f1",
+    "Chromatic: chpt_5a6b7c8d9e0f1a2",
+    "HubSpot: pat-na1-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+    'client = connect("api.example.com", key="sk-0a1b2c3d4e5f60718293a4b5c6d7e8f9")',
+    "alertmanager: https://events.pagerduty.com/integration/0f9e8d7c6b5a49382716a5b4c3d2e1f0/enqueue",
+    "headers={'X-Honeycomb-Team': 'Zq8Lm2Vx7Rk4Pt9Wb3Ny6C'}",
+    '<add key="ClearTextPassword" value="Rk8#mPq2vLw9" />',
+    "snmp-server community tulip42ro RO 20",
+    "Password for the [elastic] user successfully reset.\nNew value: Wq7-ZpL2vR9mX4kT",
+    "consul acl set-agent-token default 7e6d5c4b-3a29-4817-9f6e-5d4c3b2a1908",
+    "vendor portal key, in their format: ACME-7KQ2P-ZX9R4-MNBV8-TREW1",
+])
+def test_round_seven_shapes_are_refused(text: str) -> None:
+    assert [f for f in gate.scan(text) if f.category == "secret"], text
+
+
+@pytest.mark.parametrize("text", [
+    # passphrase look-alikes: references, policy text, word lists, hints, prose
+    "the password is stored in 1Password",
+    "the password is rotated every quarter.",
+    "Password policy: twelve characters minimum.",
+    "passwords should be three random words joined by dashes, like correct-horse-battery-staple",
+    "Passphrase policy: pick four random words",
+    "password hint: favourite childhood pet",
+    "password manager: bitwarden team plan",
+    "wifi password: ask reception desk",
+    "password: db-auth-secret",
+    "password: same-as-staging",
+    "DB_PASSWORD: from-the-vault",
+    "la password è scaduta ieri sera",
+    "the password format is adjective-noun-number",
+    "our stand-up words this sprint: rocket-lantern-orbit",
+    "existingSecret: grafana-admin-credentials",
+    # hex and UUIDs that are ids, commits, checksums, caches
+    "request id: 6f1e2d3c-4b5a-4697-8877-a1b2c3d4e5f6",
+    "headers={'Idempotency-Key': '1e6c194f-f31b-4643-a425-5c61bced9647'}",
+    "CACHE_KEY: 4be1c0d2e9f84a7bb3c6d5e4f3a2b1c0",
+    "GIT_COMMIT_SHA=9fceb02d0ae598e95dc970b74767f19372d61af8",
+    "the key rotation job: 2f6e9d1c-7a3b-4c5d-9e8f-0a1b2c3d4e5f",
+    "the key file's sha256: 4be1c0d2e9f84a7bb3c6d5e4f3a2b1c04be1c0d2e9f84a7bb3c6d5e4f3a2b1c0",
+    "use 9fceb02d0ae598e95dc970b74767f19372d61af8 for the bisect until the flaky test is fixed",
+    "my personal key id is 3d2c1b0a-9f8e-4d7c-8b6a-5f4e3d2c1b0a",
+    "the commit hash was split in two lines:\n9fceb02d0ae598e9\n5dc970b74767f193",
+    "license key: XXXXX-XXXXX-XXXXX-XXXXX-XXXXX",
+    "snmp-server community public RO",
+    "consul acl set-agent-token default \"$CONSUL_TOKEN\"",
+    "oauth: enabled for the staging realm",
+    # "pass" the verb, before names that look like joined words
+    "# TODO: pass ignore_cleanup_errors=True once 3.9 is gone",
+    "pass_leaf.prefix = orig_meta_prefix",
+    "then pass arn to capacity provider resource",
+])
+def test_round_seven_look_alikes_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)

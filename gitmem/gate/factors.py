@@ -5,7 +5,7 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "9975b6d1386c7570",
+    "digest": "6386f77dbeb01c60",
     "factors": [
         ['aws'],
         ['github_pat_'],
@@ -140,6 +140,19 @@ SECRETS: dict[str, Any] = {
         ['adgangskode', 'clave', 'contrasena', 'contrasenya', 'contraseña', 'contrasinal', 'cyfrinair', 'fjalekalim', 'fjalëkalim', 'geslo', 'haslo', 'hasło', 'heslo', 'iphasiwedi', 'jelszav', 'jelszo', 'jelszó', 'kalmar sirri', 'kata laluan', 'kata sandi', 'kennwort', 'losenord', 'lozink', 'lykilord', 'lykilorð', 'lösenord', 'mat khau', 'mat khẩu', 'mdp', 'mot de passe', 'mật khau', 'mật khẩu', 'nenosiri', 'parola', 'parole', 'parolă', 'parool', 'pasahitz', 'passord', 'passwort', 'pasvort', 'salasana', 'senha', 'sifre', 'sifrə', 'slaptazod', 'slaptažod', 'wachtwoord', 'wagwoord', 'şifre', 'şifrə', 'κωδικο', 'κωδικοί', 'κωδικοι', 'κωδικος', 'κωδικου', 'κωδικού', 'κωδικό', 'κωδικός', 'συνθηματικ', 'лозинк', 'нууц үг', 'парол', 'құпия сөз', 'գաղտնաբառ', 'סיסמא', 'סיסמה', 'סיסמת', 'الرقم السري', 'رمز المرور', 'رمز عبور', 'كلمة السر', 'كلمة المرور', 'كلمة مرور', 'پاس', 'پسورد', 'कूटशब्द', 'पासवर्ड', 'পাসওয়ার্ড', 'ਪਾਸਵਰਡ', 'પાસવર્ડ', 'கடவுச்சொல்', 'కూటపదం', 'వర్డ్', 'ವರ್ಡ್', 'പാസ്', 'මුරපදය', 'รหัส', 'ລະຫັດຜ່ານ', 'စကားဝှက်', 'პაროლ', 'የይለፍ ቃል', 'ពាក្យសម្ងាត់', 'パス', 'パスワード', '口令', '密码', '密碼', '暗証コード', '暗証番号', '비밀번호', '암호', '패스워드', '🔐', '🔑'],
         ['!', '#', '$', '%', '&', '*', '?', '@'],
         ['phrase', 'vault_pass', 'фраза-пароль'],
+        ['_auth', '_cert', '_credential', '_key', '_oauth', '_pass', '_password', '_pat', '_pwd', '_secret', '_token'],
+        [':', '='],
+        ['key', 'token'],
+        ['until'],
+        ['oauth:'],
+        ['chpt_', 'napi_', 'pat-ap', 'pat-eu', 'pat-na', 'sk-'],
+        ['key'],
+        ['"x-', "'x-"],
+        ['value'],
+        ['snmp-server'],
+        ['password', 'reset'],
+        ['set-'],
+        [':', '='],
     ],
 }
 

@@ -13,6 +13,7 @@ import re
 
 from . import naturalness
 from .lazyre import lazy
+from .secret_rules import KEY_WORD_BEFORE_VALUE
 
 # Bits per character (gate/naturalness.py) above which a token looks machine-made: words
 # and names cost 2-4.5, keys and hashes 5.5-8.
@@ -62,13 +63,40 @@ _NOT_A_CREDENTIAL = lazy(
     r"|resume|lock|cancel\w*|lifecycle[ _-]?action|work[ _-]?unit)[ _-]?token")
 
 
+_KEY_WORD_BEFORE = lazy(KEY_WORD_BEFORE_VALUE)
+
+
+def _after_a_key_word(m: re.Match[str]) -> bool:
+    """The words before the value, on its line, end in a key word (key, token, secret, klucz,
+    キー, ...) and none of them says the key is an id, a hash or a place in a listing."""
+    line_start = m.string.rfind("\n", 0, m.start()) + 1
+    start = max(line_start, m.start() - 80)
+    return (bool(_KEY_WORD_BEFORE.search(m.string, start, m.start()))
+            and not _A_DIGEST.search(m.string, start, m.start()))
+
+
+# Words that say a hex value is a digest of something ("sha256 of the key file: <hex>").
+_A_DIGEST = lazy(r"(?i)\b(?:sha-?\d*|md5|checksum|digest|hash|fingerprint|integrity)\b")
+
+
+_ONES_OWN = lazy(r"(?i)\b(?:my|personal|own|temporary|temp|private)\s+(?:api\s+|access\s+)?$")
+
+
+def _called_ones_own(m: re.Match[str]) -> bool:
+    """The key or token before the value is called someone's own: "my personal key <uuid>"."""
+    return bool(_ONES_OWN.search(m.string, max(0, m.start() - 40), m.start()))
+
+
 # Names cost 2-4.5 bits a character (identifiers of several words, about 3-4).
 _NAME_BITS = 4.5
 # Rules whose match holds a (?P<value>...) group, and what that value must be.
 VALUE_JUDGES = {"keyword-assignment": _machine_or_chosen, "credential-call": _made_by_a_machine,
                 "webhook-url": _made_by_a_machine, "credential-literal-in-call": _strong,
                 "url-userinfo-password": _not_words_only, "secret-store-command": _machine_or_chosen,
-                "app-password-groups": _machine_or_chosen, "host-user-password-call": _strong}
+                "app-password-groups": _machine_or_chosen, "host-user-password-call": _strong,
+                "stand-in-credential": _made_by_a_machine, "key-argument": _made_by_a_machine,
+                "set-token-command": _made_by_a_machine, "credential-word-hex": _after_a_key_word,
+                "grouped-key-after-key": _after_a_key_word, "personal-key-hex": _called_ones_own}
 
 
 # A run of one character standing in for a value (ghp_xxxx..., T00000000, ****).

@@ -126,9 +126,53 @@ _NOT_VALUE = (r"!(?:vault|secret|env|ENV|Ref|Sub|GetAtt|ImportValue)\b|[\w.:]{1,
 _TECH = (r"(?:argon2\w*|pbkdf2\w*|sha-?\d+|md5|base(?:32|64)|utf-?8|https?2?|oauth2?|v\d[\w.]*|s3|ec2|k8s|\w+\d\.\d\w*"
          r"|\d+(?:\.\d+)?(?:[kKMGTP]i?[bB]|ms|us|ns|sec|min|px|rem|em)(?![A-Za-z0-9]))")  # a quantity (m=64MiB)
 _EMAIL = r"[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![^\s\"'`,;)])"  # a login, not a password
-_HUMAN = (rf"(?!-|[\"'`]?(?:\$(?![^\s\"'`]*[$@!#%^&*?~+])|[<{{*\[(%^\\]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/|{_EMAIL}|{_NOT_VALUE}"
-          r"|(?:1Password|Bitwarden|LastPass|KeePass\w*|Dashlane|Keeper|Vault)(?![A-Za-z])))"
-          r"[\"'`]?(?=[^\s\"'`]{0,64}[A-Za-z])(?=[^\s\"'`]{0,64}[\d!@#$%^&*?~+])[^\s\"'`<>{}]{6,}")
+# A passphrase: three or more words a generator picked (diceware, xkcd), joined by one
+# separator ("lantern-blizzard-falcon-lobster", "amber.cargo.nectar.gravel") or by spaces.
+# Its words are things, not the words a sentence or a setting is made of: a word below
+# (function words, a few other languages' commonest ones, number words, what a value
+# says it is: secret, vault, env, file, a placeholder's foo/bar/example, a domain's com)
+# makes it prose, a name or a reference ("password: db-auth-secret", "same-as-prod").
+_NOT_A_PHRASE_WORD = (
+    r"(?:the|and|for|with|from|that|this|then|than|into|onto|when|where|what|which|who|whom|whose"
+    r"|are|was|were|been|being|have|has|had|you|your|yours|our|ours|their|they|them|his|her|its|she"
+    r"|but|not|nor|any|all|some|none|each|every|both|few|many|much|more|most|less|same|also|just"
+    r"|only|still|again|here|there|now|new|old|never|always|ever|via|per|see|use|used|uses|set|get|got"
+    r"|put|run|can|could|will|would|should|must|may|might|shall|does|did|done|make|made|need|needs"
+    r"|please|pls|thanks|thx|yes|off|out|too|very|how|why|own|like|ago|yet|soon|later|today|tomorrow"
+    r"|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|hundred|first|second|last|next"
+    r"|word|words|random|noun|nouns|verb|verbs|adjective|adjectives|letters?|digits?|symbols?|chars?|characters?"
+    r"|minimum|maximum|min|max|long|length|size|example|sample|dummy|placeholder|something|whatever|foo|bar"
+    r"|baz|qux|quux|lorem|ipsum|dolor|changeme|change|default|test|tests|testing|temp|todo|tbd|null|nil"
+    r"|empty|blank|unset|redacted|hidden|masked|secret|secrets|password|passwords|passwd|pass|passphrase"
+    r"|key|keys|token|tokens|auth|creds?|credentials?|vault|env|file|files|path|ref|name|user|users|admin"
+    r"|login|manager|store|stored|hash|hashed|prod|production|staging|stage|dev|local|config|value|values"
+    r"|field|entry|item|correct|horse|battery|staple|com|org|net|lan|corp|internal|local|app|svc"
+    r"|que|por|para|con|una|uno|los|las|del|muy|est|les|des|une|pas|dans|pour|sur|avec|qui|und|der|die"
+    r"|das|den|dem|des|ist|nicht|noch|auf|mit|von|zum|zur|ein|eine|che|per|della|sono|non|gli|nel|dei"
+    r"|ask|pick|call|check|contact|find|try|read|look|type|enter|choose|generate|ping|email|slack|team"
+    r"|ieri|oggi|sera|domani|ayer|hoy|heute|gestern|morgen|hier|demain|soir)")
+_PHRASE_WORD = rf"(?!{_NOT_A_PHRASE_WORD}(?![a-z]))[a-z]{{3,10}}"
+_JOINED_PHRASE = (rf"(?-i:(?=[a-z]{{3,10}}[-_.+][a-z]{{3,10}}[-_.+][a-z]{{3}})(?:{_PHRASE_WORD}(?:-{_PHRASE_WORD}){{2,6}}|{_PHRASE_WORD}(?:_{_PHRASE_WORD}){{2,6}}"
+                  rf"|{_PHRASE_WORD}(?:\.{_PHRASE_WORD}){{2,6}}|{_PHRASE_WORD}(?:\+{_PHRASE_WORD}){{2,6}})"
+                  r"(?![A-Za-z0-9_+(-]|\.[A-Za-z0-9]))")  # not a call: urllib.parse.unquote(pw)
+# ... by spaces: only after a password word and what says its value follows, and only as
+# the clause's end (three to five words, then the end, a stop or a bracket); a word that
+# ends like a verb or an adverb (rotated, expiring, weekly) makes it prose.
+_SPACED_WORD = rf"(?!{_NOT_A_PHRASE_WORD}(?![a-z])|[a-z]{{1,10}}(?:ed|ing|ly)(?![a-z]))[a-z]{{3,10}}"
+_SPACED_PHRASE = (rf"(?-i:(?=[a-z]{{3,10}} [a-z]{{3,10}} [a-z]{{3}}){_SPACED_WORD}(?: {_SPACED_WORD}){{2,4}})"
+                  r"(?=[\"'`]?[ \t]*(?:$|[\n.,;!?)(\[]|[–—]|-\s))")
+# What follows a password word when the words after it describe it, not give it:
+# "password hint: ...", "password policy: ...", "password manager: ...".
+_ABOUT_IT = (r"[ _-]?(?:hints?|polic\w*|rules?|requirements?|format|managers?|fields?|length|strength"
+             r"|resets?|expir\w*|rotation|changes?|prompts?|questions?|recovery|storage|hash\w*)\b")
+_NOT_HUMAN = (rf"(?!-|[\"'`]?(?:\$(?![^\s\"'`]*[$@!#%^&*?~+])|[<{{*\[(%^\\]|~/|\.{{1,2}}/|{_TECH}\b|https?://|/|{_EMAIL}|{_NOT_VALUE}"
+              r"|(?:1Password|Bitwarden|LastPass|KeePass\w*|Dashlane|Keeper|Vault)(?![A-Za-z])))")
+_CHOSEN = r"(?=[^\s\"'`]{0,64}[A-Za-z])(?=[^\s\"'`]{0,64}[\d!@#$%^&*?~+])[^\s\"'`<>{}]{6,}"
+_HUMAN_CHOSEN = rf"{_NOT_HUMAN}[\"'`]?{_CHOSEN}"  # a letter and a digit or symbol
+_HUMAN = rf"{_NOT_HUMAN}[\"'`]?(?:{_CHOSEN}|{_JOINED_PHRASE})"  # ... or a passphrase
+# "pass" in lower case as a word of its own is the verb (pass ignore_errors=True, pass_leaf.prefix =
+# orig_prefix) as often as the password: a passphrase after it is not taken for one.
+_PASS_VERB = r"(?<![\w.])(?-i:pass)(?![A-Za-z0-9])"
 _ARG = r"(?:\s+|\s*=\s*)"  # how a command line option takes its value
 EXTRA_PATTERNS += [
     # (A|B|...) then one _HUMAN: the same matches as A _HUMAN|B _HUMAN|..., tried in the
@@ -145,10 +189,10 @@ EXTRA_PATTERNS += [
         rf"{_HUMAN}"),
      "passwords given to sshpass, redis-cli, ldapsearch, mongo, docker login, zip, openssl, ..."),
     ("curl-user-password",
-     r"\b(?:curl|wget|http)\b[^\n|]*?\s(?:-u|--user)(?:\s+|=)?['\"]?(?![$<{])[^\s:'\"]+:(?![$<{'\"\s])[^\s'\"]{3,}",
+     r"\b(?:curl|wget|http)\b[^\n|]{0,300}?\s(?:-u|--user)(?:\s+|=)?['\"]?(?![$<{])[^\s:'\"]+:(?![$<{'\"\s])[^\s'\"]{3,}",
      "curl -u user:password"),
     ("curl-token-as-user",
-     r"\bcurl\b[^\n]*?\s(?:-u|--user)\s*['\"]?(?=[^\s:'\"]{0,64}\d)(?=[^\s:'\"]{0,64}[A-Za-z])"
+     r"\bcurl\b[^\n]{0,300}?\s(?:-u|--user)\s*['\"]?(?=[^\s:'\"]{0,64}\d)(?=[^\s:'\"]{0,64}[A-Za-z])"
      r"[A-Za-z0-9_-]{20,}:[Xx]?['\"]?(?=\s|$)", "curl -u APIKEY:X (Freshdesk, Harvest, ...)"),
     ("default-account-password",
      r"(?<![/\w.-])(?:admin|administrator|root|sa|postgres|guest|elastic|jenkins|ubuntu|pi)\s?[:/]\s?"
@@ -193,7 +237,8 @@ _SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|->|→|[:=：])\s*|\s+(?:you asked for|you w
         r"|\s+(?:is|was|are|were|ist|war|är|var|est|es|és|era|è|é|er|on|jest|je|zijn|wordt|lautet|to|este|ay|е|contains"
         r"|là|هي|هو|হলো|ni|ialah|adalah"
         r"|it'?s|it is|that'?s|c'est|c’est|είναι|היא|הוא|sind|son|são|sono|są|jsou|ir|yra)\s+)"
-        r"(?:(?:now|still|currently|also|just|simply|again|temporarily|set to|changed to|reset to|updated to)\s+)?")
+        r"(?:(?:now|still|currently|also|just|simply|again|temporarily|set to|changed to|reset to|updated to"
+        r"|it'?s|it is)\s+)?")
 _V = r"[^\s\"'`<>{}]"                                    # one character of a value
 _SWITCH = r"(?:[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z]))"  # letter/digit/case change
 _VALUE = (r"(?![\"'`]?(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file):)"  # references
@@ -213,8 +258,16 @@ _VALUE = (r"(?![\"'`]?(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file)
 EXTRA_PATTERNS += [
     ("keyword-assignment", rf"(?i){_PRE}{_KW}{_POST}(?:{_GAP}{_SEP}|\s+)(?-i:{_VALUE})",
      "KeywordDetector needs quotes in ad-hoc mode (DB_PASSWORD=x, password: x, 'password is x' are missed)"),
-    ("password-in-prose", rf"(?i)(?:(?<![A-Za-z0-9])|(?=[^\x00-\x7f]))(?<!\[sudo\] ){_HUMAN_KW}{_POST}(?:{_GAP}{_SEP}|\s+\(?)(?:[\w.@-]+ ?/ ?)?{_HUMAN}",
-     "a password a person chose, after the word for it: 'the password is hunter2', 'pw for the nas: ...'"),
+    # ... or a passphrase of words and spaces, when a separator says its value follows and the
+    # words after the password word do not say they describe it (one rule: the keyword part
+    # is most of the cost, so it is matched once; the two (?P<>) groups steer the branch).
+    ("password-in-prose", rf"(?i)(?:(?<![A-Za-z0-9])|(?=[^\x00-\x7f]))(?<!\[sudo\] )"
+     rf"(?:(?={_PASS_VERB})(?P<verb>)|(?!{_PASS_VERB})){_HUMAN_KW}{_POST}"
+     rf"(?:(?={_ABOUT_IT})(?P<about>)|(?!{_ABOUT_IT}))(?:{_GAP}{_SEP}(?P<sep>)|\s+\(?)"
+     rf"(?:(?:[\w.@-]+ ?/ ?)?{_HUMAN_CHOSEN}|(?(verb)(?!)|(?(sep){_NOT_HUMAN}[\"'`]?(?:{_JOINED_PHRASE}"
+     rf"|(?(about)(?!)|{_SPACED_PHRASE}))|(?!))))",
+     "a password a person chose, after the word for it: 'the password is hunter2', 'pw for the nas: ...',"
+     " 'the nas pw is river glacier poppy'"),
 ]
 
 # Where a password goes, said generally: a setting whose name ends in the word for it
@@ -226,7 +279,8 @@ _PW_NAME = r"(?:pass(?:word|wd|phrase)?|pwd|pw|authtok)"
 _USER_OPT = r"(?:-u|-U|-l|--user(?:name)?|--login)(?:\s+|=)(?![-$<{])\S+"
 EXTRA_PATTERNS += [
     ("password-setting",
-     rf"(?i){_PRE}{_PW_NAME}(?![A-Za-z0-9])\s*[\"'\]]?\s*(?::=|=>|[:=])\s*{_HUMAN}"
+     rf"(?i){_PRE}(?:(?={_PASS_VERB})(?P<verb>)|(?!{_PASS_VERB})){_PW_NAME}(?![A-Za-z0-9])\s*[\"'\]]?\s*(?::=|=>|[:=])\s*"
+     rf"(?:{_HUMAN_CHOSEN}|(?(verb)(?!)|{_NOT_HUMAN}[\"'`]?{_JOINED_PHRASE}))"
      rf"|(?m:^[ \t]*(?:[\w.-]{{0,40}}?pass(?:word|wd)?|masterauth)[ \t]+{_HUMAN}[ \t]*$)"
      rf"|#[ \t]*define[ \t]+\w*(?i:pass(?:word|wd)?|pwd)\w*[ \t]+{_HUMAN}",
      "DB_PASSWORD=... with a value a person chose (keyword-assignment wants a random-looking one)"),
@@ -251,7 +305,7 @@ EXTRA_PATTERNS += [
      r"(?P<value>(?=[^'\"\s]{0,200}\d)[^'\"\s]{16,200})\1",
      "NewClientWithAccessToken(\"...\"), withApiKey(\"...\"): a machine-made literal handed to a setter"),
     ("webhook-url",
-     r"(?i)\bhttps?://[\w.-]+(?::\d+)?/(?:[\w.-]+/){0,4}(?:hooks?|webhooks?|incoming|key|token|secret|api_?key)/(?:[\w.-]+/){0,4}"
+     r"(?i)\bhttps?://[\w.-]+(?::\d+)?/(?:[\w.-]+/){0,4}(?:hooks?|webhooks?|incoming|integrations?|key|token|secret|api_?key)/(?:[\w.-]+/){0,4}"
      r"(?P<value>[A-Za-z0-9_-]{20,})",
      "a webhook's URL holds its secret in the path (Mattermost, Rocket.Chat, n8n, ...)"),
     ("credential-literal-in-call",
@@ -297,14 +351,14 @@ EXTRA_PATTERNS += [
      r"|(?:[^\n:=\d]|(?<=[A-Za-z])\d){0,60}?\s(?:is|é|è|es|ist|est|είναι)\s+)\d{4,8}#?(?!\w)",
      "a PIN, door or alarm code"),
     ("passphrase-words",
-     rf"(?i)\bpass\s?phrase\b[^\n:=]{{0,60}}?[:=]\s*(?:{_MNEMONIC_WORD}[\s-]+){{3,}}{_MNEMONIC_WORD}\b",
+     rf"(?i)\bpass\s?phrase\b[^\n:=]{{0,60}}?[:=]\s*(?-i:(?:{_PHRASE_WORD}[\s-]+){{3,}}{_PHRASE_WORD})\b",
      "a passphrase of four or more words"),
     ("seed-phrase",
      rf"(?i)\b(?:seed(?:\s+phrase)?|mnemonic|recovery\s+phrase|wallet\s+words)\b[^\n]{{0,80}}?(?:[:=]|\sis\s)\s*[`\"']?"
      rf"(?:{_MNEMONIC_WORD}\s+){{11,23}}{_MNEMONIC_WORD}\b", "a wallet's mnemonic (12 to 24 words)"),
     ("admin-tool-password",
-     r"(?:\b(?:ipmitool|sqlcmd|bcp|osql|isql|racadm|mysqladmin)\b[^\n]*?\s-P\s*"
-     rf"|\bsnmp\w*\b[^\n]*?\s-[cAX]\s*|\bsqlplus\s+\w+/){_HUMAN}",  # factored as above
+     r"(?:\b(?:ipmitool|sqlcmd|bcp|osql|isql|racadm|mysqladmin)\b[^\n]{0,300}?\s-P\s*"
+     rf"|\bsnmp\w*\b[^\n]{{0,300}}?\s-[cAX]\s*|\bsqlplus\s+\w+/){_HUMAN}",  # factored as above
      "passwords and SNMP communities given to ipmitool, sqlcmd, snmpwalk, sqlplus, ..."),
     ("password-from-echo",
      r"(?i)(?:password|passwd|pass|secret|token|key)[\w-]*(?:\s+|=)<\(\s*(?:echo|printf)\s+['\"]?(?![$<{])"
@@ -387,8 +441,8 @@ EXTRA_PATTERNS += [
      r"(?=[^'\"]{0,64}[A-Za-z])(?=[^'\"]{0,64}\d)[^'\"\s]{6,}\2",
      "[\"--password\", \"...\"] in an argument list"),
     ("echo-to-password-reader",
-     rf"\becho\s+(['\"]?){_HUMAN}\1\s*\|\s*(?:sudo\s+-S|kinit|passwd|chpasswd|docker\s+login|podman\s+login)\b",
-     "a password piped into sudo -S, kinit, passwd"),
+     rf"\becho\s+(['\"]?){_HUMAN}\1\s*\|\s*(?:sudo\s+-S|kinit|passwd|chpasswd|htpasswd|docker\s+login|podman\s+login)\b",
+     "a password piped into sudo -S, kinit, passwd, htpasswd -i"),
     ("pgbouncer-userlist", r'(?m)^"[\w.-]+"\s+"(?!md5|SCRAM-SHA-256\$)(?![$<{])[^"\s]{6,}"\s*$',
      "a plain-text pgbouncer userlist.txt line"),
     ("cisco-plaintext-secret", r"(?i)\b(?:secret|password)\s+0\s+(?![$<{])\S{6,}", "Cisco type 0 (plain text)"),
@@ -404,7 +458,7 @@ EXTRA_PATTERNS += [
     ("django-secret-key", r"\bSECRET_KEY\s*=\s*(['\"])(?![<{$])[^'\"\s]{40,}\1", "Django's SECRET_KEY"),
     # Formats from round 5 of the corpus (fixtures/gate/figures/round5).
     ("xml-password-property",
-     r"(?i)<(\w+)\b[^>\n]*\bname\s*=\s*[\"'][^\"'\n]*(?:password|passwd|secret|token)[^\"'\n]*[\"'][^>\n]*>"
+     r"(?i)<(\w+)\b[^>\n]{0,300}\bname\s*=\s*[\"'][^\"'\n]{0,200}(?:password|passwd|secret|token)[^\"'\n]{0,200}[\"'][^>\n]{0,300}>"
      r"(?![$<{])[^<\s]{4,}</\1>", "<property name=\"...password\">value</property> (Hibernate, Spring XML)"),
     ("xml-password-value", r"(?i)<(\w*password)>\s*<value>(?![$<{*])[^<\s]{4,}</value>",
      "Windows unattend.xml: <AdministratorPassword><Value>...</Value>"),
@@ -447,7 +501,7 @@ EXTRA_PATTERNS += [
      r"|\baccess_token\$production\$[a-z0-9]{16}\$[0-9a-f]{32}\b|\bbkua_[0-9a-f]{40}\b",
      "formats no plugin knows: Nostr nsec, Pulumi, Adafruit IO, ElevenLabs, Airtable, Supabase, Sourcegraph, Honeybadger, Infisical, Braintree, Buildkite"),
     ("expect-send-password",
-     r"(?i:\bexpect\s+(?:-\w+\s+)?[\"'][^\"'\n]*pass(?:word|phrase)?[^\"'\n]*[\"']\s*(?:;|\n)\s*send\s+(?:--\s+)?)"
+     r"(?i:\bexpect\s+(?:-\w+\s+)?[\"'][^\"'\n]*(?:pass|assword)(?:word|phrase)?[^\"'\n]*[\"']\s*(?:;|\n)\s*send\s+(?:--\s+)?)"
      rf"[\"']?{_HUMAN}",
      "an expect script answering a password prompt: expect \"password:\"; send \"...\\r\""),
     ("encoded-private-key",
@@ -482,4 +536,63 @@ EXTRA_PATTERNS += [
      r"(?i)\b(?:pass\s?phrase|vault_pass\w*|фраза-пароль)\b[^\n]{0,60}?(?<![\w-])"  # words, not for/the
      rf"(?-i:(?:{_MNEMONIC_WORD}-){{3,7}}{_MNEMONIC_WORD})(?![\w-])",
      "diceware words joined by dashes after the word passphrase"),
+]
+
+# Round 7 (fixtures/gate/figures, "round": 7): the families its dev part showed.
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_HEX_OR_UUID = rf"(?-i:{_UUID}|[0-9a-f]{{32,}})(?![\w-])"
+# A key word in the languages of _KW, not after what says the key is an id, a place or a
+# hash, with no word between it and its value that says so either (judges.py asks).
+_KEY_WORD = (r"(?<!cache.)(?<!sort.)(?<!primary.)(?<!foreign.)(?<!partition.)(?<!idempotency.)(?<!request.)"
+             r"(?<!trace.)(?<!public.)(?<!host.)(?<!ssh.)(?<!gpg.)(?<!object.)(?<!row.)(?<!routing.)"
+             r"(?:\bkey|\btoken|\bsecret|\blicen[cs]e|\bklucz\w*|\bcl(?:é|e)|\bschl(?:ü|u)ssel|\bchave|\bchiave|\bsleutel"
+             r"|\bключ\w*|\bjeton|\bтокен\w*|キー|키|密钥|トークン|토큰)(?![\w-])")
+KEY_WORD_BEFORE_VALUE = (
+    rf"(?i){_KEY_WORD}(?![^\n:=]{{0,40}}?\b(?:ids?|request|trace|correlation|commit|sha\d*|checksum|hash|build"
+    r"|run|job|cache|event|message|span|record|order|invoice|customer|tenant|rotation|rotated|fingerprint|digest"
+    r"|etag|version|revision)\b)[^\n:=]{0,40}$")
+EXTRA_PATTERNS += [
+    ("credential-name-hex",
+     r"\b(?![A-Z0-9_]*?(?:GPG|PGP|PUBLIC|PUB|CACHE|HASH|CHECKSUM|SHA|COMMIT|IDEMPOTENCY|REQUEST|TRACE|SORT|PARTITION)_)"
+     r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:KEY|TOKEN|SECRET|CERT|AUTH|PASSWORD|PASS|PWD|PAT|CREDENTIALS?|OAUTH)\b"
+     rf"['\"]?\]?\s*(?::|=|\?\?|\|\||,|=>)\s*['\"]?{_HEX_OR_UUID}",
+     "ALGOLIA_ADMIN_KEY: <hex>, os.environ['X_AUTH_TOKEN'] = '<uuid>', ENV.fetch(\"X_SECRET\", \"<hex>\"):"
+     " a setting named for a credential holding hex or a UUID (KeywordDetector wants quotes)"),
+    # Found from the value back (a ":" or "=" then hex or a UUID is rare; "key" is everywhere):
+    # judges.VALUE_JUDGES asks whether the words before it on its line end in a key word.
+    ("credential-word-hex", rf"[:=]\s*['\"`]?(?P<value>{_HEX_OR_UUID})",
+     "'klucz Codecov upload do preprod: <uuid>': a UUID or hex after the word key and a colon"),
+    ("personal-key-hex", rf"(?:key|token)\s+(?:[a-z]{{1,6}}_)?(?P<value>{_HEX_OR_UUID})",
+     "'use my personal key <uuid>': a UUID or hex someone calls their own key (judges.py reads the words before)"),
+    ("stand-in-credential",
+     r"(?i)\buse\s+(?:my\s+|this\s+|the\s+)?(?-i:(?P<value>[A-Za-z0-9_-]{20,}))\s+for\s+[^\n]{1,80}?\buntil\b[^\n]{0,80}?"
+     r"\b(?:service[ -]account|(?:own|proper|real|new)\s+(?:key|token|account|credentials?))\b",
+     "'use <token> for X until IT gives us a service account': a machine-made value lent for the meantime"),
+    ("twitch-oauth-token", r"\boauth:(?=[a-z0-9]{0,29}\d)[a-z0-9]{30}\b", "oauth:<30> chat tokens (Twitch): no plugin"),
+    ("vendor-token-format-7",
+     rf"\bnapi_[a-z0-9]{{60,}}\b|\bchpt_[a-f0-9]{{14,}}\b|\bpat-(?:na|eu|ap)\d-{_UUID}\b|\bsk-[a-f0-9]{{32}}\b",
+     "formats no plugin knows: Neon napi_, Chromatic chpt_, HubSpot private app pat-<region>-, sk-<hex32> (DeepSeek and others)"),
+    ("key-argument",
+     r"(?<![\w.])(?:api_?|access_?|secret_?)?key\s*=\s*(['\"])(?P<value>(?=[^'\"]{0,200}\d)[A-Za-z0-9_-]{32,200})\1",
+     "connect(host, key=\"...\"): a machine-made literal passed as a key argument"),
+    ("header-in-a-dict",
+     r"(?i)['\"]x-(?:[\w-]{0,30}?(?:key|token|secret|auth)[\w-]{0,30}|honeycomb-team)['\"]\s*:\s*['\"](?![<{$])"
+     r"(?=[^'\"]{0,200}\d)[A-Za-z0-9._~+/=-]{20,}['\"]",
+     "{'X-Honeycomb-Team': '...'}: a credential header as a logged dict"),
+    ("xml-add-key-value",
+     rf"(?i)<add\s+key\s*=\s*\"[^\"\n]*(?:password|passwd|pwd|secret|token|api_?key)[^\"\n]*\"\s+value\s*=\s*\"{_HUMAN}\"",
+     "<add key=\"ClearTextPassword\" value=\"...\" /> (NuGet.Config, .NET appSettings)"),
+    ("snmp-community-config", rf"(?i)\bsnmp-server\s+community\s+{_HUMAN}\s+(?:RO|RW)\b",
+     "an SNMP community in a switch's config (IOS, NX-OS)"),
+    ("reset-password-output",
+     rf"(?i)\b(?:reset|password)\b[^\n]{{0,80}}?(?:\n[^\n]{{0,40}}?)?\bnew\s+(?:value|password)\s*:\s*{_HUMAN}",
+     "what elasticsearch-reset-password and the like print: 'New value: ...'"),
+    ("set-token-command",
+     r"(?i)\b[\w-]*set-[\w-]*(?:token|secret|password|key)\s+(?:[\w.-]+\s+){0,2}(?P<value>[A-Za-z0-9_.-]{20,})",
+     "consul acl set-agent-token agent <token>: a command that sets a credential, handed it"),
+    ("grouped-key-after-key",
+     r"[:=]\s*(?P<value>(?=(?:[A-Z0-9]{4,6}-){0,6}(?=[A-Z0-9]{0,5}\d)(?=[A-Z0-9]{0,5}[A-Z])[A-Z0-9]{4,6}(?:-[A-Z0-9]{4,6}){0,6}"
+     r"-(?=[A-Z0-9]{0,5}\d)(?=[A-Z0-9]{0,5}[A-Z])[A-Z0-9]{4,6}\b)[A-Z0-9]{4,6}(?:-[A-Z0-9]{4,6}){3,})\b",
+     "a key in groups of capitals and digits, two groups or more of them mixed (PTNR-HDCS3-ZT4Z9-...),"
+     " after the word key (judges.py reads the words before)"),
 ]

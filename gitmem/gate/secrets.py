@@ -17,8 +17,9 @@ from .finding import Finding, _line_col
 from .judges import _FILLER, VALUE_JUDGES
 from .lazyre import lazy
 from .plugins import _needs_detect_secrets, _scan_with_detect_secrets
-from .secret_rules import EXTRA_PATTERNS
-from .shapes import generated_password_spans, key_block_spans, random_token_spans, table_cell_spans
+from .secret_rules import _KW, _PW_WORDS, EXTRA_PATTERNS
+from .shapes import (generated_password_spans, key_block_spans, random_token_spans, split_secret_spans,
+                     table_cell_spans)
 
 
 class _Compiled(list):  # type: ignore[type-arg]
@@ -45,7 +46,11 @@ DOCUMENTED_EXAMPLES = (
 
 # Every rule below needs one of these (a mnemonic of words has no digit: its own words).
 _MAYBE_SECRET = lazy(
-    r"(?i)\d|[$%@<]|pass|secret|token|key|auth|pwd|\bpw\b|cred|login|seed|codes?\b|community|mnemonic|phrase|wallet")
+    r"(?i)\d|[$%@<]|pass|assword|secret|token|key|auth|pwd|\bpw\b|cred|login|seed|codes?\b|community|mnemonic"
+    r"|phrase|wallet|-[uw]\s|--user")
+# ... and in a text beyond ASCII, the word for a password or a key in other languages and
+# scripts (a passphrase of words has no digit and no symbol: the word is all there is).
+_MAYBE_SECRET_WORLD = lazy(rf"(?i){_PW_WORDS}|{_KW}")
 
 
 @functools.cache
@@ -69,7 +74,7 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
     out: list[tuple[Finding, tuple[int, int] | None]] = [
         (Finding("secret", "generated-password", *_line_col(text, start)), (start, end))
         for start, end in generated_password_spans(text, scan_secrets)]  # they need no keyword
-    if not _MAYBE_SECRET.search(text):
+    if not _MAYBE_SECRET.search(text) and (text.isascii() or not _MAYBE_SECRET_WORLD.search(text)):
         return out  # no keyword, no digit, no symbol: no other pattern can fire
     if _needs_detect_secrets(text):
         out += _scan_with_detect_secrets(text)
@@ -83,6 +88,8 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
             out.append((Finding("secret", name, line, col), (m.start(), m.end())))
     for start, end in random_token_spans(text, scan_secrets):
         out.append((Finding("secret", "random-token", *_line_col(text, start)), (start, end)))
+    for start, end in split_secret_spans(text, scan_secrets):
+        out.append((Finding("secret", "secret-in-parts", *_line_col(text, start)), (start, end)))
     for start, end in table_cell_spans(text):
         out.append((Finding("secret", "credential-column", *_line_col(text, start)), (start, end)))
     for start, end in key_block_spans(text):  # the whole block is the secret

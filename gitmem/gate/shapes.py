@@ -15,6 +15,7 @@ from collections.abc import Callable
 from . import naturalness
 from .judges import _FILLER, _MADE_BY_A_MACHINE, _NAME_BITS
 from .lazyre import lazy
+from .secret_rules import _JOINED_PHRASE
 
 # A key block is masked whole, from its BEGIN line to its END line (to the end of the text
 # when the END line is missing): the body is the secret, not the header.
@@ -276,10 +277,16 @@ def _cells(line: str, sep: str) -> list[tuple[int, str]]:
     return out
 
 
+_PASSPHRASE_CELL = lazy(_JOINED_PHRASE)
+
+
 def _a_credential(value: str, machine_made: bool = False) -> bool:
     """A cell's value is a credential: one token, not a placeholder or a reference, a
     letter and a digit, and chosen (a symbol beyond - _ . or mixed case) or machine-made
-    (only machine-made under a header that just says "key": its cells may be names)."""
+    (only machine-made under a header that just says "key": its cells may be names);
+    or, under a password header, a passphrase of three or more words (ember-lynx-mango)."""
+    if not machine_made and _PASSPHRASE_CELL.fullmatch(value):
+        return True
     if (not 6 <= len(value) <= 200 or any(ch.isspace() for ch in value) or set(value) <= set("-:| ")
             or _FILLER.search(value) or not any(ch.isdigit() for ch in value)
             or not any(ch.isalpha() for ch in value) or value[0] in "$<{%[(/~"
@@ -289,3 +296,36 @@ def _a_credential(value: str, machine_made: bool = False) -> bool:
                                    or (value.lower() != value and value.upper() != value))
     return chosen or naturalness.bits_per_char(value) >= _MADE_BY_A_MACHINE
 
+
+
+# A secret handed over in pieces: a line that names a credential and says it comes in
+# parts ("too long for the chat box, so here it is in two parts, just concatenate them:"),
+# then one token a line. Joined, the pieces are one value: a secret if a machine made it
+# or the scan refuses it after the line's words ("Stripe signing key: whsec_...").
+_IN_PARTS = lazy(
+    r"(?im)^([^\n]*?\b(?:key|token|secret|password|passphrase|pat|credentials?)\b[^\n]*?"
+    r"(?:\bin\s+(?:two|three|four|2|3|4)\s+(?:parts|pieces|halves|chunks|lines)|\bsplit\b|\bconcatenat\w*"
+    r"|\bjoin\s+them)[^\n]*)\n")
+_NOT_SECRET_PARTS = lazy(r"(?i)\b(?:fingerprint|hash|checksum|digest|commit|public|sha\d*)\b")
+_PART_LINE = lazy(r"[ \t]*([A-Za-z0-9_/+=:.-]{6,200})[ \t]*(?:\n|$)")
+
+
+def split_secret_spans(text: str, holds_secret: Callable[[str], object]) -> list[tuple[int, int]]:
+    """Spans of a secret given in two or more pieces, one a line, after a line that says so."""
+    if "\n" not in text:
+        return []
+    spans = []
+    for m in _IN_PARTS.finditer(text):
+        if _NOT_SECRET_PARTS.search(m.group(1)):
+            continue
+        pos, parts = m.end(), list[str]()
+        while len(parts) < 6 and (part := _PART_LINE.match(text, pos)):
+            parts.append(part.group(1))
+            pos = part.end()
+        joined = "".join(parts)
+        if len(parts) < 2 or len(joined) < 20:
+            continue
+        if (naturalness.bits_per_char(joined) >= _MADE_BY_A_MACHINE
+                or holds_secret(m.group(1) + "\n" + joined)):
+            spans.append((m.end(), pos))
+    return spans
