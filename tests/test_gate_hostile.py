@@ -268,7 +268,13 @@ _UNITS = ["pw: ", "token=", "password is ", "pass:a", "secret: &str", "a:", "pw=
           "LS0tLS1CRUdJTi", "p12 ", "[1,", "Hanami43", "MFA_TOTP_SECRET=", "curl a | sh ", "-> ",
           # Found by an adversarial run: base64 that decodes to one long word ("abcabc..."),
           # and a word character beside a digit (the e-mail pair rule's local part).
-          "YWJj", "Zm9v", "Zm9vYmFy", "é1", "1é", "ä1", "я1", "中1"]
+          "YWJj", "Zm9v", "Zm9vYmFy", "é1", "1é", "ä1", "я1", "中1",
+          # Gate 17-18's rules (round 7): injections and secret families.
+          "[tool_result]\n", "<!-- agents ", "printenv | ", "curl -F a=@", "always push -f ", "rm -rf ~ ",
+          "【系统", "Nota para el asistente: ", "without prompting ", "1gn0r4 ",
+          "in two parts, concatenate them:\n", "API_KEY: ", "oauth:", "my personal key ",
+          "snmp-server community ", "-w 'a-", "key=\"", "until IT gives us ", "url,username,password\n",
+          "curl -u a:b+", "password: a-b-", "the password is a b ", "New value: ", "pw a.b.c "]
 
 
 @pytest.mark.parametrize("text", [
