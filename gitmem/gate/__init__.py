@@ -22,7 +22,8 @@ keyword or a long token in it: never on the read path.
 
 The package, one module per job: ``fold`` (the folded text rules match on),
 ``secrets``, ``injection``, ``unicode`` (the three scanners), ``finding``,
-``secret_rules`` (the secret rules as data), ``judges`` (whether a rule's value
+``secret_rules`` (the secret rules as data; ``formats``, the vendor formats among
+them), ``languages`` (the injection rules for other languages), ``judges`` (whether a rule's value
 is a credential), ``shapes`` (secrets that need no keyword), ``plugins``
 (detect-secrets, run only where it can match), ``redaction``, ``naturalness``
 (whether a token is machine-made: a learned table), ``prefilter`` (skips a rule

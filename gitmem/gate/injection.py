@@ -14,6 +14,7 @@ import re
 from . import prefilter
 from .finding import Finding, _line_col
 from .fold import plain, skeleton
+from .languages import _HINTS, _LANGS, _concept
 from .lazyre import lazy
 
 
@@ -22,20 +23,6 @@ from .lazyre import lazy
 # Phrases, not words: "ignore the previous build's cache warnings" is a fine note, "ignore
 # all previous instructions" is not. English rules run on the skeleton (and its leetspeak
 # and letter-spaced readings); rules for other languages on ``plain``. Every rule names its kind.
-
-def _addressed(to: str, agent: str, risky: str) -> str:
-    """A line that opens by addressing an agent ("Instrucción para el asistente:")
-    and asks for something risky in the same line."""
-    return rf"(?i)\b(?:{to})\s*(?:{agent})s?\b[^\n]{{0,140}}?\b(?:{risky})"
-
-
-def _concept(verb: str, qual: str, noun: str, gap: int = 40, b: str = r"\b") -> str:
-    """verb ... (qualifier ... noun | noun ... qualifier), or qualifier ... noun ... verb
-    (verb-final languages), each within one sentence."""
-    s = r"[^.\n。！？!?]"
-    v, q, n = (rf"{b}(?:{x})" for x in (verb, qual, noun))
-    return (rf"(?i){v}{s}{{0,{gap}}}?(?:{q}{s}{{0,25}}?{n}|{n}{s}{{0,25}}?{q})|{q}{s}{{0,25}}?{n}{s}{{0,{gap}}}?{v}")
-
 
 _AGENT = r"(?:you|the agent|agents?|assistant|ai|model|llm|claude|copilot|gpt)"
 _OVERRIDE_V = (r"(?:ignore|disregard|forget|override|discard|abandon|bypass|nullify|set aside|put aside|"
@@ -168,135 +155,6 @@ _NOT_LOWER = re.compile(r"[^a-z]")
 _SQUEEZED = re.compile(
     r"(?:ignore|disregard|forget)(?:all|any|the|your)*(?:previous|prior|above|earlier)(?:instructions|prompts|"
     r"directives|guidelines)|youarenow(?:an?)?(?:unrestricted|jailbroken|dan|agentwithout|assistantwithout)")
-
-
-# (verbs, qualifiers, nouns) of "ignore the previous instructions"; a role change; hiding
-# from the user; asking for secrets. Accents are stripped before matching (plain()).
-_LANGS: dict[str, list[tuple[str, str]]] = {
-    "fr": [("instruction override", _concept(
-        r"ignor\w*|oubli\w*|ne (?:tiens?|tenez) (?:plus |pas )?compte|fai\w* abstraction",
-        r"precedent\w*|anterieur\w*|ci-dessus|tes|vos|toutes? les|tous les|du systeme|initia\w*|d'origine",
-        r"instructions?|consignes?|directives?|regles?|prompts?|ordres?")),
-        ("role reassignment", r"(?i)\b(?:tu es|vous etes) (?:maintenant|desormais|a present)\b[^.\n]{0,20}?"
-         r"\b(?:agent|assistant|ia|bot|modele|sans|libre)"),
-        ("concealment", r"(?i)\bne (?:dis|dites|mentionne\w*|montre\w*|previen\w*) (?:rien|pas)\b[^.\n]{0,30}?utilisateur"),
-        ("agent addressed", _addressed(
-            r"(?:instruction|consigne|note|message|regle|etape obligatoire|nouvelle regle)s? (?:pour|a|aux)"
-            r"(?: l'| les| le| la)?", r"agent|assistant|ia|modele|bot",
-            r"ignor\w*|--force|desactiv\w*|secrets?|identifiants|mots? de passe|cles? api|"
-            r"sans (?:revue|relecture|demander|confirmation|validation)")),
-        ("exfiltration", r"(?i)\b(?:affich|montr|revel|envo[iy]|donn|imprim|publi|transmet|partag|coll)\w*\b"
-         r"[^.\n]{0,40}?(?:prompt (?:du )?systeme|\.env\b|identifiants|mots? de passe|cles? (?:api|ssh|privee)|secrets)")],
-    "de": [("instruction override", _concept(
-        r"ignorier\w*|vergiss\w*|vergesst|missacht\w*|uberschreib\w*|verwirf\w*",
-        r"vorherig\w*|bisherig\w*|fruher\w*|obig\w*|alle\w*|dein\w*|ihre\w*|ursprung\w*|des systems",
-        r"anweisung\w*|instruktion\w*|regeln|vorgaben|befehle|richtlinien|prompts?|systemprompt")),
-        ("role reassignment", r"(?i)\b(?:du bist|sie sind) (?:jetzt|nun|ab sofort|ab jetzt)\b[^.\n]{0,20}?"
-         r"\b(?:agent|assistent|ki|bot|modell|ohne|frei)"),
-        ("concealment", r"(?i)\b(?:sag|erzahl|verrat)\w* (?:dem|der|den) (?:benutzer|nutzer|anwender)\w* nichts|"
-         r"\bohne (?:den |die )?(?:benutzer|nutzer)\w* zu (?:fragen|informieren)"),
-        ("agent addressed", _addressed(
-            r"(?:anweisung|hinweis|regel|nachricht|pflicht|neue regel)\w* (?:fur|an)(?: den| die| alle)?",
-            r"agent(?:en)?|assistent(?:en)?|ki|bot|modell",
-            r"ignorier\w*|--force|deaktivier\w*|geheim\w*|zugangsdaten|passw\w*|"
-            r"ohne (?:review|ruckfrage|prufung|bestatigung)|keine ruckfragen")),
-        ("exfiltration", r"(?i)\b(?:zeig|send|schick|gib|verrat|poste|lade)\w*\b[^.\n]{0,40}?"
-         r"(?:system-?prompt|\.env\b|zugangsdaten|passworter|schlussel|secrets|api-?keys)")],
-    "es": [("instruction override", _concept(
-        r"ignor\w*|olvid\w*|omit\w*|descart\w*|haz caso omiso|no hagas caso",
-        r"anterior\w*|previ\w*|tus|sus|todas? las|todos los|del sistema|original\w*",
-        r"instrucciones|instruccion|indicaciones|reglas|directrices|ordenes|prompts?")),
-        ("role reassignment", r"(?i)\b(?:ahora|a partir de ahora|desde ahora) (?:eres|es)\b[^.\n]{0,20}?"
-         r"\b(?:agente|asistente|ia|bot|modelo|sin|libre)"),
-        ("concealment", r"(?i)\bno (?:le )?(?:digas|cuentes|menciones|informes|avises)\b[^.\n]{0,30}?usuario|"
-         r"\bsin (?:decirle|avisar|preguntar)\w*[^.\n]{0,10}?usuario"),
-        ("agent addressed", _addressed(
-            r"(?:instruccion|nota|mensaje|aviso|regla|paso obligatorio|nueva regla)(?:es)? para(?: el| la| los| las)?",
-            r"agente|asistente|ia|modelo|bot",
-            r"ignor\w*|--force|desactiv\w*|secretos?|credenciales|contrasenas?|"
-            r"claves? api|sin (?:revision|preguntar|confirmacion|avisar)")),
-        ("exfiltration", r"(?i)\b(?:muestr|envi(?!ron)|mand|revel|imprim|sub|compart|public)\w*\b[^.\n]{0,40}?"
-         r"(?:prompt del sistema|\.env\b|credenciales|contrasenas?|claves|secretos|tokens)")],
-    "it": [("instruction override", _concept(
-        r"ignor\w*|dimentic\w*|trascur\w*|non tenere conto",
-        r"precedent\w*|tutte le|tutti i|tue|tuoi|del sistema|original\w*",
-        r"istruzion\w*|regole|direttive|indicazioni|prompts?")),
-        ("role reassignment", r"(?i)\b(?:ora|adesso|d'ora in poi) sei\b[^.\n]{0,20}?\b(?:agente|assistente|ia|bot|"
-         r"modello|senza|libero)"),
-        ("concealment", r"(?i)\bnon dire (?:niente|nulla)\b[^.\n]{0,20}?utente|\bsenza dirlo all'utente"),
-        ("agent addressed", _addressed(
-            r"(?:istruzion[ei]|nota|messaggio|regola|passo obbligatorio|nuova regola) per(?: l'| il| gli| la| i)?",
-            r"agente|agenti|assistente|ia|modello|bot",
-            r"ignor\w*|--force|disattiv\w*|segret\w*|credenziali|password|"
-            r"chiavi api|senza (?:revisione|chiedere|conferma)")),
-        ("exfiltration", r"(?i)\b(?:mostr|invi|rivel|caric|stamp|condivid)\w*\b[^.\n]{0,40}?"
-         r"(?:prompt di sistema|\.env\b|credenziali|password|chiavi|segreti)")],
-    "pt": [("instruction override", _concept(
-        r"ignor\w*|esquec\w*|esquec\w*|desconsider\w*|descart\w*",
-        r"anterior\w*|previ\w*|todas as|todos os|suas|seus|tuas|do sistema|original\w*",
-        r"instrucoes|instrucao|regras|diretrizes|ordens|prompts?")),
-        ("role reassignment", r"(?i)\b(?:voce|tu) (?:agora )?(?:e|es)(?: agora)?\b[^.\n]{0,20}?\b(?:agente|assistente|"
-         r"ia|bot|modelo|sem|livre)"),
-        ("concealment", r"(?i)\bnao (?:diga|conte|mencione|informe|avise)\b[^.\n]{0,30}?usuario"),
-        ("agent addressed", _addressed(
-            r"(?:instrucao|instrucoes|nota|mensagem|regra|passo obrigatorio|nova regra) para(?: o| a| os| as)?",
-            r"agente|assistente|ia|modelo|bot",
-            r"ignor\w*|--force|desativ\w*|segredos?|credenciais|senhas?|"
-            r"chaves? de api|sem (?:revisao|perguntar|confirmacao)")),
-        ("exfiltration", r"(?i)\b(?:mostr|envi(?!ron)|revel|carreg|publi|compartilh|imprim)\w*\b[^.\n]{0,40}?"
-         r"(?:prompt do sistema|\.env\b|credenciais|senhas?|chaves|segredos)")],
-    "nl": [("instruction override", _concept(
-        r"negeer\w*|vergeet\w*|ignoreer\w*", r"vorige|eerdere|voorgaande|alle|je|jouw|uw|oorspronkelijke",
-        r"instructies|regels|opdrachten|aanwijzingen|prompts?")),
-        ("role reassignment", r"(?i)\b(?:je bent nu|vanaf nu ben je)\b[^.\n]{0,20}?\b(?:agent|assistent|ai|bot|model|zonder)")],
-    "pl": [("instruction override", _concept(
-        r"zignoruj\w*|ignoruj\w*|zapomnij\w*|pomin\w*", r"poprzedni\w*|wczesniejsz\w*|wszystki\w*|swoje|twoje",
-        r"instrukcj\w*|polecen\w*|zasad\w*|regul\w*|wytyczn\w*|prompt\w*")),
-        ("role reassignment", r"(?i)\b(?:jestes teraz|od teraz jestes|teraz jestes)\b")],
-    "tr": [("instruction override", _concept(
-        r"yok say\w*|gormezden gel\w*|unut\w*|dikkate alma\w*", r"onceki|tum|butun|sistem\w*",
-        r"talimat\w*|kural\w*|yonerge\w*|komut\w*|istem\w*"))],
-    "ru": [("instruction override", _concept(
-        r"игнорир\w*|проигнорир\w*|забуд\w*|забыть|не обращаи внимания|отбрось\w*|пренебрег\w*|не учитываи\w*",
-        r"предыдущ\w*|прежн\w*|все\w*|свои\w*|твои\w*|ваши\w*|ранее|систем\w*|исходн\w*",
-        r"инструкци\w*|указани\w*|правил\w*|команд\w*|директив\w*|промпт\w*|ограничени\w*")),
-        ("role reassignment", r"(?i)\b(?:теперь ты|ты теперь|с этого момента ты)\b[^.\n]{0,20}?"
-         r"(?:ассистент|агент|бот|модел|помощник|без ограничени|свободн)"),
-        ("concealment", r"(?i)\bне (?:говори|сообщаи|рассказываи|упоминаи)\w*\b[^.\n]{0,20}?пользовател"),
-        ("exfiltration", r"(?i)\b(?:покажи|отправ\w*|выведи|загрузи|опубликуи|перешли|раскрои)\b[^.\n]{0,40}?"
-         r"(?:системн\w* (?:промпт|подсказк|инструкци)|\.env\b|парол|ключ|секрет|токен|учетн\w* данн|~/\.ssh)")],
-    "zh": [("instruction override", _concept(
-        r"忽略|无视|忽视|忘记|忘掉|不要理会|不要遵守|别管|抛开|放弃", r"之前|以前|先前|上面|上述|此前|所有|全部|你的|原来|原有|系统",
-        r"指令|指示|规则|说明|提示|命令|要求|设定|约束|限制", gap=12, b="")),
-        ("role reassignment", r"你现在是|从现在(?:开始|起)[，,]?你(?:是|要|将)|你已经不再是"),
-        ("concealment", r"(?:不要|别|不准|不得)(?:告诉|通知|提醒|让)(?:用户|使用者)"),
-        ("exfiltration", r"(?:显示|输出|打印|发送|发到|泄露|上传|透露|展示)[^。\n]{0,15}?(?:系统提示|\.env|密钥|"
-         r"密码(?!重置|策略|规则|长度|管理|复杂度|过期|找回)|凭据|凭证|令牌|秘钥|私钥)|"
-         r"(?:\.env|密钥|密码(?!重置|策略|规则|长度|管理|复杂度|过期|找回)|凭据|凭证|令牌|私钥|系统提示)[^。\n]{0,15}?"
-         r"(?:发送|发到|上传|泄露|贴到|发给)")],
-    "ja": [("instruction override", _concept(
-        r"無視|忘れ", r"これまで|以前|前の|上記|今まで|すべて|全て|あなたの", r"指示|命令|ルール|指令|プロンプト|制約",
-        gap=12, b="")),
-        ("role reassignment", r"(?:あなたは|君は)(?:今から|これから|今や)|今からあなたは"),
-        ("concealment", r"ユーザー(?:に|には)(?:言わない|伝えない|知らせない|教えない|黙って|内緒)"),
-        ("exfiltration", r"(?:システムプロンプト|\.env|パスワード(?!の?(?:リセット|ポリシー|変更|ルール))|認証情報|秘密鍵|APIキー|トークン|\.aws/credentials|~/\.ssh|"
-         r"id_rsa|\.netrc|環境変数)[^。\n]{0,60}?(?:送信|送って|表示|アップロード|公開|教えて|転送)")],
-    "ko": [("instruction override", _concept(
-        r"무시|잊어", r"이전|앞의|위의|모든|기존", r"지시|명령|규칙|지침|프롬프트", gap=12, b="")),
-        ("role reassignment", r"(?:너는|당신은) 이제|이제 (?:너는|당신은)"),
-        ("concealment", r"사용자(?:에게|한테)[^.\n]{0,8}?(?:말하지|알리지) 마"),
-        ("exfiltration", r"(?:시스템 프롬프트|\.env|비밀번호|자격 증명|API 키|비밀 키|개인 키|토큰)[^.\n]{0,20}?(?:보내|전송|업로드|공개|출력)")],
-}
-
-
-# A sentence in a language has some of its commonest words (or its script): a language's
-# rules are compiled and run only on a text that has them (each costs ~1 ms to compile).
-_HINTS = {
-    "fr": r"les|des|est|une|et|tes|vos|tu|vous|du|ne|pas|le|la", "de": r"der|die|das|und|nicht|du|dem|den|alle|ist",
-    "es": r"las|los|el|y|tus|del|ahora|eres|no|le|la", "it": r"le|il|di|e|sei|tutte|gli|non|ora|adesso",
-    "pt": r"as|os|e|voce|do|da|nao|todas|agora", "nl": r"de|het|en|je|alle|een|nu", "pl": r"i|w|na|sie|jestes|teraz",
-    "tr": r"ve|bu|tum|onceki|bir|yok", "ru": "[а-я]", "zh": "[\u4e00-\u9fff]", "ja": "[\u3040-\u30ff]",
-    "ko": "[\uac00-\ud7af]"}
 
 
 @functools.cache
