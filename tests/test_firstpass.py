@@ -244,3 +244,34 @@ def test_a_refresh_under_a_deadline_leaves_a_big_build_of_the_files_for_later(
         assert not signs.exists() and not moments.exists()
         p.refresh(store._pool.log)
         consistent(repo)
+
+
+def test_the_cut_in_blocks_is_the_cut_of_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without numpy the candidates are picked a block of rows at a time, from the
+    bytearray the Hamming kernel writes into: the same rows as numpy's for cuts
+    just below, at and above a multiple of 256 (the low byte 255 is its own case),
+    rows split over several blocks, and distances from 0 to 1023."""
+    import random
+    import sys
+    from array import array
+
+    import numpy  # noqa: F401
+
+    rnd = random.Random(9)
+    n = 3 * firstpass._ROWS + 123
+    cuts = set()
+    for base, width_, limit in ((0, 300, 5000), (200, 112, 9000), (250, 20, 20000),
+                                (500, 524, 3000), (0, 1024, 40000), (255, 2, 30000),
+                                (240, 20, 38000), (496, 20, 38000)):
+        dist = array("H", [base + rnd.randrange(width_) for _ in range(n)])
+        with_numpy = firstpass.candidates(dist, n, limit, 10_000)
+        assert with_numpy is not None
+        cut = max(dist[i] for i in with_numpy)
+        with monkeypatch.context() as m:
+            m.delitem(sys.modules, "numpy")
+            for given in (dist, bytearray(dist.tobytes())):
+                assert firstpass.candidates(given, n, limit, 10_000) == with_numpy, (base, cut)
+        assert with_numpy == [i for i, d in enumerate(dist) if d <= cut]
+        assert sum(1 for d in dist if d < cut) < limit <= len(with_numpy)
+        cuts.add(cut)
+    assert {255, 256, 511} <= cuts, cuts

@@ -14,6 +14,7 @@ from __future__ import annotations
 import mmap
 import os
 import sqlite3
+import sys
 from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -205,16 +206,17 @@ class FirstPassFiles:
             return None
         wide, off = firstpass.width(self.dim), firstpass.sign_offset(self.dim)
         sm = self._mapping(c, off + n * wide, signs)
-        mm = self._mapping(c, n * self.dim)
-        if sm is None or mm is None:
+        if sm is None:
             return None
         qbits = firstpass.codes(query, self.dim, levels)
         whole = memoryview(sm)
+        # (A bytearray: candidates slices it without a copy to bytes.)
+        out = bytearray(2 * n)
         try:
             matrix = whole[off : off + n * wide].cast("B", shape=[n, wide])
-            out = array("H", [0]) * n
-            simsimd.cdist(memoryview(qbits).cast("B"), matrix, metric="hamming", dtype="bin8",
-                          out=memoryview(out).cast("B").cast("H", shape=[1, n]))
+            with memoryview(out) as dest:
+                simsimd.cdist(memoryview(qbits).cast("B"), matrix, metric="hamming",
+                              dtype="bin8", out=dest.cast("H", shape=[1, n]))
             matrix.release()
         finally:
             whole.release()
@@ -222,11 +224,27 @@ class FirstPassFiles:
                                     int.from_bytes(qbits, "big").bit_count())
         if rows is None:
             return None
-        rows_view = memoryview(mm)
+        # The rows: from the kept map in a process that has numpy (a long-lived one,
+        # whose map is touched already), else read (firstpass.gather).
+        mm = self._mapping(c, n * self.dim) if "numpy" in sys.modules else None
         try:
-            dist = firstpass.rescore(simsimd, rows_view, self.dim, query, rows)
+            fd = os.open(self.path(c), os.O_RDONLY) if mm is None else -1
+        except OSError:
+            return None
+        try:
+            if mm is None and os.fstat(fd).st_size < n * self.dim:
+                return None
+            view = memoryview(mm) if mm is not None else None
+            try:
+                dist = firstpass.rescore(
+                    simsimd, lambda want: firstpass.gather(view, fd, self.dim, want),
+                    self.dim, query, rows)
+            finally:
+                if view is not None:
+                    view.release()
         finally:
-            rows_view.release()
+            if fd >= 0:
+                os.close(fd)
         return rows, dist, stats
 
     def first_pass_hits(self, c: sqlite3.Connection, simsimd: Any, query: bytes, n: int,
