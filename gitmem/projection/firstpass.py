@@ -287,6 +287,9 @@ def covers(head: bytes, dim: int) -> int | None:
     return covered if magic == _MAGIC and d == dim and covered >= 0 else None
 
 
+DIRTY_END = 24  # mark_dirty writes the bytes before this
+
+
 def mark_dirty(path: Path) -> None:
     """Say on disk that the sums no longer match the file (a writer is blanking
     rows): readers scan exactly and the next ``settle`` starts over, unless this

@@ -162,8 +162,8 @@ class VectorFile:
         crash's padding) or has its largest component at exactly +-127 and
         never -128 (quantize_rows); three rows are sampled (first, middle,
         last: a few microseconds), which catches a file of random bytes."""
-        if self.truncated(c):
-            return True
+        if self.truncated(c) or self._sidecars.garbled:
+            return True  # (garbled: changed on disk since its stamp, see check)
         top = top_slot(c)
         if top is None or not self.dim:
             return False
@@ -179,6 +179,7 @@ class VectorFile:
 
     def reset(self, c: sqlite3.Connection, embedder_version: str | None) -> None:
         """Start a new, empty generation: every memory will be embedded again."""
+        self._sidecars.garbled = False  # (a new file, stamped at settle)
         c.execute("UPDATE memories SET vec_slot = NULL")
         c.execute("DELETE FROM vec_rows")
         name = f"vectors-{os.urandom(6).hex()}.i8"
@@ -302,8 +303,19 @@ class VectorFile:
         self._sidecars.drop_blanked()
 
     def first_pass_current(self, c: sqlite3.Connection) -> bool:
-        """The sign and moments files cover every row and agree (or none are needed)."""
+        """The files are as their stamps say, and the sign and moments files cover
+        every row and agree (or none are needed); or they cannot be written here."""
         return self._sidecars.current(c, top_slot(c))
+
+    def check(self, c: sqlite3.Connection) -> None:
+        """A writer, under the write lock, before it writes: the files changed since
+        their stamps are compared with their sums (sidecars.py)."""
+        if self.dim:
+            self._sidecars.check(c)
+
+    def take_notices(self) -> list[str]:
+        """One-line warnings about the files since last asked (sidecars.py)."""
+        return self._sidecars.take_notices()
 
     def settle(self, c: sqlite3.Connection, *, quick: bool = False) -> None:
         """Bring the first pass's files up to the committed rows (sidecars.py; a
