@@ -218,3 +218,24 @@ def test_a_file_in_the_way_is_tried_once_a_process(repo: Path) -> None:
     assert len(warnings) == 1 and warnings[0].startswith("cannot write the vector search files")
     assert signs.is_dir() and not list(signs.parent.glob(".vectors*"))  # no temporary left
     assert sidecars._STAMPS  # (the stamps are in meta, checked above through the answers)
+
+
+def test_a_garbled_vector_file_stays_found_until_it_is_embedded_again(big: Path) -> None:
+    """A writer that finds the vector file changed but does not embed on that
+    refresh (a quick look before a write) leaves the old stamp: the next process
+    finds the change too, instead of the damage being stamped as good."""
+    with gitmem.open(big) as store:
+        before = answers(store)
+    vec = files(big)[0]
+    garble(vec, 7 * 384, 384, keep_mtime=True)
+    with gitmem.open(big) as store:
+        p = store._pool._ensure_open()  # open, not refreshed
+        c = p._c
+        c.execute("BEGIN IMMEDIATE")
+        p._vectors.check(c)
+        assert p._vectors._sidecars.garbled
+        p._vectors.settle(c)  # the end of a refresh that did not embed
+        c.execute("COMMIT")
+    with gitmem.open(big) as store:
+        assert answers(store) == before
+        assert store.warnings == [REEMBEDDED]

@@ -241,6 +241,12 @@ class FirstPassFiles:
         kept = dict(zip(_KINDS, str(old_sums[0]).split("\n"))) if old_sums else {}
         stamps, sums = [], []
         for kind in _KINDS:
+            if kind == "i8" and self.garbled and kind in before:
+                # Found changed and not embedded again yet (a refresh without
+                # embedding): the old stamp stays, so every process finds it so.
+                stamps.append(before[kind])
+                sums.append(kept.get(kind, ""))
+                continue
             stamp = _stamp(paths[kind])
             fields = stamp.split(" ")
             have: list[int] | None = None
