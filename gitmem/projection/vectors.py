@@ -42,6 +42,7 @@ VEC_NAME = "vectors.i8"
 _GENERATION = re.compile(r"vectors(-[0-9a-f]{12})?\.i8")
 EMBED_BATCH = 1024
 _QUICK_ROWS = 4096  # rows a refresh under a deadline adds to the first pass's files
+_POPULATE: int = getattr(mmap, "MAP_POPULATE", 0)  # (Linux only)
 
 
 class DocEmbedder(Protocol):
@@ -391,7 +392,13 @@ class VectorFile:
                 st = os.fstat(fh.fileno())
                 if st.st_size < need:
                     return None
-                mm = mmap.mmap(fh.fileno(), st.st_size, access=mmap.ACCESS_READ)
+                if signs and _POPULATE:
+                    # Every query reads the whole sign file: its pages are mapped in
+                    # one call (MAP_POPULATE) rather than faulted in 64 kB at a time.
+                    mm = mmap.mmap(fh.fileno(), st.st_size, flags=mmap.MAP_SHARED | _POPULATE,
+                                   prot=mmap.PROT_READ)
+                else:
+                    mm = mmap.mmap(fh.fileno(), st.st_size, access=mmap.ACCESS_READ)
         except (OSError, ValueError):
             return None
         if signs:
