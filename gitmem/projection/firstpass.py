@@ -423,7 +423,7 @@ def candidates(hamming: Any, n: int, limit: int, zero_at: int) -> list[int] | No
     return rows
 
 
-_ROWS = 16384  # rows a block (candidates): 32 kB of distances, well below malloc's mmap threshold
+_ROWS = 32768  # rows a block (candidates): 64 kB of distances, below malloc's mmap threshold (128 kB)
 
 
 def _mark(test: Callable[[int], bool], value: int) -> bytes:
