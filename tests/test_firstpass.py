@@ -260,9 +260,10 @@ def test_the_cut_in_blocks_is_the_cut_of_every_row(monkeypatch: pytest.MonkeyPat
     rnd = random.Random(9)
     n = 3 * firstpass._ROWS + 123
     cuts = set()
-    for base, width_, limit in ((0, 300, 5000), (200, 112, 9000), (250, 20, 20000),
-                                (500, 524, 3000), (0, 1024, 40000), (255, 2, 30000),
-                                (240, 20, 38000), (496, 20, 38000)):
+    for base, width_, share in ((0, 300, 0.05), (200, 112, 0.1), (250, 20, 0.2),
+                                (500, 524, 0.03), (0, 1024, 0.4), (255, 2, 0.6),
+                                (240, 20, 0.78), (496, 20, 0.78)):
+        limit = int(share * n)
         dist = array("H", [base + rnd.randrange(width_) for _ in range(n)])
         with_numpy = firstpass.candidates(dist, n, limit, 10_000)
         assert with_numpy is not None
