@@ -51,6 +51,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .distances import cdist_into
+
 # From this many vector rows on, a scan takes the first pass (measured: see docs/recall.md).
 FIRST_PASS_FROM = 250_000
 # Candidates the first pass hands to the exact rescoring (ties at the cut included).
@@ -439,9 +441,9 @@ def rescore(simsimd: Any, rows_of: Callable[[Sequence[int]], bytes], dim: int, q
         return array("d")
     picked = rows_of(rows)
     out = array("d", [0.0]) * len(rows)
-    simsimd.cdist(memoryview(query).cast("b"),
-                  memoryview(picked).cast("b", shape=[len(rows), dim]), metric="cosine",
-                  out=memoryview(out).cast("B").cast("d", shape=[1, len(rows)]))
+    cdist_into(simsimd, memoryview(query).cast("b"),
+               memoryview(picked).cast("b", shape=[len(rows), dim]), metric="cosine",
+               out=memoryview(out).cast("B").cast("d", shape=[1, len(rows)]))
     return out
 
 

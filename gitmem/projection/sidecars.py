@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import firstpass, queries
-from .distances import smallest
+from .distances import cdist_into, smallest
 from .scope import Scope
 
 if TYPE_CHECKING:
@@ -462,8 +462,8 @@ class FirstPassFiles:
         try:
             matrix = whole[off : off + n * wide].cast("B", shape=[n, wide])
             with memoryview(out) as dest:
-                simsimd.cdist(memoryview(qbits).cast("B"), matrix, metric="hamming",
-                              dtype="bin8", out=dest.cast("H", shape=[1, n]))
+                cdist_into(simsimd, memoryview(qbits).cast("B"), matrix, metric="hamming",
+                           dtype="bin8", out=dest.cast("H", shape=[1, n]))
             matrix.release()
         finally:
             whole.release()

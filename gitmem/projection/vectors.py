@@ -33,7 +33,7 @@ from typing import Any, Protocol
 from ..embed.text import embed_chunks
 from . import firstpass, queries
 from .damage import ProjectionCorrupt
-from .distances import smallest, within
+from .distances import cdist_into, smallest, within
 from .sidecars import FirstPassFiles
 
 from .scope import Scope, filters
@@ -340,8 +340,8 @@ class VectorFile:
             # buffer where a result tensor copied into the array took two (~0.5 ms
             # of a fresh add at 100k rows, mostly first-touch page faults).
             out = array("d", [0.0]) * n
-            simsimd.cdist(q, matrix, metric="cosine",
-                          out=memoryview(out).cast("B").cast("d", shape=[1, n]))
+            cdist_into(simsimd, q, matrix, metric="cosine",
+                       out=memoryview(out).cast("B").cast("d", shape=[1, n]))
             matrix.release()
             return out
         finally:
