@@ -82,8 +82,8 @@ def main() -> None:
                 hundred += len(set(got) & set(want)) / max(len(want), 1)
                 dmean = max(dmean, abs(stats[0] - mean))
                 dstd = max(dstd, abs(stats[1] - std))
-                found = p._vectors.first_pass(p._c, __import__("simsimd"), v, p._c.execute(
-                    "SELECT max(slot) + 1 FROM vec_rows").fetchone()[0])
+                rows_now = p._c.execute("SELECT max(slot) + 1 FROM vec_rows").fetchone()[0]
+                found = p._vectors._sidecars.first_pass(p._c, __import__("simsimd"), v, rows_now)
                 fell += found is None
             k = len(vecs)
             rows.append([f"first pass, M = {m}", str(m), f"{100 * ten / k:.1f}",

@@ -244,3 +244,56 @@ def test_a_refresh_under_a_deadline_leaves_a_big_build_of_the_files_for_later(
         assert not signs.exists() and not moments.exists()
         p.refresh(store._pool.log)
         consistent(repo)
+
+
+def test_the_cut_in_blocks_is_the_cut_of_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without numpy the candidates are picked a block of rows at a time, from the
+    bytearray the Hamming kernel writes into: the same rows as numpy's for cuts
+    just below, at and above a multiple of 256 (the low byte 255 is its own case),
+    rows split over several blocks, and distances from 0 to 1023."""
+    import random
+    import sys
+    from array import array
+
+    import numpy  # noqa: F401
+
+    rnd = random.Random(9)
+    n = 3 * firstpass._ROWS + 123
+    cuts = set()
+    for base, width_, share in ((0, 300, 0.05), (200, 112, 0.1), (250, 20, 0.2),
+                                (500, 524, 0.03), (0, 1024, 0.4), (255, 2, 0.6),
+                                (240, 20, 0.78), (496, 20, 0.78)):
+        limit = int(share * n)
+        dist = array("H", [base + rnd.randrange(width_) for _ in range(n)])
+        with_numpy = firstpass.candidates(dist, n, limit, 10_000)
+        assert with_numpy is not None
+        cut = max(dist[i] for i in with_numpy)
+        with monkeypatch.context() as m:
+            m.delitem(sys.modules, "numpy")
+            for given in (dist, bytearray(dist.tobytes())):
+                assert firstpass.candidates(given, n, limit, 10_000) == with_numpy, (base, cut)
+        assert with_numpy == [i for i, d in enumerate(dist) if d <= cut]
+        assert sum(1 for d in dist if d < cut) < limit <= len(with_numpy)
+        cuts.add(cut)
+    assert {255, 256, 511} <= cuts, cuts
+
+
+def test_a_long_lived_process_keeps_its_references_to_none(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """simsimd 6.5's cdist(out=...) returns None without a reference of its own:
+    every scan lost one of None's references, and a long-lived process (the MCP
+    server) aborted with "deallocating None" after ~7,000 scans on Python 3.11.
+    Scans of both kinds (exact, and the first pass's two) now leave the count be."""
+    import sys
+
+    assert gm("import", "-", cwd=repo, input=notes(150)).returncode == 0
+    with gitmem.open(repo) as store:
+        answers(store)  # (loads everything once)
+        for first in (False, True):
+            if first:
+                on(monkeypatch)
+                answers(store)
+            before = sys.getrefcount(None)
+            for _ in range(25):
+                answers(store)  # 8 scans each
+            assert sys.getrefcount(None) >= before - 20, (first, before)

@@ -316,6 +316,7 @@ class Pool:
         if proj.vectors_damaged:
             proj.vectors_damaged = False
             self.warnings.append("vector file was damaged; re-embedded every memory")
+        self.warnings.extend(proj.take_notices())
         if report.ops_skipped:
             self.warnings.append(
                 f"skipped {report.ops_skipped} unreadable op(s); see 'git mem status'"

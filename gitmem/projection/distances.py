@@ -17,6 +17,37 @@ from array import array
 from typing import Any, cast
 
 
+_STEALS: bool | None = None  # simsimd's cdist(out=...) loses a reference to None
+_GIVEN_BACK: list[None] = []
+
+
+def cdist_into(simsimd: Any, *args: Any, **kw: Any) -> None:
+    """``simsimd.cdist`` writing into its ``out`` argument.
+
+    simsimd 6.5 returns None from such a call without taking a reference to it:
+    every scan lost one of None's references, and on Python 3.11 (where None is
+    not immortal) a long-lived process aborted with "deallocating None" after
+    ~7,000 scans, any process at its exit. Whether this simsimd does so is seen
+    once, on a one-by-one call (None's count falls by one, twice over); from then
+    on each lost reference is given back by keeping one (8 bytes a scan)."""
+    global _STEALS
+    if _STEALS is None:
+        one, out = array("b", [1]), array("d", [0.0])
+        drops = []
+        for _ in range(2):
+            before = sys.getrefcount(None)
+            simsimd.cdist(memoryview(one).cast("b", shape=[1, 1]), memoryview(one).cast(
+                "b", shape=[1, 1]), metric="cosine", out=memoryview(out).cast(
+                "B").cast("d", shape=[1, 1]))
+            drops.append(before - sys.getrefcount(None))
+        _STEALS = drops == [1, 1]
+        if _STEALS:
+            _GIVEN_BACK.extend([None, None])
+    simsimd.cdist(*args, **kw)
+    if _STEALS:
+        _GIVEN_BACK.append(None)
+
+
 def smallest(values: array[float], k: int) -> list[int]:
     """Indices of the k smallest values (all ties at the cut included), in C-speed steps.
 

@@ -51,6 +51,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .distances import cdist_into
+
 # From this many vector rows on, a scan takes the first pass (measured: see docs/recall.md).
 FIRST_PASS_FROM = 250_000
 # Candidates the first pass hands to the exact rescoring (ties at the cut included).
@@ -287,6 +289,9 @@ def covers(head: bytes, dim: int) -> int | None:
     return covered if magic == _MAGIC and d == dim and covered >= 0 else None
 
 
+DIRTY_END = 24  # mark_dirty writes the bytes before this
+
+
 def mark_dirty(path: Path) -> None:
     """Say on disk that the sums no longer match the file (a writer is blanking
     rows): readers scan exactly and the next ``settle`` starts over, unless this
@@ -331,8 +336,8 @@ def view_levels(parsed: tuple[int, int, int, int, Any], dim: int) -> bytes | Non
 
 
 def candidates(hamming: Any, n: int, limit: int, zero_at: int) -> list[int] | None:
-    """Rows at Hamming distance <= t (``hamming``: an array of n uint16 distances), t
-    the smallest with at least ``limit`` rows within it; None when t reaches
+    """Rows at Hamming distance <= t (``hamming``: n uint16 distances, an array or a
+    bytearray), t the smallest with at least ``limit`` rows within it; None when t reaches
     ``zero_at`` (the distance of a zeroed row): then the caller scans exactly.
     The same rows with numpy (a long-lived process has it loaded) or without."""
     import sys
@@ -345,53 +350,82 @@ def candidates(hamming: Any, n: int, limit: int, zero_at: int) -> list[int] | No
         if t >= len(cum) or t >= zero_at:
             return None
         return list(np.flatnonzero(arr <= t).tolist())
-    raw = memoryview(hamming).cast("B")[: 2 * n].tobytes()
-    lo, hi = (raw[0::2], raw[1::2]) if sys.byteorder == "little" else (raw[1::2], raw[0::2])
-    keys: dict[int, bytes] = {}
+    # Without numpy: every step in C, over a byte a row, a block of rows at a time
+    # (the temporaries of one block are reused by the next instead of being fresh
+    # memory: a one-shot process pays a page fault for every 4 kB it first touches,
+    # ~2,700 of them at 1M rows when whole-length buffers were made).
+    raw = hamming if isinstance(hamming, (bytes, bytearray)) else bytes(hamming)
+    first_byte = 0 if sys.byteorder == "little" else 1
+    spans = [(lo, min(n, lo + _ROWS)) for lo in range(0, n, _ROWS)]
+    keys: dict[int, list[bytes]] = {}
 
-    def key(top: int) -> bytes:
+    def key(top: int) -> list[bytes]:
         """A byte a row, for distances whose high byte is ``top``: 0 for a row below,
-        its low byte for a row at it, 255 for a row above (one pass with big ints)."""
+        its low byte for a row at it, 255 for a row above (big ints, a block at a
+        time; the rows above are marked only when a block has some)."""
         if top not in keys:
-            at = int.from_bytes(hi.translate(_mark(lambda b: b == top, 0xFF)), "big")
-            above = int.from_bytes(hi.translate(_mark(lambda b: b > top, 0xFF)), "big")
-            keys[top] = (int.from_bytes(lo, "big") & at | above).to_bytes(n, "big")
+            at_table, above_table = _mark(lambda b: b == top, 0xFF), _mark(lambda b: b > top, 0xFF)
+            below = range(top + 1)
+            out = []
+            for lo, hi in spans:
+                block = raw[2 * lo : 2 * hi]
+                low, high = block[first_byte::2], block[1 - first_byte::2]
+                word = (int.from_bytes(low, "big")
+                        & int.from_bytes(high.translate(at_table), "big"))
+                if hi - lo - sum(map(high.count, below)):
+                    word |= int.from_bytes(high.translate(above_table), "big")
+                out.append(word.to_bytes(hi - lo, "big"))
+            keys[top] = out
         return keys[top]
 
-    def within(t: int) -> bytes:
-        """A byte a row: 1 where its distance is <= t (every step in C)."""
+    def within(t: int) -> list[bytes | bytearray]:
+        """A byte a row, a block at a time: 1 where its distance is <= t."""
         top, low = t >> 8, t & 255
-        if low == 255:
-            return hi.translate(_mark(lambda b: b <= top, 1))
-        return key(top).translate(_mark(lambda b: b <= low, 1))
+        if low == 255:  # every row whose high byte is at most top's (255 is "above")
+            table = _mark(lambda b: b <= top, 1)
+            return [raw[2 * lo + 1 - first_byte : 2 * hi : 2].translate(table)
+                    for lo, hi in spans]
+        table = _mark(lambda b: b <= low, 1)
+        return [block.translate(table) for block in key(top)]
+
+    def count(t: int) -> int:
+        """How many rows are at distance <= t."""
+        return sum(marks.count(1) for marks in within(t))
 
     def exactly(t: int) -> int:
         """How many rows are at distance exactly t."""
         top, low = t >> 8, t & 255
         if 0 < low < 255:
-            return key(top).count(low)
-        return within(t).count(1) - (within(t - 1).count(1) if t else 0)
+            return sum(block.count(low) for block in key(top))
+        return count(t) - (count(t - 1) if t else 0)
 
-    # The cut estimated from every 64th row, then stepped to the exact one.
-    sample = sorted(hamming[: n : 64])
-    first = t = sample[min(len(sample) - 1, max(limit // 64 - 1, 0))]
-    marks = within(t)
-    count = marks.count(1)
-    while count < limit:
+    # The cut estimated from every 256th row, then stepped to the exact one (a step
+    # is a count in C; sorting 4x the sample cost more than the steps it saved).
+    stride = 256 if n >= 256 * 64 else 16
+    with memoryview(raw) as whole, whole[: 2 * n].cast("H") as dist:
+        sample = sorted(dist[::stride].tolist())
+    first = t = sample[min(len(sample) - 1, max(limit // stride - 1, 0))]
+    have = count(t)
+    while have < limit:
         t += 1
         if t >= zero_at:
             return None
-        count += exactly(t)
-    while t > 0 and count - exactly(t) >= limit:
-        count -= exactly(t)
+        have += exactly(t)
+    while t > 0 and have - exactly(t) >= limit:
+        have -= exactly(t)
         t -= 1
     if t >= zero_at:
         return None
-    if t != first:
-        marks = within(t)
+    del first
     # Where the marks are: the lengths between them, summed (every step in C).
-    gaps = marks.split(b"\1")[:-1]
-    return list(map(operator.add, itertools.accumulate(map(len, gaps)), itertools.count()))
+    rows: list[int] = []
+    for (lo, _), marks in zip(spans, within(t)):
+        gaps = marks.split(b"\1")[:-1]
+        rows += map(operator.add, itertools.accumulate(map(len, gaps)), itertools.count(lo))
+    return rows
+
+
+_ROWS = 32768  # rows a block (candidates): 64 kB of distances, below malloc's mmap threshold (128 kB)
 
 
 def _mark(test: Callable[[int], bool], value: int) -> bytes:
@@ -399,24 +433,40 @@ def _mark(test: Callable[[int], bool], value: int) -> bytes:
     return bytes(value if test(b) else 0 for b in range(256))
 
 
-def rescore(simsimd: Any, matrix: memoryview, dim: int, query: bytes,
+def rescore(simsimd: Any, rows_of: Callable[[Sequence[int]], bytes], dim: int, query: bytes,
             rows: Sequence[int]) -> array[float]:
-    """Exact cosine distances of ``query`` to the int8 rows ``rows`` of ``matrix``
-    (the whole file, as bytes)."""
+    """Exact cosine distances of ``query`` to the int8 rows ``rows``, fetched as one
+    buffer by ``rows_of`` (gather, below)."""
     if not rows:
         return array("d")
+    picked = rows_of(rows)
+    out = array("d", [0.0]) * len(rows)
+    cdist_into(simsimd, memoryview(query).cast("b"),
+               memoryview(picked).cast("b", shape=[len(rows), dim]), metric="cosine",
+               out=memoryview(out).cast("B").cast("d", shape=[1, len(rows)]))
+    return out
+
+
+def gather(matrix: memoryview | None, fd: int, dim: int, rows: Sequence[int]) -> bytes:
+    """The int8 rows ``rows`` (ascending) of a vector file, as one buffer: from its
+    kept map ``matrix`` (the whole file) when this process has mapped it before,
+    else read with one pread a row from ``fd``.
+
+    Why two ways: in a map made for this query every row touched is a page fault
+    (12,288 rows of 1M: ~16 ms, the largest part of a fresh recall's first pass);
+    a pread a row reads the same pages from the page cache without mapping them
+    (~11 ms). Once a map has been used its pages stay mapped and slicing it is
+    ~3x faster than the reads (a long-lived process: the MCP server)."""
     import sys
 
+    if matrix is None:
+        return b"".join(map(os.pread, itertools.repeat(fd), itertools.repeat(dim),
+                            map(operator.mul, rows, itertools.repeat(dim))))
     np = sys.modules.get("numpy")
     if np is not None:  # loaded already: one gather in C
         whole = np.frombuffer(matrix, dtype=np.int8, count=(max(rows) + 1) * dim)
-        picked = whole.reshape(-1, dim)[np.asarray(rows, dtype=np.int64)].tobytes()
-    else:  # slices made and taken in C
-        starts = list(map(operator.mul, rows, itertools.repeat(dim)))
-        picked = b"".join(map(matrix.__getitem__, map(
-            slice, starts, map(operator.add, starts, itertools.repeat(dim)))))
-    out = array("d", [0.0]) * len(rows)
-    simsimd.cdist(memoryview(query).cast("b"),
-                  memoryview(picked).cast("b", shape=[len(rows), dim]), metric="cosine",
-                  out=memoryview(out).cast("B").cast("d", shape=[1, len(rows)]))
-    return out
+        return bytes(whole.reshape(-1, dim)[np.asarray(rows, dtype=np.int64)].tobytes())
+    # Slices made and taken in C.
+    starts = list(map(operator.mul, rows, itertools.repeat(dim)))
+    return b"".join(map(matrix.__getitem__, map(
+        slice, starts, map(operator.add, starts, itertools.repeat(dim)))))

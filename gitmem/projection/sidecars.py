@@ -7,6 +7,19 @@ scanned; these files are derived from it by a writer at the end of a refresh
 (``settle``) and used by a reader only when they cover exactly the rows its
 snapshot knows. VectorFile owns one FirstPassFiles and calls it; the kept maps
 stay VectorFile's.
+
+Every file read from disk is hostile until checked, and checking must not cost a
+fresh recall a read of 100+ MB. So a writer records, in the same transaction as
+the rows, what it left on disk: each file's stat (size, mtime_ns, ctime_ns, inode)
+in ``meta`` 'vector stamps', and a CRC-32 of every 256 kB block in 'vector sums'
+(recomputed only for the blocks it wrote). A reader compares the stat (a few
+microseconds): anything that wrote the file since, even with its mtime put back,
+moved its ctime. On a mismatch the reader scans exactly and the next writer, under
+the write lock, compares the blocks: the same bytes (a copied or touched file, a
+crash's unnamed rows past the end) are stamped again; other bytes are damage:
+the sign and moments files are made again, the vector file re-embedded, with a
+one-line warning. A directory that cannot be written is noticed once per
+process; reads then scan exactly instead of trying to make the files each time.
 """
 
 from __future__ import annotations
@@ -14,24 +27,74 @@ from __future__ import annotations
 import mmap
 import os
 import sqlite3
+import sys
+import zlib
 from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import firstpass, queries
-from .distances import smallest
+from .distances import cdist_into, smallest
 from .scope import Scope
 
 if TYPE_CHECKING:
     from .vectors import VectorFile
 
 
+_BLOCK = 1 << 18  # bytes a checksum covers (stamps): 256 kB, ~0.1 ms to hash
+_STAMPS, _SUMS = "vector stamps", "vector sums"  # the meta keys
+_KINDS = ("i8", "sign", "moments")
+
+
+def _stamp(path: Path) -> str:
+    """A file's identity and last change, as recorded ("-": none there)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return f"{path.name} -"
+    return f"{path.name} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
+
+
+def _block_sums(path: Path, size: int, keep: list[int], start: int) -> list[int] | None:
+    """CRC-32 of each _BLOCK bytes of the first ``size`` bytes of ``path``: ``keep``'s
+    for the blocks before block ``start``, read for the rest (None: unreadable or
+    shorter)."""
+    out = keep[:start]
+    try:
+        with open(path, "rb") as fh:
+            for at in range(len(out) * _BLOCK, size, _BLOCK):
+                chunk = os.pread(fh.fileno(), min(_BLOCK, size - at), at)
+                if len(chunk) < min(_BLOCK, size - at):
+                    return None
+                out.append(zlib.crc32(chunk))
+    except OSError:
+        return None
+    return out
+
+
+def _remove(path: Path) -> None:
+    """Remove a file not to be used (something in the way stays: settle then finds
+    it cannot write there)."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 class FirstPassFiles:
-    """The sign and moments files of one VectorFile's current generation."""
+    """The sign and moments files of one VectorFile's current generation, and the
+    stamps of all three files (see the module docstring)."""
 
     def __init__(self, vectors: VectorFile) -> None:
         self._vectors = vectors
         self._files: tuple[tuple[Any, ...], tuple[Any, bytes, Path]] | None = None
+        # Blocks this process wrote in place since the last stamp, per kind (a
+        # failed transaction leaves them written: the next check expects them).
+        self._dirty: dict[str, set[int]] = {}
+        self.unwritable = False  # a write here failed: scan exactly, do not retry
+        self._said = False  # ... and that was said
+        self.garbled = False  # check found the vector file changed: re-embed
+        self.notices: list[str] = []  # one-line warnings for the front end
         # A writer's blanked rows, for the moments (see blanking and settle):
         # (vector file, the sums before, the rows' old contents).
         self._blanked: tuple[Path, firstpass.Moments | None, list[bytes]] | None = None
@@ -55,8 +118,10 @@ class FirstPassFiles:
         if self._blanked is None or self._blanked[0] != path:
             before = firstpass.Moments.read(moments, self.dim) if moments.exists() else None
             if before is not None:
+                self.dirty("moments", 0, firstpass.DIRTY_END)
                 firstpass.mark_dirty(moments)
             self._blanked = (path, before, [])
+        self.dirty("i8", slot * self.dim, self.dim)
         before = self._blanked[1]
         if before is not None and slot < before.covered:
             return self._blanked[2]
@@ -68,27 +133,187 @@ class FirstPassFiles:
         try:
             with open(firstpass.sign_path(path), "r+b") as fh:
                 if os.fstat(fh.fileno()).st_size >= off + (slot + 1) * wide:
+                    self.dirty("sign", off + slot * wide, wide)
                     os.pwrite(fh.fileno(), b"\0" * wide, off + slot * wide)
         except FileNotFoundError:
             pass
 
     def drop_blanked(self) -> None:
         """Forget what zero_row kept for ``settle`` (the transaction failed: the
-        moments file, marked dirty, is computed again by the next settle)."""
+        moments file, marked dirty, is computed again by the next settle; the blocks
+        written stay expected by the next check)."""
         self._blanked = None
 
+    def take_notices(self) -> list[str]:
+        out, self.notices = self.notices, []
+        return out
+
+    def dirty(self, kind: str, at: int, length: int) -> None:
+        """This process writes ``length`` bytes at ``at`` of a file in place."""
+        self._dirty.setdefault(kind, set()).update(
+            range(at // _BLOCK, (at + length - 1) // _BLOCK + 1))
+
+    def _paths(self, c: sqlite3.Connection) -> dict[str, Path]:
+        path = self.path(c)
+        return {"i8": path, "sign": firstpass.sign_path(path),
+                "moments": firstpass.moments_path(path)}
+
+    def stamped(self, c: sqlite3.Connection, kinds: tuple[str, ...] = _KINDS) -> bool | None:
+        """The files of ``kinds`` are as the last writer left them (their stat, a few
+        microseconds); None when no stamp names this generation (a projection made
+        before stamps, or a writer that has not finished one yet)."""
+        row = c.execute("SELECT value FROM meta WHERE key = ?", (_STAMPS,)).fetchone()
+        if row is None or not isinstance(row[0], str):
+            return None
+        recorded = dict(zip(_KINDS, row[0].split("\n")))
+        paths = self._paths(c)
+        if recorded.get("i8", "").split(" ", 1)[0] != paths["i8"].name:
+            return None
+        return all(recorded.get(kind) == _stamp(paths[kind]) for kind in kinds)
+
+    def writable(self) -> bool:
+        """This process may make the files here (not a read-only directory, and no
+        write here has failed in this process: one failure is not retried)."""
+        if not self.unwritable and not os.access(self._vectors.directory, os.W_OK):
+            self.unwritable = True
+        return not self.unwritable
+
+    def _cannot_write(self, why: str) -> None:
+        """Say once in this process that the files cannot be made here."""
+        self.unwritable = True
+        if not self._said:
+            self._said = True
+            self.notices.append(f"cannot write the vector search files ({why}); "
+                                "recall compares every vector instead")
+
+    def check(self, c: sqlite3.Connection) -> None:
+        """A writer, under the write lock, before it writes any of the files: each
+        file changed since its stamp is compared with its block sums. The same
+        bytes (a copy, a touch, a crash's unnamed rows past the end): stamped again
+        at ``settle``. Others: a vector file is ``garbled`` (re-embedded, see
+        vectors.damaged), the sign and moments files are removed (made again by
+        ``settle``); both with a warning."""
+        stamps = c.execute("SELECT value FROM meta WHERE key = ?", (_STAMPS,)).fetchone()
+        sums = c.execute("SELECT value FROM meta WHERE key = ?", (_SUMS,)).fetchone()
+        if stamps is None or sums is None:
+            return  # never stamped: what is there now is stamped at settle
+        paths = self._paths(c)
+        recorded = dict(zip(_KINDS, str(stamps[0]).split("\n")))
+        blocks = dict(zip(_KINDS, str(sums[0]).split("\n")))
+        if recorded.get("i8", "").split(" ", 1)[0] != paths["i8"].name:
+            return  # another generation's: the current one is stamped at settle
+        bad: list[str] = []
+        for kind in _KINDS:
+            stamp = recorded.get(kind, "")
+            if stamp == _stamp(paths[kind]):
+                continue
+            if stamp.endswith(" -"):
+                if kind != "i8":  # not written by a writer that committed: not ours to use
+                    _remove(paths[kind])
+                    self._files = None
+                continue
+            fields = stamp.split(" ")
+            if len(fields) != 5 or not paths[kind].exists():
+                continue  # gone: a missing file is made again (or, the vector file, cut)
+            want = [int(x, 16) for x in blocks.get(kind, "").split()]
+            have = _block_sums(paths[kind], int(fields[1]), [], 0)
+            expected = self._dirty.get(kind, set())
+            if have is None or len(have) != len(want) or any(
+                    a != b for i, (a, b) in enumerate(zip(have, want)) if i not in expected):
+                bad.append(kind)
+        if "i8" in bad:
+            self.garbled = True  # vectors.damaged: reset and re-embed (its own warning)
+        if "sign" in bad or "moments" in bad:
+            for kind in ("sign", "moments"):
+                _remove(paths[kind])
+            self._files = None
+            self.notices.append("the vector search files were changed on disk since "
+                                "they were written; made them again")
+
+    def record(self, c: sqlite3.Connection) -> None:
+        """Stamp the files as this writer leaves them (at the end of ``settle``, in
+        the refresh's transaction): their stat, and the block sums, read again only
+        for the blocks past the old end or written in place."""
+        paths = self._paths(c)
+        old_stamps = c.execute("SELECT value FROM meta WHERE key = ?", (_STAMPS,)).fetchone()
+        old_sums = c.execute("SELECT value FROM meta WHERE key = ?", (_SUMS,)).fetchone()
+        before = dict(zip(_KINDS, str(old_stamps[0]).split("\n"))) if old_stamps else {}
+        kept = dict(zip(_KINDS, str(old_sums[0]).split("\n"))) if old_sums else {}
+        stamps, sums = [], []
+        for kind in _KINDS:
+            if kind == "i8" and self.garbled and kind in before:
+                # Found changed and not embedded again yet (a refresh without
+                # embedding): the old stamp stays, so every process finds it so.
+                stamps.append(before[kind])
+                sums.append(kept.get(kind, ""))
+                continue
+            stamp = _stamp(paths[kind])
+            fields = stamp.split(" ")
+            have: list[int] | None = None
+            if len(fields) == 5:
+                old = before.get(kind, "").split(" ")
+                keep: list[int] = []
+                start = 0
+                if len(old) == 5 and old[0] == fields[0] and old[4] == fields[4]:
+                    # The same file: its blocks before the old end's are kept, but for
+                    # those written in place (check compared them all if anything else
+                    # had written since).
+                    keep = [int(x, 16) for x in kept.get(kind, "").split()]
+                    start = min(int(old[1]) // _BLOCK, len(keep))
+                have = _block_sums(paths[kind], int(fields[1]), keep, start)
+                dirty = sorted(i for i in self._dirty.get(kind, set()) if i < start)
+                if have is not None and dirty:
+                    have = self._resum(paths[kind], int(fields[1]), have, dirty)
+            if have is None:
+                stamps.append(f"{paths[kind].name} -")  # unreadable: nothing to vouch for
+                sums.append("")
+            else:
+                stamps.append(stamp)
+                sums.append(" ".join(f"{x:08x}" for x in have))
+        self._dirty.clear()
+        if (old_stamps, old_sums) == (("\n".join(stamps),), ("\n".join(sums),)):
+            return  # unchanged: no write
+        for key, value in ((_STAMPS, "\n".join(stamps)), (_SUMS, "\n".join(sums))):
+            c.execute("INSERT INTO meta(key, value) VALUES (?, ?) "
+                      "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+    @staticmethod
+    def _resum(path: Path, size: int, have: list[int], blocks: list[int]) -> list[int] | None:
+        """``have`` with ``blocks`` read and summed again."""
+        try:
+            with open(path, "rb") as fh:
+                for i in blocks:
+                    have[i] = zlib.crc32(os.pread(fh.fileno(), min(_BLOCK, size - i * _BLOCK),
+                                                  i * _BLOCK))
+        except OSError:
+            return None
+        return have
+
     def current(self, c: sqlite3.Connection, top: int | None) -> bool:
-        """The sign and moments files cover every row and agree (or none are needed);
-        ``top``: the highest vector row (vectors.top_slot)."""
-        if top is None or top + 1 < firstpass.FIRST_PASS_FROM or not self.dim:
+        """Nothing for a writer to do here: the files are as stamped, and the sign
+        and moments files cover every row and agree (or none are needed); or this
+        process cannot write them (reads scan exactly). ``top``: the highest vector
+        row (vectors.top_slot)."""
+        if not self.dim:
             return True
-        return self.files(c, top + 1) is not None
+        if self.stamped(c) is not True and self.writable():
+            return False  # changed since written (or never stamped): a writer checks them
+        if top is None or top + 1 < firstpass.FIRST_PASS_FROM:
+            return True
+        if self.files(c, top + 1) is not None:
+            return True
+        if self.writable():
+            return False
+        self._cannot_write("the directory cannot be written")
+        return True
 
     def files(self, c: sqlite3.Connection, n: int) -> tuple[Any, bytes, Path] | None:
         """(the parsed moments, the code levels, the sign file) when both files cover
         the ``n`` rows and the codes were made with the levels the moments give."""
         path = self.path(c)
         signs, moments = firstpass.sign_path(path), firstpass.moments_path(path)
+        if self.stamped(c, ("sign", "moments")) is False:
+            return None  # written since the stamp (by another writer now, or damage)
         try:
             ms, ss = os.stat(moments), os.stat(signs)
         except OSError:
@@ -117,6 +342,18 @@ class FirstPassFiles:
 
     def settle(self, c: sqlite3.Connection, top: int | None, *, quick: bool,
                quick_rows: int) -> None:
+        """Bring the files up to the committed rows (``_settle``) and stamp them. A
+        write refused here (a read-only directory, a file in the way) is said once;
+        readers scan exactly and this process does not try again."""
+        try:
+            if self.writable():
+                self._settle(c, top, quick=quick, quick_rows=quick_rows)
+        except OSError as exc:
+            self._cannot_write(exc.strerror or type(exc).__name__)
+        self.record(c)
+
+    def _settle(self, c: sqlite3.Connection, top: int | None, *, quick: bool,
+                quick_rows: int) -> None:
         """Bring the moments and sign files up to the rows committed slots name (a
         writer, under the write lock, at the end of a refresh). Below
         FIRST_PASS_FROM rows there are none. ``quick`` (a refresh under a deadline:
@@ -177,6 +414,8 @@ class FirstPassFiles:
             # New levels (one row in LEVELS_SAMPLE came or went): every code again,
             # into a new file (a reader keeps the old one it mapped).
             target = signs if same else signs.with_name(f".{signs.name}.{os.getpid()}")
+            if not same and (signs.is_dir() or signs.is_symlink()):
+                raise IsADirectoryError(21, "something else is in the way", str(signs))
             out = os.open(target, os.O_WRONLY | os.O_CREAT | (0 if same else os.O_TRUNC), 0o644)
             try:
                 if not same:
@@ -185,10 +424,19 @@ class FirstPassFiles:
                 for lo in range(have, n, block):  # (pwrite, not O_APPEND: at each row's place)
                     hi = min(n, lo + block)
                     os.pwrite(out, firstpass.codes(rows(lo, hi), d, levels), off + lo * wide)
-            finally:
-                os.close(out)
-            if not same:
-                os.replace(target, signs)
+                closing, out = out, -1
+                os.close(closing)
+                if not same:
+                    os.replace(target, signs)
+            except BaseException:
+                if out >= 0:
+                    try:
+                        os.close(out)
+                    except OSError:
+                        pass
+                if not same:
+                    target.unlink(missing_ok=True)
+                raise
 
     def first_pass(self, c: sqlite3.Connection, simsimd: Any, query: bytes, n: int,
                    ) -> tuple[list[int], array[float], tuple[float, float, int]] | None:
@@ -205,16 +453,17 @@ class FirstPassFiles:
             return None
         wide, off = firstpass.width(self.dim), firstpass.sign_offset(self.dim)
         sm = self._mapping(c, off + n * wide, signs)
-        mm = self._mapping(c, n * self.dim)
-        if sm is None or mm is None:
+        if sm is None:
             return None
         qbits = firstpass.codes(query, self.dim, levels)
         whole = memoryview(sm)
+        # (A bytearray: candidates slices it without a copy to bytes.)
+        out = bytearray(2 * n)
         try:
             matrix = whole[off : off + n * wide].cast("B", shape=[n, wide])
-            out = array("H", [0]) * n
-            simsimd.cdist(memoryview(qbits).cast("B"), matrix, metric="hamming", dtype="bin8",
-                          out=memoryview(out).cast("B").cast("H", shape=[1, n]))
+            with memoryview(out) as dest:
+                cdist_into(simsimd, memoryview(qbits).cast("B"), matrix, metric="hamming",
+                           dtype="bin8", out=dest.cast("H", shape=[1, n]))
             matrix.release()
         finally:
             whole.release()
@@ -222,11 +471,27 @@ class FirstPassFiles:
                                     int.from_bytes(qbits, "big").bit_count())
         if rows is None:
             return None
-        rows_view = memoryview(mm)
+        # The rows: from the kept map in a process that has numpy (a long-lived one,
+        # whose map is touched already), else read (firstpass.gather).
+        mm = self._mapping(c, n * self.dim) if "numpy" in sys.modules else None
         try:
-            dist = firstpass.rescore(simsimd, rows_view, self.dim, query, rows)
+            fd = os.open(self.path(c), os.O_RDONLY) if mm is None else -1
+        except OSError:
+            return None
+        try:
+            if mm is None and os.fstat(fd).st_size < n * self.dim:
+                return None
+            view = memoryview(mm) if mm is not None else None
+            try:
+                dist = firstpass.rescore(
+                    simsimd, lambda want: firstpass.gather(view, fd, self.dim, want),
+                    self.dim, query, rows)
+            finally:
+                if view is not None:
+                    view.release()
         finally:
-            rows_view.release()
+            if fd >= 0:
+                os.close(fd)
         return rows, dist, stats
 
     def first_pass_hits(self, c: sqlite3.Connection, simsimd: Any, query: bytes, n: int,

@@ -33,7 +33,7 @@ from typing import Any, Protocol
 from ..embed.text import embed_chunks
 from . import firstpass, queries
 from .damage import ProjectionCorrupt
-from .distances import smallest, within
+from .distances import cdist_into, smallest, within
 from .sidecars import FirstPassFiles
 
 from .scope import Scope, filters
@@ -42,6 +42,7 @@ VEC_NAME = "vectors.i8"
 _GENERATION = re.compile(r"vectors(-[0-9a-f]{12})?\.i8")
 EMBED_BATCH = 1024
 _QUICK_ROWS = 4096  # rows a refresh under a deadline adds to the first pass's files
+_POPULATE: int = getattr(mmap, "MAP_POPULATE", 0)  # (Linux only)
 
 
 class DocEmbedder(Protocol):
@@ -162,8 +163,8 @@ class VectorFile:
         crash's padding) or has its largest component at exactly +-127 and
         never -128 (quantize_rows); three rows are sampled (first, middle,
         last: a few microseconds), which catches a file of random bytes."""
-        if self.truncated(c):
-            return True
+        if self.truncated(c) or self._sidecars.garbled:
+            return True  # (garbled: changed on disk since its stamp, see check)
         top = top_slot(c)
         if top is None or not self.dim:
             return False
@@ -179,6 +180,7 @@ class VectorFile:
 
     def reset(self, c: sqlite3.Connection, embedder_version: str | None) -> None:
         """Start a new, empty generation: every memory will be embedded again."""
+        self._sidecars.garbled = False  # (a new file, stamped at settle)
         c.execute("UPDATE memories SET vec_slot = NULL")
         c.execute("DELETE FROM vec_rows")
         name = f"vectors-{os.urandom(6).hex()}.i8"
@@ -302,8 +304,19 @@ class VectorFile:
         self._sidecars.drop_blanked()
 
     def first_pass_current(self, c: sqlite3.Connection) -> bool:
-        """The sign and moments files cover every row and agree (or none are needed)."""
+        """The files are as their stamps say, and the sign and moments files cover
+        every row and agree (or none are needed); or they cannot be written here."""
         return self._sidecars.current(c, top_slot(c))
+
+    def check(self, c: sqlite3.Connection) -> None:
+        """A writer, under the write lock, before it writes: the files changed since
+        their stamps are compared with their sums (sidecars.py)."""
+        if self.dim:
+            self._sidecars.check(c)
+
+    def take_notices(self) -> list[str]:
+        """One-line warnings about the files since last asked (sidecars.py)."""
+        return self._sidecars.take_notices()
 
     def settle(self, c: sqlite3.Connection, *, quick: bool = False) -> None:
         """Bring the first pass's files up to the committed rows (sidecars.py; a
@@ -327,8 +340,8 @@ class VectorFile:
             # buffer where a result tensor copied into the array took two (~0.5 ms
             # of a fresh add at 100k rows, mostly first-touch page faults).
             out = array("d", [0.0]) * n
-            simsimd.cdist(q, matrix, metric="cosine",
-                          out=memoryview(out).cast("B").cast("d", shape=[1, n]))
+            cdist_into(simsimd, q, matrix, metric="cosine",
+                       out=memoryview(out).cast("B").cast("d", shape=[1, n]))
             matrix.release()
             return out
         finally:
@@ -379,7 +392,13 @@ class VectorFile:
                 st = os.fstat(fh.fileno())
                 if st.st_size < need:
                     return None
-                mm = mmap.mmap(fh.fileno(), st.st_size, access=mmap.ACCESS_READ)
+                if signs and _POPULATE:
+                    # Every query reads the whole sign file: its pages are mapped in
+                    # one call (MAP_POPULATE) rather than faulted in 64 kB at a time.
+                    mm = mmap.mmap(fh.fileno(), st.st_size, flags=mmap.MAP_SHARED | _POPULATE,
+                                   prot=mmap.PROT_READ)
+                else:
+                    mm = mmap.mmap(fh.fileno(), st.st_size, access=mmap.ACCESS_READ)
         except (OSError, ValueError):
             return None
         if signs:
