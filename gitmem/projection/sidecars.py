@@ -9,17 +9,12 @@ snapshot knows. VectorFile owns one FirstPassFiles and calls it; the kept maps
 stay VectorFile's.
 
 Every file read from disk is hostile until checked, and checking must not cost a
-fresh recall a read of 100+ MB. So a writer records, in the same transaction as
-the rows, what it left on disk: each file's stat (size, mtime_ns, ctime_ns, inode)
-in ``meta`` 'vector stamps', and a CRC-32 of every 256 kB block in 'vector sums'
-(recomputed only for the blocks it wrote). A reader compares the stat (a few
-microseconds): anything that wrote the file since, even with its mtime put back,
-moved its ctime. On a mismatch the reader scans exactly and the next writer, under
-the write lock, compares the blocks: the same bytes (a copied or touched file, a
-crash's unnamed rows past the end) are stamped again; other bytes are damage:
-the sign and moments files are made again, the vector file re-embedded, with a
-one-line warning. A directory that cannot be written is noticed once per
-process; reads then scan exactly instead of trying to make the files each time.
+fresh recall a read of 100+ MB: the writer stamps the three files (stamps.py), a
+reader that finds a stamp off scans exactly, and the next writer compares the
+blocks: other bytes are damage, so the sign and moments files are made again, the
+vector file re-embedded, with a one-line warning. A directory that cannot be
+written is noticed once per process; reads then scan exactly instead of trying to
+make the files each time.
 """
 
 from __future__ import annotations
@@ -28,48 +23,17 @@ import mmap
 import os
 import sqlite3
 import sys
-import zlib
 from array import array
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import firstpass, queries
+from .stamps import Stamps
 from .distances import cdist_into, smallest
 from .scope import Scope
 
 if TYPE_CHECKING:
     from .vectors import VectorFile
-
-
-_BLOCK = 1 << 18  # bytes a checksum covers (stamps): 256 kB, ~0.1 ms to hash
-_STAMPS, _SUMS = "vector stamps", "vector sums"  # the meta keys
-_KINDS = ("i8", "sign", "moments")
-
-
-def _stamp(path: Path) -> str:
-    """A file's identity and last change, as recorded ("-": none there)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return f"{path.name} -"
-    return f"{path.name} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
-
-
-def _block_sums(path: Path, size: int, keep: list[int], start: int) -> list[int] | None:
-    """CRC-32 of each _BLOCK bytes of the first ``size`` bytes of ``path``: ``keep``'s
-    for the blocks before block ``start``, read for the rest (None: unreadable or
-    shorter)."""
-    out = keep[:start]
-    try:
-        with open(path, "rb") as fh:
-            for at in range(len(out) * _BLOCK, size, _BLOCK):
-                chunk = os.pread(fh.fileno(), min(_BLOCK, size - at), at)
-                if len(chunk) < min(_BLOCK, size - at):
-                    return None
-                out.append(zlib.crc32(chunk))
-    except OSError:
-        return None
-    return out
 
 
 def _remove(path: Path) -> None:
@@ -88,9 +52,7 @@ class FirstPassFiles:
     def __init__(self, vectors: VectorFile) -> None:
         self._vectors = vectors
         self._files: tuple[tuple[Any, ...], tuple[Any, bytes, Path]] | None = None
-        # Blocks this process wrote in place since the last stamp, per kind (a
-        # failed transaction leaves them written: the next check expects them).
-        self._dirty: dict[str, set[int]] = {}
+        self._stamps = Stamps()
         self.unwritable = False  # a write here failed: scan exactly, do not retry
         self._said = False  # ... and that was said
         self.garbled = False  # check found the vector file changed: re-embed
@@ -150,26 +112,17 @@ class FirstPassFiles:
 
     def dirty(self, kind: str, at: int, length: int) -> None:
         """This process writes ``length`` bytes at ``at`` of a file in place."""
-        self._dirty.setdefault(kind, set()).update(
-            range(at // _BLOCK, (at + length - 1) // _BLOCK + 1))
+        self._stamps.dirty(kind, at, length)
 
     def _paths(self, c: sqlite3.Connection) -> dict[str, Path]:
         path = self.path(c)
         return {"i8": path, "sign": firstpass.sign_path(path),
                 "moments": firstpass.moments_path(path)}
 
-    def stamped(self, c: sqlite3.Connection, kinds: tuple[str, ...] = _KINDS) -> bool | None:
-        """The files of ``kinds`` are as the last writer left them (their stat, a few
-        microseconds); None when no stamp names this generation (a projection made
-        before stamps, or a writer that has not finished one yet)."""
-        row = c.execute("SELECT value FROM meta WHERE key = ?", (_STAMPS,)).fetchone()
-        if row is None or not isinstance(row[0], str):
-            return None
-        recorded = dict(zip(_KINDS, row[0].split("\n")))
-        paths = self._paths(c)
-        if recorded.get("i8", "").split(" ", 1)[0] != paths["i8"].name:
-            return None
-        return all(recorded.get(kind) == _stamp(paths[kind]) for kind in kinds)
+    def stamped(self, c: sqlite3.Connection,
+                kinds: tuple[str, ...] = ("i8", "sign", "moments")) -> bool | None:
+        """The files of ``kinds`` are as the last writer left them (stamps.py)."""
+        return self._stamps.stamped(c, self._paths(c), kinds)
 
     def writable(self) -> bool:
         """This process may make the files here (not a read-only directory, and no
@@ -187,40 +140,16 @@ class FirstPassFiles:
                                 "recall compares every vector instead")
 
     def check(self, c: sqlite3.Connection) -> None:
-        """A writer, under the write lock, before it writes any of the files: each
-        file changed since its stamp is compared with its block sums. The same
-        bytes (a copy, a touch, a crash's unnamed rows past the end): stamped again
-        at ``settle``. Others: a vector file is ``garbled`` (re-embedded, see
-        vectors.damaged), the sign and moments files are removed (made again by
-        ``settle``); both with a warning."""
-        stamps = c.execute("SELECT value FROM meta WHERE key = ?", (_STAMPS,)).fetchone()
-        sums = c.execute("SELECT value FROM meta WHERE key = ?", (_SUMS,)).fetchone()
-        if stamps is None or sums is None:
-            return  # never stamped: what is there now is stamped at settle
+        """A writer, under the write lock, before it writes any of the files: a file
+        whose bytes changed since its stamp (stamps.py) is damage. A vector file is
+        ``garbled`` (re-embedded, see vectors.damaged); the sign and moments files are
+        removed (made again by ``settle``), with a warning; those there although
+        stamped absent are removed without one."""
         paths = self._paths(c)
-        recorded = dict(zip(_KINDS, str(stamps[0]).split("\n")))
-        blocks = dict(zip(_KINDS, str(sums[0]).split("\n")))
-        if recorded.get("i8", "").split(" ", 1)[0] != paths["i8"].name:
-            return  # another generation's: the current one is stamped at settle
-        bad: list[str] = []
-        for kind in _KINDS:
-            stamp = recorded.get(kind, "")
-            if stamp == _stamp(paths[kind]):
-                continue
-            if stamp.endswith(" -"):
-                if kind != "i8":  # not written by a writer that committed: not ours to use
-                    _remove(paths[kind])
-                    self._files = None
-                continue
-            fields = stamp.split(" ")
-            if len(fields) != 5 or not paths[kind].exists():
-                continue  # gone: a missing file is made again (or, the vector file, cut)
-            want = [int(x, 16) for x in blocks.get(kind, "").split()]
-            have = _block_sums(paths[kind], int(fields[1]), [], 0)
-            expected = self._dirty.get(kind, set())
-            if have is None or len(have) != len(want) or any(
-                    a != b for i, (a, b) in enumerate(zip(have, want)) if i not in expected):
-                bad.append(kind)
+        bad, unvouched = self._stamps.changed(c, paths)
+        for kind in unvouched:
+            _remove(paths[kind])
+            self._files = None
         if "i8" in bad:
             self.garbled = True  # vectors.damaged: reset and re-embed (its own warning)
         if "sign" in bad or "moments" in bad:
@@ -231,63 +160,8 @@ class FirstPassFiles:
                                 "they were written; made them again")
 
     def record(self, c: sqlite3.Connection) -> None:
-        """Stamp the files as this writer leaves them (at the end of ``settle``, in
-        the refresh's transaction): their stat, and the block sums, read again only
-        for the blocks past the old end or written in place."""
-        paths = self._paths(c)
-        old_stamps = c.execute("SELECT value FROM meta WHERE key = ?", (_STAMPS,)).fetchone()
-        old_sums = c.execute("SELECT value FROM meta WHERE key = ?", (_SUMS,)).fetchone()
-        before = dict(zip(_KINDS, str(old_stamps[0]).split("\n"))) if old_stamps else {}
-        kept = dict(zip(_KINDS, str(old_sums[0]).split("\n"))) if old_sums else {}
-        stamps, sums = [], []
-        for kind in _KINDS:
-            if kind == "i8" and self.garbled and kind in before:
-                # Found changed and not embedded again yet (a refresh without
-                # embedding): the old stamp stays, so every process finds it so.
-                stamps.append(before[kind])
-                sums.append(kept.get(kind, ""))
-                continue
-            stamp = _stamp(paths[kind])
-            fields = stamp.split(" ")
-            have: list[int] | None = None
-            if len(fields) == 5:
-                old = before.get(kind, "").split(" ")
-                keep: list[int] = []
-                start = 0
-                if len(old) == 5 and old[0] == fields[0] and old[4] == fields[4]:
-                    # The same file: its blocks before the old end's are kept, but for
-                    # those written in place (check compared them all if anything else
-                    # had written since).
-                    keep = [int(x, 16) for x in kept.get(kind, "").split()]
-                    start = min(int(old[1]) // _BLOCK, len(keep))
-                have = _block_sums(paths[kind], int(fields[1]), keep, start)
-                dirty = sorted(i for i in self._dirty.get(kind, set()) if i < start)
-                if have is not None and dirty:
-                    have = self._resum(paths[kind], int(fields[1]), have, dirty)
-            if have is None:
-                stamps.append(f"{paths[kind].name} -")  # unreadable: nothing to vouch for
-                sums.append("")
-            else:
-                stamps.append(stamp)
-                sums.append(" ".join(f"{x:08x}" for x in have))
-        self._dirty.clear()
-        if (old_stamps, old_sums) == (("\n".join(stamps),), ("\n".join(sums),)):
-            return  # unchanged: no write
-        for key, value in ((_STAMPS, "\n".join(stamps)), (_SUMS, "\n".join(sums))):
-            c.execute("INSERT INTO meta(key, value) VALUES (?, ?) "
-                      "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
-
-    @staticmethod
-    def _resum(path: Path, size: int, have: list[int], blocks: list[int]) -> list[int] | None:
-        """``have`` with ``blocks`` read and summed again."""
-        try:
-            with open(path, "rb") as fh:
-                for i in blocks:
-                    have[i] = zlib.crc32(os.pread(fh.fileno(), min(_BLOCK, size - i * _BLOCK),
-                                                  i * _BLOCK))
-        except OSError:
-            return None
-        return have
+        """Stamp the files as this writer leaves them (stamps.py)."""
+        self._stamps.record(c, self._paths(c), garbled=self.garbled)
 
     def current(self, c: sqlite3.Connection, top: int | None) -> bool:
         """Nothing for a writer to do here: the files are as stamped, and the sign
