@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -297,3 +300,22 @@ def test_a_long_lived_process_keeps_its_references_to_none(
             for _ in range(25):
                 answers(store)  # 8 scans each
             assert sys.getrefcount(None) >= before - 20, (first, before)
+
+
+def test_a_process_that_scanned_many_times_exits_normally() -> None:
+    """The references given back were held in a list, which the interpreter frees
+    when it finalizes: a library user or the benchmark that ran ~6,000 scans died
+    at a normal exit with "deallocating None" (exit 134)."""
+    script = textwrap.dedent("""
+        from array import array
+        import simsimd
+        from gitmem.projection.distances import cdist_into
+        one, out = array("b", [1] * 8), array("d", [0.0])
+        a = memoryview(one).cast("b", shape=[1, 8])
+        o = memoryview(out).cast("B").cast("d", shape=[1, 1])
+        for _ in range(30000):
+            cdist_into(simsimd, a, a, metric="cosine", out=o)
+        print("done")
+    """)
+    got = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert got.returncode == 0 and got.stdout == "done\n", got.stderr[-300:]

@@ -18,7 +18,11 @@ from typing import Any, cast
 
 
 _STEALS: bool | None = None  # simsimd's cdist(out=...) loses a reference to None
-_GIVEN_BACK: list[None] = []
+# References to None held for those simsimd lost, until made permanent: a list frees
+# its references when the interpreter finalizes, and that put the lost ones back
+# on None's count at exit ("deallocating None" at a normal exit after ~6,000 scans).
+_HELD: list[None] = []
+_HOLD = 4096  # references held before they are made permanent
 
 
 def cdist_into(simsimd: Any, *args: Any, **kw: Any) -> None:
@@ -29,7 +33,9 @@ def cdist_into(simsimd: Any, *args: Any, **kw: Any) -> None:
     not immortal) a long-lived process aborted with "deallocating None" after
     ~7,000 scans, any process at its exit. Whether this simsimd does so is seen
     once, on a one-by-one call (None's count falls by one, twice over); from then
-    on each lost reference is given back by keeping one (8 bytes a scan)."""
+    on each lost reference is given back: held in a list, made permanent every
+    ``_HOLD`` scans and at a normal exit (the CLI's ``os._exit`` skips both, and
+    needs neither)."""
     global _STEALS
     if _STEALS is None:
         one, out = array("b", [1]), array("d", [0.0])
@@ -42,10 +48,34 @@ def cdist_into(simsimd: Any, *args: Any, **kw: Any) -> None:
             drops.append(before - sys.getrefcount(None))
         _STEALS = drops == [1, 1]
         if _STEALS:
-            _GIVEN_BACK.extend([None, None])
+            import atexit
+
+            _HELD.extend([None, None])
+            atexit.register(_make_permanent)
     simsimd.cdist(*args, **kw)
     if _STEALS:
-        _GIVEN_BACK.append(None)
+        _HELD.append(None)
+        if len(_HELD) >= _HOLD:
+            _make_permanent()
+
+
+def _make_permanent() -> None:
+    """Turn the held references into increments of None's count that nothing undoes
+    (ctypes, ~2 ms to import: once every ``_HOLD`` scans, and at exit). Without
+    ctypes they stay held."""
+    n = len(_HELD)
+    if not n:
+        return
+    try:
+        import ctypes
+
+        inc = ctypes.pythonapi.Py_IncRef
+    except (ImportError, AttributeError):
+        return
+    inc.argtypes, inc.restype = [ctypes.py_object], None
+    for _ in range(n):
+        inc(None)
+    del _HELD[:n]  # (scans in other threads may have added more since)
 
 
 def smallest(values: array[float], k: int) -> list[int]:
