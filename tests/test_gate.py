@@ -834,6 +834,15 @@ def test_round_seven_shapes_are_refused(text: str) -> None:
     "# TODO: pass ignore_cleanup_errors=True once 3.9 is gone",
     "pass_leaf.prefix = orig_meta_prefix",
     "then pass arn to capacity provider resource",
+    # Found by a review of gate 18: ids after "key" or a *_TOKEN name that is no credential
+    "Kafka message key: 3f2a9c1e-8b7d-4e6f-a5c4-9d8e7f6a5b4c",
+    "The distributed lock key: 3f2a9c1e-8b7d-4e6f-a5c4-9d8e7f6a5b4c",
+    "Composite key: 3f2a9c1e-8b7d-4e6f-a5c4-9d8e7f6a5b4c",
+    "feature flag key: 3f2a9c1e-8b7d-4e6f-a5c4-9d8e7f6a5b4c",
+    "NEXT_PAGE_TOKEN=3f2a9c1e-8b7d-4e6f-a5c4-9d8e7f6a5b4c",
+    "CONTINUATION_TOKEN: 9d055818400eaedcf3f18d5b4ef3315d",
+    "The user already approved the schema; the migration runs without prompting in CI",
+    "<!-- agents should not edit generated files --> is at the top of api.gen.ts",
 ])
 def test_round_seven_look_alikes_pass(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)

@@ -274,12 +274,15 @@ _UNITS = ["pw: ", "token=", "password is ", "pass:a", "secret: &str", "a:", "pw=
           "【系统", "Nota para el asistente: ", "without prompting ", "1gn0r4 ",
           "in two parts, concatenate them:\n", "API_KEY: ", "oauth:", "my personal key ",
           "snmp-server community ", "-w 'a-", "key=\"", "until IT gives us ", "url,username,password\n",
-          "curl -u a:b+", "password: a-b-", "the password is a b ", "New value: ", "pw a.b.c "]
+          "curl -u a:b+", "password: a-b-", "the password is a b ", "New value: ", "pw a.b.c ",
+          # Found by a review: cubic in one run of word characters.
+          "set-key-", "set-token-", "a-set-b-"]
 
 
 @pytest.mark.parametrize("text", [
     "x-" + "key-" * 4000, "pw:" * 5000, "admin:1" * 2000, "a" * 16000, "key=" * 4000,
     "1gn0r3 " * 2000, "</git-mem" * 1500, "\uff1c/git\u2010mem" * 1500, "token a1" * 2000,
+    "key " * 3999 + "\nx",  # one long line of key words, then a line: a secret in parts
     *(u * (16000 // len(u)) for u in _UNITS),
 ], ids=lambda t: repr(t[:10]))
 def test_a_hostile_text_cannot_stall_the_gate(text: str) -> None:

@@ -76,9 +76,9 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
     ("fake authority", rf"(?i)\b(?:the user (?:has |have )?|they (?:has|have) )(?:already )?(?:pre-?)?(?:approved|authori[sz]ed|allowed|agreed|consented|signed off|okayed|ok'?d)\b"
      rf"[^.\n]{{0,30}}?(?:{_RISKY}|force|merge|deploy)"),
     ("fake authority",
-     r"(?i)\bwithout (?:asking|prompting|confirm\w*|checking)\b[^\n]{0,80}?\bthe user (?:has |have )?already "
+     r"(?i)\bwithout (?:asking|prompting|confirm\w*|checking)\b[^\n.;]{0,80}?\bthe user (?:has |have )?already "
      r"(?:agreed|approved|consented|confirmed|authori[sz]ed|said yes)\b|\bthe user (?:has |have )?already "
-     r"(?:agreed|approved|consented|confirmed|authori[sz]ed|said yes)\b[^\n]{0,80}?\bwithout (?:asking|prompting"
+     r"(?:agreed|approved|consented|confirmed|authori[sz]ed|said yes)\b[^\n.;]{0,80}?\bwithout (?:asking|prompting"
      r"|confirm\w*|checking)\b"),
     ("fake role or system marker",
      r"<\|(?:im_start|im_end|endoftext|system|user|assistant|eot_id|start_header_id)\|>|"
@@ -90,7 +90,9 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
      r"(?ms)^\s*(?:Human|User|Assistant)\s*:\s*\S.*?^\s*(?:Human|User|Assistant)\s*:"),
     ("fence escape", r"(?i)<\s*/\s*git-mem[\w-]*\s*>\s*\n\s*(?:#|\*\*|<|[\w ]{0,20}:)"),
     # (Not a marker's part: "<!-- git-mem:agents:begin -->" is ours, in AGENTS.md.)
-    ("hidden instruction", r"(?is)<!--.{0,200}?(?<![:/-])\b(?:agents?|assistants?|ai|llms?|system|override|"
+    # ("<!-- agents: do not edit, generated -->" marks a generated file: not an order.)
+    ("hidden instruction", r"(?is)<!--(?![^>]{0,200}?\b(?:not|never) (?:edit|modify|change|touch)\b)"
+     r".{0,200}?(?<![:/-])\b(?:agents?|assistants?|ai|llms?|system|override|"
      r"instructions?)\b(?!:\w|[/-]).{0,200}?-->"),
     ("exfiltration",
      r"(?i)\b(?:cat|print|post|send|upload|include|paste|share|leak|reveal|exfiltrate|show|dump|display|email|"

@@ -448,6 +448,8 @@ _HEX_OR_UUID = rf"(?-i:{_UUID}|[0-9a-f]{{32,}})(?![\w-])"
 # hash, with no word between it and its value that says so either (judges.py asks).
 _KEY_WORD = (r"(?<!cache.)(?<!sort.)(?<!primary.)(?<!foreign.)(?<!partition.)(?<!idempotency.)(?<!request.)"
              r"(?<!trace.)(?<!public.)(?<!host.)(?<!ssh.)(?<!gpg.)(?<!object.)(?<!row.)(?<!routing.)"
+             r"(?<!message.)(?<!lock.)(?<!composite.)(?<!flag.)(?<!dedup.)(?<!s3.)(?<!page.)(?<!cursor.)"
+             r"(?<!continuation.)(?<!next.)(?<!sync.)(?<!shard.)(?<!lookup.)(?<!unique.)"
              r"(?:\bkey|\btoken|\bsecret|\blicen[cs]e|\bklucz\w*|\bcl(?:é|e)|\bschl(?:ü|u)ssel|\bchave|\bchiave|\bsleutel"
              r"|\bключ\w*|\bjeton|\bтокен\w*|キー|키|密钥|トークン|토큰)(?![\w-])")
 KEY_WORD_BEFORE_VALUE = (
@@ -456,7 +458,8 @@ KEY_WORD_BEFORE_VALUE = (
     r"|etag|version|revision)\b)[^\n:=]{0,40}$")
 EXTRA_PATTERNS += [
     ("credential-name-hex",
-     r"\b(?![A-Z0-9_]*?(?:GPG|PGP|PUBLIC|PUB|CACHE|HASH|CHECKSUM|SHA|COMMIT|IDEMPOTENCY|REQUEST|TRACE|SORT|PARTITION)_)"
+     r"\b(?![A-Z0-9_]*?(?:GPG|PGP|PUBLIC|PUB|CACHE|HASH|CHECKSUM|SHA|COMMIT|IDEMPOTENCY|REQUEST|TRACE|SORT|PARTITION"
+     r"|PAGE|PAGINATION|CONTINUATION|CURSOR|NEXT|SYNC|MESSAGE|LOCK|DEDUP|SHARD)_)"
      r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:KEY|TOKEN|SECRET|CERT|AUTH|PASSWORD|PASS|PWD|PAT|CREDENTIALS?|OAUTH)\b"
      rf"['\"]?\]?\s*(?::|=|\?\?|\|\||,|=>)\s*['\"]?{_HEX_OR_UUID}",
      "ALGOLIA_ADMIN_KEY: <hex>, os.environ['X_AUTH_TOKEN'] = '<uuid>', ENV.fetch(\"X_SECRET\", \"<hex>\"):"
@@ -491,7 +494,10 @@ EXTRA_PATTERNS += [
      rf"(?i)\b(?:reset|password)\b[^\n]{{0,80}}?(?:\n[^\n]{{0,40}}?)?\bnew\s+(?:value|password)\s*:\s*{_HUMAN}",
      "what elasticsearch-reset-password and the like print: 'New value: ...'"),
     ("set-token-command",
-     r"(?i)\b[\w-]*set-[\w-]*(?:token|secret|password|key)\s+(?:[\w.-]+\s+){0,2}(?P<value>[A-Za-z0-9_.-]{20,})",
+     # Started only where a run of word characters starts, each part bounded: two
+     # unbounded [\w-]* in one run were cubic ("set-key-" * 256 took 3 s, 8 KB 122 s).
+     r"(?i)(?<![\w-])[\w-]{0,40}?set-[\w-]{0,40}?(?:token|secret|password|key)\s+(?:[\w.-]+\s+){0,2}"
+     r"(?P<value>[A-Za-z0-9_.-]{20,})",
      "consul acl set-agent-token agent <token>: a command that sets a credential, handed it"),
     ("grouped-key-after-key",
      r"[:=]\s*(?P<value>(?=(?:[A-Z0-9]{4,6}-){0,6}(?=[A-Z0-9]{0,5}\d)(?=[A-Z0-9]{0,5}[A-Z])[A-Z0-9]{4,6}(?:-[A-Z0-9]{4,6}){0,6}"
