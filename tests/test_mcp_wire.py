@@ -222,3 +222,23 @@ def test_a_line_at_the_limit_is_kept_and_one_over_is_dropped() -> None:
     assert lines.readline() == wire._DROPPED + '"r-1"\n'
     assert lines.readline() == "after\n"
     assert lines.readline() == ""
+
+
+@pytest.mark.parametrize("start", [b'{"id":01,"x":"', b'{"id":"a\x01b","x":"', b'{"id":1e5,"x":"'])
+def test_a_dropped_line_whose_start_names_no_valid_id_is_answered_without_one(start: bytes) -> None:
+    # "id":01 and a raw control character in a string id matched the id pattern but are
+    # not JSON: the answer raised, which would have ended the session.
+    import io
+
+    from pydantic import ValidationError
+    from mcp import types
+
+    line = wire.Lines(io.BufferedReader(io.BytesIO(start + b"y" * wire.MAX_LINE_BYTES + b'"}\n')))
+    read = line.readline()
+    try:
+        types.jsonrpc_message_adapter.validate_json(read, by_name=False)
+    except ValidationError as exc:
+        got = wire.rejection(exc)
+    else:
+        raise AssertionError("valid")
+    assert got is not None and got.id is None and got.error.code == -32700

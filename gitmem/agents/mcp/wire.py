@@ -50,7 +50,7 @@ _DROPPED = "\0gitmem-dropped-line"
 # "jsonrpc" or "method"): the only one a prefix can name without doubt.
 _LEADING_ID = re.compile(
     rb'\A\s*\{(?:\s*"(?:jsonrpc|method)"\s*:\s*"[^"\\]{0,256}"\s*,)*'
-    rb'\s*"id"\s*:\s*(-?\d{1,18}|"[^"\\]{0,256}")')
+    rb'\s*"id"\s*:\s*(-?(?:0|[1-9]\d{0,17})(?=\s*[,}])|"[^"\\\x00-\x1f]{0,256}")')
 
 
 def rejection(exc: Exception) -> JSONRPCError | None:
@@ -63,7 +63,10 @@ def rejection(exc: Exception) -> JSONRPCError | None:
         raw = first.get("input")
         if isinstance(raw, str) and raw.startswith(_DROPPED):
             named = raw[len(_DROPPED):].strip()
-            rid = json.loads(named) if named else None  # _LEADING_ID matched it: JSON
+            try:  # _LEADING_ID matched JSON; an error here must never end the session
+                rid = json.loads(named) if named else None
+            except ValueError:
+                rid = None
             return _error(rid, PARSE_ERROR, f"Parse error: the line is over "
                           f"{MAX_LINE_BYTES >> 20} MiB and was dropped unread; "
                           "send large text in smaller memories")
@@ -172,18 +175,32 @@ def claimed_stdin() -> Iterator[IO[bytes]]:
     """The wire's fd 0 as a private stream, with fd 0 itself on the null device while
     serving (so a handler or a child process reading stdin cannot take the client's
     bytes), put back on exit. The duplicate is not inherited by children."""
-    wire = os.dup(0)
+    wire = _dup_above_std(0)
     null = os.open(os.devnull, os.O_RDONLY)
     try:
         os.dup2(null, 0)
     finally:
         os.close(null)
     try:
-        # closefd=False: the reading thread may still block on it when serving ends.
+        # closefd=False, and never closed: the reading thread may still block on it
+        # when serving ends, and a closed number could be reused under it.
         yield os.fdopen(wire, "rb", closefd=False)
     finally:
         os.dup2(wire, 0)
-        os.close(wire)
+
+
+def _dup_above_std(fd: int) -> int:
+    """A private duplicate of ``fd`` numbered 3 or above (with fd 1 or 2 closed, a
+    plain dup could land there, where output or a child's error would reach the
+    wire); not inherited by children."""
+    dups = []
+    try:
+        while (dup := os.dup(fd)) <= 2:
+            dups.append(dup)
+        return dup
+    finally:
+        for d in dups:
+            os.close(d)
 
 
 async def run_stdio(app: MCPServer[Any]) -> None:
