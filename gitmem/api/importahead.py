@@ -40,9 +40,10 @@ class EmbedAhead:
     memory (``embed_chunks``, each distinct text once, in batches) and writes
     their rows to a second temporary file as it goes; it sends back only a
     128-bit digest per row. The parent then holds that index, not the texts or
-    the rows (``_RowFile``): memory grows by ~16 bytes of digest (and a dict entry)
-    a distinct text, in the child (``seen``) as in the parent, never with the rows. Nothing is
-    sent when the embedder's rows are not exact (``embedding.exact_doc_rows``)."""
+    the rows (``_RowFile``): memory grows by ~16 bytes of digest (and a dict
+    entry) a distinct text, in the child (``seen``) as in the parent, never with
+    the rows. Nothing is sent when the embedder's rows are not exact
+    (``embedding.exact_doc_rows``)."""
 
     def __init__(self, child: forked.Child, rows: IO[bytes], dim: int) -> None:
         self._child = child

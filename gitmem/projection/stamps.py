@@ -9,7 +9,10 @@ blocks it wrote). A reader compares the stat (a few microseconds): anything that
 wrote the file since, even with its mtime put back, moved its ctime. On a mismatch
 the next writer, under the write lock, compares the blocks (``changed``): the same
 bytes (a copied or touched file, a crash's unnamed rows past the end) are stamped
-again; other bytes are damage, which sidecars.py acts on.
+again; other bytes are damage, which sidecars.py acts on. (A CRC finds damage, a
+disk's or a careless tool's, not a forgery: whoever can write .git can also write
+the stamps. A projection made before stamps has none, and its files are used as
+they are.)
 """
 
 from __future__ import annotations
