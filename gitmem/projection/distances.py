@@ -23,6 +23,16 @@ _STEALS: bool | None = None  # simsimd's cdist(out=...) loses a reference to Non
 # on None's count at exit ("deallocating None" at a normal exit after ~6,000 scans).
 _HELD: list[None] = []
 _HOLD = 4096  # references held before they are made permanent
+# This process ends with os._exit (a one-shot Projection: the git-mem program), so
+# it never frees what it holds: no exit hook, which would also make the program's
+# end wait for the interpreter's teardown (~5 ms of every command, see cli._end).
+_NO_TEARDOWN = False
+
+
+def ends_without_teardown() -> None:
+    """Say this process ends with ``os._exit`` (see ``_NO_TEARDOWN``)."""
+    global _NO_TEARDOWN
+    _NO_TEARDOWN = True
 
 
 def cdist_into(simsimd: Any, *args: Any, **kw: Any) -> None:
@@ -34,8 +44,8 @@ def cdist_into(simsimd: Any, *args: Any, **kw: Any) -> None:
     ~7,000 scans, any process at its exit. Whether this simsimd does so is seen
     once, on a one-by-one call (None's count falls by one, twice over); from then
     on each lost reference is given back: held in a list, made permanent every
-    ``_HOLD`` scans and at a normal exit (the CLI's ``os._exit`` skips both, and
-    needs neither)."""
+    ``_HOLD`` scans and at a normal exit (not in a process that ends with
+    ``os._exit``: see ``_NO_TEARDOWN``)."""
     global _STEALS
     if _STEALS is None:
         one, out = array("b", [1]), array("d", [0.0])
@@ -48,10 +58,11 @@ def cdist_into(simsimd: Any, *args: Any, **kw: Any) -> None:
             drops.append(before - sys.getrefcount(None))
         _STEALS = drops == [1, 1]
         if _STEALS:
-            import atexit
-
             _HELD.extend([None, None])
-            atexit.register(_make_permanent)
+            if not _NO_TEARDOWN:
+                import atexit
+
+                atexit.register(_make_permanent)
     simsimd.cdist(*args, **kw)
     if _STEALS:
         _HELD.append(None)

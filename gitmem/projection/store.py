@@ -30,6 +30,7 @@ from . import lexical as lexical_channel
 from .damage import ProjectionCorrupt, guarded, guarded_read
 from .tables import DB_NAME
 from .scope import Scope
+from . import distances
 from .distances import spread
 from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, top_slot
 
@@ -103,6 +104,8 @@ class Projection:
         # program; the api's Store option): close() leaves the connection open
         # until then (connection.release). False: a host, which closes what it opens.
         self.one_shot = one_shot
+        if one_shot:
+            distances.ends_without_teardown()
         self.path = directory / DB_NAME
         # Vectors are optional: without an embedder the projection is lexical only.
         self.embedder_version = embedder_version
