@@ -6,6 +6,7 @@ broken bytes), so this module builds them with pygit2 directly.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pygit2
@@ -72,3 +73,21 @@ def push_flood(clone: Path, lines: list[bytes], *, name: str = "Mallory",
     ref = f"refs/memory/{partition(email)}"
     set_ref(clone, ref, tip)
     subprocess.run(["git", "push", "-q", "origin", f"{ref}:{ref}"], cwd=clone, check=True)
+
+
+def varied_records(n: int) -> str:
+    """``n`` import lines of every shape a vector is made from: keys (a key set twice:
+    the later line replaces the earlier), tags, entities (about), long texts embedded
+    whole and in chunks, and the same text twice (one row shared by two memories)."""
+    out = []
+    for i in range(n):
+        text = f"the worker {i} retries the queue after {i % 7} seconds; see lib/q{i}.py"
+        if i % 25 == 0:
+            text = "\n".join(f"step {j}: run tools/deploy-{i}-{j}.sh and check the logs"
+                             for j in range(40))  # long: embedded whole and in chunks
+        rec: dict[str, object] = {"text": text, "tags": [f"t{i % 5}"], "about": [f"svc{i % 3}"]}
+        if i % 10 == 0:
+            rec["key"] = f"setting.{i % 30}"
+        out.append(json.dumps(rec))
+    out.append(json.dumps({"text": "the worker 1 retries the queue after 1 seconds; see lib/q1.py"}))
+    return "\n".join(out) + "\n"

@@ -11,24 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import craft
 from conftest import dump, git, gm, ok
-
-
-def _records(n: int) -> str:
-    """Varied memories: keys, tags, entities, long texts that are embedded in chunks,
-    and the same text twice (one row shared by two memories)."""
-    out = []
-    for i in range(n):
-        text = f"the worker {i} retries the queue after {i % 7} seconds; see lib/q{i}.py"
-        if i % 25 == 0:
-            text = "\n".join(f"step {j}: run tools/deploy-{i}-{j}.sh and check the logs"
-                             for j in range(40))  # long: embedded whole and in chunks
-        rec: dict[str, object] = {"text": text, "tags": [f"t{i % 5}"], "about": [f"svc{i % 3}"]}
-        if i % 10 == 0:
-            rec["key"] = f"setting.{i % 30}"
-        out.append(json.dumps(rec))
-    out.append(json.dumps({"text": "the worker 1 retries the queue after 1 seconds; see lib/q1.py"}))
-    return "\n".join(out) + "\n"
 
 
 def _rows(clone: Path) -> list[tuple[str, int, bytes]]:
@@ -102,7 +86,7 @@ def _refresh(clone: Path, ahead_bytes: int | None, how: str = "") -> tuple[int, 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
 def test_rows_embedded_ahead_are_the_rows_made_in_process(team: dict[str, Path]) -> None:
     a, b, c = team["a"], team["b"], team["c"]
-    _pulled(team, _records(400))
+    _pulled(team, craft.varied_records(400))
     taken, started = _refresh(a, 0)
     assert started == 1 and taken > 400  # every memory and chunk came from the child
     assert _refresh(c, None) == (0, 0)  # the same pull, embedded in process
@@ -114,7 +98,7 @@ def test_rows_embedded_ahead_are_the_rows_made_in_process(team: dict[str, Path])
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
 def test_a_failed_child_changes_nothing(team: dict[str, Path]) -> None:
     a, c = team["a"], team["c"]
-    _pulled(team, _records(200))
+    _pulled(team, craft.varied_records(200))
     assert _refresh(a, 0, "failing") == (0, 1)  # a child started, nothing taken from it
     _refresh(c, None)
     assert _rows(a) == _rows(c) and dump(a) == dump(c)
@@ -125,7 +109,7 @@ def test_a_read_with_a_deadline_starts_no_child(team: dict[str, Path]) -> None:
     """A bounded read (a hook, a slice of a catch-up) would wait for the child past its
     deadline, or fork one per slice and kill it: it embeds in process."""
     a, c = team["a"], team["c"]
-    _pulled(team, _records(400))
+    _pulled(team, craft.varied_records(400))
     assert _refresh(a, 0, "deadline") == (0, 0)
     _refresh(c, None)
     assert _rows(a) == _rows(c) and dump(a) == dump(c)

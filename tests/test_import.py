@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import gitmem
+import craft
 from conftest import git, gm, ok
 
 
@@ -95,24 +96,6 @@ def test_the_verdicts_an_import_hands_its_replay_are_what_a_rescan_finds(
 
 # -- embedding while the packs are written ----------------------------------------------
 
-def _varied(n: int) -> str:
-    """Memories of every shape a vector is made from: keys, tags, entities (about),
-    long texts embedded whole and in chunks, a text twice (one row, two memories),
-    a key set twice (the later line replaces the earlier)."""
-    out = []
-    for i in range(n):
-        text = f"the worker {i} retries the queue after {i % 7} seconds; see lib/q{i}.py"
-        if i % 25 == 0:
-            text = "\n".join(f"step {j}: run tools/deploy-{i}-{j}.sh and check the logs"
-                             for j in range(40))
-        rec: dict[str, object] = {"text": text, "tags": [f"t{i % 5}"], "about": [f"svc{i % 3}"]}
-        if i % 10 == 0:
-            rec["key"] = f"setting.{i % 30}"
-        out.append(json.dumps(rec))
-    out.append(json.dumps({"text": "the worker 1 retries the queue after 1 seconds; see lib/q1.py"}))
-    return "\n".join(out) + "\n"
-
-
 def _vectors(repo: Path) -> tuple[list[tuple[str, int, bytes]], int]:
     """Every memory's vector rows (id, chunk, bytes) as the file holds them, and how
     many memories wait for theirs: read from the file, no refresh."""
@@ -153,7 +136,7 @@ def test_an_import_is_searchable_when_it_returns_and_a_rebuild_gives_the_same_by
     from gitmem.embed import query_embedder
     from gitmem.embed.text import embed_chunks
 
-    ok(gm("import", "-", "--pack-size", "40", cwd=repo, input=_varied(300)))
+    ok(gm("import", "-", "--pack-size", "40", cwd=repo, input=craft.varied_records(300)))
     imported, pending = _vectors(repo)
     assert pending == 0  # embedded by the import itself (before: every one of them)
     assert len({mid for mid, _, _ in imported}) == 300  # the repeated line confirmed one
@@ -192,7 +175,7 @@ def test_without_exact_rows_from_the_child_the_next_read_embeds(
     import sys
 
     src = tmp_path / "in.jsonl"
-    src.write_text(_varied(300))
+    src.write_text(craft.varied_records(300))
     # A fresh interpreter: a process may fork only while it is single-threaded.
     done = subprocess.run([sys.executable, "-c", _FAILING, str(repo), how, str(src)],
                           capture_output=True, text=True, check=False)
