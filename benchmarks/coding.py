@@ -55,15 +55,18 @@ def build(base: Path, memories: list[dict],  # type: ignore[type-arg]
     """A throwaway repository holding the store (after ``distractors`` synthetic
     developer notes, latency.py's, if asked); returns it and memory id -> fixture id."""
     repo = base / "repo"
-    # A pinned clock: the same recorded times every run. Ids still differ (each op
-    # names this clone's random partition), so an exact tie can break the other way
-    # and move hit@1 by a query or two between runs; hit@3 and the cut figures held.
+    # A pinned clock and a pinned clone id: an op's id hashes its time and its
+    # partition (named by the clone id, random unless written first), so every run
+    # holds the same ids and breaks exact ties alike (unpinned, hit@1 moved by a query
+    # or two between runs).
     env = dict(os.environ, HOME=str(base), GIT_CONFIG_NOSYSTEM="1",
                GIT_COMMITTER_DATE="2026-01-15T10:00:00Z", GIT_AUTHOR_DATE="2026-01-15T10:00:00Z")
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
     for name, value in (("user.name", "Bench"), ("user.email", "bench@example.com"),
                         ("gitmem.decay", "false"), ("gitmem.recordUse", "false")):
         subprocess.run(["git", "config", name, value], cwd=repo, check=True, env=env)
+    (repo / ".git" / "mem").mkdir(parents=True, exist_ok=True)
+    (repo / ".git" / "mem" / "clone-id").write_text("c10e0000be9c\n")
     if distractors:
         from latency import synthetic
 

@@ -93,6 +93,8 @@ def import_jsonl(repo: Path, records: list[dict], env: dict[str, str]) -> list[s
 
 
 DECAY = False
+PINNED_NOW = "2026-01-01T00:00:00Z"  # the time every op is written at (see main)
+CLONE_ID = "c10e0000be9c"  # the clone every repository here is (see main)
 
 
 def make_repo(base: Path, name: str, env: dict[str, str]) -> Path:
@@ -104,6 +106,8 @@ def make_repo(base: Path, name: str, env: dict[str, str]) -> Path:
         # would let earlier questions shape later answers).
         for name, value in (("gitmem.decay", "false"), ("gitmem.recordUse", "false")):
             subprocess.run(["git", "config", name, value], cwd=repo, check=True, env=env)
+    (repo / ".git" / "mem").mkdir(parents=True, exist_ok=True)
+    (repo / ".git" / "mem" / "clone-id").write_text(CLONE_ID + "\n")  # see main's env
     return repo
 
 
@@ -172,11 +176,16 @@ def main() -> None:
     if not files:
         raise SystemExit(f"no LoCoMo conversations in {args.data}")
     base = Path(tempfile.mkdtemp(prefix="gitmem-locomo-"))
+    # A memory's id hashes its op, which holds the time written and the partition
+    # (named by a random clone id): both are pinned, so every run holds the same ids
+    # and breaks exact ties alike (unpinned, R@10 moved 0.1-0.2 between runs).
     env = dict(os.environ, HOME=str(base), GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="LoCoMo",
                GIT_AUTHOR_EMAIL="locomo@example.com", GIT_COMMITTER_NAME="LoCoMo",
-               GIT_COMMITTER_EMAIL="locomo@example.com")
+               GIT_COMMITTER_EMAIL="locomo@example.com", GIT_COMMITTER_DATE=PINNED_NOW,
+               GITMEM_NOW=PINNED_NOW)
     os.environ.update({k: env[k] for k in ("HOME", "GIT_CONFIG_NOSYSTEM", "GIT_AUTHOR_NAME",
-                                           "GIT_AUTHOR_EMAIL")})
+                                           "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_DATE",
+                                           "GITMEM_NOW")})
     turn_tallies: dict[tuple[str, str], Tally] = defaultdict(Tally)  # (mode, category)
     session_scores: dict[str, list[tuple[float, float]]] = defaultdict(list)
     timings: dict[str, list[float]] = defaultdict(list)
