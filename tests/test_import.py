@@ -270,3 +270,36 @@ with gitmem.open(sys.argv[1]) as s:
     assert len(clocks) == 10 and clocks == sorted(set(clocks)), clocks
     hits = json.loads(ok(gm("list", "-n", "20", "--json", cwd=repo)).stdout)["data"]["memories"]
     assert len(hits) == 10
+
+
+def test_a_key_set_by_another_writer_during_an_import_is_replaced_too(repo: Path) -> None:
+    """The import keeps a key's current values in memory between packs; another writer
+    that set the key meanwhile left it with two current values (its own and the
+    import's next one), where a set after it replaces both."""
+    import subprocess
+    import sys
+
+    script = """
+import json, subprocess, sys
+import gitmem
+added = []
+def progress(what, done, total):
+    if what == "importing" and not added:
+        added.append(subprocess.run(["git-mem", "set", "deploy.window",
+                                     "tuesdays, from the other clone"],
+                                    cwd=sys.argv[1], capture_output=True, check=True))
+lines = [json.dumps({"text": f"note {i} about the queue"}) for i in range(9)]
+lines[1] = json.dumps({"text": "mondays", "key": "deploy.window"})
+lines[7] = json.dumps({"text": "fridays after the freeze", "key": "deploy.window"})
+with gitmem.open(sys.argv[1]) as s:
+    s.progress = progress
+    s.import_records(lines, pack_size=3)
+"""
+    done = subprocess.run([sys.executable, "-c", script, str(repo)], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(ok(gm("get", "deploy.window", "--json", cwd=repo)).stdout)["data"]
+    assert "fridays" in json.dumps(got) and "tuesdays" not in json.dumps(got), got
+    conflicts = json.loads(ok(gm("conflicts", "--json", cwd=repo)).stdout)["data"]
+    assert not any(c for c in (conflicts if isinstance(conflicts, list) else
+                               conflicts.get("conflicts", []))), conflicts

@@ -24,9 +24,8 @@ child's digest index; ~130 MB at a million memories):
    the projection replays the packs only every ``FOLD_BYTES`` and at the end)
    and appended as one commit. A failure while writing (a full disk, a kill)
    leaves the packs already written, each complete. (A key another writer sets
-   while the import runs may be left with two current values, its and the
-   import's: the projection shows it as a conflict, the later clock winning;
-   ``latest`` is not asked again once it knows a key);
+   while the import runs is replaced by the import's next line of it as well: a
+   pack that finds the ref moved asks the replayed projection again);
 4. meanwhile a forked child (``importahead.EmbedAhead``) reads the same spool and
    embeds its memories on the other core, and the import's last read takes those rows
    (``Projection.keep_rows``): the memories are searchable, vectors included,
@@ -401,7 +400,7 @@ class _Writer:
             self.pool.read(lambda _: None, embed=False)
             self.unfolded = 0
 
-    def _next_clock(self, n: int) -> Callable[[], int]:
+    def _next_clock(self, n: int, moved: Callable[[], None]) -> Callable[[], int]:
         """The first clock of the next pack of ``n`` ops: as ``Pool.next_clock`` gives
         it, with the packs not replayed yet counted in. When another writer moved
         the ref since our last pack (a lost race, an add meanwhile), from a replay
@@ -418,7 +417,9 @@ class _Writer:
             last = self.last_clock
             if (last is None or tries > 1
                     or self.pool.log.partitions().get(ref) != self.commits[-1]):
-                return self.pool.next_clock(self.partition, n)
+                first = self.pool.next_clock(self.partition, n)  # (replays everything)
+                moved()
+                return first
             top, own = self._peek(lambda p: p.clock_bounds(ref))
             first = next_clock(max(top, last), max(own, last), n)
             if clock_jump(max(own, last), first) is not None or first + n > ops.MAX_CLOCK:
@@ -454,11 +455,22 @@ class _Writer:
                 validate.check_writable(line, partition)
             return out
 
+        def moved() -> None:
+            """The projection was just replayed whole (a first pack, or another writer
+            moved the ref): a key another writer set since is current too, and this
+            pack's line of it replaces that value as well (as ``set`` would). A key
+            of no line here is asked again when a later pack meets it."""
+            from ..projection import Scope
+
+            fresh = self._peek(lambda p: {k: [r.id for r in p.keyed(Scope(shadow=False), k)]
+                                          for k in sorted(keys)})
+            self.latest = fresh
+
         last_at = items[-1][1] or now
         adds = sum(isinstance(w, ops.MemoryBody) for w, _, _ in items)
         appended = self.pool.log.append(
             partition, author, last_at[0], last_at[1], f"import {adds} memories", make,
-            next_clock=self._next_clock(len(items)),
+            next_clock=self._next_clock(len(items), moved),
         )
         self.last_clock = used[-1] + len(items) - 1
         self.unfolded += sum(map(len, appended.lines))
