@@ -302,6 +302,14 @@ def _write(pool: Pool, spool: IO[bytes], total: int, author: ops.Author, partiti
                     partition=partition, duplicates=out.duplicates)
 
 
+def _current_values(p: Projection, keys: Iterable[str]) -> dict[str, list[str]]:
+    """Each key's current values (ids), shadowed ones included: what a line of the
+    key replaces."""
+    from ..projection import Scope
+
+    return {k: [r.id for r in p.keyed(Scope(shadow=False), k)] for k in keys}
+
+
 class _Writer:
     """What the packs of one import share: the ids written (with their line),
     the existing memories confirmed, the duplicates reported, the commits.
@@ -357,8 +365,6 @@ class _Writer:
         before = self.any_before
 
         def look(p: Projection) -> tuple[list[str | None], dict[str, list[str]]]:
-            from ..projection import Scope
-
             found: list[str | None] = [None] * len(batch)
             if before:
                 found = [p.duplicate_of(c.memory.text, c.memory.kind, c.memory.key)
@@ -366,7 +372,7 @@ class _Writer:
             # A keyed line replaces the key's values, like set: the current ones, then
             # (self.latest) the previous line's. A key met for the first time was not
             # touched by the earlier packs: the projection knows its values.
-            current = {k: [r.id for r in p.keyed(Scope(shadow=False), k)] for k in keys}
+            current = _current_values(p, keys)
             return found, current
 
         existing, current = self._peek(look) if before or keys else ([None] * len(batch), {})
@@ -460,11 +466,7 @@ class _Writer:
             moved the ref): a key another writer set since is current too, and this
             pack's line of it replaces that value as well (as ``set`` would). A key
             of no line here is asked again when a later pack meets it."""
-            from ..projection import Scope
-
-            fresh = self._peek(lambda p: {k: [r.id for r in p.keyed(Scope(shadow=False), k)]
-                                          for k in sorted(keys)})
-            self.latest = fresh
+            self.latest = self._peek(lambda p: _current_values(p, sorted(keys)))
 
         last_at = items[-1][1] or now
         adds = sum(isinstance(w, ops.MemoryBody) for w, _, _ in items)

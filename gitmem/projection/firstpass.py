@@ -404,7 +404,7 @@ def candidates(hamming: Any, n: int, limit: int, zero_at: int) -> list[int] | No
     stride = 256 if n >= 256 * 64 else 16
     with memoryview(raw) as whole, whole[: 2 * n].cast("H") as dist:
         sample = sorted(dist[::stride].tolist())
-    first = t = sample[min(len(sample) - 1, max(limit // stride - 1, 0))]
+    t = sample[min(len(sample) - 1, max(limit // stride - 1, 0))]
     have = count(t)
     while have < limit:
         t += 1
@@ -416,7 +416,6 @@ def candidates(hamming: Any, n: int, limit: int, zero_at: int) -> list[int] | No
         t -= 1
     if t >= zero_at:
         return None
-    del first
     # Where the marks are: the lengths between them, summed (every step in C).
     rows: list[int] = []
     for (lo, _), marks in zip(spans, within(t)):

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import firstpass, queries
-from .stamps import Stamps
+from .stamps import KINDS, Stamps
 from .distances import cdist_into, smallest
 from .scope import Scope
 
@@ -119,8 +119,7 @@ class FirstPassFiles:
         return {"i8": path, "sign": firstpass.sign_path(path),
                 "moments": firstpass.moments_path(path)}
 
-    def stamped(self, c: sqlite3.Connection,
-                kinds: tuple[str, ...] = ("i8", "sign", "moments")) -> bool | None:
+    def stamped(self, c: sqlite3.Connection, kinds: tuple[str, ...] = KINDS) -> bool | None:
         """The files of ``kinds`` are as the last writer left them (stamps.py)."""
         return self._stamps.stamped(c, self._paths(c), kinds)
 
