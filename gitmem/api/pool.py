@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _HEX = re.compile(r"^[0-9a-f]+$")
 CACHE_DIR = "cache"
+PROGRAMS_DIR = "regex"  # in CACHE_DIR: gate/programs.py
 BUILT_MARKER = "projection-built"
 USAGE_NAME = "usage.sqlite3"  # local use counts (a salience signal), never pushed
 CORRUPT = "projection was corrupt; rebuilt it from the op-log"
@@ -78,6 +79,8 @@ class Pool:
         self.cwd = Path(os.fspath(path)) if path is not None else Path.cwd()
         self.log = Oplog(self.cwd)
         self.name = name  # "project", or "personal" for the personal pool
+        if name == "project":  # the gate's compiled patterns, beside the projection
+            gating.keep_programs_in(self.log.state_dir / CACHE_DIR / PROGRAMS_DIR)
         # This process ends with os._exit (the git-mem program): the projection's
         # connection may be left open until then (Store, connection.release).
         self.one_shot = one_shot

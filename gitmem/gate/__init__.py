@@ -27,7 +27,7 @@ them), ``languages`` (the injection rules for other languages), ``judges`` (whet
 is a credential), ``shapes`` (secrets that need no keyword), ``plugins``
 (detect-secrets, run only where it can match), ``redaction``, ``naturalness``
 (whether a token is machine-made: a learned table), ``prefilter`` (skips a rule
-a text cannot match).
+a text cannot match), ``programs`` (compiled patterns, kept between processes).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from . import programs
 from .finding import Finding
 from .fold import _FOLD, _IGNORABLE, _LOOKALIKES, DEFAULT_IGNORABLE, plain, skeleton
 from .injection import scan_injection
@@ -106,5 +107,5 @@ __all__ = [
     "scan_secrets", "scan_injection", "scan_unicode", "unicode_violations",
     "unicode_violation_positions", "plain", "skeleton", "key_block_spans",
     "DEFAULT_IGNORABLE", "DOCUMENTED_EXAMPLES", "EXTRA_COMPILED", "PLACEHOLDER_VALUE",
-    "_FOLD", "_IGNORABLE", "_LOOKALIKES",
+    "_FOLD", "_IGNORABLE", "_LOOKALIKES", "programs",
 ]

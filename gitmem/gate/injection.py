@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 
-from . import prefilter
+from . import prefilter, programs
 from .finding import Finding, _line_col
 from .fold import plain, skeleton
 from .languages import _HINTS, _LANGS, _concept
@@ -163,7 +163,7 @@ _SQUEEZED = re.compile(
 def _hint() -> re.Pattern[str]:
     # Compiled on first non-ASCII text: case-folding its CJK and Cyrillic classes
     # costs ~20 ms, which every `git mem add` would otherwise pay at import.
-    return re.compile("|".join(rf"(?P<{k}>{v})" if v.startswith("[") else rf"(?P<{k}>\b(?:{v})\b)"
+    return programs.compile("|".join(rf"(?P<{k}>{v})" if v.startswith("[") else rf"(?P<{k}>\b(?:{v})\b)"
                                for k, v in _HINTS.items()), re.IGNORECASE)
 
 
@@ -177,13 +177,13 @@ def _english_factors() -> prefilter.Present:
 @functools.cache
 def _english_rule(i: int) -> re.Pattern[str]:
     """English rule ``i`` compiled on first use (most texts lack most rules' literals)."""
-    return re.compile(INJECTION_PATTERNS[i][1])
+    return programs.compile(INJECTION_PATTERNS[i][1])
 
 
 @functools.cache
 def _language_rule(lang: str, i: int) -> re.Pattern[str]:
     """A language's rule ``i``, compiled on first use."""
-    return re.compile(_LANGS[lang][i][1])
+    return programs.compile(_LANGS[lang][i][1])
 
 
 @functools.cache
@@ -266,6 +266,9 @@ _LEET_RUN = re.compile(r"(?<![A-Za-z0-9@$|!])(?=[A-Za-z0-9@$|!]*?(?:[A-Za-z][0-9
                        r"[A-Za-z0-9@$|!]+")
 _LEET = (str.maketrans("0134578@$|!", "oieastbasli"), str.maketrans("0134578@$|!", "oleastbasli"))
 _ENCODED = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}|(?:[0-9a-fA-F]{2}){12,}")
+# What every match of _ENCODED starts with (hex digits are in the first class): a
+# quick scan that clears most texts, where _ENCODED tries both branches everywhere.
+_ENCODED_START = re.compile(r"[A-Za-z0-9+/_-]{20}")
 # Three words or more. A match may start only where a run of lower case starts (one
 # starting inside a run has one starting a letter earlier with the same tail), and
 # no word gives back a letter it took (what follows a word is never part of it):
@@ -289,7 +292,9 @@ def _readings(text: str) -> list[str]:
 
 def _decoded(text: str) -> list[str]:
     """Base64 and hex payloads of ``text`` that decode to readable text."""
-    out = []
+    out: list[str] = []
+    if not _ENCODED_START.search(text):
+        return out
     for m in _ENCODED.finditer(text):
         import base64  # here: few texts hold a long token (~0.3 ms of every scan's import)
         import binascii

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any, cast
 
+from . import programs
+
 
 _METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 
@@ -29,7 +31,7 @@ class _Lazy:
     def __getattr__(self, name: str) -> Any:
         compiled = self._compiled
         if compiled is None:
-            compiled = self._compiled = re.compile(*self._args)
+            compiled = self._compiled = programs.compile(*self._args)
             for method in _METHODS:
                 object.__setattr__(self, method, getattr(compiled, method))
         return getattr(compiled, name)

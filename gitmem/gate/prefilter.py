@@ -24,6 +24,8 @@ import importlib
 import re
 from typing import Any
 
+from . import programs
+
 # Python 3.11+ keeps the regex parser in re._parser (importing sre_parse warns).
 sre_parse: Any = importlib.import_module("re._parser")
 
@@ -193,7 +195,7 @@ class Present:
         factor inside it (``_lets``)."""
         if self._trie is None:
             factors = [f for f, _ in self.users]
-            self._trie = re.compile(f"(?=({_trie_pattern(factors)}))") if factors else re.compile("(?!)")
+            self._trie = programs.compile(f"(?=({_trie_pattern(factors)}))") if factors else re.compile("(?!)")
             users = dict(self.users)
             self._lets = {f: frozenset(i for g in factors if g in f for i in users[g]) for f in factors}
         return set(self._trie.findall(low))

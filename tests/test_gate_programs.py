@@ -1,0 +1,162 @@
+"""The gate's compiled patterns, kept between processes (gate/programs.py).
+
+A kept program must be exactly what ``re.compile`` makes (the gate's verdicts
+depend on it), be reused by the next process, and whatever is found in its
+place on disk must cost nothing but a compile."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitmem.gate import programs
+from gitmem.gate.factors import DETECT_SECRETS
+from gitmem.gate.injection import INJECTION_PATTERNS
+from gitmem.gate.languages import _LANGS
+from gitmem.gate.secrets import EXTRA_PATTERNS
+
+from conftest import gm
+
+SECRET_NOTE = "the staging db login is admin / Xy12-fern-Quartz-77"
+
+
+@pytest.fixture
+def kept(tmp_path: Path):
+    folder = tmp_path / "cache" / "regex"
+    folder.parent.mkdir()
+    programs.keep_in(folder)
+    yield folder
+    programs.keep_in(None)
+
+
+def _all_patterns() -> list[tuple[str, int]]:
+    out = [(rx, 0) for _, rx, *_ in EXTRA_PATTERNS]
+    out += [(rx, 0) for _, rx in INJECTION_PATTERNS]
+    out += [(rx, 0) for rules in _LANGS.values() for _, rx in rules]
+    out += [(rx, flags) for rx, flags in DETECT_SECRETS["patterns"]]
+    return out
+
+
+def test_every_rule_is_kept_as_exactly_what_re_compiles(kept: Path) -> None:
+    patterns = _all_patterns()
+    assert len(patterns) > 250
+    for rx, flags in patterns:
+        assert programs.compile(rx, flags) == re.compile(rx, flags)
+    files = {p.name: p.stat().st_ino for p in kept.iterdir()}
+    assert len(files) == len(set(patterns))
+    for rx, flags in patterns:  # now from the files: the same patterns, no file written again
+        compiled = programs.compile(rx, flags)
+        assert compiled == re.compile(rx, flags) and compiled.groupindex == re.compile(rx, flags).groupindex
+    assert {p.name: p.stat().st_ino for p in kept.iterdir()} == files
+
+
+def _file_of(kept: Path, rx: str, flags: int = 0) -> Path:
+    before = set(kept.iterdir()) if kept.exists() else set()
+    programs.compile(rx, flags)
+    (new,) = set(kept.iterdir()) - before
+    return new
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "fifo", "link", "huge", "directory",
+                                    "another pattern"])
+def test_whatever_is_found_in_a_programs_place_costs_only_a_compile(kept: Path, damage: str) -> None:
+    rx = r"(?i)\bpass(?:word)?\s*[:=]\s*(?P<value>\S{6,})"
+    other = r"(?i)\btoken\s*[:=]\s*(\S{6,})"
+    path = _file_of(kept, rx)
+    data = path.read_bytes()
+    path.unlink()
+    if damage == "garbage":
+        path.write_bytes(os.urandom(len(data)))
+    elif damage == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "fifo":
+        os.mkfifo(path)  # reading one blocks: it is never opened that way
+    elif damage == "link":
+        os.symlink(_file_of(kept, other), path)
+    elif damage == "huge":
+        with open(path, "wb") as fh:
+            fh.truncate(programs.MAX_BYTES + 1)
+    elif damage == "directory":
+        path.mkdir()
+    else:  # a whole, well-formed program, of another pattern, under this one's name
+        os.replace(_file_of(kept, other), path)
+    compiled = programs.compile(rx)
+    assert compiled == re.compile(rx)
+    assert compiled.search("Password: hunter22").group("value") == "hunter22"
+    if damage != "directory":  # made again, whole
+        assert path.is_file() and not path.is_symlink() and path.read_bytes() == data
+
+
+def test_a_folder_that_cannot_be_written_keeps_nothing_and_compiles(tmp_path: Path) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache folder would be")
+    programs.keep_in(blocker / "regex")
+    try:
+        assert programs.compile(r"\bkey-(\d+)") == re.compile(r"\bkey-(\d+)")
+    finally:
+        programs.keep_in(None)
+    assert blocker.read_text() == "a file where the cache folder would be"
+
+
+def test_no_folder_no_files(tmp_path: Path) -> None:
+    programs.keep_in(tmp_path / "gone" / "regex")  # its cache folder does not exist
+    try:
+        assert programs.compile(r"\bseed-(\d+)") == re.compile(r"\bseed-(\d+)")
+    finally:
+        programs.keep_in(None)
+    assert not (tmp_path / "gone").exists()
+
+
+_SCAN_ALL = """
+import json, sys
+from pathlib import Path
+from gitmem import gate
+if sys.argv[1] != "-":
+    gate.programs.keep_in(Path(sys.argv[1]))
+texts = json.loads(sys.stdin.read())
+# (sorted: detect-secrets gives equal findings in set order, which varies by process)
+print(json.dumps([sorted(f.describe() for f in gate.scan(t)) + [gate.redact(t)[0]] for t in texts]))
+"""
+
+
+def test_verdicts_are_the_same_from_kept_programs(tmp_path: Path) -> None:
+    """In fresh processes (a process compiles each rule once): no kept programs,
+    programs being kept, programs read back. Same findings, same redactions."""
+    texts = []
+    for path in sorted((Path(__file__).parent.parent / "fixtures" / "gate").rglob("*.jsonl")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        texts += [json.loads(line)["text"] for line in lines[::25] if line.strip()]
+    assert len(texts) > 300
+    folder = tmp_path / "cache" / "regex"
+    folder.parent.mkdir()
+
+    def scanned(where: str) -> list[list[str]]:
+        out = subprocess.run([sys.executable, "-c", _SCAN_ALL, where], input=json.dumps(texts),
+                             capture_output=True, text=True, check=True).stdout
+        return json.loads(out)
+
+    plain = scanned("-")
+    assert sum(1 for found in plain if len(found) > 1) > 50  # the sample holds secrets
+    assert scanned(str(folder)) == plain  # compiled and kept
+    kept = {p.name: p.stat().st_ino for p in folder.iterdir()}
+    assert len(kept) > 50
+    assert scanned(str(folder)) == plain  # read back
+    assert {p.name: p.stat().st_ino for p in folder.iterdir()} == kept
+
+
+def test_add_keeps_the_gates_programs_and_the_next_add_uses_them(repo: Path) -> None:
+    folder = repo / ".git" / "mem" / "cache" / "regex"
+    assert gm("add", "the nightly job rebuilds the search index at 02:00", cwd=repo).returncode == 0
+    first = gm("add", SECRET_NOTE, cwd=repo)
+    assert first.returncode == 11, first.stderr  # refused by the gate
+    files = {p.name: p.stat().st_ino for p in folder.iterdir()}
+    assert files
+    second = gm("add", SECRET_NOTE, cwd=repo)
+    assert second.returncode == 11 and second.stderr == first.stderr  # the same verdict, from kept programs
+    assert {p.name: p.stat().st_ino for p in folder.iterdir()} == files  # reused, none made again
