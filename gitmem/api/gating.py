@@ -12,7 +12,6 @@ a time, so what the writer accepted replays unquarantined (with the same gate).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -30,6 +29,7 @@ AUTHOR_HINT = ('use your own plain name: git config user.name "Your Name" '
 
 
 _programs: Path | None = None  # where the gate keeps compiled patterns (None: nowhere)
+_gate_module: ModuleType | None = None  # gitmem.gate, once imported here
 
 
 def keep_programs_in(directory: Path | None) -> None:
@@ -38,17 +38,20 @@ def keep_programs_in(directory: Path | None) -> None:
     gate is not imported for this."""
     global _programs
     _programs = directory
-    if "gitmem.gate" in sys.modules:
-        _gate()
+    if _gate_module is not None:
+        _gate_module.programs.keep_in(directory)
 
 
 def _gate() -> ModuleType:
-    """``gitmem.gate``, told where to keep its compiled patterns."""
-    from .. import gate
+    """``gitmem.gate``, told where to keep its compiled patterns (imported on first
+    use: a read never scans)."""
+    global _gate_module
+    if _gate_module is None:
+        from .. import gate
 
-    if gate.programs.directory() != _programs:
         gate.programs.keep_in(_programs)
-    return gate
+        _gate_module = gate
+    return _gate_module
 
 
 def gate_version() -> str:
