@@ -160,3 +160,17 @@ def test_add_keeps_the_gates_programs_and_the_next_add_uses_them(repo: Path) -> 
     second = gm("add", SECRET_NOTE, cwd=repo)
     assert second.returncode == 11 and second.stderr == first.stderr  # the same verdict, from kept programs
     assert {p.name: p.stat().st_ino for p in folder.iterdir()} == files  # reused, none made again
+
+
+def test_a_folder_that_is_a_link_is_neither_read_nor_written(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "cache").mkdir()
+    folder = tmp_path / "cache" / "regex"
+    folder.symlink_to(elsewhere)
+    programs.keep_in(folder)
+    try:
+        assert programs.compile(r"\bwallet-(\w+)") == re.compile(r"\bwallet-(\w+)")
+    finally:
+        programs.keep_in(None)
+    assert list(elsewhere.iterdir()) == []

@@ -69,7 +69,7 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 (re'
     """``re.compile(pattern, flags)``, from the kept program when there is one."""
     folder = _directory
     engine = _checked_engine() if folder is not None else None
-    if engine is None or folder is None:
+    if engine is None or folder is None or not _usable(folder):
         return re.compile(pattern, flags)
     sre, tag, typecode = engine
     key = hashes.sha256(f"{flags}\0{pattern}".encode("utf-8", "surrogatepass")).hexdigest()[:40]
@@ -80,6 +80,31 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 (re'
     compiled = re.compile(pattern, flags)
     _keep(path, pattern, flags, compiled, sre, typecode)
     return compiled
+
+
+def _usable(folder: Path) -> bool:
+    """``folder`` is a directory of its own, not a link (to anywhere else: nothing is
+    read from there or written there), or is not there yet and its parent is one
+    (it is made when first written). Asked once per process and folder."""
+    known = _usable_folders.get(folder)
+    if known is None:
+        try:
+            info = os.lstat(folder)
+            known = stat.S_ISDIR(info.st_mode)
+        except FileNotFoundError:
+            try:
+                known = stat.S_ISDIR(os.lstat(folder.parent).st_mode)
+            except OSError:
+                known = False
+        except OSError:
+            known = False
+        if not known:
+            return False  # asked again next time: a missing folder may be made meanwhile
+        _usable_folders[folder] = known
+    return known
+
+
+_usable_folders: dict[Path, bool] = {}
 
 
 def _checked_engine() -> Any:
