@@ -309,12 +309,12 @@ def test_memories_whose_ids_share_their_fts_row_are_all_indexed(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two ids sharing their first 60 bits (only a crafted pair could) must not break a
     refresh: the later one takes the next free FTS row, and both stay searchable."""
-    from gitmem.projection import fold
+    from gitmem.projection import ftsrows
 
     ok(gm("import", "-", cwd=repo, input="".join(
         json.dumps({"text": f"the {w} service writes the audit trail"}) + "\n"
         for w in ("billing", "search", "mailer"))))
-    monkeypatch.setattr(fold, "id_rowid", lambda memory_id: 7)  # every id collides
+    monkeypatch.setattr(ftsrows, "id_rowid", lambda memory_id: 7)  # every id collides
     with gitmem.open(repo) as s:
         s.rebuild()
         found = {h.text for h in s.recall("audit trail", mode="lexical", k=10)}

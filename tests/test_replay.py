@@ -24,7 +24,7 @@ from conftest import gm, init_repo
 from craft import add_op, commit_packs, partition, retire_op, set_ref
 from gitmem import ops
 from gitmem.oplog import Oplog
-from gitmem.projection import SCHEMA_VERSION, Projection, fold
+from gitmem.projection import SCHEMA_VERSION, Projection, fold, ftsrows
 
 WHO = ["ada", "brian", "chen"]
 WORDS = "cache redis tests spec make deploy cluster schema migration port api".split()
@@ -117,7 +117,7 @@ def test_full_text_rows_follow_the_ids_when_their_bits_collide(
     tmp_path_factory: object, data: tuple[dict[str, list[bytes]], list[tuple[str, int]]]
 ) -> None:
     """With 2 bits every id's natural row is taken: rows move up to stay in id order."""
-    with mock.patch.object(fold, "FTS_BITS", 2):
+    with mock.patch.object(ftsrows, "FTS_BITS", 2):
         _any_arrival_order(tmp_path_factory, data)
 
 

@@ -22,6 +22,7 @@ import msgspec
 from .. import ops, replay
 from ..model import RefreshReport
 from . import code, tables
+from .ftsrows import FtsRows
 from .rows import digest, norm, partition
 from .verdicts import Verdicts
 
@@ -63,24 +64,6 @@ def _json(value: object) -> str:
     return _encode.encode(value).decode()
 
 
-# A memory's row in memories_fts (memories.fts) increases with its id, whatever order
-# ops arrived in: FTS5 breaks bm25 ties by row, so the lexical channel's ties fall in
-# id order without a join (see lexical.py). A row is where the id's first FTS_BITS
-# bits put it (id_rowid), or just above the row of the id before it when that one is
-# there already; the ids after it that are then in the way move up one each (rare:
-# at a million memories, one id in 17 lands on a row taken). Rows are numbers an
-# FTS5 doclist stores as deltas, so the fewer the bits, the smaller the index: at
-# 100k memories 60 bits made its pages 18.4 MB, 32 bits 9.4, 24 bits 7.5 (and a
-# row number takes 4 bytes where it took 6; 22 bits would save 0.6 MB more, but
-# leave a few million memories crowding their rows).
-FTS_BITS = 24
-
-
-def id_rowid(memory_id: str) -> int:
-    """Where a memory's row in memories_fts goes when no other id is in the way."""
-    return (int(memory_id[:16], 16) >> (64 - FTS_BITS)) + 1
-
-
 def clear(c: sqlite3.Connection) -> None:
     """Empty every table the log fills (gate verdicts and meta survive)."""
     # The index first, in one step: it holds no text of its own, so deleting its
@@ -120,85 +103,10 @@ class Fold:
         self._dirty_keys: set[str] = set()  # keys whose conflict winner must be recomputed
         self._authors: dict[tuple[str, str], int] = {}  # (name, email) -> authors row
         self._commits: dict[bytes, int] = {}  # a commit id's bytes -> commits row
-        # Full-text rows not yet inserted, by memories rowid: (row in the index, text,
-        # key, tags, entities). FTS5 flushes its pending terms whenever a rowid is not
-        # above the last one, and ours follow the ids, in no order: inserted as they
-        # come, 100k rows take 6.5 s; sorted, in one go, 2.5 s. Flushed before
-        # anything moves or deletes rows of the index, and at the end of a refresh.
-        self._fts_pending: dict[int, tuple[int, str, str | None, str, str]] = {}
-        # A first replay places rows where the ids' bits put them and settles the
-        # few that collide in one pass at its end (_settle_fts): looking up each
-        # new id's neighbours would cost more than the rest of the replay.
-        self._bulk = False
-
-    def _flush_fts(self) -> None:
-        if self._bulk:
-            self._settle_fts()
-            # A first replay's rows (every row there: it began on empty tables) are not
-            # in the index yet: all of them in one statement, in row order, read from
-            # the table itself (no copy of their text is held here, so a replay of any
-            # size holds no more in memory than one of a few ops).
-            self._c.execute("INSERT INTO memories_fts(rowid, text, key, tags, entities) "
-                            "SELECT fts, text, key, tags, entities FROM memories_text "
-                            "ORDER BY fts")
-        if self._fts_pending:
-            self._c.executemany(
-                "INSERT INTO memories_fts(rowid, text, key, tags, entities) VALUES (?,?,?,?,?)",
-                sorted(self._fts_pending.values()))
-            self._fts_pending.clear()
-
-    def _settle_fts(self) -> None:
-        """End a first replay's placement: in id order, each row at its id's bits or
-        just above the row before it (memories_fts_row is made again afterwards)."""
-        c = self._c
-        self._bulk = False
-        moved: list[tuple[int, int]] = []
-        below = 0
-        for mid, rowid, fts in sorted(c.execute("SELECT id, rowid, fts FROM memories")):
-            row = max(id_rowid(mid), below + 1)
-            if row != fts:
-                moved.append((row, rowid))
-            below = row
-        c.executemany("UPDATE memories SET fts = ? WHERE rowid = ?", moved)
-
-    def _fts_place(self, memory_id: str, key: bytes) -> int:
-        """The row in memories_fts for a memory not replayed yet (``key``: its id's
-        bytes), keeping the rows in the ids' order: the memories after it whose rows
-        are in the way move up."""
-        c = self._c
-        if self._bulk:
-            return id_rowid(memory_id)  # for now: see _settle_fts
-        below, above = c.execute(
-            "SELECT (SELECT fts FROM memories WHERE digest < ?1 ORDER BY digest DESC LIMIT 1), "
-            "(SELECT fts FROM memories WHERE digest > ?1 ORDER BY digest LIMIT 1)",
-            (key,)).fetchone()
-        row = max(id_rowid(memory_id), (below or 0) + 1)
-        if above is None or above > row:
-            return row  # nearly always: nothing in the way
-        moves: list[tuple[int, int]] = []  # (memories rowid, its new row in the index)
-        top = row
-        after = c.execute("SELECT rowid, fts FROM memories WHERE digest > ? ORDER BY digest",
-                          (key,))
-        while (nxt := after.fetchone()) is not None and nxt[1] <= top:
-            top += 1
-            moves.append((nxt[0], top))
-        after.close()
-        if moves:
-            self._flush_fts()
-            for rowid, new in reversed(moves):  # the farthest first: its new row is free
-                # Out of the index by the old row and in by the new one (a forgotten
-                # memory is in neither: memories_text leaves it out).
-                c.execute("DELETE FROM memories_fts WHERE rowid = "
-                          "(SELECT fts FROM memories WHERE rowid = ?)", (rowid,))
-                c.execute("UPDATE memories SET fts = ? WHERE rowid = ?", (new, rowid))
-                c.execute("INSERT INTO memories_fts(rowid, text, key, tags, entities) "
-                          "SELECT fts, text, key, tags, entities FROM memories_text "
-                          "WHERE fts = ?", (new,))
-        return row
+        self._fts = FtsRows(c)  # each memory's row in the full-text index (ftsrows.py)
 
     def clear(self) -> None:
-        self._fts_pending.clear()
-        self._bulk = False
+        self._fts.clear()
         self._verdict.carry("1", ())
         self._authors.clear()
         self._commits.clear()
@@ -244,7 +152,7 @@ class Fold:
             else [])
         if remake:  # a first replay's random-order inserts: a page cache of 64 MiB for it
             c.execute("PRAGMA cache_size = -65536")
-            self._bulk = True
+            self._fts.bulk = True
         complete = True
         progressed = False  # a bounded refresh replays at least one commit
         for ref, tip in sorted(current.items()):
@@ -297,7 +205,7 @@ class Fold:
                 break
         for ref in gone:
             c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
-        self._flush_fts()
+        self._fts.flush()
         if remake and c.execute("SELECT 1 FROM memories_fts_idx LIMIT 1").fetchone():
             # FTS5 wrote segments as its buffer filled: merge them now (a refresh of
             # many ops would at its end), so that the indexes made next take the pages
@@ -427,13 +335,10 @@ class Fold:
                       norm(m.text), named[1] if named else None)
             insert = (f"INSERT INTO memories({_MEMORY_INSERT}) VALUES "
                       "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?)")  # 0: active
-            fts_row = self._fts_place(d.id, key)
+            fts_row = self._fts.place(d.id, key)
             rowid = c.execute(insert, (*values, fts_row)).lastrowid
             assert rowid is not None
-            if not self._bulk:  # (a first replay's rows go in from the table: _flush_fts)
-                # The index reads these columns back from the row (memories_text) when
-                # it deletes it: what it is given here must be exactly what the row holds.
-                self._fts_pending[rowid] = (fts_row, m.text, m.key, tags, entities)
+            self._fts.add(rowid, (fts_row, m.text, m.key, tags, entities))
             if m.link is not None and m.kind == "edge":  # before a forget that came first
                 c.execute("INSERT OR IGNORE INTO edges(memory, src, predicate, dst, src_name, "
                           "dst_name) VALUES (?, ?, ?, ?, ?, ?)",
@@ -511,7 +416,7 @@ class Fold:
         st = replay.fold_status(effects)
         by = st.by
         forgetting = st.status == "forgotten" and old_status != "forgotten"
-        if forgetting and not self._bulk and self._fts_pending.pop(rowid, None) is None:
+        if forgetting and not self._fts.drop_pending(rowid):
             # Out of the index first (unless it never went in: still pending, or a row
             # of a first replay, none of which is in yet): it finds the words to
             # delete in the row as it was indexed (memories_text), before the row is
@@ -559,7 +464,7 @@ class Fold:
                 (part, part),
             )
         ]
-        self._flush_fts()
+        self._fts.flush()
         # (A forgotten memory's row is no longer in the index, nor in memories_text:
         # deleting it again is a no-op, never a second removal of its words.)
         c.execute(

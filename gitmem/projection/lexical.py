@@ -69,7 +69,7 @@ def lexical(
 
     Two steps, same answer as one join: FTS5 ranks its own rows first, by bm25
     and then rowid, which is the id's order (a memory's FTS row increases with its
-    id, see fold.FTS_BITS); a join per matching row costs as much again as
+    id, see ftsrows.FTS_BITS); a join per matching row costs as much again as
     the ranking. Then only the best rows are looked up and filtered, in that
     order; if the filters leave fewer than ``limit``, the first step takes more rows.
 

@@ -191,6 +191,9 @@ def reset(c: sqlite3.Connection, meta: dict[str, str]) -> bool:
         raise
 
 
+# The text below, comments included, is what sqlite_master holds and ``check``
+# compares: an edit is a schema change (bump SCHEMA_VERSION) even when only a
+# comment changes. (So "fold.FTS_BITS" below stays: it is ftsrows.FTS_BITS now.)
 SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 -- Each partition replayed: the tip replayed (NULL while its first commit is) and
