@@ -846,3 +846,69 @@ def test_round_seven_shapes_are_refused(text: str) -> None:
 ])
 def test_round_seven_look_alikes_pass(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)
+
+
+# Round 8 (gate 21): written for the families round 8's dev part showed, not copied from it.
+@pytest.mark.parametrize("text", [
+    'let GiteaToken = "9b1f7c3e5a2d4f6081b3c5e7d9f1a3c5e7b9d1f3"',  # a PascalCase name
+    "    private val stagingAdminKey = \"OPS-PRD-7K2Q9X-M4ZP8R-TT31QA\"",
+    "ALIYUN_APPSECRET=7c1e9a3b5d7f9e1c3a5b7d9f1e3c5a7b",
+    "APPKEY: 4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e",
+    'bind_password = """Tq7#vLp2Rz9wKx"""',
+    "la contraseña del router es lemon anchor violet 417",
+    "| service | password |\n|---|---|\n| backup-nas | `pepper-violet-anchor-river58` |",
+    "<key>SegmentWriteKey</key>\n<string>Hq8ZkR2mLw5Tn9Vb3Xc7Pd1Fs6Gj4Yt0</string>",
+    '<meta-data android:name="io.acme.API_KEY" android:value="ak_7Kq2Lm9Xz4Wv8Rt3Np6B" />',
+    '<Pass encoding="base64">c2VjcmV0LWxhbnRlcm4tOTE=</Pass>',
+    "rpc: https://polygon-mainnet.g.alchemy.com/v2/Xk29dLm4Qz8WvB7nR3tY6pH1sJ5cF0aE",
+    "INFURA_URL=https://mainnet.infura.io/v3/5e8a1c3f7b9d2e4a6c8f0b1d3e5a7c9f",
+    "smtp key: xsmtpsib-" + "a1b2c3d4e5f60718" * 4 + "-Zq8Lm2Vx7Rk4Pt9W",
+    "db.url=jdbc:oracle:thin:REPORTS/Wq7x!2mLp9@//db-3.internal:1521/ORCL",
+    '      "plaintext_value": "q8Zx2LmVw7Rk4Pt9",',
+    "INSERT INTO settings VALUES (7,'smtp_pass','Zx8#vLq2-Wm9','yes');",
+    "COPY public.tokens (id, owner, api_secret) FROM stdin;\n1\tops\tq8ZkR2mLw5Tn9Vb3Xc7Pd1Fs6Gj4Yt0A\n\\.",
+    "data key (AES-256-GCM) for the archive bucket, hex: " + "9f3c1a7e5b2d4f60" * 4,
+    "backup-codes.txt:\n3f9a1-7c2e4\n8d0b5-2a6f1\n6e4c9-1b3d7",
+    "grafana is admin/lemon-harbor-violet-crane42",
+    "the switch is root, Kx#92mLq!v",
+])
+def test_round_eight_shapes_are_refused(text: str) -> None:
+    assert [f for f in gate.scan(text) if f.category == "secret"], text
+
+
+@pytest.mark.parametrize("text", [
+    # names that say the value is a hash, a command or a file of the secret
+    '{"type": "Secret Keyword", "hashed_secret": "5baa61e4c9b93f3f0682250b6cf8331b7ee68fd8"}',
+    "password_sha256: 5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8",
+    'passwordeval = "gpg --quiet --decrypt ~/.msmtp-pass.gpg"',
+    'token_command = "op read op://ci/deploy/token"',
+    "make one with `openssl rand -hex 32` and keep it in the vault",
+    '{"auth":{"client_token":"hmac-sha256:7f3a9c1e5b2d4f6081b3c5e7d9f1a3c5e7b9d1f3a5c7e9b1d3f5a7c9e1b3d5f7"}}',
+    # digests, templates, public blocks, published test vectors
+    '"integrity": "sha512-Q8ZkR2mLw5Tn9Vb3Xc7Pd1Fs6Gj4Yt0AQ8ZkR2mLw5Tn9Vb3Xc7Pd1Fs6Gj4Yt0AQ8ZkR2mLw5Tn9Vb3Xc7Pd1Fs6Gj4Yt0A=="',
+    "narHash = sha256-Zk3p9Lq2Wv8Xm4Rt7Bn1Cd6Fh5Gj0Ks+Ty2Ua9Ve3Wx=",
+    "presigned: https://<bucket>.s3.amazonaws.com/<key>?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=<id>",
+    "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBGX3kLwBEAC7Zq8Lm2Vx7Rk4Pt9Wb3Ny6CfHj1Ds5Ga0Eu8Ti2Yo4Qp7Kz3Xw\n-----END PGP PUBLIC KEY BLOCK-----",
+    "PBKDF2 test vector (RFC 6070): P=password S=salt c=2 -> ea6c014dc72d6f8ccd1ed92ace1d41f0d8de8957",
+    "HMAC-SHA-256 key = 0x0b x 20, data = 'Hi There', expected = b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7",
+    # manifests and tables without a credential in them
+    "<key>CFBundleIdentifier</key>\n<string>com.acme.FieldApp2</string>",
+    "<key>APIKeyPlaceholder</key>\n<string>$(API_KEY)</string>",
+    '<meta-data android:name="io.acme.API_KEY" android:value="@string/api_key" />',
+    '<meta-data android:name="com.google.android.geo.API_KEY" android:value="${MAPS_API_KEY}" />',
+    "<pass>true</pass>",
+    "COPY public.users (id, email, password_hash) FROM stdin;\n1\ta@b.co\t$2b$12$notreal\n\\.",
+    "| system | password |\n|---|---|\n| ftp | see 1Password |",
+    "the cache key for the build is 4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e",
+    "data key id: 4f6a8c0e-2b4d-6f8a-0c2e-4b6d8f0a2c4e",
+    "signing key fingerprint: 4F6A8C0E2B4D6F8A0C2E4B6D8F0A2C4E6B8D0F2A",
+    "jdbc:oracle:thin:@//db-3.internal:1521/ORCL (user and password come from the wallet)",
+    "jdbc:oracle:thin:${DB_USER}/${DB_PASS}@//db-3.internal:1521/ORCL",
+    '"plaintext_value": "",',
+    "roles: admin, editor, viewer",
+    "see admin/users and root/settings in the console",
+    "ssh root@10.0.4.12, then sudo -i",
+    "OAuth client id (public): 1234567890-abcdefghijklmnopqrstuvwxyz012345.apps.googleusercontent.com",
+])
+def test_round_eight_look_alikes_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)

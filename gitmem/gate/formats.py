@@ -107,8 +107,23 @@ FORMATS: list[tuple[str, str, str]] = [
     ("pgpass-line", r"(?<![\w.:-])[\w.-]+:(?:\d{1,5}|\*):[\w*.-]+:[\w*.-]+:(?![*$<{])[^\s:]{4,}",
      "a ~/.pgpass line: host:port:db:user:password"),
     ("xml-password-element",
-     r"(?i)<((?:\w+)?(?:password|passwd|secret|token|api_?key|access_?key|client_?secret))>(?![$<{])[^<\s]{4,}</\1>",
-     "Maven settings.xml, .NET config"),
+     r"(?i)<((?:\w+)?(?:password|passwd|secret|token|api_?key|access_?key|client_?secret))>(?![$<{])[^<\s]{4,}</\1>"
+     # ... with attributes (FileZilla's <Pass encoding="base64">), "pass" too when the value has a digit or symbol
+     r"|<((?i:(?:\w+)?(?:pass|password|passwd|secret|token|api_?key|access_?key|client_?secret)))\s[^<>\n]{0,80}>"
+     r"(?![$<{])(?=[^<\s]{0,200}[\d+/=!@#%^&*])[^<\s]{4,}</\2>",
+     "Maven settings.xml, .NET config, FileZilla's sitemanager.xml"),
+    ("alchemy-infura-rpc-key",
+     r"\b[a-z0-9-]+\.g\.alchemy\.com/(?:v2|nft/v[23])/[A-Za-z0-9_-]{32}" + _END
+     + r"|\binfura\.io/v3/[0-9a-f]{32}(?![0-9A-Za-z])",
+     "an Ethereum RPC URL holds the project's key in its path (Alchemy, Infura)"),
+    ("brevo-key", r"\bx(?:keysib|smtpsib)-[0-9a-f]{64}-[A-Za-z0-9]{16}" + _END,
+     "Brevo (Sendinblue) API and SMTP keys"),
+    ("jdbc-oracle-credentials",
+     r"\bjdbc:oracle:(?:thin|oci):(?![$<{])[^/\s:@\"'();]{1,64}/(?![$<{])(?=[^@\s\"']{0,64}[\d!#$%^&*+=?])[^@\s\"']{4,64}@",
+     "jdbc:oracle:thin:USER/PASSWORD@host: Oracle's URL puts the password before the @"),
+    ("terraform-state-plaintext",
+     r"\"plaintext_value\"\s*:\s*\"(?![$<{])[^\"\s]{6,}\"",
+     "a terraform.tfstate keeps a github_actions_secret's value in plaintext_value"),
     ("mysql-inline-password", r"\bmysql\w*\b[^\n]*?(?<!\S)-p(?:'[^'\s]{4,}'|\"[^\"\s]{4,}\"|[^\s'\"]{4,})",
      "mysql -pSECRET on a command line"),
 ]

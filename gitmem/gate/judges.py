@@ -29,6 +29,8 @@ def _machine_or_chosen(m: re.Match[str]) -> bool:
     value = m.group("value")
     if _NOT_A_CREDENTIAL.search(m.string, max(0, m.start() - 20), m.start("value")):
         return False
+    if NAMES_A_DIGEST.search(m.string, m.start(), m.start("value")) or _DIGEST_VALUE.match(value):
+        return False  # "hashed_secret": <sha1>, "client_token": "hmac-sha256:...": what was kept of it
     return any(ch.isdigit() for ch in value) or naturalness.bits_per_char(value) >= _NAME_BITS
 
 
@@ -63,6 +65,15 @@ _NOT_A_CREDENTIAL = lazy(
     r"|resume|lock|cancel\w*|lifecycle[ _-]?action|work[ _-]?unit)[ _-]?token")
 
 
+# A setting named for what was kept of a secret, not the secret: its hash, or the command
+# or file that gives it (hashed_secret, password_sha256, password_command, token_file).
+NAMES_A_DIGEST = lazy(
+    r"(?i)(?:hash(?:ed)?|digest|checksum|fingerprint)[_ -]?(?:secret|password|passwd|pass|pwd|token|key)"
+    r"|(?:secret|password|passwd|pass|pwd|token|key)[_ -]?(?:command|cmd|eval|hash(?:ed)?|digest|checksum|sha\d*|md5|fingerprint)\b")
+# A value that names the digest it is (Vault's audit log writes "hmac-sha256:<hex>").
+_DIGEST_VALUE = lazy(r"(?i)[\"'`]?(?:hmac-)?(?:sha\d*|md5|blake2\w*|sha3-\d+)[:-][0-9a-f]{16,}")
+
+
 _KEY_WORD_BEFORE = lazy(KEY_WORD_BEFORE_VALUE)
 
 
@@ -76,7 +87,7 @@ def _after_a_key_word(m: re.Match[str]) -> bool:
 
 
 # Words that say a hex value is a digest of something ("sha256 of the key file: <hex>").
-_A_DIGEST = lazy(r"(?i)\b(?:sha-?\d*|md5|checksum|digest|hash|fingerprint|integrity)\b")
+_A_DIGEST = lazy(r"(?i)(?<![a-z])(?:sha-?\d*|md5|checksum|digest|hash(?:ed|es)?|fingerprint|integrity)(?![a-z])")
 
 
 _ONES_OWN = lazy(r"(?i)\b(?:my|personal|own|temporary|temp|private)\s+(?:api\s+|access\s+)?$")
@@ -96,7 +107,8 @@ VALUE_JUDGES = {"keyword-assignment": _machine_or_chosen, "credential-call": _ma
                 "app-password-groups": _machine_or_chosen, "host-user-password-call": _strong,
                 "stand-in-credential": _made_by_a_machine, "key-argument": _made_by_a_machine,
                 "set-token-command": _made_by_a_machine, "credential-word-hex": _after_a_key_word,
-                "grouped-key-after-key": _after_a_key_word, "personal-key-hex": _called_ones_own}
+                "grouped-key-after-key": _after_a_key_word, "personal-key-hex": _called_ones_own,
+                "plist-credential": _machine_or_chosen, "android-meta-credential": _machine_or_chosen}
 
 
 # A run of one character standing in for a value (ghp_xxxx..., T00000000, ****).

@@ -14,7 +14,7 @@ from typing import Any
 
 from . import prefilter, programs
 from .finding import Finding
-from .judges import _words_only
+from .judges import NAMES_A_DIGEST, _words_only
 from .lazyre import lazy
 
 # KeywordDetector (quoted form) also fires on obvious placeholders.
@@ -149,6 +149,11 @@ def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] 
                 if col and secret.type in ("Secret Keyword", "IBM Cloud IAM Key") and _PUBLIC_KEY_BEFORE.search(
                         line, 0, col - 1):
                     continue
+                if secret.type == "Secret Keyword" and (
+                        value.startswith("`") or (col >= 2 and line[col - 2] == "`")  # "a strong
+                        # secret: `openssl rand -base64 32`": a command in backticks
+                        or (col and NAMES_A_DIGEST.search(line, max(0, col - 60), col - 1))):
+                    continue  # "hashed_secret": ..., password_command = "pass show ...": not the secret
                 span = None
                 if col:
                     # Plugins with capture groups report only a prefix ("ghp"): mask the

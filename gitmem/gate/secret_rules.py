@@ -68,7 +68,7 @@ _JOINED_PHRASE = (rf"(?-i:(?=[a-z]{{3,10}}[-_.+][a-z]{{3,10}}[-_.+][a-z]{{3}})"
 # ends like a verb or an adverb (rotated, expiring, weekly) makes it prose.
 _SPACED_PHRASE = (rf"(?-i:(?=[a-z]{{3,10}} [a-z]{{3,10}} [a-z]{{3}})"
                   rf"(?!(?:[a-z]{{3,10}} ){{0,4}}(?:{_NOT_A_PHRASE_WORD}|[a-z]{{1,10}}(?:ed|ing|ly))(?![a-z]))"
-                  r"[a-z]{3,10}(?: [a-z]{3,10}){2,4})"
+                  r"[a-z]{3,10}(?: [a-z]{3,10}){2,4}(?: \d{1,6})?)"  # (and a number: "marble vortex granite 984")
                   r"(?=[\"'`]?[ \t]*(?:$|[\n.,;!?)(\[]|[–—]|-\s))")
 # What follows a password word when the words after it describe it, not give it:
 # "password hint: ...", "password policy: ...", "password manager: ...".
@@ -106,7 +106,7 @@ EXTRA_PATTERNS += [
     ("default-account-password",
      r"(?<![/\w.-])(?:admin|administrator|root|sa|postgres|guest|elastic|jenkins|ubuntu|pi)\s?[:/]\s?"
      r"(?=\S{0,64}[A-Z])(?=\S{0,64}[a-z])(?=\S{0,64}\d)[^\s/:@]{6,}", "admin:Password1 with no keyword near it"),
-    ("recovery-codes", r"(?i)\b(?:backup|recovery|2fa|mfa|one-time|scratch)\s+codes?\b[^\n]{0,80}?\n?\s*"
+    ("recovery-codes", r"(?i)\b(?:backup|recovery|2fa|mfa|one-time|scratch)[\s_-]+codes?\b[^\n]{0,80}?\n?\s*"
      r"(?:\b(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9]{4,5}-[a-z0-9]{4,5}\b|\b\d{4,8}(?:(?:[ ,;]+|[ \t]*\n[ \t]*)\d{4,8}){3}"
      r"|(?<=\bis )(?=[a-z0-9]{0,11}\d)(?=[a-z0-9]{0,11}[a-z])[a-z0-9]{8,12}\b)",
      "account recovery codes (hyphenated, or a run of digit groups)"),
@@ -114,7 +114,7 @@ EXTRA_PATTERNS += [
 
 _KW = (r"(?:pass(?:word|wd|phrase|code)?|pwd|pw|secret|token|creds?|credentials?|api[_ -]?key|apikey"
        r"|access[_ -]?key|secret[_ -]?key|private[_ -]?key|signing[_ -]?key|encryption[_ -]?key"
-       r"|master[_ .-]?key|license[_ .-]?key|(?:unseal|recovery|integration|routing)[_ -]?keys?|app(?:lication)?[_ -]key|client[_ -]?secret|auth|pat|login"
+       r"|master[_ .-]?key|license[_ .-]?key|(?:unseal|recovery|integration|routing)[_ -]?keys?|app(?:lication)?[_ -]?(?:key|secret)|admin[_ -]?key|client[_ -]?secret|auth|pat|login"
        r"|seed|community[_ -]string|access(?=\s+for\s)"
        r"|(?:cl(?:é|e)|schl(?:ü|u)ssel|chave|chiave|sleutel|klucz|ключ|kl(?:í|i)(?:č|c)|anahtar\w?|nyckel\w?"
        r"|n(?:ø|o)gle|avain)[\s_-]*(?:de\s+|d'|do\s+|da\s+|dell'|della\s+)?(?:l'|la\s+)?(?:api|sdk|secr\w+|acc\w+)"
@@ -137,8 +137,8 @@ _PW_WORDS = (r"passwort\w*|kennwort\w*|contrase(?:ñ|n)a\w*|mot de passe|wachtwo
 _HUMAN_KW = (rf"(?:pass(?:word|wd|phrase|code)?|pwd|pw|login|creds?|credentials?|{_PW_WORDS}"
              r"|(?:wi-?fi|wlan|wpa[23]?)[ -]?(?:key|psk|passphrase|code)|psk)")  # chosen by people
 # bounded repetitions: an unbounded (?:[A-Za-z0-9]+[_.-])* is quadratic on long snake_case runs
-_PRE = r"(?<![A-Za-z0-9])(?<!\d{12}:)_?(?:[A-Za-z0-9]{1,40}[_.-]){0,6}(?:(?-i:[a-z][a-z0-9]{0,39}(?:[A-Z][a-z0-9]{1,20}){0,3}(?=[A-Z])))?(?:pg)?"
-_POST = r"(?![_.-](?:stdin|file|path|env|cmd|command|fd|prompt)\b)(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])"
+_PRE = r"(?<![A-Za-z0-9])(?<!\d{12}:)_?(?:[A-Za-z0-9]{1,40}[_.-]){0,6}(?:(?-i:(?:[a-z][a-z0-9]{0,39}|[A-Z][a-z0-9]{1,39})(?:[A-Z][a-z0-9]{1,20}){0,3}(?=[A-Z])))?(?:pg)?"
+_POST = r"(?![_.-](?:stdin|file|path|env|cmd|command|eval|fd|prompt|sha\d*|md5|hash(?:ed)?|digest|checksum|fingerprint)\b)(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])"
 _GAP = r"(?:\s+(?:(?!\(\?)[^\s:=`\[\]^{}]){1,60}){0,8}?"                     # "password for the lab router is ..."
 _SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|->|→|[:=：])\s*|\s+(?:you asked for|you wanted|as requested)\s*:?\s*|\\\"\s*:\s*\\?(?=\")|\s*(?:は|是|为|為|는|은)\s*"
         r"|\s*:\s*&?(?:'static\s+)?[A-Za-z_][\w:<>\[\]]{0,80}\s*=\s*"  # const PASS: &str = ... (bounded: a run of "pw:pw:..." made it quadratic)
@@ -153,7 +153,7 @@ _SWITCH = r"(?:[a-z](?=[A-Z0-9])|[A-Z](?=[a-z0-9])|[0-9](?=[A-Za-z]))"  # letter
 _VALUE = (r"(?![\"'`]?(?:env|vault|ssm|op|arn|secretsmanager|sops|keychain|file):)"  # references
           r"(?!(?:SHA256|SHA1|MD5):[A-Za-z0-9+/:]{16,})"          # an SSH key's fingerprint
           r"(?:[\w.@-]+ ?[/:] ?)?"                        # optional "user / " or "user:" before it
-          r"[\"'`]?"
+          r"(?:\"\"\"|'''|[\"'`])?"                       # (a triple-quoted string too)
           rf"(?![<{{$*\[(%^]|~/|\.{{1,2}}/|https?://|pk[._](?:live_|test_|eyJ)|{_NOT_VALUE})"  # placeholders, regexes, paths, URLs, publishable keys
           rf"(?!{_V}{{0,64}}?\[[^\]\s]{{0,64}}-)"                          # a regex character class
           r"(?!/[\w.-]+/[\w./-]*(?![^\s\"'`,;]))"          # absolute paths
@@ -201,10 +201,11 @@ EXTRA_PATTERNS += [
      rf"|\s-pw?\s*{_HUMAN}[^\n|;&]{{0,200}}?\s{_USER_OPT}",
      "xfreerdp /p:..., lftp -u user,pass, net user NAME PASS, openssl -k, a -p beside -u/-l/--user"),
     ("password-literal-pair",
-     r"\(\s*(['\"])(?:[\w.-]{0,40}[_.-])?(?i:password|passwd|pwd|secret|token|api[_-]?key|apikey)\1"
-     r"\s*,\s*(['\"])(?![$<{])(?=[^'\"\n]{0,64}[A-Za-z])(?=[^'\"\n]{0,64}[\d!@#$%^&*?~+])[^'\"\s]{6,}\2\s*\)"
-     r"|(['\"])(?:[\w.-]{0,40}[_.-])?(?i:password|passwd|pwd|secret|token|api[_-]?key|apikey)\3"
-     r"\s*=>\s*(['\"])(?![$<{])(?=[^'\"\n]{0,64}[A-Za-z])(?=[^'\"\n]{0,64}[\d!@#$%^&*?~+])[^'\"\s]{6,}\4",
+     r"(?:\(\s*(['\"])(?:[\w.-]{0,40}[_.-])?|,\s*(['\"])[\w.-]{1,40}[_.-])"  # (a row of SQL: a named setting)
+     r"(?i:pass|password|passwd|pwd|secret|token|api[_-]?key|apikey)(?:\1|\2)"
+     r"\s*,\s*(['\"])(?![$<{])(?=[^'\"\n]{0,64}[A-Za-z])(?=[^'\"\n]{0,64}[\d!@#$%^&*?~+])[^'\"\s]{6,}\3\s*[),]"
+     r"|(['\"])(?:[\w.-]{0,40}[_.-])?(?i:password|passwd|pwd|secret|token|api[_-]?key|apikey)\4"
+     r"\s*=>\s*(['\"])(?![$<{])(?=[^'\"\n]{0,64}[A-Za-z])(?=[^'\"\n]{0,64}[\d!@#$%^&*?~+])[^'\"\s]{6,}\5",
      "setProperty(\"password\", \"...\") (a call of two strings), {'password' => '...'} in code"),
     ("network-password-pair",
      rf"(?i:\b(?:wifi|wi-fi|wlan|ssid)\b[^\n/]{{0,40}}?[:\s]\s*['\"]?[\w.@-]+['\"]?\s*/\s*){_HUMAN}",
@@ -494,6 +495,30 @@ EXTRA_PATTERNS += [
     ("xml-add-key-value",
      rf"(?i)<add\s+key\s*=\s*\"[^\"\n]*(?:password|passwd|pwd|secret|token|api_?key)[^\"\n]*\"\s+value\s*=\s*\"{_HUMAN}\"",
      "<add key=\"ClearTextPassword\" value=\"...\" /> (NuGet.Config, .NET appSettings)"),
+    # A setting named for a credential in an app's manifest: an iOS Info.plist's key and
+    # string, an Android manifest's meta-data name and value (judges.py: random or chosen).
+    ("plist-credential",
+     r"<key>\s*[\w.-]{0,60}?(?i:token|secret|api_?key|app_?key|access_?key|auth_?key|password|passwd"
+     r"|private_?key|client_?secret)\s*</key>\s*<string>\s*(?![$@{(%])(?P<value>[^<\s]{8,})\s*</string>",
+     "<key>DdApiKey</key><string>...</string> in an Info.plist"),
+    ("android-meta-credential",
+     r"android:name\s*=\s*\"[\w.]{0,80}?(?i:secret|token|api_?key|app_?key|password)\"\s+"
+     r"android:value\s*=\s*\"(?![$@{(%])(?P<value>[^\"\s]{8,})\"",
+     "<meta-data android:name=\"...APP_SECRET\" android:value=\"...\"/> in an AndroidManifest.xml"),
+    # A symmetric key in hex, called one: "AES-256-GCM key for the PII column (prod), hex: <64 hex>".
+    ("encryption-key-hex",
+     r"(?i)\b(?:aes(?:-?\d{3})?(?:-[a-z]{2,3})?|encryption|cipher|data|master|signing|hmac|dek|kek|wrapping)"
+     r"\b[^\n]{0,12}?\bkey\b(?:(?!sha-?\d|md5|hash|digest|checksum|fingerprint|commit|\bids?\b|expected|output|result)[^\n]){0,60}?"
+     r"(?-i:(?<![0-9A-Za-z])(?:[0-9a-f]{32,128}|[0-9A-F]{32,128})(?![0-9A-Za-z]))",
+     "32+ hex digits after a data or signing key's name, further away than hex-near-key looks"),
+    # A well-known administrator account and its password side by side, with no word for it:
+    # "jenkins admin/basil-anchor-juniper-maple91", "the controller is admin, Xk#92..."
+    ("admin-password-pair",
+     r"(?i)(?<![\w/.@-])(?:admin|root|administrator)(?:\s*/\s*|,\s*)"
+     r"(?-i:[a-z]{3,10}(?:[-_.][a-z]{3,10}){2,6}\d{1,4}"
+     r"|(?=[^\s,/<>{}]{0,64}[a-z])(?=[^\s,/<>{}]{0,64}[A-Z])(?=[^\s,/<>{}]{0,64}\d)(?=[^\s,/<>{}]{0,64}[!@#$%^&*?~+=])"
+     r"[^\s,/<>{}]{8,64})(?![\w-])",
+     "admin/PASSWORD, root, PASSWORD: an administrator's login written as a pair"),
     ("snmp-community-config", rf"(?i)\bsnmp-server\s+community\s+{_HUMAN}\s+(?:RO|RW)\b",
      "an SNMP community in a switch's config (IOS, NX-OS)"),
     ("reset-password-output",

@@ -102,7 +102,18 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
         return out
     encrypted = [(m.start(), m.end(), m.group().startswith(("ENC[", "secure:")))
                  for m in _ENCRYPTED.finditer(text)]  # once per text, not per finding
-    return [(f, span) for f, span in out if span is None or not _stand_in(text, span, encrypted)]
+    # ... and so the lines that say they hold a published test vector (RFC 6070's PBKDF2
+    # ones): public by design. (Once per text: a search of its line per finding was
+    # quadratic on one long line.)
+    vectors = [(text.rfind("\n", 0, m.start()) + 1, _line_end(text, m.end()))
+               for m in _TEST_VECTOR.finditer(text)]
+    return [(f, span) for f, span in out
+            if span is None or not _stand_in(text, span, encrypted, vectors)]
+
+
+def _line_end(text: str, at: int) -> int:
+    end = text.find("\n", at)
+    return end if end >= 0 else len(text)
 
 
 # Values encrypted for a secret manager: sops and hiera-eyaml ENC[...], Pulumi's
@@ -112,11 +123,17 @@ _ENCRYPTED = lazy(
     r"|^([ \t]*)encryptedData:[^\n]*(?:\n\1[ \t]+[^\n]*)*", re.M)
 
 
-def _stand_in(text: str, span: tuple[int, int],
-              encrypted: list[tuple[int, int, bool]]) -> bool:
-    """The finding at ``span`` is a placeholder or lies in an ``encrypted`` value
-    ((start, end, whether a finding that only ends inside it counts)), not a secret."""
+_TEST_VECTOR = lazy(r"(?i)\btest[ -]vectors?\b")
+
+
+def _stand_in(text: str, span: tuple[int, int], encrypted: list[tuple[int, int, bool]],
+              vectors: list[tuple[int, int]]) -> bool:
+    """The finding at ``span`` is a placeholder, lies in an ``encrypted`` value ((start,
+    end, whether a finding that only ends inside it counts)) or on a line of ``vectors``
+    (start, end), not a secret."""
     if _FILLER.search(text, span[0], span[1]):
+        return True
+    if any(start <= span[0] and span[1] <= end for start, end in vectors):
         return True
     return any(start <= span[0] + 1 and span[1] <= end + 1 or
                tail and start <= span[1] - 1 < end for start, end, tail in encrypted)

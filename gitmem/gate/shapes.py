@@ -58,7 +58,7 @@ _HASH_PART = lazy(r"(?:^|[-_.])[0-9a-f]{32,}(?:$|[-_.])")
 _ID_PREFIX = lazy(r"^[A-Za-z]{1,10}[_-]")
 # One name of a dotted chain: CamelCase words, capitals, digits, joined by underscores.
 _NAME_PART = lazy(r"(?:[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+[0-9]*|[0-9]+)(?:_(?:[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+[0-9]*|[0-9]+))*")
-_PUBLIC_BLOCK = lazy(r"-----BEGIN (?:[A-Z0-9 ]+ )?(?:PUBLIC KEY|CERTIFICATE(?: REQUEST)?)-----")
+_PUBLIC_BLOCK = lazy(r"-----BEGIN (?:[A-Z0-9 ]+ )?(?:PUBLIC KEY(?: BLOCK)?|CERTIFICATE(?: REQUEST)?|SIGNATURE)-----")
 
 
 def _switches(token: str) -> int:
@@ -160,7 +160,7 @@ _HAS_STRONG = lazy(r"[!#$%&*+=?@^~]")
 _TWO_STRONG = lazy(r"[!#$%&*+=?@^~][^!#$%&*+=?@^~]*[!#$%&*+=?@^~]")
 _NAME_EQUALS = lazy(r"[A-Za-z_][A-Za-z_.-]*=")  # "name=value": judge the value
 _WORD_DASH = lazy(r"[a-z]{3,12}-")  # "label-value"
-_QUERY = lazy(r"[A-Za-z_]\w*=[^&=]*&[A-Za-z_]\w*=")  # a=1&b=2
+_QUERY = lazy(r"[A-Za-z_][\w.-]*=[^&=]*&[A-Za-z_][\w.-]*=")  # a=1&b=2, X-Amz-Algorithm=...&X-Amz-Credential=
 _ESCAPE_END = lazy(r"(?:\\[rnt])+$")  # send "...\r" in an expect script
 _EMAIL = lazy(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
@@ -218,9 +218,13 @@ def generated_password_spans(text: str, holds_secret: Callable[[str], object]) -
         word = _WORD_DASH.match(token)
         if word and naturalness.bits_per_char(word.group()) < _NAME_BITS:
             start, token = start + word.end(), token[word.end():]  # nonce-..., sha256-...: a label
-        if _symbol_rich(token, holds_secret):
+        if _symbol_rich(token, holds_secret) and not _SRI.fullmatch(token):
             spans.append((start, start + len(token)))
     return spans
+
+
+# A digest as Subresource Integrity and Nix write it (sha256-<base64>): in lockfiles.
+_SRI = lazy(r"(?:sha(?:1|256|384|512)|md5)-[A-Za-z0-9+/]{20,}={0,2}")
 
 
 # A table's header cell that names a credential column: password, secret, token, API key, ...
@@ -241,7 +245,16 @@ def table_cell_spans(text: str) -> list[tuple[int, int]]:
     lines = text.split("\n")
     offset, columns, sep = 0, None, ""
     for line in lines:
-        if not _TABLE_LINE.match(line):
+        copy = _COPY_HEADER.match(line) if line.startswith("COPY") else None
+        if copy:  # a PostgreSQL dump: its columns named here, rows tab-separated below
+            sep = "\t"
+            names = [(0, name) for name in copy.group(1).split(",")]
+            found = [(i, bool(m.group("key"))) for i, (_, name) in enumerate(names)
+                     if (m := _CREDENTIAL_HEADER.match(name.strip().strip('"')))]
+            columns = found or None
+        elif sep == "\t" and columns is not None and line != "\\.":
+            _judge_cells(line, sep, columns, offset, spans)
+        elif not _TABLE_LINE.match(line):
             columns = None
         elif columns is None:
             sep = "|" if line.strip().startswith("|") else ","
@@ -250,16 +263,27 @@ def table_cell_spans(text: str) -> list[tuple[int, int]]:
                      if (m := _CREDENTIAL_HEADER.match(cell.strip()))]
             columns = found or None
         else:
-            cells = _cells(line, sep)
-            for i, just_key in columns:
-                if i < len(cells):
-                    start, cell = cells[i]
-                    value = cell.strip().strip("`'\"")
-                    if value and _a_credential(value, machine_made=just_key):
-                        at = offset + start + cell.index(value)
-                        spans.append((at, at + len(value)))
+            _judge_cells(line, sep, columns, offset, spans)
         offset += len(line) + 1
     return spans
+
+
+# A PostgreSQL dump's COPY line, which names the columns of the rows that follow.
+_COPY_HEADER = lazy(r'COPY\s+[\w."]+\s*\(([^)\n]{1,2000})\)\s+FROM\s+stdin;?\s*$')
+
+
+def _judge_cells(line: str, sep: str, columns: list[tuple[int, bool]], offset: int,
+                 spans: list[tuple[int, int]]) -> None:
+    """Add to ``spans`` the credentials in ``columns`` (index, whether the header only
+    says "key") of one table line at ``offset`` of the text."""
+    cells = _cells(line, sep)
+    for i, just_key in columns:
+        if i < len(cells):
+            start, cell = cells[i]
+            value = cell.strip().strip("`'\"")
+            if value and _a_credential(value, machine_made=just_key):
+                at = offset + start + cell.index(value)
+                spans.append((at, at + len(value)))
 
 
 def _cells(line: str, sep: str) -> list[tuple[int, str]]:
@@ -270,14 +294,14 @@ def _cells(line: str, sep: str) -> list[tuple[int, str]]:
         parts = line[first + 1:].split("|")[:-1]
         start = first + 1
     else:
-        parts = line.split(",")
+        parts = line.split(sep)
     for part in parts:
         out.append((start, part))
         start += len(part) + 1
     return out
 
 
-_PASSPHRASE_CELL = lazy(_JOINED_PHRASE)
+_PASSPHRASE_CELL = lazy(rf"{_JOINED_PHRASE}|[a-z]{{3,10}}(?:-[a-z]{{3,10}}){{2,6}}\d{{1,4}}")  # (walnut-lotus-canvas33)
 
 
 def _a_credential(value: str, machine_made: bool = False) -> bool:
