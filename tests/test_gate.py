@@ -871,6 +871,8 @@ def test_round_seven_look_alikes_pass(text: str) -> None:
     "backup-codes.txt:\n3f9a1-7c2e4\n8d0b5-2a6f1\n6e4c9-1b3d7",
     "grafana is admin/lemon-harbor-violet-crane42",
     "the switch is root, Kx#92mLq!v",
+    'TOKEN = (\n    "glpat-Zq8Lm2Vx7"\n    "Rk4Pt9Wb3Ny6C"\n)',  # one token in adjacent literals
+    "const key = 'xoxb-2048' + '-4096819243-' + 'Zq8Lm2Vx7Rk4Pt9Wb3Ny6CfH';",
 ])
 def test_round_eight_shapes_are_refused(text: str) -> None:
     assert [f for f in gate.scan(text) if f.category == "secret"], text
@@ -909,6 +911,10 @@ def test_round_eight_shapes_are_refused(text: str) -> None:
     "see admin/users and root/settings in the console",
     "ssh root@10.0.4.12, then sudo -i",
     "OAuth client id (public): 1234567890-abcdefghijklmnopqrstuvwxyz012345.apps.googleusercontent.com",
+    # literals joined that are no secret: an image in base64, a CSP, words
+    'ICON = (\n    "iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAYAAAAf8/9h"\n    "AAAABmJLR0QA/wD/AP+gvaeTAAAAB3RJTUUH5QEBDCAv"\n)',
+    "CSP: script-src 'self' 'sha256-X05919irUk8Bpmw3ts6Kz6FmWPLqsjTqg9rrB1yLsXY='",
+    'msg = ("the deploy finished "\n       "without errors")',
 ])
 def test_round_eight_look_alikes_pass(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)

@@ -276,7 +276,10 @@ _UNITS = ["pw: ", "token=", "password is ", "pass:a", "secret: &str", "a:", "pw=
           "snmp-server community ", "-w 'a-", "key=\"", "until IT gives us ", "url,username,password\n",
           "curl -u a:b+", "password: a-b-", "the password is a b ", "New value: ", "pw a.b.c ",
           # Found by a review: cubic in one run of word characters.
-          "set-key-", "set-token-", "a-set-b-"]
+          "set-key-", "set-token-", "a-set-b-",
+          # Gate 21 (round 8): literals joined, manifests, dumps.
+          '"abcd" + ', "'abcd'\n", "<key>token</key><string>", "COPY t (password) FROM stdin;\n",
+          "admin/", "AES key ", "test vector "]
 
 
 @pytest.mark.parametrize("text", [

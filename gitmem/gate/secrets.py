@@ -18,8 +18,8 @@ from .judges import _FILLER, VALUE_JUDGES
 from .lazyre import lazy
 from .plugins import _needs_detect_secrets, _scan_with_detect_secrets
 from .secret_rules import _KW, _PW_WORDS, EXTRA_PATTERNS
-from .shapes import (generated_password_spans, key_block_spans, random_token_spans, split_secret_spans,
-                     table_cell_spans)
+from .shapes import (generated_password_spans, joined_literal_spans, key_block_spans, random_token_spans,
+                     split_secret_spans, table_cell_spans)
 
 
 class _Compiled(list):  # type: ignore[type-arg]
@@ -94,6 +94,8 @@ def scan_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
         out.append((Finding("secret", "random-token", *_line_col(text, start)), (start, end)))
     for start, end in split_secret_spans(text, scan_secrets):
         out.append((Finding("secret", "secret-in-parts", *_line_col(text, start)), (start, end)))
+    for start, end in joined_literal_spans(text, scan_secrets):
+        out.append((Finding("secret", "secret-in-literals", *_line_col(text, start)), (start, end)))
     for start, end in table_cell_spans(text):
         out.append((Finding("secret", "credential-column", *_line_col(text, start)), (start, end)))
     for start, end in key_block_spans(text):  # the whole block is the secret

@@ -356,3 +356,29 @@ def split_secret_spans(text: str, holds_secret: Callable[[str], object]) -> list
                 or holds_secret(m.group(1) + "\n" + joined)):
             spans.append((m.end(), pos))
     return spans
+
+
+# A token split into string literals that the language joins: Python's and C's adjacent
+# literals one a line ("ghp_x3Uc"\n"bHhDJv" ...), or literals joined by + or .. (JavaScript,
+# Lua). (Bounded pieces and runs: a long line of literals is linear.)
+# Joined by an operator, or by a line break (adjacent on one line is CSP and shell words:
+# script-src 'self' 'sha256-...').
+_LITERAL_RUN = lazy(r"(?:[\"'][A-Za-z0-9_+/=.-]{4,200}[\"'][ \t]*(?:(?:\+|\.\.)[ \t]*\n?|\n)[ \t]*){1,7}"
+                    r"[\"'][A-Za-z0-9_+/=.-]{4,200}[\"']")
+_LITERAL = lazy(r"([\"'])([A-Za-z0-9_+/=.-]{4,200})\1")
+
+
+def joined_literal_spans(text: str, holds_secret: Callable[[str], object]) -> list[tuple[int, int]]:
+    """Spans of string literals that, joined, are a secret the scan knows on its own
+    (a vendor token, a key): splitting a token across literals hides it from a scanner,
+    not from whoever runs the code. Joined literals are judged by the secret rules only,
+    never by how random they look (base64 of an image is split the same way)."""
+    if text.count('"') + text.count("'") < 4:
+        return []
+    spans = []
+    for m in _LITERAL_RUN.finditer(text):
+        pieces = [p.group(2) for p in _LITERAL.finditer(m.group())]
+        joined = "".join(pieces)
+        if len(pieces) >= 2 and len(joined) >= 20 and holds_secret(joined):
+            spans.append((m.start(), m.end()))
+    return spans
