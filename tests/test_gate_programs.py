@@ -64,7 +64,7 @@ def _file_of(kept: Path, rx: str, flags: int = 0) -> Path:
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "fifo", "link", "huge", "directory",
-                                    "another pattern"])
+                                    "another pattern", "another program, this CRC"])
 def test_whatever_is_found_in_a_programs_place_costs_only_a_compile(kept: Path, damage: str) -> None:
     rx = r"(?i)\bpass(?:word)?\s*[:=]\s*(?P<value>\S{6,})"
     other = r"(?i)\btoken\s*[:=]\s*(\S{6,})"
@@ -77,20 +77,58 @@ def test_whatever_is_found_in_a_programs_place_costs_only_a_compile(kept: Path, 
         path.write_bytes(data[: len(data) // 2])
     elif damage == "fifo":
         os.mkfifo(path)  # reading one blocks: it is never opened that way
-    elif damage == "link":
-        os.symlink(_file_of(kept, other), path)
+    elif damage == "link":  # to a whole program of this very pattern, outside the folder
+        outside = kept.parent / "elsewhere.re"
+        outside.write_bytes(data)
+        os.symlink(outside, path)
     elif damage == "huge":
         with open(path, "wb") as fh:
             fh.truncate(programs.MAX_BYTES + 1)
     elif damage == "directory":
         path.mkdir()
-    else:  # a whole, well-formed program, of another pattern, under this one's name
+    elif damage == "another pattern":  # a whole program, of another pattern, under this name
         os.replace(_file_of(kept, other), path)
+    else:  # another pattern's program relabelled as this one, the CRC left as it was
+        body = _relabelled(_file_of(kept, other), rx)
+        path.write_bytes(data[: len(programs._MAGIC) + 4] + body)
     compiled = programs.compile(rx)
     assert compiled == re.compile(rx)
     assert compiled.search("Password: hunter22").group("value") == "hunter22"
     if damage != "directory":  # made again, whole
         assert path.is_file() and not path.is_symlink() and path.read_bytes() == data
+
+
+def _relabelled(source: Path, pattern: str) -> bytes:
+    """The body of the program file ``source``, saying it is ``pattern``'s."""
+    import msgspec
+
+    raw = source.read_bytes()[len(programs._MAGIC) + 4:]
+    fields = msgspec.msgpack.decode(raw)
+    fields[0] = pattern
+    return msgspec.msgpack.encode(fields)
+
+
+def test_a_huge_file_in_a_programs_place_is_not_read(tmp_path: Path) -> None:
+    import tracemalloc
+
+    path = tmp_path / "p.re"
+    with open(path, "wb") as fh:
+        fh.truncate(1 << 30)  # sparse: 1 GiB that costs nothing on disk
+    tracemalloc.start()
+    try:
+        with pytest.raises(OSError):
+            programs._read(path)
+        assert tracemalloc.get_traced_memory()[1] < programs.MAX_BYTES
+    finally:
+        tracemalloc.stop()
+
+
+def test_named_groups_read_back_name_the_same_groups(kept: Path) -> None:
+    rx = r"(?P<user>[a-z]+):(?P<secret>\S+)|(?P<token>tok_\w+)"
+    programs.compile(rx)
+    compiled = programs.compile(rx)  # from the file
+    assert compiled.match("tok_abc").lastgroup == "token"
+    assert compiled.match("bob:pw1").groupdict() == {"user": "bob", "secret": "pw1", "token": None}
 
 
 def test_a_folder_that_cannot_be_written_keeps_nothing_and_compiles(tmp_path: Path) -> None:
@@ -132,6 +170,9 @@ def test_verdicts_are_the_same_from_kept_programs(tmp_path: Path) -> None:
     for path in sorted((Path(__file__).parent.parent / "fixtures" / "gate").rglob("*.jsonl")):
         lines = path.read_text(encoding="utf-8").splitlines()
         texts += [json.loads(line)["text"] for line in lines[::25] if line.strip()]
+    texts += [json.loads(line)["text"] for line in  # every injection: rules with named groups
+              (Path(__file__).parent.parent / "fixtures" / "gate" / "figures" / "injection.dev.jsonl")
+              .read_text(encoding="utf-8").splitlines() if line.strip()]
     assert len(texts) > 300
     folder = tmp_path / "cache" / "regex"
     folder.parent.mkdir()

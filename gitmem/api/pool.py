@@ -79,7 +79,11 @@ class Pool:
         self.cwd = Path(os.fspath(path)) if path is not None else Path.cwd()
         self.log = Oplog(self.cwd)
         self.name = name  # "project", or "personal" for the personal pool
-        if name == "project":  # the gate's compiled patterns, beside the projection
+        if name == "project" and one_shot:
+            # The gate's compiled patterns, beside the projection: for the git-mem program
+            # only, which starts for every command (a long-lived process compiles each
+            # once, and one that opens several repositories must not take one's files
+            # for another's: gate/programs.py).
             gating.keep_programs_in(self.log.state_dir / CACHE_DIR / PROGRAMS_DIR)
         # This process ends with os._exit (the git-mem program): the projection's
         # connection may be left open until then (Store, connection.release).
