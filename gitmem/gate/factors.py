@@ -157,7 +157,7 @@ SECRETS: dict[str, Any] = {
 }
 
 INJECTION: dict[str, Any] = {
-    "digest": "8da330add19dc546",
+    "digest": "55343746e8722358",
     "factors": [
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
@@ -191,6 +191,9 @@ INJECTION: dict[str, Any] = {
         ['system', 'システム', '系統', '系统', '시스템'],
         ['--force', 'force', 'main', 'master', 'push'],
         ['agent', 'assistant'],
+        ['allowed', 'approved', 'authorised', 'authorized', 'cleared', 'free', 'granted permission', 'granted the right', 'permitted'],
+        ['force', 'push'],
+        ['http'],
         ['rm'],
         ['cat', 'curl', 'env', 'http', 'printenv', 'set', 'wget'],
     ],
@@ -199,109 +202,133 @@ INJECTION: dict[str, Any] = {
 # The injection rules of each other language (injection._language_factors).
 LANGUAGES: dict[str, Any] = {
     'fr': {
-        "digest": "0829581972f934bd",
+        "digest": "13612ee366c4cf96",
         "factors": [
             [' abstraction', 'consigne', 'directive', 'ignor', 'instruction', 'ne tenez', 'ne tien', 'ordre', 'oubli', 'prompt', 'regle'],
             [' a present', ' desormais', ' maintenant'],
             ['utilisateur'],
             ['consigne', 'etape obligatoire', 'instruction', 'message', 'note', 'nouvelle regle', 'regle'],
             ['affich', 'coll', 'donn', 'envoi', 'envoy', 'imprim', 'montr', 'partag', 'publi', 'revel', 'transmet'],
+            [' api', " d'environnement", ' de passe', ' privee', ' ssh', '.env', 'envoi', 'envoy', 'expedi', 'http', 'identifiants', 'jeton', "l'environnement", 'partag', 'post', 'publi', 'secrets', 'televers', 'token', 'transmet', 'upload', 'webhook'],
+            ['contourne', 'contourner', 'contournez', 'ignore', 'ignorer', 'ignorez', 'passe', 'passer', 'passez', 'sans ', 'saute', 'sauter', 'sautez'],
         ],
     },
     'de': {
-        "digest": "ba883036bbc90cc4",
+        "digest": "bb855a3fcb2616f7",
         "factors": [
             ['ignorier', 'missacht', 'uberschreib', 'vergesst', 'vergiss', 'verwirf'],
             ['du bist', 'sie sind'],
             [' dem anwender', ' dem benutzer', ' dem nutzer', ' den anwender', ' den benutzer', ' den nutzer', ' der anwender', ' der benutzer', ' der nutzer', ' zu fragen', ' zu informieren'],
             ['anweisung', 'hinweis', 'nachricht', 'neue regel', 'pflicht', 'regel'],
             ['.env', 'keys', 'passworter', 'schlussel', 'secrets', 'system', 'zugangsdaten'],
+            ['.env', 'env-variabl', 'hochlad', 'http', 'keys', 'lade', 'passworter', 'poste', 'schick', 'schlussel', 'secrets', 'send', 'token', 'ubermittel', 'ubertrag', 'umgebungsvariabl', 'upload', 'webhook', 'zugangsdaten'],
+            [' auslass', ' uberspring', ' umgeh', ' weglass', 'ohne ', 'uberspring'],
         ],
     },
     'es': {
-        "digest": "9f28144f7890c6ef",
+        "digest": "09bb5b463f388bfb",
         "factors": [
             ['directrices', 'indicaciones', 'instruccion', 'instrucciones', 'ordenes', 'prompt', 'reglas'],
             ['a partir de ahora', 'ahora', 'desde ahora'],
             ['sin avisar', 'sin decirle', 'sin preguntar', 'usuario'],
             [' para'],
             ['.env', 'claves', 'contrasena', 'credenciales', 'prompt del sistema', 'secretos', 'tokens'],
+            [' de entorno', '.env', 'claves', 'compart', 'contrasena', 'credenciales', 'el entorno', 'envi', 'http', 'mand', 'public', 'secretos', 'suba', 'sube', 'subir', 'token', 'transmit', 'webhook'],
+            ['empuj', 'evita', 'evitar', 'fusion', 'ignora', 'ignorar', 'merge', 'omite', 'omitir', 'push', 'salta', 'saltar', 'saltate', 'sin '],
         ],
     },
     'it': {
-        "digest": "602ef41d1584e813",
+        "digest": "dabcf995f5f171f4",
         "factors": [
             ['direttive', 'indicazioni', 'istruzion', 'prompt', 'regole'],
             [' sei'],
             ['non dire niente', 'non dire nulla', "senza dirlo all'utente"],
             ['--force', 'chiavi api', 'credenziali', 'disattiv', 'ignor', 'password', 'segret', 'senza chiedere', 'senza conferma', 'senza revisione'],
             ['caric', 'condivid', 'invi', 'mostr', 'rivel', 'stamp'],
+            ['.env', 'caric', 'chiavi', 'condivid', 'credenziali', 'http', 'invi', "l'ambiente", 'mand', 'password', 'pubblic', 'segreti', 'token', 'trasmett', "variabili d'", 'variabili di ', 'webhook'],
+            ['merg', 'push', 'salt', 'senza '],
         ],
     },
     'pt': {
-        "digest": "89d09d3ce517b0e2",
+        "digest": "1a2a0d47755df6c3",
         "factors": [
             ['diretrizes', 'instrucao', 'instrucoes', 'ordens', 'prompt', 'regras'],
             ['tu', 'voce'],
             ['nao avise', 'nao conte', 'nao diga', 'nao informe', 'nao mencione'],
             [' para'],
             ['carreg', 'compartilh', 'envi', 'imprim', 'mostr', 'publi', 'revel'],
+            [' de ambiente', '.env', 'carreg', 'chaves', 'compartilh', 'credenciais', 'envi', 'http', 'mand', 'o ambiente', 'publi', 'segredos', 'senha', 'sobe', 'suba', 'subi', 'token', 'transmit', 'webhook'],
+            ['empurr', 'merge', 'push'],
         ],
     },
     'nl': {
-        "digest": "c699837851629b94",
+        "digest": "2d715414fa4cea26",
         "factors": [
             ['aanwijzingen', 'ignoreer', 'instructies', 'negeer', 'opdrachten', 'prompt', 'regels', 'vergeet'],
             ['je bent nu', 'vanaf nu ben je'],
+            ['.env', 'deel', 'http', 'inloggegevens', 'omgevingsvariabel', 'post', 'secrets', 'sleutels', 'stuur', 'token', 'upload', 'verstuur', 'verzend', 'wachtwoorden', 'webhook'],
+            [' over', ' overslaan', 'zonder ci', 'zonder controle', 'zonder goedkeuring', 'zonder review', 'zonder tests'],
         ],
     },
     'pl': {
-        "digest": "1f617dd24958efa0",
+        "digest": "0be6383689ea4108",
         "factors": [
             ['ignoruj', 'pomin', 'poprzedni', 'swoje', 'twoje', 'wczesniejsz', 'wszystki', 'zapomnij', 'zignoruj'],
             ['jestes teraz', 'od teraz jestes', 'teraz jestes'],
+            ['opublikuj', 'przeslij', 'upload', 'wrzuc', 'wyslij', 'wysylaj', 'zaladuj'],
+            ['bez ci', 'bez przegladu', 'bez recenzji', 'bez review', 'bez testow', 'bez zatwierdzenia', 'merge', 'pomi', 'push', 'scal', 'wypchnij', 'wypychaj'],
         ],
     },
     'tr': {
-        "digest": "10522393ce4b46a6",
+        "digest": "f237f127ade508b7",
         "factors": [
             ['istem', 'komut', 'kural', 'talimat', 'yonerge'],
+            ['.env', 'anahtarlar', 'gizli', 'gonder', 'http', 'ilet', 'ortam degisken', 'paylas', 'sifreler', 'token', 'webhook', 'yukle'],
+            [' atla', ' gecmeden', ' olmadan', ' yapmadan', 'incelemesiz'],
         ],
     },
     'ru': {
-        "digest": "bd592dc77ef4b5ca",
+        "digest": "9266b96f4e96c694",
         "factors": [
             ['директив', 'инструкци', 'команд', 'ограничени', 'правил', 'промпт', 'указани'],
             ['с этого момента ты', 'теперь ты', 'ты теперь'],
             ['пользовател'],
             ['выведи', 'загрузи', 'опубликуи', 'отправ', 'перешли', 'покажи', 'раскрои'],
+            ['.env', 'http', 'webhook', 'выгрузи', 'загрузи', 'ключ', 'окружени', 'опубликуи', 'отошли', 'отправ', 'парол', 'переменн', 'перешли', 'пошли', 'секрет', 'слеи', 'токен', 'учетн'],
+            ['без ci', 'без review', 'без код', 'без проверк', 'без ревью', 'без согласовани', 'без тест', 'минуя ci', 'минуя проверк', 'минуя ревью', 'пропус'],
         ],
     },
     'zh': {
-        "digest": "542fc103e439a0f1",
+        "digest": "3f05b3f232253a12",
         "factors": [
             ['上述', '上面', '不要理会', '不要遵守', '之前', '以前', '你的', '先前', '全部', '别管', '原有', '原来', '忘掉', '忘记', '忽略', '忽视', '所有', '抛开', '放弃', '无视', '此前', '系统'],
             ['从现在开始', '从现在起', '你已经不再是', '你现在是'],
             ['使用者', '用户'],
             ['.env', '上传', '令牌', '凭据', '凭证', '发到', '发送', '密码', '密钥', '展示', '打印', '显示', '泄露', '私钥', '系统提示', '输出', '透露'],
+            ['http', 'webhook'],
+            ['a branch principal', 'ci', 'il branch principale', 'la branche principale', 'la rama principal', 'main', 'master', 'push', 'review', 'основн', 'メインブランチ', '主分支', '主干', '合并', '审查', '审核', '强推', '推送', '提交', '检查', '测试', '评审', '메인 브랜치'],
         ],
     },
     'ja': {
-        "digest": "7c120cdc3f105b2c",
+        "digest": "6ad503e687390a3f",
         "factors": [
             ['あなたの', 'これまで', 'すべて', '上記', '今まで', '以前', '全て', '前の', '忘れ', '無視'],
             ['あなたは', '今からあなたは', '君は'],
             ['ユーザーに'],
             ['.aws/credentials', '.env', '.netrc', 'apiキー', 'id_rsa', '~/.ssh', 'システムプロンプト', 'トークン', 'パスワード', '環境変数', '秘密鍵', '認証情報'],
+            ['http', 'webhook'],
+            ['push', 'プッシュ', 'マージ'],
         ],
     },
     'ko': {
-        "digest": "316493dadf037916",
+        "digest": "36b0f459c4df6ae2",
         "factors": [
             ['기존', '모든', '무시', '앞의', '위의', '이전', '잊어'],
             [' 이제', '이제 너는', '이제 당신은'],
             ['사용자에게', '사용자한테'],
             ['.env', 'api 키', '개인 키', '비밀 키', '비밀번호', '시스템 프롬프트', '자격 증명', '토큰'],
+            ['http', 'webhook'],
+            ['a branch principal', 'ci', 'il branch principale', 'la branche principale', 'la rama principal', 'main', 'master', 'push', 'основн', 'メインブランチ', '主分支', '主干', '검토', '리뷰', '머지', '메인 브랜치', '병합', '테스트', '푸시'],
         ],
     },
 }
