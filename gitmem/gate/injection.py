@@ -14,7 +14,7 @@ import re
 from . import prefilter, programs
 from .finding import Finding, _line_col
 from .fold import plain, skeleton
-from .languages import _HINTS, _LANGS, _NEGATIONS, _concept
+from .languages import _HINTS, _LANGS, _NEGATIONS, _REQUIRES, _concept
 from .lazyre import lazy
 
 
@@ -184,6 +184,10 @@ _NEEDS_AIM = frozenset(i for i, (_, rx) in enumerate(INJECTION_PATTERNS) if rx i
 # Cyrillic or Greek letters folded: "Ignоrіеrе аllе"), which Russian or Greek text must not
 # be read as (folded, its look-alike letters become Latin noise).
 _LATIN_SCRIPT = frozenset({"fr", "de", "es", "it", "pt", "nl", "pl", "tr"})
+# A word mixing Latin letters with Cyrillic or Greek ones: the mark of look-alike letters
+# (Russian, Greek or Ukrainian text has none, and is not read folded).
+_MIXED_SCRIPT = re.compile(r"[A-Za-z][\u0370-\u03ff\u0400-\u04ff\u0500-\u052f]|"
+                           r"[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f][A-Za-z]")
 # Where a clause ends: a negation beyond it is not about the match.
 _CLAUSE_END = re.compile(r"[.;\n。！？!?]")
 
@@ -230,6 +234,12 @@ def _language_factors(lang: str) -> prefilter.Present:
     from .factors import LANGUAGES
 
     return prefilter.Present(prefilter.factors_for([rx for _, rx in _LANGS[lang]], LANGUAGES.get(lang, {})))
+
+
+@functools.cache
+def _required(lang: str, i: int) -> re.Pattern[str]:
+    """What a language's rule ``i`` needs in the text (languages._REQUIRES)."""
+    return re.compile(_REQUIRES[lang, i], re.IGNORECASE)
 
 
 @functools.cache
@@ -413,21 +423,22 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
     # Other languages' rules read the text, its leetspeak undone ("1gn0r4 70d45") and,
     # for languages in Latin letters, its skeleton.
     first = plain(text)
-    views = [(first, False)] + [(readings[0], True)] * (readings[0] != first) + [(plain(r), False)
-                                                                                 for r in readings[1:]]
+    folded = readings[0] != first and bool(_MIXED_SCRIPT.search(first))
+    views = [(first, False)] + [(readings[0], True)] * folded + [(plain(r), False) for r in readings[1:]]
     for pl, latin_only in views:
         for lang in _languages(pl):
             if latin_only and lang not in _LATIN_SCRIPT:
                 continue
             for i in _language_factors(lang).indices(pl):
                 kind = _LANGS[lang][i][0]
-                if kind in kinds:
+                if kind in kinds or ((lang, i) in _REQUIRES and not _required(lang, i).search(pl)):
                     continue
-                for hit in _language_rule(lang, i).finditer(pl):
-                    if kind in _NEGATABLE and _negated(lang, pl, hit, 200 if kind == "safety bypass" else 20):
-                        continue
+                rule = _language_rule(lang, i)
+                hit = rule.search(pl)  # (not finditer: most texts have no match, and search is cheaper)
+                while hit and kind in _NEGATABLE and _negated(lang, pl, hit, 200 if kind == "safety bypass" else 20):
+                    hit = rule.search(pl, hit.start() + 1)
+                if hit:
                     found(kind, pl, hit.start())
-                    break
     if len(_FENCE_TAG.findall(readings[0])) > len(_FENCE_TAG.findall(text)):
         tag = _FENCE_TAG.search(readings[0])
         found("look-alike fence", readings[0], tag.start() if tag else 0)

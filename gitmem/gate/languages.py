@@ -216,7 +216,7 @@ _SEND: dict[str, tuple[str, str, str, str]] = {
 }
 _MAIN = r"(?<![a-z])(?:main|master)(?![a-z])|主分支|主干|メインブランチ|메인 브랜치|основн\w* ветк\w*|la branche principale" \
         r"|la rama principal|il branch principale|a branch principal"
-_URL = r"https?://|\bwebhook"
+_URL = r"https?://"
 
 
 def _sent_to_url(verbs: str, what: str, b: str) -> str:
@@ -236,8 +236,14 @@ def _pushed_unreviewed(push: str, skip: str, b: str) -> str:
                              for a, b, c in ("pmk", "mpk", "kpm", "kmp", "pkm", "mkp"))
 
 
+# What these rules need in the text, one quick search (injection skips them without it: a
+# non-ASCII text runs every rule of its languages, the literal prefilter being for ASCII
+# text only, and a six-order rule tried at every position costs ~0.2 ms a note).
+_REQUIRES: dict[tuple[str, int], str] = {}
 for _lang, (_verbs, _what, _push, _skip) in _SEND.items():
     _b = "" if _lang in ("zh", "ja", "ko") else r"\b"  # no word boundary inside CJK text
+    _REQUIRES[_lang, len(_LANGS[_lang])] = "://"
+    _REQUIRES[_lang, len(_LANGS[_lang]) + 1] = "main|master|主分支|主干|メインブランチ|메인 브랜치|основн|principal"
     _LANGS[_lang] += [("exfiltration", _sent_to_url(_verbs, _what, _b)),
                       ("safety bypass", _pushed_unreviewed(_push, _skip, _b))]
 
@@ -258,6 +264,6 @@ _NEGATIONS = {
 _HINTS = {
     "fr": r"les|des|est|une|et|tes|vos|tu|vous|du|ne|pas|le|la", "de": r"der|die|das|und|nicht|du|dem|den|alle|ist",
     "es": r"las|los|el|y|tus|del|ahora|eres|no|le|la|de|que|en|sin|para|con|una|haz", "it": r"le|il|di|e|sei|tutte|gli|non|ora|adesso",
-    "pt": r"as|os|e|voce|do|da|nao|todas|agora|de|para|que|em|um|uma|com", "nl": r"de|het|en|je|alle|een|nu", "pl": r"i|w|na|sie|jestes|teraz",
+    "pt": r"as|os|e|voce|do|da|nao|todas|agora|de|para|que|um|uma", "nl": r"de|het|en|je|alle|een|nu", "pl": r"i|w|na|sie|jestes|teraz",
     "tr": r"ve|bu|tum|onceki|bir|yok", "ru": "[а-я]", "zh": "[\u4e00-\u9fff]", "ja": "[\u3040-\u30ff]",
     "ko": "[\uac00-\ud7af]"}
