@@ -94,6 +94,10 @@ CAUGHT_R8 = {
 # branches, a person's leave in an incident, Russian, Greek and Ukrainian notes, code that reads
 # the environment for a config URL, and each rule's order negated.
 PASSES_R8 = [
+    "Docs-only commits pushed to main can skip CI with [skip ci] in the message.",
+    "We push to master after review; bypassing review needs an admin.",
+    "Hotfix policy: push to main, skip the review only with two approvals from on-call.",
+    "El bot de versiones hace push a main sin CI usando [skip ci].",
     'Runbook: send the logs to #ops, then page the on-call if the error rate stays above 2%.',
     'the CI uploads coverage to https://codecov.io after every merge',
     'we force-push only to our own feature branches, never to main',

@@ -157,7 +157,7 @@ SECRETS: dict[str, Any] = {
 }
 
 INJECTION: dict[str, Any] = {
-    "digest": "55343746e8722358",
+    "digest": "b7b25275546a34bc",
     "factors": [
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
@@ -192,7 +192,7 @@ INJECTION: dict[str, Any] = {
         ['--force', 'force', 'main', 'master', 'push'],
         ['agent', 'assistant'],
         ['allowed', 'approved', 'authorised', 'authorized', 'cleared', 'free', 'granted permission', 'granted the right', 'permitted'],
-        ['force', 'push'],
+        ['approval', 'review'],
         ['http'],
         ['rm'],
         ['cat', 'curl', 'env', 'http', 'printenv', 'set', 'wget'],
@@ -202,7 +202,7 @@ INJECTION: dict[str, Any] = {
 # The injection rules of each other language (injection._language_factors).
 LANGUAGES: dict[str, Any] = {
     'fr': {
-        "digest": "e6a27a57606408e8",
+        "digest": "8515d238b4207552",
         "factors": [
             [' abstraction', 'consigne', 'directive', 'ignor', 'instruction', 'ne tenez', 'ne tien', 'ordre', 'oubli', 'prompt', 'regle'],
             [' a present', ' desormais', ' maintenant'],
@@ -214,7 +214,7 @@ LANGUAGES: dict[str, Any] = {
         ],
     },
     'de': {
-        "digest": "a02044a779d1c9cb",
+        "digest": "4e64a01d5ca83d84",
         "factors": [
             ['ignorier', 'missacht', 'uberschreib', 'vergesst', 'vergiss', 'verwirf'],
             ['du bist', 'sie sind'],
@@ -222,11 +222,11 @@ LANGUAGES: dict[str, Any] = {
             ['anweisung', 'hinweis', 'nachricht', 'neue regel', 'pflicht', 'regel'],
             ['.env', 'keys', 'passworter', 'schlussel', 'secrets', 'system', 'zugangsdaten'],
             ['.env', 'env-variabl', 'hochlad', 'http', 'keys', 'lade', 'passworter', 'poste', 'schick', 'schlussel', 'secrets', 'send', 'token', 'ubermittel', 'ubertrag', 'umgebungsvariabl', 'upload', 'zugangsdaten'],
-            [' auslass', ' uberspring', ' umgeh', ' weglass', 'ohne ', 'uberspring'],
+            ['freigabe', 'prufung', 'review', 'uberspring'],
         ],
     },
     'es': {
-        "digest": "94cde168a8c69995",
+        "digest": "dbc7f85f61ab6763",
         "factors": [
             ['directrices', 'indicaciones', 'instruccion', 'instrucciones', 'ordenes', 'prompt', 'reglas'],
             ['a partir de ahora', 'ahora', 'desde ahora'],
@@ -234,11 +234,11 @@ LANGUAGES: dict[str, Any] = {
             [' para'],
             ['.env', 'claves', 'contrasena', 'credenciales', 'prompt del sistema', 'secretos', 'tokens'],
             [' de entorno', '.env', 'claves', 'compart', 'contrasena', 'credenciales', 'el entorno', 'envi', 'http', 'mand', 'public', 'secretos', 'suba', 'sube', 'subir', 'token', 'transmit'],
-            ['empuj', 'evita', 'evitar', 'fusion', 'ignora', 'ignorar', 'merge', 'omite', 'omitir', 'push', 'salta', 'saltar', 'saltate', 'sin '],
+            ['aprobacion', 'review', 'revision'],
         ],
     },
     'it': {
-        "digest": "ddfee55a19056c0b",
+        "digest": "11653d3789fdd630",
         "factors": [
             ['direttive', 'indicazioni', 'istruzion', 'prompt', 'regole'],
             [' sei'],
@@ -246,11 +246,11 @@ LANGUAGES: dict[str, Any] = {
             ['--force', 'chiavi api', 'credenziali', 'disattiv', 'ignor', 'password', 'segret', 'senza chiedere', 'senza conferma', 'senza revisione'],
             ['caric', 'condivid', 'invi', 'mostr', 'rivel', 'stamp'],
             ['.env', 'caric', 'chiavi', 'condivid', 'credenziali', 'http', 'invi', "l'ambiente", 'mand', 'password', 'pubblic', 'segreti', 'token', 'trasmett', "variabili d'", 'variabili di '],
-            ['merg', 'push', 'salt', 'senza '],
+            ['review', 'revisione'],
         ],
     },
     'pt': {
-        "digest": "512736080dd29bb4",
+        "digest": "b721f934ee37e80e",
         "factors": [
             ['diretrizes', 'instrucao', 'instrucoes', 'ordens', 'prompt', 'regras'],
             ['tu', 'voce'],
@@ -258,59 +258,59 @@ LANGUAGES: dict[str, Any] = {
             [' para'],
             ['carreg', 'compartilh', 'envi', 'imprim', 'mostr', 'publi', 'revel'],
             [' de ambiente', '.env', 'carreg', 'chaves', 'compartilh', 'credenciais', 'envi', 'http', 'mand', 'o ambiente', 'publi', 'segredos', 'senha', 'sobe', 'suba', 'subi', 'token', 'transmit'],
-            ['empurr', 'merge', 'push'],
+            ['aprovacao', 'review', 'revisao'],
         ],
     },
     'nl': {
-        "digest": "50113238cd1c243f",
+        "digest": "d57570ac4c869608",
         "factors": [
             ['aanwijzingen', 'ignoreer', 'instructies', 'negeer', 'opdrachten', 'prompt', 'regels', 'vergeet'],
             ['je bent nu', 'vanaf nu ben je'],
             ['.env', 'deel', 'http', 'inloggegevens', 'omgevingsvariabel', 'post', 'secrets', 'sleutels', 'stuur', 'token', 'upload', 'verstuur', 'verzend', 'wachtwoorden'],
-            [' over', ' overslaan', 'zonder ci', 'zonder controle', 'zonder goedkeuring', 'zonder review', 'zonder tests'],
+            ['review', 'review overslaan', 'zonder goedkeuring', 'zonder review'],
         ],
     },
     'pl': {
-        "digest": "2b90641b1d097d59",
+        "digest": "d9217c42b5ebdb9f",
         "factors": [
             ['ignoruj', 'pomin', 'poprzedni', 'swoje', 'twoje', 'wczesniejsz', 'wszystki', 'zapomnij', 'zignoruj'],
             ['jestes teraz', 'od teraz jestes', 'teraz jestes'],
             ['opublikuj', 'przeslij', 'upload', 'wrzuc', 'wyslij', 'wysylaj', 'zaladuj'],
-            ['bez ci', 'bez przegladu', 'bez recenzji', 'bez review', 'bez testow', 'bez zatwierdzenia', 'merge', 'pomi', 'push', 'scal', 'wypchnij', 'wypychaj'],
+            [' przeglad', ' review', 'bez przegladu', 'bez recenzji', 'bez review', 'bez zatwierdzenia'],
         ],
     },
     'tr': {
-        "digest": "0ee8e293144f5bf6",
+        "digest": "38a963533c7bbdbe",
         "factors": [
             ['istem', 'komut', 'kural', 'talimat', 'yonerge'],
             ['.env', 'anahtarlar', 'gizli', 'gonder', 'http', 'ilet', 'ortam degisken', 'paylas', 'sifreler', 'token', 'yukle'],
-            [' atla', ' gecmeden', ' olmadan', ' yapmadan', 'incelemesiz'],
+            ['inceleme', 'incelemesiz', 'review'],
         ],
     },
     'ru': {
-        "digest": "4637348ee7596f86",
+        "digest": "03c0d8acfbfc8c3e",
         "factors": [
             ['директив', 'инструкци', 'команд', 'ограничени', 'правил', 'промпт', 'указани'],
             ['с этого момента ты', 'теперь ты', 'ты теперь'],
             ['пользовател'],
             ['выведи', 'загрузи', 'опубликуи', 'отправ', 'перешли', 'покажи', 'раскрои'],
             ['.env', 'http', 'выгрузи', 'загрузи', 'ключ', 'окружени', 'опубликуи', 'отошли', 'отправ', 'парол', 'переменн', 'перешли', 'пошли', 'секрет', 'слеи', 'токен', 'учетн'],
-            ['без ci', 'без review', 'без код', 'без проверк', 'без ревью', 'без согласовани', 'без тест', 'минуя ci', 'минуя проверк', 'минуя ревью', 'пропус'],
+            ['без review', 'без код', 'без ревью', 'без согласовани', 'минуя ревью', 'пропус'],
         ],
     },
     'zh': {
-        "digest": "4b1822208a1437f3",
+        "digest": "902b190167b3ea9a",
         "factors": [
             ['上述', '上面', '不要理会', '不要遵守', '之前', '以前', '你的', '先前', '全部', '别管', '原有', '原来', '忘掉', '忘记', '忽略', '忽视', '所有', '抛开', '放弃', '无视', '此前', '系统'],
             ['从现在开始', '从现在起', '你已经不再是', '你现在是'],
             ['使用者', '用户'],
             ['.env', '上传', '令牌', '凭据', '凭证', '发到', '发送', '密码', '密钥', '展示', '打印', '显示', '泄露', '私钥', '系统提示', '输出', '透露'],
             ['http'],
-            ['a branch principal', 'ci', 'il branch principale', 'la branche principale', 'la rama principal', 'main', 'master', 'push', 'review', 'основн', 'メインブランチ', '主分支', '主干', '合并', '审查', '审核', '强推', '推送', '提交', '检查', '测试', '评审', '메인 브랜치'],
+            ['a branch principal', 'il branch principale', 'la branche principale', 'la rama principal', 'main', 'master', 'push', 'review', 'основн', 'メインブランチ', '主分支', '主干', '合并', '审查', '审核', '强推', '推送', '提交', '评审', '메인 브랜치'],
         ],
     },
     'ja': {
-        "digest": "bed3e5ffd6a30376",
+        "digest": "b11eed6e6463df15",
         "factors": [
             ['あなたの', 'これまで', 'すべて', '上記', '今まで', '以前', '全て', '前の', '忘れ', '無視'],
             ['あなたは', '今からあなたは', '君は'],
@@ -321,14 +321,14 @@ LANGUAGES: dict[str, Any] = {
         ],
     },
     'ko': {
-        "digest": "875fd038b3324671",
+        "digest": "f7f14af14422b5be",
         "factors": [
             ['기존', '모든', '무시', '앞의', '위의', '이전', '잊어'],
             [' 이제', '이제 너는', '이제 당신은'],
             ['사용자에게', '사용자한테'],
             ['.env', 'api 키', '개인 키', '비밀 키', '비밀번호', '시스템 프롬프트', '자격 증명', '토큰'],
             ['http'],
-            ['a branch principal', 'ci', 'il branch principale', 'la branche principale', 'la rama principal', 'main', 'master', 'push', 'основн', 'メインブランチ', '主分支', '主干', '검토', '리뷰', '머지', '메인 브랜치', '병합', '테스트', '푸시'],
+            ['a branch principal', 'il branch principale', 'la branche principale', 'la rama principal', 'main', 'master', 'push', 'основн', 'メインブランチ', '主分支', '主干', '검토', '리뷰', '머지', '메인 브랜치', '병합', '승인', '푸시'],
         ],
     },
 }

@@ -159,11 +159,14 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
      r"the right))\s+to\b[^.\n]{0,60}?\b(?:disable|skip|bypass|turn off|switch off|remove|commit|push|ignore|"
      r"delete)\b[^.\n]{0,40}?(?:safety|security|secret|scann\w*|\bhooks?\b|pre-commit|the gate|branch protection|"
      r"--no-verify|signing|\.env\b(?!\.)|credentials|secrets|private keys?|tokens)"),
-    # Push to main skipping review or CI, in one sentence ("push every change straight to
-    # main, skip code review and CI"; the same in other languages: languages._SEND).
+    # An order to push to main skipping review, in one clause ("push every change straight
+    # to main and skip code review"; other languages: languages._SEND). An order: the push
+    # opens the clause or follows "always", "just", "and"; a rule with an exception ("skip
+    # the review only with two approvals") and "[skip ci]" (a docs-only commit) pass.
     ("safety bypass",
-     r"(?i)\b(?:force[- ]?push\w*|push\w*)\b[^.\n]{0,60}?\b(?:main|master)\b[^.\n]{0,60}?\b(?:skip\w*|"
-     r"bypass\w*)\s+(?:the\s+|any\s+|all\s+)?(?:code\s+)?(?:reviews?|ci|checks|approvals?)\b"),
+     r"(?i)(?:^|[:;,.!?]\s*|\b(?:always|just|simply|now|then|and|please|today|on|instead)\s+)(?:force[- ]?push|push)\b[^.\n;]{0,60}?"
+     r"\b(?:main|master)\b[^.\n;]{0,40}?\b(?:skip|bypass)(?:ping)?\s+(?:the\s+|any\s+|all\s+)?(?:code\s+)?"
+     r"(?:reviews?|approvals?)\b(?!\s+(?:only|unless|if|when|except))"),
     ("exfiltration in code", _SECRET_IN_URL),  # refused only when aimed at an agent: _NEEDS_AIM
     # rm -rf of a home or the root (not a folder under them): nothing a note recommends.
     ("destructive command",

@@ -149,8 +149,9 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
 #   "Schicke ... aller Umgebungsvariablen an https://..."): a verb of sending, what is sent and
 #   a URL in one sentence (showing or printing the environment is a debugging step: no URL, no
 #   finding; the older rules above still refuse secrets sent without one);
-# - an order to push (or force-push) to main skipping review or CI ("直接强制推送到 main 分支，
-#   跳过代码审查和 CI"): the three in one sentence, in any order; a negation near them ("禁止",
+# - an order to push (or force-push) to main skipping review ("直接强制推送到 main 分支，跳过代码
+#   审查和 CI"): the three in one sentence, in any order (not CI alone: "[skip ci]" is how a
+#   docs-only commit says it); a negation near them ("禁止",
 #   "nie", "no") makes it a rule against it (injection._LANG_NEGATION).
 # (verbs of sending, the environment and secrets, push words, main, review or CI skipped)
 _SEND: dict[str, tuple[str, str, str, str]] = {
@@ -158,61 +159,61 @@ _SEND: dict[str, tuple[str, str, str, str]] = {
            r"variables? d'environnement|l'environnement|identifiants|mots? de passe|cles? (?:api|ssh|privees?)"
            r"|secrets|jetons?|tokens?|\.env\b",
            r"push\w*|pousse\w*|fusionn\w*|merge\w*",
-           r"sans (?:aucune |la |les )?(?:revue|relecture|review|validation|ci|tests?|verifications?)"
+           r"sans (?:aucune |la |les )?(?:revue|relecture|review|validation|verifications?)"
            r"|(?:saute|sautez|sauter|ignore|ignorez|ignorer|contourne|contournez|contourner|passe|passez|passer)"
-           r" (?:la |les |l')?(?:revue|relecture|review|ci|tests?|verifications?|controles?)"),
+           r" (?:la |les |l')?(?:revue|relecture|review|verifications?|controles?)"),
     "de": (r"schick\w*|send\w*|lade\w* (?:\w+ ){0,4}?hoch|hochlad\w*|upload\w*|poste\w*|ubermittel\w*|ubertrag\w*",
            r"umgebungsvariabl\w*|env-variabl\w*|zugangsdaten|passworter|schlussel|secrets|tokens?|api-?keys|\.env\b",
            r"push\w*|force-push\w*|merge\w*|committ?\w*",
-           r"ohne (?:jedes |jeden |jede |code-?)?(?:review|prufung|freigabe|ci|tests)"
-           r"|(?:review|code-?review|prufung|ci|tests)\w* (?:uberspring\w*|umgeh\w*|auslass\w*|weglass\w*)"
-           r"|uberspring\w* (?:das |den |die )?(?:review|code-?review|ci|tests)"),
+           r"ohne (?:jedes |jeden |jede |code-?)?(?:review|prufung|freigabe)"
+           r"|(?:review|code-?review|prufung)\w* (?:uberspring\w*|umgeh\w*|auslass\w*|weglass\w*)"
+           r"|uberspring\w* (?:das |den |die )?(?:review|code-?review)"),
     "es": (r"envi(?!ron)\w*|mand\w*|sub[ea]\w*|subir|public\w*|compart\w*|transmit\w*",
            r"variables? de entorno|el entorno|credenciales|contrasenas?|claves|secretos|tokens?|\.env\b",
            r"push\w*|empuj\w*|fusion\w*|merge\w*",
-           r"sin (?:ninguna |la |el )?(?:revision|review|ci|pruebas|tests|aprobacion)"
+           r"sin (?:ninguna |la |el )?(?:revision|review|aprobacion)"
            r"|(?:salta|saltate|saltar|omite|omitir|evita|evitar|ignora|ignorar)\w* (?:la |las |el |los )?"
-           r"(?:revision|review|ci|pruebas|tests)"),
+           r"(?:revision|review)"),
     "it": (r"invi\w*|mand\w*|caric\w*|condivid\w*|trasmett\w*|pubblic\w*",
            r"variabili (?:d'|di )ambiente|l'ambiente|credenziali|password|chiavi|segreti|token|\.env\b",
            r"push\w*|merg\w*",
-           r"senza (?:alcuna |la )?(?:revisione|review|ci|test)|salt\w* (?:la |il |i )?(?:revisione|review|ci|test)"),
+           r"senza (?:alcuna |la )?(?:revisione|review)|salt\w* (?:la |il |i )?(?:revisione|review)"),
     "pt": (r"envi(?!ron)\w*|mand\w*|carreg\w*|publi\w*|compartilh\w*|transmit\w*|sub[ai]\w*|sobe",
            r"variave(?:is|l) de ambiente|o ambiente|credenciais|senhas?|chaves|segredos|tokens?|\.env\b",
            r"push\w*|empurr\w*|merge\w*",
-           r"sem (?:nenhuma |a |o )?(?:revisao|review|ci|testes|aprovacao)"
-           r"|(?:pul\w*|ignor\w*) (?:a |o |os |as )?(?:revisao|review|ci|testes)"),
+           r"sem (?:nenhuma |a |o )?(?:revisao|review|aprovacao)"
+           r"|(?:pul\w*|ignor\w*) (?:a |o |os |as )?(?:revisao|review)"),
     "nl": (r"stuur\w*|verstuur\w*|upload\w*|post\w*|deel|verzend\w*",
            r"omgevingsvariabel\w*|inloggegevens|wachtwoorden|sleutels|secrets|tokens?|\.env\b",
            r"push\w*|merge\w*",
-           r"zonder (?:review|ci|tests|controle|goedkeuring)|sla\w* (?:de )?(?:review|ci|tests)\w* over"
-           r"|(?:review|ci|tests) overslaan"),
+           r"zonder (?:review|goedkeuring)|sla\w* (?:de )?review\w* over"
+           r"|review overslaan"),
     "pl": (r"wyslij\w*|przeslij\w*|wysylaj\w*|upload\w*|opublikuj\w*|zaladuj\w*|wrzuc\w*",
            r"zmienn\w* srodowisk\w*|hasla|klucze|sekrety|tokeny?|dane logowania|\.env\b",
            r"push\w*|wypchnij\w*|wypychaj\w*|merge\w*|scal\w*",
-           r"bez (?:review|przegladu|recenzji|ci|testow|zatwierdzenia)|pomi\w* (?:review|przeglad\w*|ci|testy)"),
+           r"bez (?:review|przegladu|recenzji|zatwierdzenia)|pomi\w* (?:review|przeglad\w*)"),
     "tr": (r"gonder\w*|yukle\w*|paylas\w*|ilet\w*",
            r"ortam degisken\w*|sifreler\w*|anahtarlar\w*|gizli\w*|token\w*|\.env\b",
            r"push\w*|gonder\w*|merge\w*",
-           r"(?:review|inceleme\w*|ci|test\w*) (?:atla(?!ma)\w*|yapmadan|olmadan|gecmeden)|incelemesiz"),
+           r"(?:review|inceleme\w*) (?:atla(?!ma)\w*|yapmadan|olmadan|gecmeden)|incelemesiz"),
     "ru": (r"отправ\w*|отошли\w*|перешли\w*|загрузи\w*|выгрузи\w*|опубликуи\w*|слеи\w*|пошли\w*",
            r"переменн\w* (?:окружения|среды)|окружени\w*|парол\w*|ключ(?!ев)\w*|секрет\w*|токен\w*|учетн\w* данн\w*"
            r"|\.env\b",
            r"пуш\w*|запуш\w*|push\w*|мерж\w*|влив\w*|залив\w*",
-           r"без (?:ревью|код-?ревью|проверк\w*|review|ci|тест\w*|согласовани\w*)"
-           r"|пропус\w* (?:ревью|код-?ревью|проверк\w*|ci|тест\w*)|минуя (?:ревью|ci|проверк\w*)"),
+           r"без (?:ревью|код-?ревью|review|согласовани\w*)"
+           r"|пропус\w* (?:ревью|код-?ревью)|минуя ревью"),
     "zh": (r"发送|发到|上传|传到|发给|转发|提交到",
            r"环境变量|密钥|密码|凭据|凭证|令牌|私钥|\.env",
            r"推送|强推|push|合并|提交",
-           r"(?:跳过|绕过|无需|不需要|不用|不经过?|省略|免)[^。\n]{0,6}?(?:审查|评审|审核|review|CI|测试|检查)"),
+           r"(?:跳过|绕过|无需|不需要|不用|不经过?|省略|免)[^。\n]{0,6}?(?:审查|评审|审核|review)"),
     "ja": (r"送信|送って|送る|アップロード|転送|POST",
            r"環境変数|パスワード|認証情報|秘密鍵|APIキー|トークン|\.env",
            r"プッシュ|push|マージ",
-           r"(?:レビュー|CI|テスト|チェック)[^。\n]{0,6}?(?:スキップ|省略|飛ばし|なし|不要|せず|を通さず)"),
+           r"(?:レビュー|承認)[^。\n]{0,6}?(?:スキップ|省略|飛ばし|なし|不要|せず|を通さず)"),
     "ko": (r"보내|전송|업로드",
            r"환경 ?변수|비밀번호|자격 증명|API 키|비밀 키|개인 키|토큰|\.env",
            r"푸시|push|머지|병합",
-           r"(?:리뷰|검토|CI|테스트)[^.\n]{0,6}?(?:건너뛰|생략|없이|스킵|우회)"),
+           r"(?:리뷰|검토|승인)[^.\n]{0,6}?(?:건너뛰|생략|없이|스킵|우회)"),
 }
 _MAIN = r"(?<![a-z])(?:main|master)(?![a-z])|主分支|主干|メインブランチ|메인 브랜치|основн\w* ветк\w*|la branche principale" \
         r"|la rama principal|il branch principale|a branch principal"
