@@ -165,7 +165,7 @@ SECRETS: dict[str, Any] = {
 }
 
 INJECTION: dict[str, Any] = {
-    "digest": "8da330add19dc546",
+    "digest": "b7b25275546a34bc",
     "factors": [
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
@@ -199,6 +199,9 @@ INJECTION: dict[str, Any] = {
         ['system', 'システム', '系統', '系统', '시스템'],
         ['--force', 'force', 'main', 'master', 'push'],
         ['agent', 'assistant'],
+        ['allowed', 'approved', 'authorised', 'authorized', 'cleared', 'free', 'granted permission', 'granted the right', 'permitted'],
+        ['approval', 'review'],
+        ['http'],
         ['rm'],
         ['cat', 'curl', 'env', 'http', 'printenv', 'set', 'wget'],
     ],
@@ -207,109 +210,133 @@ INJECTION: dict[str, Any] = {
 # The injection rules of each other language (injection._language_factors).
 LANGUAGES: dict[str, Any] = {
     'fr': {
-        "digest": "0829581972f934bd",
+        "digest": "8515d238b4207552",
         "factors": [
             [' abstraction', 'consigne', 'directive', 'ignor', 'instruction', 'ne tenez', 'ne tien', 'ordre', 'oubli', 'prompt', 'regle'],
             [' a present', ' desormais', ' maintenant'],
             ['utilisateur'],
             ['consigne', 'etape obligatoire', 'instruction', 'message', 'note', 'nouvelle regle', 'regle'],
             ['affich', 'coll', 'donn', 'envoi', 'envoy', 'imprim', 'montr', 'partag', 'publi', 'revel', 'transmet'],
+            [' api', " d'environnement", ' de passe', ' privee', ' ssh', '.env', 'envoi', 'envoy', 'expedi', 'http', 'identifiants', 'jeton', "l'environnement", 'partag', 'post', 'publi', 'secrets', 'televers', 'token', 'transmet', 'upload'],
+            ['contourne', 'contourner', 'contournez', 'ignore', 'ignorer', 'ignorez', 'passe', 'passer', 'passez', 'sans ', 'saute', 'sauter', 'sautez'],
         ],
     },
     'de': {
-        "digest": "ba883036bbc90cc4",
+        "digest": "4e64a01d5ca83d84",
         "factors": [
             ['ignorier', 'missacht', 'uberschreib', 'vergesst', 'vergiss', 'verwirf'],
             ['du bist', 'sie sind'],
             [' dem anwender', ' dem benutzer', ' dem nutzer', ' den anwender', ' den benutzer', ' den nutzer', ' der anwender', ' der benutzer', ' der nutzer', ' zu fragen', ' zu informieren'],
             ['anweisung', 'hinweis', 'nachricht', 'neue regel', 'pflicht', 'regel'],
             ['.env', 'keys', 'passworter', 'schlussel', 'secrets', 'system', 'zugangsdaten'],
+            ['.env', 'env-variabl', 'hochlad', 'http', 'keys', 'lade', 'passworter', 'poste', 'schick', 'schlussel', 'secrets', 'send', 'token', 'ubermittel', 'ubertrag', 'umgebungsvariabl', 'upload', 'zugangsdaten'],
+            ['freigabe', 'prufung', 'review', 'uberspring'],
         ],
     },
     'es': {
-        "digest": "9f28144f7890c6ef",
+        "digest": "dbc7f85f61ab6763",
         "factors": [
             ['directrices', 'indicaciones', 'instruccion', 'instrucciones', 'ordenes', 'prompt', 'reglas'],
             ['a partir de ahora', 'ahora', 'desde ahora'],
             ['sin avisar', 'sin decirle', 'sin preguntar', 'usuario'],
             [' para'],
             ['.env', 'claves', 'contrasena', 'credenciales', 'prompt del sistema', 'secretos', 'tokens'],
+            [' de entorno', '.env', 'claves', 'compart', 'contrasena', 'credenciales', 'el entorno', 'envi', 'http', 'mand', 'public', 'secretos', 'suba', 'sube', 'subir', 'token', 'transmit'],
+            ['aprobacion', 'review', 'revision'],
         ],
     },
     'it': {
-        "digest": "602ef41d1584e813",
+        "digest": "11653d3789fdd630",
         "factors": [
             ['direttive', 'indicazioni', 'istruzion', 'prompt', 'regole'],
             [' sei'],
             ['non dire niente', 'non dire nulla', "senza dirlo all'utente"],
             ['--force', 'chiavi api', 'credenziali', 'disattiv', 'ignor', 'password', 'segret', 'senza chiedere', 'senza conferma', 'senza revisione'],
             ['caric', 'condivid', 'invi', 'mostr', 'rivel', 'stamp'],
+            ['.env', 'caric', 'chiavi', 'condivid', 'credenziali', 'http', 'invi', "l'ambiente", 'mand', 'password', 'pubblic', 'segreti', 'token', 'trasmett', "variabili d'", 'variabili di '],
+            ['review', 'revisione'],
         ],
     },
     'pt': {
-        "digest": "89d09d3ce517b0e2",
+        "digest": "b721f934ee37e80e",
         "factors": [
             ['diretrizes', 'instrucao', 'instrucoes', 'ordens', 'prompt', 'regras'],
             ['tu', 'voce'],
             ['nao avise', 'nao conte', 'nao diga', 'nao informe', 'nao mencione'],
             [' para'],
             ['carreg', 'compartilh', 'envi', 'imprim', 'mostr', 'publi', 'revel'],
+            [' de ambiente', '.env', 'carreg', 'chaves', 'compartilh', 'credenciais', 'envi', 'http', 'mand', 'o ambiente', 'publi', 'segredos', 'senha', 'sobe', 'suba', 'subi', 'token', 'transmit'],
+            ['aprovacao', 'review', 'revisao'],
         ],
     },
     'nl': {
-        "digest": "c699837851629b94",
+        "digest": "d57570ac4c869608",
         "factors": [
             ['aanwijzingen', 'ignoreer', 'instructies', 'negeer', 'opdrachten', 'prompt', 'regels', 'vergeet'],
             ['je bent nu', 'vanaf nu ben je'],
+            ['.env', 'deel', 'http', 'inloggegevens', 'omgevingsvariabel', 'post', 'secrets', 'sleutels', 'stuur', 'token', 'upload', 'verstuur', 'verzend', 'wachtwoorden'],
+            ['review', 'review overslaan', 'zonder goedkeuring', 'zonder review'],
         ],
     },
     'pl': {
-        "digest": "1f617dd24958efa0",
+        "digest": "d9217c42b5ebdb9f",
         "factors": [
             ['ignoruj', 'pomin', 'poprzedni', 'swoje', 'twoje', 'wczesniejsz', 'wszystki', 'zapomnij', 'zignoruj'],
             ['jestes teraz', 'od teraz jestes', 'teraz jestes'],
+            ['opublikuj', 'przeslij', 'upload', 'wrzuc', 'wyslij', 'wysylaj', 'zaladuj'],
+            [' przeglad', ' review', 'bez przegladu', 'bez recenzji', 'bez review', 'bez zatwierdzenia'],
         ],
     },
     'tr': {
-        "digest": "10522393ce4b46a6",
+        "digest": "38a963533c7bbdbe",
         "factors": [
             ['istem', 'komut', 'kural', 'talimat', 'yonerge'],
+            ['.env', 'anahtarlar', 'gizli', 'gonder', 'http', 'ilet', 'ortam degisken', 'paylas', 'sifreler', 'token', 'yukle'],
+            ['inceleme', 'incelemesiz', 'review'],
         ],
     },
     'ru': {
-        "digest": "bd592dc77ef4b5ca",
+        "digest": "03c0d8acfbfc8c3e",
         "factors": [
             ['директив', 'инструкци', 'команд', 'ограничени', 'правил', 'промпт', 'указани'],
             ['с этого момента ты', 'теперь ты', 'ты теперь'],
             ['пользовател'],
             ['выведи', 'загрузи', 'опубликуи', 'отправ', 'перешли', 'покажи', 'раскрои'],
+            ['.env', 'http', 'выгрузи', 'загрузи', 'ключ', 'окружени', 'опубликуи', 'отошли', 'отправ', 'парол', 'переменн', 'перешли', 'пошли', 'секрет', 'слеи', 'токен', 'учетн'],
+            ['без review', 'без код', 'без ревью', 'без согласовани', 'минуя ревью', 'пропус'],
         ],
     },
     'zh': {
-        "digest": "542fc103e439a0f1",
+        "digest": "902b190167b3ea9a",
         "factors": [
             ['上述', '上面', '不要理会', '不要遵守', '之前', '以前', '你的', '先前', '全部', '别管', '原有', '原来', '忘掉', '忘记', '忽略', '忽视', '所有', '抛开', '放弃', '无视', '此前', '系统'],
             ['从现在开始', '从现在起', '你已经不再是', '你现在是'],
             ['使用者', '用户'],
             ['.env', '上传', '令牌', '凭据', '凭证', '发到', '发送', '密码', '密钥', '展示', '打印', '显示', '泄露', '私钥', '系统提示', '输出', '透露'],
+            ['http'],
+            ['a branch principal', 'il branch principale', 'la branche principale', 'la rama principal', 'main', 'master', 'push', 'review', 'основн', 'メインブランチ', '主分支', '主干', '合并', '审查', '审核', '强推', '推送', '提交', '评审', '메인 브랜치'],
         ],
     },
     'ja': {
-        "digest": "7c120cdc3f105b2c",
+        "digest": "b11eed6e6463df15",
         "factors": [
             ['あなたの', 'これまで', 'すべて', '上記', '今まで', '以前', '全て', '前の', '忘れ', '無視'],
             ['あなたは', '今からあなたは', '君は'],
             ['ユーザーに'],
             ['.aws/credentials', '.env', '.netrc', 'apiキー', 'id_rsa', '~/.ssh', 'システムプロンプト', 'トークン', 'パスワード', '環境変数', '秘密鍵', '認証情報'],
+            ['http'],
+            ['push', 'プッシュ', 'マージ'],
         ],
     },
     'ko': {
-        "digest": "316493dadf037916",
+        "digest": "f7f14af14422b5be",
         "factors": [
             ['기존', '모든', '무시', '앞의', '위의', '이전', '잊어'],
             [' 이제', '이제 너는', '이제 당신은'],
             ['사용자에게', '사용자한테'],
             ['.env', 'api 키', '개인 키', '비밀 키', '비밀번호', '시스템 프롬프트', '자격 증명', '토큰'],
+            ['http'],
+            ['a branch principal', 'il branch principale', 'la branche principale', 'la rama principal', 'main', 'master', 'push', 'основн', 'メインブランチ', '主分支', '主干', '검토', '리뷰', '머지', '메인 브랜치', '병합', '승인', '푸시'],
         ],
     },
 }
