@@ -325,7 +325,8 @@ class Status(msgspec.Struct, kw_only=True):
     ops: dict[str, int]
     memories: dict[str, int]
     projection: dict[str, object]
-    skipped: list[Skipped]
+    skipped: list[Skipped]  # the first reads.STATUS_SKIPPED of them
+    skipped_total: int = 0  # how many op lines replay refused in all
     # Memories whose recorded time lies beyond now plus a day (a skewed or forged
     # clock): ranked as if recorded then. How many, and the first ids.
     future_dated: int = 0

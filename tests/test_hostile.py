@@ -538,3 +538,41 @@ def test_what_the_gate_refuses_retires_nothing_whatever_the_arrival_order(
         assert dump(repo) == dumps[-1]
         assert texts(repo, "cache warmed cron") == ["the cache is warmed by cron at 05:00"]
     assert dumps[0] == dumps[1] == dumps[2]
+
+
+def test_a_pack_of_junk_lines_is_counted_not_listed_whole(victim: Path, attacker: Attacker) -> None:
+    """A teammate's pack of millions of junk lines is as many skipped rows: status
+    lists the first STATUS_SKIPPED and counts them all, and a write that looks for
+    this clone's own skipped ops reads none of the teammate's (an adversarial run:
+    5M lines made every add take 7-10 s and 2.7 GB, status 12 s and 4.4 GB)."""
+    from gitmem.api.reads import STATUS_SKIPPED
+
+    junk = STATUS_SKIPPED + 150
+    attacker.push(attacker.pack([b"x"] * junk))
+    ok(gm("sync", cwd=victim))
+    status = json.loads(ok(gm("status", "--json", cwd=victim)).stdout)["data"]
+    assert status["skipped_total"] == junk and len(status["skipped"]) == STATUS_SKIPPED
+    assert f"skipped ops: {junk}" in ok(gm("status", cwd=victim)).stdout
+    assert "and 150 more" in ok(gm("status", cwd=victim)).stdout
+    ok(gm("add", "the release train leaves on thursdays", cwd=victim))
+    assert "the release train leaves on thursdays" in texts(victim, "release train")
+
+
+def test_the_skipped_query_reads_only_the_partitions_and_reasons_asked(repo: Path) -> None:
+    import sqlite3
+
+    from gitmem.projection import queries
+
+    c = sqlite3.connect(":memory:")
+    c.execute("CREATE TABLE skipped(ref TEXT NOT NULL, commit_id TEXT NOT NULL, line INTEGER NOT NULL,"
+              " op_id TEXT, reason TEXT NOT NULL, PRIMARY KEY(ref, commit_id, line)) WITHOUT ROWID")
+    rows = [("refs/memory/mine", "c1", 1, "a", "implausible Lamport clock jump (x)"),
+            ("refs/memory/mine", "c1", 2, "b", "not JSON"),
+            ("refs/memory/theirs", "c2", 1, "c", "implausible Lamport clock jump (y)"),
+            ("refs/memory/theirs", "c2", 2, None, "a 100% _odd_ reason")]
+    c.executemany("INSERT INTO skipped VALUES (?,?,?,?,?)", rows)
+    found = queries.skipped(c, refs=["refs/memory/mine"], reason="implausible Lamport clock jump")
+    assert [s.id for s in found] == ["a"]
+    assert [s.id for s in queries.skipped(c, reason="a 100%")] == [None]
+    assert [s.line for s in queries.skipped(c, 3)] == [1, 2, 1]
+    assert queries.skipped_count(c) == 4

@@ -38,8 +38,9 @@ def rescue_skipped_clocks(pool: Pool) -> int:
     own = set(pool.log.own_partitions())
     if not own:
         return 0
-    victims = [s for s in pool.read(lambda p: p.skipped(), embed=False)
-               if s.partition in own and s.id and s.reason.startswith(_REASON)]
+    refs = [REF_PREFIX + name for name in sorted(own)]
+    victims = [s for s in pool.read(lambda p: p.skipped(refs=refs, reason=_REASON), embed=False)
+               if s.id]
     if not victims:
         return 0
     path = pool.log.state_dir / RESCUED_FILE

@@ -209,6 +209,9 @@ def log_ops(pool: Pool, limit: int | None = None, author: str | None = None) -> 
 def skipped(pool: Pool) -> list[Skipped]:
     return pool.read(lambda p: p.skipped())
 
+STATUS_SKIPPED = 100  # skipped ops a status lists (it counts them all)
+
+
 def status(pool: Pool) -> Status:
     """Partitions, op and memory counts, and the projection's state."""
     mine: str | None
@@ -261,7 +264,8 @@ def status(pool: Pool) -> Status:
                 "up_to_date": True,
                 "last_refresh": msgspec.to_builtins(report),
             },
-            skipped=p.skipped(),
+            skipped=p.skipped(STATUS_SKIPPED),
+            skipped_total=p.skipped_count(),
             future_dated=future[0],
             future_dated_ids=future[1],
         )

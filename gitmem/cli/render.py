@@ -398,9 +398,13 @@ def status(st: api.Status) -> str:
         "up to date)"
     )
     if st.skipped:
-        out.append(f"skipped ops: {len(st.skipped)}")
+        total = max(st.skipped_total, len(st.skipped))
+        out.append(f"skipped ops: {total}")
         for s in st.skipped:
             out.append(f"  {s.partition} {s.commit[:12]} line {s.line}: {s.reason}")
+        if total > len(st.skipped):
+            out.append(f"  ... and {total - len(st.skipped)} more (the first {len(st.skipped)} "
+                       "are listed; the library's Store.skipped() has every one)")
     if st.future_dated:
         out.append(f"dated in the future: {st.future_dated} memories (a skewed or forged clock; "
                    "ranked as if recorded a day from now): "

@@ -410,15 +410,32 @@ def counts(c: sqlite3.Connection) -> dict[str, object]:
     return {"ops": by_type, "memories": by_status, "per_partition": per_ref}
 
 
-def skipped(c: sqlite3.Connection) -> list[Skipped]:
-    """Every op line replay refused, and why."""
-    return [
-        Skipped(partition=partition(ref), commit=commit, line=line, id=oid, reason=reason)
-        for ref, commit, line, oid, reason in c.execute(
-            "SELECT ref, commit_id, line, op_id, reason FROM skipped "
-            "ORDER BY ref, commit_id, line"
-        )
-    ]
+def skipped(c: sqlite3.Connection, limit: int | None = None, *, refs: Iterable[str] = (),
+            reason: str = "") -> list[Skipped]:
+    """The op lines replay refused, and why: the first ``limit`` (None: every one), of
+    the partitions at ``refs`` only when given, whose reason starts with ``reason``.
+    (A teammate's pack of five million junk lines is five million rows: a write that
+    looks for its own skipped ops, or a status, must not read them all.)"""
+    where, args = [], list[object]()
+    refs = list(refs)
+    if refs:
+        where.append(f"ref IN ({','.join('?' * len(refs))})")
+        args += refs
+    if reason:
+        where.append("substr(reason, 1, ?) = ?")  # (LIKE would read % and _ in it)
+        args += [len(reason), reason]
+    sql = ("SELECT ref, commit_id, line, op_id, reason FROM skipped"
+           + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY ref, commit_id, line")
+    if limit is not None:
+        sql += " LIMIT ?"
+        args.append(limit)
+    return [Skipped(partition=partition(ref), commit=commit, line=line, id=oid, reason=why)
+            for ref, commit, line, oid, why in c.execute(sql, args)]
+
+
+def skipped_count(c: sqlite3.Connection) -> int:
+    """How many op lines replay refused."""
+    return int(c.execute("SELECT count(*) FROM skipped").fetchone()[0])
 
 
 def dump(c: sqlite3.Connection) -> str:

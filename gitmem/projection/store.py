@@ -573,4 +573,5 @@ class Projection:
     questions = _query(queries.questions)
     counts = _query(queries.counts)
     skipped = _query(queries.skipped)
+    skipped_count = _query(queries.skipped_count)
     dump = _query(queries.dump)
