@@ -106,6 +106,20 @@ def test_garbage_and_batches_get_json_rpc_errors(raw: Raw) -> None:
     assert raw.request(7, "ping", {}) == {"jsonrpc": "2.0", "id": 7, "result": {}}
 
 
+@pytest.mark.parametrize("line", [
+    b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":' + b"[" * 1000 + b"]" * 1000 + b"}",
+    b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"recall","arguments":{"query":'
+    + b'{"a":' * 20000 + b"1" + b"}" * 20000 + b"}}}",
+], ids=["params 1000 deep", "an argument 20000 deep"])
+def test_a_line_nested_too_deep_is_answered_and_the_session_goes_on(raw: Raw, line: bytes) -> None:
+    # An adversarial run: 2 KB of "[" ended the server ("internal error: ExceptionGroup",
+    # a RecursionError in Python's json while answering), the request never answered.
+    raw.send(raw=line + b"\n")
+    got = raw.answer(None)
+    assert got["error"]["code"] == -32700 and "nested too deep" in got["error"]["message"]
+    assert raw.request(9, "ping", {}) == {"jsonrpc": "2.0", "id": 9, "result": {}}
+
+
 def test_an_unknown_argument_is_named_with_the_accepted_ones(raw: Raw, repo: Path) -> None:
     for n in range(12):
         assert gm("add", f"deploy note number {n} about the release train",

@@ -65,7 +65,7 @@ def rejection(exc: Exception) -> JSONRPCError | None:
             named = raw[len(_DROPPED):].strip()
             try:  # _LEADING_ID matched JSON; an error here must never end the session
                 rid = json.loads(named) if named else None
-            except ValueError:
+            except (ValueError, RecursionError):
                 rid = None
             return _error(rid, PARSE_ERROR, f"Parse error: the line is over "
                           f"{MAX_LINE_BYTES >> 20} MiB and was dropped unread; "
@@ -76,6 +76,8 @@ def rejection(exc: Exception) -> JSONRPCError | None:
             parsed = json.loads(raw) if isinstance(raw, str) else None
         except ValueError:
             return _error(None, PARSE_ERROR, "Parse error: the line is not JSON")
+        except RecursionError:  # a 2 KB line of "[" * 1000 ended the session
+            return _error(None, PARSE_ERROR, "Parse error: the line is nested too deep to read")
         message = "Parse error: " + str(first.get("msg", "invalid JSON"))
         if isinstance(raw, str) and _SURROGATE.search(raw):
             message += " (a lone surrogate escape such as \\ud800 is not Unicode: send UTF-8 text)"
