@@ -5,13 +5,14 @@ from __future__ import annotations
 import collections
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 import gitmem
 import craft
-from conftest import git, gm, ok
+from conftest import GIT_MEM, git, gm, ok
 
 
 def test_import_writes_packs_and_everything_is_recallable(repo: Path, tmp_path: Path) -> None:
@@ -48,6 +49,18 @@ def test_a_bad_line_means_nothing_is_written(repo: Path) -> None:
         out = gm("import", "-", cwd=repo, input=f"{good}\n{bad}\n")
         assert out.returncode == 2, bad
         assert out.stderr.startswith(message), out.stderr
+    assert git("for-each-ref", "refs/memory/", cwd=repo).stdout == ""
+
+
+def test_a_line_that_is_not_utf8_is_refused_with_where(repo: Path, tmp_path: Path) -> None:
+    # An adversarial run: "internal error: UnicodeDecodeError ... this is a bug", exit 1.
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(b'{"text": "fine"}\n{"text": "caf\xe9 au lait"}\n')
+    for args, stdin in ((["import", str(path)], None), (["import", "-"], path.read_text("latin-1"))):
+        out = subprocess.run([GIT_MEM, *args], cwd=repo, capture_output=True, check=False,
+                             input=path.read_bytes() if stdin is not None else None)
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.decode().startswith("error: line 2: not UTF-8 (byte 0xe9 at column 14)")
     assert git("for-each-ref", "refs/memory/", cwd=repo).stdout == ""
 
 

@@ -200,6 +200,15 @@ def _spool_error(exc: OSError) -> GitMemError:
                                  "point TMPDIR to a writable directory")
 
 
+def _first_bad_byte(line: str | bytes) -> str:
+    """Where a line stops being UTF-8, in words ("byte 0xe9 at column 19")."""
+    try:
+        (line if isinstance(line, bytes) else line.encode("utf-8", "surrogateescape")).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"byte 0x{exc.object[exc.start]:02x} at column {exc.start + 1}"
+    return "a lone surrogate"
+
+
 def _check(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes],
            author: ops.Author, partition: str, redact: bool) -> tuple[int, int]:
     """Decode, validate, gate and trial-encode every line into ``spool``: how many,
@@ -214,6 +223,9 @@ def _check(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes
             rec = decoded if decoded is not None else IMPORT_DECODER.decode(line)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise InvalidInput(f"line {n}: {exc}", IMPORT_HINT) from None
+        except UnicodeDecodeError:  # (msgspec raises it for bytes that are not UTF-8)
+            raise InvalidInput(f"line {n}: not UTF-8 ({_first_bad_byte(line)})",
+                               "save the file as UTF-8, or convert it with iconv -t UTF-8") from None
         try:
             body = validate.memory_body(
                 rec.text, kind=rec.kind, key=rec.key, tags=rec.tags, about=rec.about,
@@ -264,7 +276,7 @@ def _prescanned(lines: Iterator[tuple[int, str | bytes]], *, texts: bool = True,
         for n, line in batch:
             try:
                 rec: ImportRecord | None = IMPORT_DECODER.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
                 rec = None  # decoded again where it is checked, to say why not
             out.append((n, line, rec))
             if rec is None:
