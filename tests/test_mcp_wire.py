@@ -120,6 +120,18 @@ def test_a_line_nested_too_deep_is_answered_and_the_session_goes_on(raw: Raw, li
     assert raw.request(9, "ping", {}) == {"jsonrpc": "2.0", "id": 9, "result": {}}
 
 
+def test_a_request_whose_id_is_no_string_or_integer_is_answered(raw: Raw) -> None:
+    # The SDK read them as notifications: no answer, and the client waited forever.
+    for rid in (b"1.5", b"true", b'{"a":1}', b"[1]", b"null"):
+        raw.send(raw=b'{"jsonrpc":"2.0","id":' + rid + b',"method":"ping"}\n')
+        got = raw.answer(None)
+        assert got["error"]["code"] == -32600 and "string or an integer" in got["error"]["message"]
+    assert raw.request(9, "ping", {}) == {"jsonrpc": "2.0", "id": 9, "result": {}}
+    raw.send({"jsonrpc": "2.0", "method": "notifications/cancelled",  # a notification: none
+              "params": {"requestId": 9}})
+    assert raw.request(10, "ping", {}) == {"jsonrpc": "2.0", "id": 10, "result": {}}
+
+
 def test_an_unknown_argument_is_named_with_the_accepted_ones(raw: Raw, repo: Path) -> None:
     for n in range(12):
         assert gm("add", f"deploy note number {n} about the release train",

@@ -46,6 +46,10 @@ MAX_LINE_BYTES = 16 << 20
 # What stands for a dropped line: not JSON (the NUL), so the SDK hands it to
 # ``rejection`` as a parse failure, which answers it with what the line named.
 _DROPPED = "\0gitmem-dropped-line"
+# ... and for a request whose id is no string or integer (1.5, true, null, an object):
+# the SDK reads it as a notification, which nobody answers, and the client waits forever.
+_BAD_ID = "\0gitmem-bad-id"
+_CHECKED_BYTES = 1 << 20  # a line up to this size has its id looked at
 # A request id the line gives before any nested value (as the first key, or after
 # "jsonrpc" or "method"): the only one a prefix can name without doubt.
 _LEADING_ID = re.compile(
@@ -61,6 +65,9 @@ def rejection(exc: Exception) -> JSONRPCError | None:
     first: dict[str, Any] = errors[0] if errors else {}
     if first.get("type") == "json_invalid":
         raw = first.get("input")
+        if isinstance(raw, str) and raw.startswith(_BAD_ID):
+            return _error(None, INVALID_REQUEST, "Invalid Request: a request's id must be a "
+                          "string or an integer (MCP), so this answer carries none")
         if isinstance(raw, str) and raw.startswith(_DROPPED):
             named = raw[len(_DROPPED):].strip()
             try:  # _LEADING_ID matched JSON; an error here must never end the session
@@ -164,12 +171,27 @@ class Lines:
     def readline(self) -> str:
         line = self.raw.readline(MAX_LINE_BYTES + 1)
         if len(line) <= MAX_LINE_BYTES:
-            return line.decode("utf-8", "replace")
+            text = line.decode("utf-8", "replace")
+            return _BAD_ID + "\n" if _bad_id(line, text) else text
         named = _LEADING_ID.match(line)
         rest = line
         while rest and not rest.endswith(b"\n"):
             rest = self.raw.readline(self.CHUNK)
         return _DROPPED + (named.group(1).decode("utf-8", "replace") if named else "") + "\n"
+
+
+def _bad_id(line: bytes, text: str) -> bool:
+    """A request (a method and an id) whose id is no string or integer."""
+    if len(line) > _CHECKED_BYTES or b'"id"' not in line:
+        return False
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError):
+        return False  # answered as what it is by ``rejection``
+    if not isinstance(message, dict) or "method" not in message or "id" not in message:
+        return False
+    rid = message["id"]
+    return not isinstance(rid, (str, int)) or isinstance(rid, bool)
 
 
 @contextmanager
