@@ -163,6 +163,29 @@ def test_document_rows_are_the_same_bytes_either_way(static: StaticEmbedder,
     assert cos.min() > 0.999
 
 
+def test_document_rows_of_many_texts_hold_a_block_of_sums_at_a_time(static: StaticEmbedder) -> None:
+    """A pull's forked embedder asks for every new memory's row at once: the float64
+    sums of all of them were held together (an adversarial run: 666 MB at 60k pulled
+    memories). Across blocks the rows are the same bytes as one at a time."""
+    import tracemalloc
+
+    from gitmem.embed import static as static_module
+
+    texts = [f"note {i} about the {w} service and its retries" for i, w in
+             zip(range(10 * static_module._ROWS + 5), (HARD * 1000))]
+    tracemalloc.start()
+    try:
+        rows = static.doc_rows(texts)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    whole = len(texts) * static.dim * 8  # the float64 sums of every text at once
+    assert peak < whole, (peak, whole)
+    dim = static.dim
+    for i in (0, static_module._ROWS - 1, static_module._ROWS, len(texts) - 1):
+        assert rows[i * dim:(i + 1) * dim] == static.doc_rows([texts[i]])
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.text(st.characters(exclude_categories=["Cs"]), max_size=60), max_size=4))
 def test_document_rows_agree_on_random_text(static: StaticEmbedder, query: QueryEmbedder,

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _CHUNK = 1024  # texts tokenised per call to the tokenizer
 _TOKENS = 16384  # token rows gathered at once: caps the float32 scratch at 25 MB
+_ROWS = 4096  # texts whose sums doc_rows holds at once (12.6 MB of float64 at 384 dims)
 
 
 class StaticEmbedder:
@@ -130,9 +131,15 @@ class StaticEmbedder:
         if self._weights is None:
             return quantize_rows(self.embed(texts))
         texts = list(texts)
-        out = np.zeros((len(texts), self.dim), dtype=np.float64)
-        self._each_group(texts, out, self._sums_into)
-        return quantize_sums(out)
+        # A block at a time (rows are quantised one by one: the same bytes): the sums of
+        # every text at once were len x dim float64, 768 MB for a pull of 250k memories.
+        parts = []
+        for start in range(0, len(texts), _ROWS):
+            block = texts[start:start + _ROWS]
+            out = np.zeros((len(block), self.dim), dtype=np.float64)
+            self._each_group(block, out, self._sums_into)
+            parts.append(quantize_sums(out))
+        return b"".join(parts)
 
     def _each_group(self, texts: list[str], out: np.ndarray,
                     fill: Callable[[list[list[int]], np.ndarray], None]) -> None:
