@@ -335,6 +335,7 @@ class Projection:
         c.execute("BEGIN IMMEDIATE")
         try:
             self._vectors.check(c)  # files changed on disk since stamped (sidecars.py)
+            self._vectors.remove_stale(c)  # older generations: only under the lock (vectors.py)
             # List again under the lock: another process may have refreshed
             # past our first listing, and replaying an older listing would look
             # like a rewrite and move the projection backwards.
@@ -366,6 +367,7 @@ class Projection:
             c.execute("COMMIT")
         except BaseException:
             self._vectors.drop_blanked()
+            self._vectors.remove_retired(committed=False)
             connection.rollback(c)
             raise
         if report.complete:
@@ -380,7 +382,7 @@ class Projection:
             # holds one for minutes): for the size, the next refresh tries again.
             emptied = connection.empty_log(c, scrub=self._log_scrub, wait=self._log_scrub)
             self._log_scrub = self._log_scrub and not emptied
-        self._vectors.remove_stale(c)
+        self._vectors.remove_retired(committed=True)  # a reset's old generation
         report.seconds = time.perf_counter() - start
         return report
 

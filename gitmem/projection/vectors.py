@@ -72,6 +72,15 @@ def _strings(raw: str) -> list[str]:
         raise ProjectionCorrupt(f"a list column holds {exc}") from exc
 
 
+def _unlink(path: Path) -> None:
+    """Delete a file of an older generation; readers keep the inode they opened.
+    (Tidying only: something in the way goes with the next rebuild.)"""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 def top_slot(c: sqlite3.Connection) -> int | None:
     """The highest vector row any memory uses (None: no vectors)."""
     return c.execute("SELECT max(slot) FROM vec_rows").fetchone()[0]  # type: ignore[no-any-return]
@@ -115,6 +124,7 @@ class VectorFile:
         self._held: tuple[tuple[str, int, int], mmap.mmap] | None = None
         self._held_signs: tuple[tuple[str, int, int], mmap.mmap] | None = None
         self._sidecars = FirstPassFiles(self)  # the sign and moments files (sidecars.py)
+        self._retired: Path | None = None  # the generation a reset in this transaction replaces
 
     def path(self, c: sqlite3.Connection) -> Path:
         """The vector file of the current generation (named in meta, so a reset
@@ -127,8 +137,18 @@ class VectorFile:
         return self.directory / name
 
     def remove_stale(self, c: sqlite3.Connection) -> None:
-        """Delete the files of older generations (and the HNSW index files that
-        versions before 0.2 kept here: 168 MB at 100k memories)."""
+        """A writer, under the write lock: delete the files of every generation but
+        the one meta names (a reset's old one its writer did not get to delete, a
+        new one whose transaction a crash cut short), and the HNSW index files that
+        versions before 0.2 kept here (168 MB at 100k memories).
+
+        Only under the lock: a reset writes its new generation's file before the
+        transaction that names it commits, so to a process without the lock that
+        file looks like any stale one. (A writer that tidied right after its own
+        commit read the old name while another was filling the new file, deleted
+        it, and the name committed next named nothing: every process then found
+        the vector file "damaged" and embedded every memory again.)"""
+        assert c.in_transaction, "remove_stale runs under the write lock"
         keep = self.path(c).name
         try:
             names = os.listdir(self.directory)  # (glob would compile two patterns per refresh)
@@ -140,10 +160,17 @@ class VectorFile:
                     name.endswith(".i8") or name.startswith("vectors.hnsw") or (
                         name.endswith((".sign", ".moments"))
                         and name.rsplit(".", 1)[0] != stem)):
-                try:
-                    (self.directory / name).unlink(missing_ok=True)  # readers keep their inode
-                except OSError:
-                    pass  # tidying only: a file in the way goes with the next rebuild
+                _unlink(self.directory / name)
+
+    def remove_retired(self, *, committed: bool) -> None:
+        """After the transaction of a ``reset``: delete the generation it replaced
+        (committed: no writer names it again, and a reader keeps the inode it
+        opened); rolled back, the old one stays in force and the new file is left
+        to the next writer's remove_stale."""
+        retired, self._retired = self._retired, None
+        if retired is not None and committed:
+            for path in (retired, firstpass.sign_path(retired), firstpass.moments_path(retired)):
+                _unlink(path)
 
     def rows_in_file(self, c: sqlite3.Connection) -> int:
         try:
@@ -181,6 +208,8 @@ class VectorFile:
     def reset(self, c: sqlite3.Connection, embedder_version: str | None) -> None:
         """Start a new, empty generation: every memory will be embedded again."""
         self._sidecars.garbled = False  # (a new file, stamped at settle)
+        if self._retired is None:
+            self._retired = self.path(c)  # deleted once this commits (remove_retired)
         c.execute("UPDATE memories SET vec_slot = NULL")
         c.execute("DELETE FROM vec_rows")
         name = f"vectors-{os.urandom(6).hex()}.i8"

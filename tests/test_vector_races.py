@@ -1,0 +1,109 @@
+"""Concurrent readers and writers never take the vector file for damaged.
+
+A false "vector file was damaged" is not harmless: the process that believes it
+resets the generation and embeds every memory again (seconds at 100k), and a
+process that warns without re-embedding says something untrue. Each test here
+forces one interleaving of two real processes' steps (two pools, two SQLite
+connections, the same files on disk), stopping one of them at a point in its own
+code (a thread waits there) while the other runs on: the interleaving that made
+tests/test_robustness.py's concurrent readers and writers flake, once in many
+runs, is made to happen every time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from conftest import gm
+from gitmem.api.pool import Pool
+
+DAMAGED = "vector file was damaged; re-embedded every memory"
+
+
+def ok(out: object) -> None:
+    assert getattr(out, "returncode") == 0, getattr(out, "stderr")
+
+
+class Paused:
+    """Run ``fn`` in a thread that stops where it calls ``stop`` until ``go``."""
+
+    def __init__(self, fn: Callable[[Callable[[], None]], None]) -> None:
+        self.reached, self._go = threading.Event(), threading.Event()
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True)
+
+    def _run(self, fn: Callable[[Callable[[], None]], None]) -> None:
+        try:
+            fn(self._stop)
+        except BaseException as exc:  # noqa: BLE001 - raised in the test's thread by finish
+            self.error = exc
+            self.reached.set()
+
+    def _stop(self) -> None:
+        self.reached.set()
+        assert self._go.wait(60), "the test never let the thread go on"
+
+    def start(self) -> None:
+        self._thread.start()
+        assert self.reached.wait(60), "the thread never reached its stop"
+        if self.error is not None:
+            raise self.error
+
+    def finish(self) -> None:
+        self._go.set()
+        self._thread.join(60)
+        assert not self._thread.is_alive()
+        if self.error is not None:
+            raise self.error
+
+
+def test_a_new_generation_is_not_removed_by_a_refresh_that_committed_before_it(
+        repo: Path) -> None:
+    # The flake: the first read that embeds starts the first generation of the vector
+    # file (a reset: a new file, named in meta when its transaction commits). A writer
+    # that had committed its own refresh just before went on to tidy the directory:
+    # it read the current name (still the old one: the reset had not committed) and
+    # deleted every other vector file, the new one being written included. The reset
+    # then committed a name whose file was gone, and the next read said "damaged" and
+    # embedded everything again. Here the writer is stopped right after its commit,
+    # the reader runs until it is writing the new generation's rows, and the writer
+    # then finishes.
+    for i in range(3):  # an add replays what it finds without embedding it
+        ok(gm("add", f"the queue worker {i} retries three times", cwd=repo))
+    writer, reader = Pool(repo), Pool(repo)
+
+    def embedding(stop: Callable[[], None]) -> None:
+        def progress(what: str, done: int, total: int | None) -> None:
+            if what == "embedding memories":
+                stop()  # the new file holds rows, its name is not committed yet
+
+        reader.progress = progress
+        reader.read(lambda p: None)  # embeds: a new generation
+        reader.close()
+
+    making = Paused(embedding)
+    wal_bytes = writer.projection._wal_bytes
+
+    def committed() -> int:  # (the first thing _refresh does after its COMMIT)
+        making.start()
+        return wal_bytes()
+
+    writer.projection._wal_bytes = committed  # type: ignore[method-assign]
+    writer.read(lambda p: None, embed=False)  # replays the third add, then tidies
+    making.finish()
+    assert writer.warnings == [] and reader.warnings == []
+    writer.close()
+
+    later = Pool(repo)
+    try:
+        assert later.read(lambda p: p.vec_path.exists())
+        assert later.warnings == [], later.warnings
+        assert later.read(lambda p: p.all_embedded())
+    finally:
+        later.close()
+    out = gm("recall", "queue worker retries", "--json", cwd=repo)
+    ok(out)
+    assert DAMAGED not in out.stdout + out.stderr
+
