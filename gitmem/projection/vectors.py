@@ -189,7 +189,12 @@ class VectorFile:
         Every row this module writes is all zeros (a forgotten memory, a
         crash's padding) or has its largest component at exactly +-127 and
         never -128 (quantize_rows); three rows are sampled (first, middle,
-        last: a few microseconds), which catches a file of random bytes."""
+        last: a few microseconds), which catches a file of random bytes.
+
+        Exact only in a writer, under the write lock: elsewhere another writer
+        may be between its steps (a reset's old generation deleted after its
+        commit, a row being blanked in place), so a reader takes True as a
+        reason to refresh, not as damage (Projection._vectors_current)."""
         if self.truncated(c) or self._sidecars.garbled:
             return True  # (garbled: changed on disk since its stamp, see check)
         top = top_slot(c)
