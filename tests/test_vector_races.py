@@ -159,3 +159,44 @@ def test_a_reader_that_sees_a_rebuild_land_between_two_reads_does_not_cry_damage
     assert reader.read(lambda p: p.all_embedded())
     assert reader.warnings == [], reader.warnings
     reader.close()
+
+
+def test_similar_pairs_read_while_a_rebuild_retires_their_generation(repo: Path) -> None:
+    # 'similar' reads every vector row in one snapshot, from the file its snapshot
+    # names. A rebuild committed meanwhile retires that generation and deletes its
+    # file: the read's FileNotFoundError was taken for a damaged projection, which
+    # was deleted and replayed ("projection was corrupt"), under every other process.
+    with gitmem.open(repo) as s:
+        s.add("the nightly deploy runs at two in the morning from the release branch")
+        s.add("the nightly deploy runs at two in the morning from the release branch, "
+              "and it pages the on-call engineer", force=True)
+        s.add("the cafeteria serves soup on mondays")
+        expected = [(p.older.id, p.newer.id) for p in s.similar()]
+        assert expected, "the two deploy notes are similar"
+        assert s.warnings == []
+    reader = gitmem.open(repo)
+    rebuilt: list[list[str]] = []
+    seen: list[str] = []
+
+    def between(statement: str) -> None:
+        seen.append(statement)
+        if "max(slot)" in statement and any("m.vec_slot IS NOT NULL" in s for s in seen) \
+                and not rebuilt:
+            rebuilder = Pool(repo)
+            try:
+                rebuilder.rebuild()  # a new generation; the reader's is deleted
+                rebuilt.append(rebuilder.warnings)
+            finally:
+                rebuilder.close()
+
+    try:
+        reader.refresh()
+        c = reader.projection.conn
+        assert c is not None
+        c.set_trace_callback(between)
+        got = [(p.older.id, p.newer.id) for p in reader.similar()]  # (the trace fires once)
+        assert rebuilt == [[]]  # the rebuild landed inside the read's snapshot
+        assert reader.warnings == [], reader.warnings
+        assert got == expected
+    finally:
+        reader.close()

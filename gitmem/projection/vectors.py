@@ -512,22 +512,32 @@ class VectorFile:
         import numpy as np
         import simsimd
 
-        c.execute("BEGIN")
-        try:
-            sql = ("SELECT m.id, m.kind, m.vec_slot, m.at FROM memories m "
-                   "WHERE m.vec_slot IS NOT NULL AND m.key IS NULL")  # keyed values replace
-            sql, args = filters(sql, [], Scope(kinds=tuple(kinds)))
-            rows = c.execute(sql + " ORDER BY m.clock, m.id", args).fetchall()
-            top = top_slot(c)
-            if not rows or top is None:
-                return []
-            n = top + 1
-            raw = np.fromfile(self.path(c), dtype=np.int8, count=n * self.dim)
+        sql = ("SELECT m.id, m.kind, m.vec_slot, m.at FROM memories m "
+               "WHERE m.vec_slot IS NOT NULL AND m.key IS NULL")  # keyed values replace
+        sql, args = filters(sql, [], Scope(kinds=tuple(kinds)))
+        # A reset (a rebuild, say) that commits after this snapshot began deletes the
+        # generation it names once it has committed: read again in a new snapshot,
+        # which names the new one. (Taken for damage, the projection was deleted.)
+        for _ in range(3):
+            c.execute("BEGIN")
+            try:
+                rows = c.execute(sql + " ORDER BY m.clock, m.id", args).fetchall()
+                top = top_slot(c)
+                if not rows or top is None:
+                    return []
+                n = top + 1
+                try:
+                    raw = np.fromfile(self.path(c), dtype=np.int8, count=n * self.dim)
+                except FileNotFoundError:
+                    continue
+            finally:
+                c.execute("COMMIT")
             if raw.size < n * self.dim:
                 return []
             matrix = raw.reshape(n, self.dim)
-        finally:
-            c.execute("COMMIT")
+            break
+        else:
+            return []  # retired under three snapshots in a row: none this time
         pairs: list[tuple[float, str, str]] = []
         by_kind: dict[str, list[tuple[str, int, int]]] = {}
         for mid, kind, slot, at in rows:
