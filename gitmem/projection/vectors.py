@@ -13,7 +13,11 @@ committed slot has a complete row, and readers map only the rows their
 snapshot knows. A reset (rebuild, new embedder) writes a new file and names
 it in ``meta`` in the same transaction as the cleared slots, so a reader
 holding the old mapping keeps reading the old inode and a crash leaves the
-old generation in force. simsimd and numpy are imported only where a scan
+old generation in force. Since the new file exists before its name commits,
+older generations are deleted only by a writer holding the write lock
+(remove_stale) or by the one that retired them, after its commit
+(remove_retired); and whether the file is damaged is decided only under the
+lock (damaged), where no other writer is between its steps. simsimd and numpy are imported only where a scan
 needs them: a fresh recall never loads numpy. The first pass's files beside it
 (from 250k rows) are sidecars.py's; VectorFile calls it.
 """
