@@ -1,13 +1,14 @@
-"""Concurrent readers and writers never take the vector file for damaged.
+"""Concurrent readers and writers never take the vector files for damaged.
 
 A false "vector file was damaged" is not harmless: the process that believes it
 resets the generation and embeds every memory again (seconds at 100k), and a
 process that warns without re-embedding says something untrue. Each test here
-forces one interleaving of two real processes' steps (two pools, two SQLite
-connections, the same files on disk), stopping one of them at a point in its own
-code (a thread waits there) while the other runs on: the interleaving that made
-tests/test_robustness.py's concurrent readers and writers flake, once in many
-runs, is made to happen every time.
+forces one interleaving of two processes' steps, played by two pools (two SQLite
+connections, the same files on disk) in one test: one is stopped at a point in
+its own code (a thread waiting there, or a SQLite trace callback between two of
+its statements) while the other runs on. The first is the interleaving that made
+tests/test_robustness.py's concurrent readers and writers flake once in many
+runs; here it happens every time.
 """
 
 from __future__ import annotations
