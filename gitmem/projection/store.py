@@ -335,6 +335,7 @@ class Projection:
         c.execute("BEGIN IMMEDIATE")
         try:
             self._vectors.check(c)  # files changed on disk since stamped (sidecars.py)
+            self._vectors.remove_stale(c)  # older generations: only under the lock (vectors.py)
             # List again under the lock: another process may have refreshed
             # past our first listing, and replaying an older listing would look
             # like a rewrite and move the projection backwards.
@@ -366,6 +367,7 @@ class Projection:
             c.execute("COMMIT")
         except BaseException:
             self._vectors.drop_blanked()
+            self._vectors.remove_retired(committed=False)
             connection.rollback(c)
             raise
         if report.complete:
@@ -380,20 +382,30 @@ class Projection:
             # holds one for minutes): for the size, the next refresh tries again.
             emptied = connection.empty_log(c, scrub=self._log_scrub, wait=self._log_scrub)
             self._log_scrub = self._log_scrub and not emptied
-        self._vectors.remove_stale(c)
+        self._vectors.remove_retired(committed=True)  # a reset's old generation
         report.seconds = time.perf_counter() - start
         return report
 
     # -- vectors --------------------------------------------------------------
 
     def _vectors_current(self) -> bool:
+        """Nothing for a refresh to do about vectors (a read asks before it takes the
+        write lock). Only a hint: without the lock another writer may be between its
+        steps (a new generation committed, the one it replaced deleted, a row blanked
+        in place), so a file that looks damaged from here sends the read into a
+        refresh, where ``_embed_pending`` looks again under the lock and alone says
+        it is damaged. (Said from here, a rebuild landing between two reads was
+        reported as damage, and nothing was embedded again.)"""
         if self.embedder_version is None:
             return True
-        if self._vectors.damaged(self._c):
-            self.vectors_damaged = True  # cut, lost or garbled: re-embed on this refresh
-            return False
-        return (self.meta().get("embedder") == self.embedder_version
-                and not has_pending(self._c) and self._vectors.first_pass_current(self._c))
+        c = self._c
+        c.execute("BEGIN")  # one snapshot: the top slot, the file it names and its stamps
+        try:
+            return (not self._vectors.damaged(c)
+                    and self.meta().get("embedder") == self.embedder_version
+                    and not has_pending(c) and self._vectors.first_pass_current(c))
+        finally:
+            connection.rollback(c)  # (a read: nothing to commit)
 
     def take_notices(self) -> list[str]:
         """One-line warnings about the vector files since last asked (sidecars.py)."""
@@ -425,9 +437,10 @@ class Projection:
         embedded, rows taken from the ``ahead`` child)."""
         if self.embedder_version is None or self._make_embedder is None:
             return 0, 0
+        # Under the write lock: no writer is between its steps (see _vectors_current).
         damaged = not reset and self._vectors.damaged(self._c)
         if damaged:
-            self.vectors_damaged = True
+            self.vectors_damaged = True  # cut, lost or garbled: said, and re-embedded here
         if reset or damaged or self.meta().get("embedder") != self.embedder_version:
             self._reset_vectors()  # rebuild, a damaged file, or a new model: re-embed all
         ready = ahead.rows() if ahead is not None else {}

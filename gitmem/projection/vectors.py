@@ -13,7 +13,11 @@ committed slot has a complete row, and readers map only the rows their
 snapshot knows. A reset (rebuild, new embedder) writes a new file and names
 it in ``meta`` in the same transaction as the cleared slots, so a reader
 holding the old mapping keeps reading the old inode and a crash leaves the
-old generation in force. simsimd and numpy are imported only where a scan
+old generation in force. Since the new file exists before its name commits,
+older generations are deleted only by a writer holding the write lock
+(remove_stale) or by the one that retired them, after its commit
+(remove_retired); and whether the file is damaged is decided only under the
+lock (damaged), where no other writer is between its steps. simsimd and numpy are imported only where a scan
 needs them: a fresh recall never loads numpy. The first pass's files beside it
 (from 250k rows) are sidecars.py's; VectorFile calls it.
 """
@@ -72,6 +76,15 @@ def _strings(raw: str) -> list[str]:
         raise ProjectionCorrupt(f"a list column holds {exc}") from exc
 
 
+def _unlink(path: Path) -> None:
+    """Delete a file of an older generation; readers keep the inode they opened.
+    (Tidying only: something in the way goes with the next rebuild.)"""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 def top_slot(c: sqlite3.Connection) -> int | None:
     """The highest vector row any memory uses (None: no vectors)."""
     return c.execute("SELECT max(slot) FROM vec_rows").fetchone()[0]  # type: ignore[no-any-return]
@@ -115,6 +128,7 @@ class VectorFile:
         self._held: tuple[tuple[str, int, int], mmap.mmap] | None = None
         self._held_signs: tuple[tuple[str, int, int], mmap.mmap] | None = None
         self._sidecars = FirstPassFiles(self)  # the sign and moments files (sidecars.py)
+        self._retired: Path | None = None  # the generation a reset in this transaction replaces
 
     def path(self, c: sqlite3.Connection) -> Path:
         """The vector file of the current generation (named in meta, so a reset
@@ -127,8 +141,18 @@ class VectorFile:
         return self.directory / name
 
     def remove_stale(self, c: sqlite3.Connection) -> None:
-        """Delete the files of older generations (and the HNSW index files that
-        versions before 0.2 kept here: 168 MB at 100k memories)."""
+        """A writer, under the write lock: delete the files of every generation but
+        the one meta names (a reset's old one its writer did not get to delete, a
+        new one whose transaction a crash cut short), and the HNSW index files that
+        versions before 0.2 kept here (168 MB at 100k memories).
+
+        Only under the lock: a reset writes its new generation's file before the
+        transaction that names it commits, so to a process without the lock that
+        file looks like any stale one. (A writer that tidied right after its own
+        commit read the old name while another was filling the new file, deleted
+        it, and the name committed next named nothing: every process then found
+        the vector file "damaged" and embedded every memory again.)"""
+        assert c.in_transaction, "remove_stale runs under the write lock"
         keep = self.path(c).name
         try:
             names = os.listdir(self.directory)  # (glob would compile two patterns per refresh)
@@ -140,10 +164,17 @@ class VectorFile:
                     name.endswith(".i8") or name.startswith("vectors.hnsw") or (
                         name.endswith((".sign", ".moments"))
                         and name.rsplit(".", 1)[0] != stem)):
-                try:
-                    (self.directory / name).unlink(missing_ok=True)  # readers keep their inode
-                except OSError:
-                    pass  # tidying only: a file in the way goes with the next rebuild
+                _unlink(self.directory / name)
+
+    def remove_retired(self, *, committed: bool) -> None:
+        """After the transaction of a ``reset``: delete the generation it replaced
+        (committed: no writer names it again, and a reader keeps the inode it
+        opened); rolled back, the old one stays in force and the new file is left
+        to the next writer's remove_stale."""
+        retired, self._retired = self._retired, None
+        if retired is not None and committed:
+            for path in (retired, firstpass.sign_path(retired), firstpass.moments_path(retired)):
+                _unlink(path)
 
     def rows_in_file(self, c: sqlite3.Connection) -> int:
         try:
@@ -162,7 +193,12 @@ class VectorFile:
         Every row this module writes is all zeros (a forgotten memory, a
         crash's padding) or has its largest component at exactly +-127 and
         never -128 (quantize_rows); three rows are sampled (first, middle,
-        last: a few microseconds), which catches a file of random bytes."""
+        last: a few microseconds), which catches a file of random bytes.
+
+        Exact only in a writer, under the write lock: elsewhere another writer
+        may be between its steps (a reset's old generation deleted after its
+        commit, a row being blanked in place), so a reader takes True as a
+        reason to refresh, not as damage (Projection._vectors_current)."""
         if self.truncated(c) or self._sidecars.garbled:
             return True  # (garbled: changed on disk since its stamp, see check)
         top = top_slot(c)
@@ -181,6 +217,8 @@ class VectorFile:
     def reset(self, c: sqlite3.Connection, embedder_version: str | None) -> None:
         """Start a new, empty generation: every memory will be embedded again."""
         self._sidecars.garbled = False  # (a new file, stamped at settle)
+        if self._retired is None:
+            self._retired = self.path(c)  # deleted once this commits (remove_retired)
         c.execute("UPDATE memories SET vec_slot = NULL")
         c.execute("DELETE FROM vec_rows")
         name = f"vectors-{os.urandom(6).hex()}.i8"
@@ -478,22 +516,32 @@ class VectorFile:
         import numpy as np
         import simsimd
 
-        c.execute("BEGIN")
-        try:
-            sql = ("SELECT m.id, m.kind, m.vec_slot, m.at FROM memories m "
-                   "WHERE m.vec_slot IS NOT NULL AND m.key IS NULL")  # keyed values replace
-            sql, args = filters(sql, [], Scope(kinds=tuple(kinds)))
-            rows = c.execute(sql + " ORDER BY m.clock, m.id", args).fetchall()
-            top = top_slot(c)
-            if not rows or top is None:
-                return []
-            n = top + 1
-            raw = np.fromfile(self.path(c), dtype=np.int8, count=n * self.dim)
+        sql = ("SELECT m.id, m.kind, m.vec_slot, m.at FROM memories m "
+               "WHERE m.vec_slot IS NOT NULL AND m.key IS NULL")  # keyed values replace
+        sql, args = filters(sql, [], Scope(kinds=tuple(kinds)))
+        # A reset (a rebuild, say) that commits after this snapshot began deletes the
+        # generation it names once it has committed: read again in a new snapshot,
+        # which names the new one. (Taken for damage, the projection was deleted.)
+        for _ in range(3):
+            c.execute("BEGIN")
+            try:
+                rows = c.execute(sql + " ORDER BY m.clock, m.id", args).fetchall()
+                top = top_slot(c)
+                if not rows or top is None:
+                    return []
+                n = top + 1
+                try:
+                    raw = np.fromfile(self.path(c), dtype=np.int8, count=n * self.dim)
+                except FileNotFoundError:
+                    continue
+            finally:
+                c.execute("COMMIT")
             if raw.size < n * self.dim:
                 return []
             matrix = raw.reshape(n, self.dim)
-        finally:
-            c.execute("COMMIT")
+            break
+        else:
+            return []  # retired under three snapshots in a row: none this time
         pairs: list[tuple[float, str, str]] = []
         by_kind: dict[str, list[tuple[str, int, int]]] = {}
         for mid, kind, slot, at in rows:
