@@ -923,3 +923,36 @@ def test_round_eight_shapes_are_refused(text: str) -> None:
 ])
 def test_round_eight_look_alikes_pass(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)
+
+
+# A review of gate 22: exclusions that trusted a name or a phrase, not the value.
+@pytest.mark.parametrize("text", [
+    "ghp_" + "Zq8Lm2Vx7Rk4Pt9Wb3Ny6CfHj1Ds5Ga0Eu8T" + " (the test vector suite passes with it)",
+    "STRIPE_KEY=sk_live_" + "4eC39HqLyjWDarjtT1zdp7dcQ8" + " test-vector",
+    "DB_PASSWORD=Xk9#mQ2vL7pR4w # test vector",
+    "db_password_sha256: Xk9mQ2vL7pR4wT8yZ3",
+    "private_key_fingerprint = Hunter2Secret99",
+    "vault token: md5-0123456789abcdefhvs.Zq8Lm2Vx7Rk4Pt9Wb3Ny6CfHj1Ds",
+    "secret = `Hunter2Secret99`",
+])
+def test_an_exclusion_trusts_the_value_not_a_name_or_a_phrase(text: str) -> None:
+    assert [f for f in gate.scan(text) if f.category == "secret"], text
+
+
+@pytest.mark.parametrize("text", [
+    "The CI data cache key was 9a03c1e5b2d4f6081b3c5e7d9f1a3c5e, it is rebuilt nightly",
+    "hmac key length must be 32 bytes; the bug was in request 0c8f1e5b2d4f6081b3c5e7d9f1a3c5e7",
+    "Run the installer as root, LD_LIBRARY_PATH=lib64 set first",
+    "admin/billing-report-export1.tsx holds the page",
+    'self.assertEqual(result, ("pass", "step_2"))',
+    "migrations.RenameField('account', 'api_token', 'api_token_v2')",
+    "(7, 'reset_token', 'ttl_24h')",
+    "SELECT * FROM settings WHERE name IN ('smtp_pass', 'smtp_host2')",
+    "backup_codes table; migration 20240611 20240612 20240613 20240614",
+    "| system | password |\n|---|---|\n| wiki | see-the-vault2 |",
+    '"plaintext_value": "placeholder",',
+    '<token type="bearer">session-cookie-2</token>',
+    '<pass xmlns="urn:x">level3</pass> is the game config for the third level',
+])
+def test_the_reviews_look_alikes_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)

@@ -115,7 +115,7 @@ def test_a_line_nested_too_deep_is_answered_and_the_session_goes_on(raw: Raw, li
     # An adversarial run: 2 KB of "[" ended the server ("internal error: ExceptionGroup",
     # a RecursionError in Python's json while answering), the request never answered.
     raw.send(raw=line + b"\n")
-    got = raw.answer(None)
+    got = raw.answer(json.loads(line[line.index(b'"id":') + 5:line.index(b',"method"')]))
     assert got["error"]["code"] == -32700 and "nested too deep" in got["error"]["message"]
     assert raw.request(9, "ping", {}) == {"jsonrpc": "2.0", "id": 9, "result": {}}
 
@@ -130,6 +130,22 @@ def test_a_request_whose_id_is_no_string_or_integer_is_answered(raw: Raw) -> Non
     raw.send({"jsonrpc": "2.0", "method": "notifications/cancelled",  # a notification: none
               "params": {"requestId": 9}})
     assert raw.request(10, "ping", {}) == {"jsonrpc": "2.0", "id": 10, "result": {}}
+
+
+def test_a_notification_with_a_null_id_is_delivered_not_answered(raw: Raw) -> None:
+    # Some clients send one (a nil id serialised); answering it would answer a notification.
+    raw.send(raw=b'{"jsonrpc":"2.0","method":"notifications/initialized","id":null}\n')
+    raw.send({"jsonrpc": "2.0", "id": 12, "method": "ping"})
+    assert raw.p.stdout is not None
+    first = json.loads(raw.p.stdout.readline())
+    assert first == {"jsonrpc": "2.0", "id": 12, "result": {}}, first
+
+
+def test_a_request_nested_too_deep_is_answered_with_its_leading_id(raw: Raw) -> None:
+    raw.send(raw=b'{"jsonrpc":"2.0","id":31,"method":"tools/call","params":'
+                 + b"[" * 1000 + b"]" * 1000 + b"}\n")
+    got = raw.answer(31)
+    assert got["error"]["code"] == -32700
 
 
 def test_an_unknown_argument_is_named_with_the_accepted_ones(raw: Raw, repo: Path) -> None:

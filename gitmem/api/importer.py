@@ -223,7 +223,7 @@ def _check(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes
             rec = decoded if decoded is not None else IMPORT_DECODER.decode(line)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise InvalidInput(f"line {n}: {exc}", IMPORT_HINT) from None
-        except UnicodeDecodeError:  # (msgspec raises it for bytes that are not UTF-8)
+        except UnicodeError:  # (msgspec raises it for bytes that are not UTF-8, or a lone surrogate)
             raise InvalidInput(f"line {n}: not UTF-8 ({_first_bad_byte(line)})",
                                "save the file as UTF-8, or convert it with iconv -t UTF-8") from None
         try:
@@ -276,7 +276,7 @@ def _prescanned(lines: Iterator[tuple[int, str | bytes]], *, texts: bool = True,
         for n, line in batch:
             try:
                 rec: ImportRecord | None = IMPORT_DECODER.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeError):
                 rec = None  # decoded again where it is checked, to say why not
             out.append((n, line, rec))
             if rec is None:

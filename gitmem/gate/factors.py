@@ -5,7 +5,7 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "af0e0ca90280182a",
+    "digest": "3cacfbfc21bf3eae",
     "factors": [
         ['aws'],
         ['github_pat_'],
@@ -165,7 +165,7 @@ SECRETS: dict[str, Any] = {
 }
 
 INJECTION: dict[str, Any] = {
-    "digest": "b7b25275546a34bc",
+    "digest": "be1c422406f066ac",
     "factors": [
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
@@ -234,14 +234,14 @@ LANGUAGES: dict[str, Any] = {
         ],
     },
     'es': {
-        "digest": "dbc7f85f61ab6763",
+        "digest": "ebbb3f1f3b48c083",
         "factors": [
             ['directrices', 'indicaciones', 'instruccion', 'instrucciones', 'ordenes', 'prompt', 'reglas'],
             ['a partir de ahora', 'ahora', 'desde ahora'],
             ['sin avisar', 'sin decirle', 'sin preguntar', 'usuario'],
             [' para'],
             ['.env', 'claves', 'contrasena', 'credenciales', 'prompt del sistema', 'secretos', 'tokens'],
-            [' de entorno', '.env', 'claves', 'compart', 'contrasena', 'credenciales', 'el entorno', 'envi', 'http', 'mand', 'public', 'secretos', 'suba', 'sube', 'subir', 'token', 'transmit'],
+            [' de entorno', '.env', 'claves', 'compart', 'contrasena', 'credenciales', 'el entorno', 'envi', 'http', 'mand', 'public', 'secretos', 'suba', 'subamos', 'suban', 'sube', 'subela', 'subelas', 'subelo', 'subelos', 'subir', 'token', 'transmit'],
             ['aprobacion', 'review', 'revision'],
         ],
     },
@@ -258,14 +258,14 @@ LANGUAGES: dict[str, Any] = {
         ],
     },
     'pt': {
-        "digest": "b721f934ee37e80e",
+        "digest": "e56ba88fc269402e",
         "factors": [
             ['diretrizes', 'instrucao', 'instrucoes', 'ordens', 'prompt', 'regras'],
             ['tu', 'voce'],
             ['nao avise', 'nao conte', 'nao diga', 'nao informe', 'nao mencione'],
             [' para'],
             ['carreg', 'compartilh', 'envi', 'imprim', 'mostr', 'publi', 'revel'],
-            [' de ambiente', '.env', 'carreg', 'chaves', 'compartilh', 'credenciais', 'envi', 'http', 'mand', 'o ambiente', 'publi', 'segredos', 'senha', 'sobe', 'suba', 'subi', 'token', 'transmit'],
+            [' de ambiente', '.env', 'carreg', 'chaves', 'compartilh', 'credenciais', 'envi', 'http', 'mand', 'o ambiente', 'publi', 'segredos', 'senha', 'sobe', 'suba', 'subam', 'subir', 'token', 'transmit'],
             ['aprovacao', 'review', 'revisao'],
         ],
     },

@@ -109,8 +109,8 @@ FORMATS: list[tuple[str, str, str]] = [
     ("xml-password-element",
      r"(?i)<((?:\w+)?(?:password|passwd|secret|token|api_?key|access_?key|client_?secret))>(?![$<{])[^<\s]{4,}</\1>"
      # ... with attributes (FileZilla's <Pass encoding="base64">), "pass" too when the value has a digit or symbol
-     r"|<((?i:(?:\w+)?(?:pass|password|passwd|secret|token|api_?key|access_?key|client_?secret)))\s[^<>\n]{0,80}>"
-     r"(?![$<{])(?=[^<\s]{0,200}[\d+/=!@#%^&*])[^<\s]{4,}</\2>",
+     r"|<((?i:(?:\w+)?(?:pass|password|passwd)))\s[^<>\n]{0,80}>"
+     r"(?![$<{])(?=[^<\s]{0,200}[\d+/=!@#%^&*])[^<\s]{8,}</\2>",
      "Maven settings.xml, .NET config, FileZilla's sitemanager.xml"),
     ("alchemy-infura-rpc-key",
      r"\b[a-z0-9-]+\.g\.alchemy\.com/(?:v2|nft/v[23])/[A-Za-z0-9_-]{32}" + _END
@@ -122,7 +122,8 @@ FORMATS: list[tuple[str, str, str]] = [
      r"\bjdbc:oracle:(?:thin|oci):(?![$<{])[^/\s:@\"'();]{1,64}/(?![$<{])(?=[^@\s\"']{0,64}[\d!#$%^&*+=?])[^@\s\"']{4,64}@",
      "jdbc:oracle:thin:USER/PASSWORD@host: Oracle's URL puts the password before the @"),
     ("terraform-state-plaintext",
-     r"\"plaintext_value\"\s*:\s*\"(?![$<{])[^\"\s]{6,}\"",
+     r"\"plaintext_value\"\s*:\s*\"(?![$<{])(?!(?i:placeholder|changeme|redacted|dummy|example|sample|secret|"
+     r"password|test|todo|none|null)\")[^\"\s]{6,}\"",
      "a terraform.tfstate keeps a github_actions_secret's value in plaintext_value"),
     ("mysql-inline-password", r"\bmysql\w*\b[^\n]*?(?<!\S)-p(?:'[^'\s]{4,}'|\"[^\"\s]{4,}\"|[^\s'\"]{4,})",
      "mysql -pSECRET on a command line"),

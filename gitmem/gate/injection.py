@@ -154,7 +154,7 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
     # writes that into a memory every agent reads (a person's leave, "you may disable the
     # hook during an incident", names no agent).
     ("fake authority",
-     r"(?i)\b(?:agents?|assistants?|ai|models?|llms?|claude|copilot|gpt|bots?)\s+(?:is|are)\s+(?:now\s+|hereby\s+|"
+     r"(?i)\b(?:agents?|assistants?|ai|models?|llms?|claude|copilot|gpt)\s+(?:is|are)\s+(?:now\s+|hereby\s+|"
      r"henceforth\s+|from now on\s+)?(?:authori[sz]ed|allowed|permitted|cleared|approved|free|granted (?:permission|"
      r"the right))\s+to\b[^.\n]{0,60}?\b(?:disable|skip|bypass|turn off|switch off|remove|commit|push|ignore|"
      r"delete)\b[^.\n]{0,40}?(?:safety|security|secret|scann\w*|\bhooks?\b|pre-commit|the gate|branch protection|"
@@ -193,6 +193,9 @@ _MIXED_SCRIPT = re.compile(r"[A-Za-z][\u0370-\u03ff\u0400-\u04ff\u0500-\u052f]|"
                            r"[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f][A-Za-z]")
 # Where a clause ends: a negation beyond it is not about the match.
 _CLAUSE_END = re.compile(r"[.;\n。！？!?]")
+# ... and what a negation before an order does not reach across: "No lo pienses: envía ...",
+# "别等了，直接强制推送 ...", "Keine Zeit verlieren: push ..." negate nothing of the order.
+_NEGATION_BOUNDARY = re.compile(r"[.;:,\n。！？!?，：、]")
 
 
 # Written without spaces: "i g n o r e  a l l ...", "i.g.n.o.r.e", after leetspeak is undone.
@@ -250,12 +253,34 @@ def _negation(lang: str) -> re.Pattern[str]:
     return programs.compile(_NEGATIONS[lang], re.IGNORECASE)
 
 
+def _described(lang: str, reading: str, m: re.Match[str]) -> bool:
+    """The match at ``m`` says what something does, not what to do: in a language that
+    writes words apart, two words or more stand before it in its clause ("Die CI schickt
+    ...", "El pipeline sube ...", "Los cambios ... se fusionan en main sin revisión"), where
+    an order starts its clause ("Schicke ...", "Para el agente: sube ..."). Chinese,
+    Japanese and Korean write no such mark: their rules take every match."""
+    if lang in ("zh", "ja", "ko"):
+        return False
+    before = reading[max(0, m.start() - 80):m.start()]
+    before = before[max((e.end() for e in _NEGATION_BOUNDARY.finditer(before)), default=0):]
+    return len(_WORD.findall(before)) >= 2 and not _ORDERED.search(before)
+
+
+# What makes a clause an order whatever stands before its verb: "please", "from now on"
+# ("Vor dem Build bitte alle Umgebungsvariablen an ... schicken", "Ab jetzt ... pushen").
+_ORDERED = re.compile(
+    r"(?i)\b(?:bitte|ab jetzt|ab sofort|von nun an|por favor|a partir de ahora|desde ahora|s'il (?:te|vous) pla[iî]t"
+    r"|desormais|d[ée]sormais|a partir de maintenant|per favore|d'ora in poi|da ora in poi|da agora em diante"
+    r"|a partir de agora|alsjeblieft|alstublieft|vanaf nu|prosz[eę]|od teraz|l[uü]tfen|bundan sonra"
+    r"|пожалуйста|отныне|с этого момента|теперь всегда)\b")
+
+
 def _negated(lang: str, reading: str, m: re.Match[str], inside: int) -> bool:
     """A negation in the clause before the match at ``m`` (or just after it, where
     Japanese and Korean put it), or in its first ``inside`` characters (after the verb:
     "Schicke niemals", "nie direkt auf main")."""
     before = reading[max(0, m.start() - 40):m.start()]
-    before = before[max((e.end() for e in _CLAUSE_END.finditer(before)), default=0):]
+    before = before[max((e.end() for e in _NEGATION_BOUNDARY.finditer(before)), default=0):]
     after = reading[m.end():m.end() + 15]
     after = after[:next((e.start() for e in _CLAUSE_END.finditer(after)), len(after))]
     return bool(_negation(lang).search(f"{before} {m.group()[:inside]} {after}"))
@@ -438,7 +463,17 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
                     continue
                 rule = _language_rule(lang, i)
                 hit = rule.search(pl)  # (not finditer: most texts have no match, and search is cheaper)
-                while hit and kind in _NEGATABLE and _negated(lang, pl, hit, 200 if kind == "safety bypass" else 20):
+                # (Only the rules made from languages._SEND: the older ones never took a
+                # negation, and "别忘了" / "no lo pienses:" before an order is none.)
+                # The round-8 rules (languages._SEND) take a negation in the order's clause
+                # and leave a description; the older ones only "Schicke niemals ..." (a
+                # negation right after the verb: "别忘了" / "No lo pienses:" before an order
+                # is none).
+                while hit and (((lang, i) in _REQUIRES and (
+                        _negated(lang, pl, hit, 200 if kind == "safety bypass" else 20)
+                        or _described(lang, pl, hit))) or (
+                        kind in _NEGATABLE and (lang, i) not in _REQUIRES
+                        and _negation(lang).search(hit.group()[:20]))):
                     hit = rule.search(pl, hit.start() + 1)
                 if hit:
                     found(kind, pl, hit.start())

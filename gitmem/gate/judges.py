@@ -29,7 +29,8 @@ def _machine_or_chosen(m: re.Match[str]) -> bool:
     value = m.group("value")
     if _NOT_A_CREDENTIAL.search(m.string, max(0, m.start() - 20), m.start("value")):
         return False
-    if NAMES_A_DIGEST.search(m.string, m.start(), m.start("value")) or _DIGEST_VALUE.match(value):
+    if ((NAMES_A_DIGEST.search(m.string, m.start(), m.start("value")) and looks_like_a_digest(value))
+            or _DIGEST_VALUE.fullmatch(value.strip("\"'`,;"))):
         return False  # "hashed_secret": <sha1>, "client_token": "hmac-sha256:...": what was kept of it
     return any(ch.isdigit() for ch in value) or naturalness.bits_per_char(value) >= _NAME_BITS
 
@@ -71,7 +72,17 @@ NAMES_A_DIGEST = lazy(
     r"(?i)(?:hash(?:ed)?|digest|checksum|fingerprint)[_ -]?(?:secret|password|passwd|pass|pwd|token|key)"
     r"|(?:secret|password|passwd|pass|pwd|token|key)[_ -]?(?:command|cmd|eval|hash(?:ed)?|digest|checksum|sha\d*|md5|fingerprint)\b")
 # A value that names the digest it is (Vault's audit log writes "hmac-sha256:<hex>").
-_DIGEST_VALUE = lazy(r"(?i)[\"'`]?(?:hmac-)?(?:sha\d*|md5|blake2\w*|sha3-\d+)[:-][0-9a-f]{16,}")
+_DIGEST_VALUE = lazy(r"(?i)(?:hmac-)?(?:sha\d*|md5|blake2\w*|sha3-\d+)[:-](?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{128})")
+# What a digest looks like: hex of a hash's length, its base64, or a password hash's format.
+_DIGEST_SHAPE = lazy(r"[\"'`]?(?:[0-9a-fA-F]{32}|[0-9a-fA-F]{40}|[0-9a-fA-F]{64}|[0-9a-fA-F]{128}"
+                     r"|[A-Za-z0-9+/]{27}=|[A-Za-z0-9+/]{43}=|[A-Za-z0-9+/]{86}=="
+                     r"|\$(?:2[aby]?|argon2\w*|pbkdf2[\w-]*|scrypt|[156])\$\S+|(?:sha\d+|md5):\S+)[\"'`,;]?")
+
+
+def looks_like_a_digest(value: str) -> bool:
+    """``value`` has a digest's shape (a name that says "hash" excuses nothing else:
+    db_password_sha256: Xk9mQ2vL7pR4 is a password)."""
+    return bool(_DIGEST_SHAPE.fullmatch(value))
 
 
 _KEY_WORD_BEFORE = lazy(KEY_WORD_BEFORE_VALUE)

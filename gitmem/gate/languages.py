@@ -168,7 +168,7 @@ _SEND: dict[str, tuple[str, str, str, str]] = {
            r"ohne (?:jedes |jeden |jede |code-?)?(?:review|prufung|freigabe)"
            r"|(?:review|code-?review|prufung)\w* (?:uberspring\w*|umgeh\w*|auslass\w*|weglass\w*)"
            r"|uberspring\w* (?:das |den |die )?(?:review|code-?review)"),
-    "es": (r"envi(?!ron)\w*|mand\w*|sub[ea]\w*|subir|public\w*|compart\w*|transmit\w*",
+    "es": (r"envi(?!ron)\w*|mand\w*|sub(?:e|an|a|ir|elo|ela|elos|elas|amos)\b|public\w*|compart\w*|transmit\w*",
            r"variables? de entorno|el entorno|credenciales|contrasenas?|claves|secretos|tokens?|\.env\b",
            r"push\w*|empuj\w*|fusion\w*|merge\w*",
            r"sin (?:ninguna |la |el )?(?:revision|review|aprobacion)"
@@ -178,7 +178,7 @@ _SEND: dict[str, tuple[str, str, str, str]] = {
            r"variabili (?:d'|di )ambiente|l'ambiente|credenziali|password|chiavi|segreti|token|\.env\b",
            r"push\w*|merg\w*",
            r"senza (?:alcuna |la )?(?:revisione|review)|salt\w* (?:la |il |i )?(?:revisione|review)"),
-    "pt": (r"envi(?!ron)\w*|mand\w*|carreg\w*|publi\w*|compartilh\w*|transmit\w*|sub[ai]\w*|sobe",
+    "pt": (r"envi(?!ron)\w*|mand\w*|carreg\w*|publi\w*|compartilh\w*|transmit\w*|sub(?:a|am|ir|ir)\b|sobe",
            r"variave(?:is|l) de ambiente|o ambiente|credenciais|senhas?|chaves|segredos|tokens?|\.env\b",
            r"push\w*|empurr\w*|merge\w*",
            r"sem (?:nenhuma |a |o )?(?:revisao|review|aprovacao)"
@@ -264,7 +264,7 @@ _NEGATIONS = {
 # rules are compiled and run only on a text that has them (each costs ~1 ms to compile).
 _HINTS = {
     "fr": r"les|des|est|une|et|tes|vos|tu|vous|du|ne|pas|le|la", "de": r"der|die|das|und|nicht|du|dem|den|alle|ist",
-    "es": r"las|los|el|y|tus|del|ahora|eres|no|le|la|de|que|en|sin|para|con|una|haz", "it": r"le|il|di|e|sei|tutte|gli|non|ora|adesso",
-    "pt": r"as|os|e|voce|do|da|nao|todas|agora|de|para|que|um|uma", "nl": r"de|het|en|je|alle|een|nu", "pl": r"i|w|na|sie|jestes|teraz",
+    "es": r"las|los|el|y|tus|del|ahora|eres|no|le|la|haz|sube|envia", "it": r"le|il|di|e|sei|tutte|gli|non|ora|adesso",
+    "pt": r"as|os|e|voce|do|da|nao|todas|agora|envie|suba", "nl": r"de|het|en|je|alle|een|nu", "pl": r"i|w|na|sie|jestes|teraz",
     "tr": r"ve|bu|tum|onceki|bir|yok", "ru": "[а-я]", "zh": "[\u4e00-\u9fff]", "ja": "[\u3040-\u30ff]",
     "ko": "[\uac00-\ud7af]"}

@@ -14,7 +14,7 @@ from typing import Any
 
 from . import prefilter, programs
 from .finding import Finding
-from .judges import NAMES_A_DIGEST, _words_only
+from .judges import NAMES_A_DIGEST, _words_only, looks_like_a_digest
 from .lazyre import lazy
 
 # KeywordDetector (quoted form) also fires on obvious placeholders.
@@ -122,6 +122,10 @@ def _plugin_shapes() -> prefilter.Present | None:
                               for f in DETECT_SECRETS["factors"]])
 
 
+# A command that prints or fetches a secret (the value of password_command = "...", or one
+# in backticks after "secret:"), not a secret itself.
+_A_COMMAND = lazy(r"(?:openssl|pass|op|vault|gpg|security|secret-tool|keyring|aws|gcloud|az|kubectl|cat"
+                  r"|python3?|head|pwgen|bw|lpass|sops|age|echo|printf)\s")
 # A keyword plugin fires on "key: <value>"; a line that calls it a public key says it is not
 # a secret (an age or WireGuard public key, a VAPID public key).
 _PUBLIC_KEY_BEFORE = lazy(r"(?i)\bpublic[ _-]?key\b[\"']?\s*[:=]?\s*[\"']?$")
@@ -150,10 +154,12 @@ def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] 
                         line, 0, col - 1):
                     continue
                 if secret.type == "Secret Keyword" and (
-                        value.startswith("`") or (col >= 2 and line[col - 2] == "`")  # "a strong
-                        # secret: `openssl rand -base64 32`": a command in backticks
-                        or (col and NAMES_A_DIGEST.search(line, max(0, col - 60), col - 1))):
-                    continue  # "hashed_secret": ..., password_command = "pass show ...": not the secret
+                        _A_COMMAND.match(value.lstrip("`")) and (value.startswith("`") or (
+                            col >= 2 and line[col - 2] == "`"))  # "a strong secret: `openssl
+                        # rand -base64 32`": a command in backticks (not `hunter22`)
+                        or (col and NAMES_A_DIGEST.search(line, max(0, col - 60), col - 1)
+                            and (looks_like_a_digest(value) or _A_COMMAND.match(value)))):
+                    continue  # "hashed_secret": <sha1>, password_command = "pass show ...": not the secret
                 span = None
                 if col:
                     # Plugins with capture groups report only a prefix ("ghp"): mask the

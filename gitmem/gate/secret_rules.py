@@ -106,7 +106,7 @@ EXTRA_PATTERNS += [
     ("default-account-password",
      r"(?<![/\w.-])(?:admin|administrator|root|sa|postgres|guest|elastic|jenkins|ubuntu|pi)\s?[:/]\s?"
      r"(?=\S{0,64}[A-Z])(?=\S{0,64}[a-z])(?=\S{0,64}\d)[^\s/:@]{6,}", "admin:Password1 with no keyword near it"),
-    ("recovery-codes", r"(?i)\b(?:backup|recovery|2fa|mfa|one-time|scratch)[\s_-]+codes?\b[^\n]{0,80}?\n?\s*"
+    ("recovery-codes", r"(?i)\b(?:backup|recovery|2fa|mfa|one-time|scratch)[\s-]+codes?\b[^\n]{0,80}?\n?\s*"
      r"(?:\b(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9]{4,5}-[a-z0-9]{4,5}\b|\b\d{4,8}(?:(?:[ ,;]+|[ \t]*\n[ \t]*)\d{4,8}){3}"
      r"|(?<=\bis )(?=[a-z0-9]{0,11}\d)(?=[a-z0-9]{0,11}[a-z])[a-z0-9]{8,12}\b)",
      "account recovery codes (hyphenated, or a run of digit groups)"),
@@ -138,7 +138,12 @@ _HUMAN_KW = (rf"(?:pass(?:word|wd|phrase|code)?|pwd|pw|login|creds?|credentials?
              r"|(?:wi-?fi|wlan|wpa[23]?)[ -]?(?:key|psk|passphrase|code)|psk)")  # chosen by people
 # bounded repetitions: an unbounded (?:[A-Za-z0-9]+[_.-])* is quadratic on long snake_case runs
 _PRE = r"(?<![A-Za-z0-9])(?<!\d{12}:)_?(?:[A-Za-z0-9]{1,40}[_.-]){0,6}(?:(?-i:(?:[a-z][a-z0-9]{0,39}|[A-Z][a-z0-9]{1,39})(?:[A-Z][a-z0-9]{1,20}){0,3}(?=[A-Z])))?(?:pg)?"
-_POST = r"(?![_.-](?:stdin|file|path|env|cmd|command|eval|fd|prompt|sha\d*|md5|hash(?:ed)?|digest|checksum|fingerprint)\b)(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])"
+_POST = (r"(?![_.-](?:stdin|file|path|env|cmd|command|eval|fd|prompt)\b)"
+         # ... nor a name of a digest followed by one (password_sha256: <64 hex>)
+         r"(?![_.-](?:sha\d*|md5|hash(?:ed)?|digest|checksum|fingerprint)\b[\"']?\s*[:=]\s*[\"']?"
+         r"(?:[0-9a-fA-F]{32}(?:[0-9a-fA-F]{8})?(?:[0-9a-fA-F]{24})?(?:[0-9a-fA-F]{64})?|\$2[aby]?\$|\$argon2)"
+         r"(?![0-9a-zA-Z]))"
+         r"(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])")
 _GAP = r"(?:\s+(?:(?!\(\?)[^\s:=`\[\]^{}]){1,60}){0,8}?"                     # "password for the lab router is ..."
 _SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|->|→|[:=：])\s*|\s+(?:you asked for|you wanted|as requested)\s*:?\s*|\\\"\s*:\s*\\?(?=\")|\s*(?:は|是|为|為|는|은)\s*"
         r"|\s*:\s*&?(?:'static\s+)?[A-Za-z_][\w:<>\[\]]{0,80}\s*=\s*"  # const PASS: &str = ... (bounded: a run of "pw:pw:..." made it quadratic)
@@ -201,12 +206,17 @@ EXTRA_PATTERNS += [
      rf"|\s-pw?\s*{_HUMAN}[^\n|;&]{{0,200}}?\s{_USER_OPT}",
      "xfreerdp /p:..., lftp -u user,pass, net user NAME PASS, openssl -k, a -p beside -u/-l/--user"),
     ("password-literal-pair",
-     r"(?:\(\s*(['\"])(?:[\w.-]{0,40}[_.-])?|,\s*(['\"])[\w.-]{1,40}[_.-])"  # (a row of SQL: a named setting)
-     r"(?i:pass|password|passwd|pwd|secret|token|api[_-]?key|apikey)(?:\1|\2)"
-     r"\s*,\s*(['\"])(?![$<{])(?=[^'\"\n]{0,64}[A-Za-z])(?=[^'\"\n]{0,64}[\d!@#$%^&*?~+])[^'\"\s]{6,}\3\s*[),]"
-     r"|(['\"])(?:[\w.-]{0,40}[_.-])?(?i:password|passwd|pwd|secret|token|api[_-]?key|apikey)\4"
-     r"\s*=>\s*(['\"])(?![$<{])(?=[^'\"\n]{0,64}[A-Za-z])(?=[^'\"\n]{0,64}[\d!@#$%^&*?~+])[^'\"\s]{6,}\5",
-     "setProperty(\"password\", \"...\") (a call of two strings), {'password' => '...'} in code"),
+     r"\(\s*(['\"])(?:[\w.-]{0,40}[_.-])?(?i:password|passwd|pwd|secret|token|api[_-]?key|apikey)\1"
+     r"\s*,\s*(['\"])(?![$<{])(?=[^'\"\n]{0,64}[A-Za-z])(?=[^'\"\n]{0,64}[\d!@#$%^&*?~+])[^'\"\s]{6,}\2\s*\)"
+     r"|(['\"])(?:[\w.-]{0,40}[_.-])?(?i:password|passwd|pwd|secret|token|api[_-]?key|apikey)\3"
+     r"\s*=>\s*(['\"])(?![$<{])(?=[^'\"\n]{0,64}[A-Za-z])(?=[^'\"\n]{0,64}[\d!@#$%^&*?~+])[^'\"\s]{6,}\4"
+     # A row of SQL that names a setting and holds its value: (1952,'mailserver_pass','...'),
+     # after a number or a short field; the value a strong one (not 'ttl_24h').
+     r"|\(\s*[^()\n'\"]{1,40},\s*(['\"])[\w.-]{1,40}[_.-](?i:pass|password|passwd|pwd|secret|token|api[_-]?key)\5"
+     r"\s*,\s*(['\"])(?![$<{])(?=[^'\"\n]{0,64}[a-z])(?=[^'\"\n]{0,64}[A-Z])(?=[^'\"\n]{0,64}\d)"
+     r"[^'\"\s]{8,}\6\s*[),]",
+     "setProperty(\"password\", \"...\") (a call of two strings), {'password' => '...'} in code,"
+     " a SQL row of settings"),
     ("network-password-pair",
      rf"(?i:\b(?:wifi|wi-fi|wlan|ssid)\b[^\n/]{{0,40}}?[:\s]\s*['\"]?[\w.@-]+['\"]?\s*/\s*){_HUMAN}",
      "a network and its password side by side: 'wifi for visitors: AcmeGuest / ...'"),
@@ -508,16 +518,17 @@ EXTRA_PATTERNS += [
     # A symmetric key in hex, called one: "AES-256-GCM key for the PII column (prod), hex: <64 hex>".
     ("encryption-key-hex",
      r"(?i)\b(?:aes(?:-?\d{3})?(?:-[a-z]{2,3})?|encryption|cipher|data|master|signing|hmac|dek|kek|wrapping)"
-     r"\b[^\n]{0,12}?\bkey\b(?:(?!sha-?\d|md5|hash|digest|checksum|fingerprint|commit|\bids?\b|expected|output|result)[^\n]){0,60}?"
+     r"\b[^\n]{0,12}?\bkey\b(?:(?!sha-?\d|md5|hash|digest|checksum|fingerprint|commit|\bids?\b|expected|output|result"
+     r"|request|session|trace|event|cache|length|exchange|bytes?\b)[^\n]){0,60}?[:=]\s*[\"'`]?"
      r"(?-i:(?<![0-9A-Za-z])(?:[0-9a-f]{32,128}|[0-9A-F]{32,128})(?![0-9A-Za-z]))",
      "32+ hex digits after a data or signing key's name, further away than hex-near-key looks"),
     # A well-known administrator account and its password side by side, with no word for it:
     # "jenkins admin/basil-anchor-juniper-maple91", "the controller is admin, Xk#92..."
     ("admin-password-pair",
-     r"(?i)(?<![\w/.@-])(?:admin|root|administrator)(?:\s*/\s*|,\s*)"
+     r"(?i)(?<![\w/.@-])(?:admin|root|administrator)(?:\s*/\s*|,\s*)(?![A-Za-z_]+=)"
      r"(?-i:[a-z]{3,10}(?:[-_.][a-z]{3,10}){2,6}\d{1,4}"
      r"|(?=[^\s,/<>{}]{0,64}[a-z])(?=[^\s,/<>{}]{0,64}[A-Z])(?=[^\s,/<>{}]{0,64}\d)(?=[^\s,/<>{}]{0,64}[!@#$%^&*?~+=])"
-     r"[^\s,/<>{}]{8,64})(?![\w-])",
+     r"[^\s,/<>{}]{8,64})(?![\w.-])",
      "admin/PASSWORD, root, PASSWORD: an administrator's login written as a pair"),
     ("snmp-community-config", rf"(?i)\bsnmp-server\s+community\s+{_HUMAN}\s+(?:RO|RW)\b",
      "an SNMP community in a switch's config (IOS, NX-OS)"),

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from . import naturalness
 from .judges import _FILLER, _MADE_BY_A_MACHINE, _NAME_BITS
 from .lazyre import lazy
-from .secret_rules import _JOINED_PHRASE
+from .secret_rules import _JOINED_PHRASE, _NOT_A_PHRASE_WORD
 
 # A key block is masked whole, from its BEGIN line to its END line (to the end of the text
 # when the END line is missing): the body is the secret, not the header.
@@ -301,7 +301,8 @@ def _cells(line: str, sep: str) -> list[tuple[int, str]]:
     return out
 
 
-_PASSPHRASE_CELL = lazy(rf"{_JOINED_PHRASE}|[a-z]{{3,10}}(?:-[a-z]{{3,10}}){{2,6}}\d{{1,4}}")  # (walnut-lotus-canvas33)
+_PASSPHRASE_CELL = lazy(rf"{_JOINED_PHRASE}|(?!(?:[a-z]{{3,10}}-){{0,6}}{_NOT_A_PHRASE_WORD}(?![a-z]))"
+                        r"[a-z]{3,10}(?:-[a-z]{3,10}){2,6}\d{1,4}")  # (walnut-lotus-canvas33, not see-the-vault2)
 
 
 def _a_credential(value: str, machine_made: bool = False) -> bool:

@@ -84,7 +84,12 @@ def rejection(exc: Exception) -> JSONRPCError | None:
         except ValueError:
             return _error(None, PARSE_ERROR, "Parse error: the line is not JSON")
         except RecursionError:  # a 2 KB line of "[" * 1000 ended the session
-            return _error(None, PARSE_ERROR, "Parse error: the line is nested too deep to read")
+            leading = _LEADING_ID.match(raw.encode("utf-8", "surrogatepass")) if isinstance(raw, str) else None
+            try:  # the id a valid request names before its nested value
+                deep_id = json.loads(leading.group(1)) if leading else None
+            except (ValueError, RecursionError):
+                deep_id = None
+            return _error(deep_id, PARSE_ERROR, "Parse error: the line is nested too deep to read")
         message = "Parse error: " + str(first.get("msg", "invalid JSON"))
         if isinstance(raw, str) and _SURROGATE.search(raw):
             message += " (a lone surrogate escape such as \\ud800 is not Unicode: send UTF-8 text)"
@@ -191,6 +196,8 @@ def _bad_id(line: bytes, text: str) -> bool:
     if not isinstance(message, dict) or "method" not in message or "id" not in message:
         return False
     rid = message["id"]
+    if rid is None and str(message["method"]).startswith("notifications/"):
+        return False  # a notification sent with "id": null (some clients do): delivered as one
     return not isinstance(rid, (str, int)) or isinstance(rid, bool)
 
 
