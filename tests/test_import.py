@@ -316,3 +316,12 @@ with gitmem.open(sys.argv[1]) as s:
     conflicts = json.loads(ok(gm("conflicts", "--json", cwd=repo)).stdout)["data"]
     assert not any(c for c in (conflicts if isinstance(conflicts, list) else
                                conflicts.get("conflicts", []))), conflicts
+
+
+def test_a_text_line_with_a_lone_surrogate_is_refused_like_bad_bytes(store: object) -> None:
+    # A line read with surrogateescape (the library's str input): msgspec raises
+    # UnicodeEncodeError, which escaped as an internal error (a review of gate 23's range).
+    from gitmem.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="line 1: not UTF-8"):
+        store.import_records(['{"text": "caf\udce9 au lait"}'])  # type: ignore[attr-defined]
