@@ -558,6 +558,30 @@ def test_a_pack_of_junk_lines_is_counted_not_listed_whole(victim: Path, attacker
     assert "the release train leaves on thursdays" in texts(victim, "release train")
 
 
+def test_a_write_asks_only_for_its_own_partitions_skipped_ops(victim: Path, attacker: Attacker,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clock heal of a write looks for this clone's own skipped ops by its partition
+    (the skipped table's primary key), never reads a teammate's junk (a spy on the
+    projection's query; the junk test above could not tell)."""
+    import gitmem
+    from gitmem.projection import Projection
+
+    ok(gm("add", "the victim's own first memory", cwd=victim))  # it has a partition now
+    attacker.push(attacker.pack([b"x"] * 150))
+    ok(gm("sync", cwd=victim))
+    asked: list[dict[str, object]] = []
+    real = Projection.skipped
+
+    def spy(self: Projection, *args: object, **kwargs: object) -> object:
+        asked.append(dict(kwargs, args=args))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Projection, "skipped", spy)
+    with gitmem.open(victim) as store:
+        store.add("the deploy freeze starts on the 20th")
+    assert asked and all(a.get("refs") for a in asked), asked  # never every row
+
+
 def test_the_skipped_query_reads_only_the_partitions_and_reasons_asked(repo: Path) -> None:
     import sqlite3
 

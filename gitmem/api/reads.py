@@ -16,6 +16,7 @@ import msgspec
 
 from .. import ops
 from ..errors import InvalidInput, NoIdentity
+from ..oplog import REF_PREFIX
 from ..model import (CodeAnchorInfo, Hit, Listing, OpInfo, PartitionInfo, Record, RefreshReport,
                      Shown, Skipped, Status)
 from . import anchoring, settings, sharing
@@ -212,6 +213,17 @@ def skipped(pool: Pool) -> list[Skipped]:
 STATUS_SKIPPED = 100  # skipped ops a status lists (it counts them all)
 
 
+def _skipped_listed(p: Projection, mine: str | None) -> list[Skipped]:
+    """The skipped ops a status lists: this clone's own partition's first (a teammate's
+    junk must not hide them), then others', STATUS_SKIPPED in all."""
+    own = p.skipped(STATUS_SKIPPED, refs=[REF_PREFIX + mine]) if mine else []
+    if len(own) >= STATUS_SKIPPED:
+        return own
+    seen = {(s.partition, s.commit, s.line) for s in own}
+    rest = [s for s in p.skipped(STATUS_SKIPPED + len(own)) if (s.partition, s.commit, s.line) not in seen]
+    return own + rest[:STATUS_SKIPPED - len(own)]
+
+
 def status(pool: Pool) -> Status:
     """Partitions, op and memory counts, and the projection's state."""
     mine: str | None
@@ -264,7 +276,7 @@ def status(pool: Pool) -> Status:
                 "up_to_date": True,
                 "last_refresh": msgspec.to_builtins(report),
             },
-            skipped=p.skipped(STATUS_SKIPPED),
+            skipped=_skipped_listed(p, mine),
             skipped_total=p.skipped_count(),
             future_dated=future[0],
             future_dated_ids=future[1],
