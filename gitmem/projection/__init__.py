@@ -26,7 +26,8 @@ from .tables import DB_NAME, SCHEMA_VERSION
 from .scope import Scope
 from .store import Projection
 from .usage import Usage
-from .vectors import EMBED_BATCH, VEC_NAME, DocEmbedder
+from .generations import VEC_NAME
+from .vectors import EMBED_BATCH, DocEmbedder
 
 __all__ = [
     "DB_NAME",

@@ -10,14 +10,10 @@ largest component is +-127; cosine ignores the scale), one row per embedded
 memory, memories.vec_slot naming the row. The file only grows: rows are
 appended before the transaction that assigns their slots commits, so every
 committed slot has a complete row, and readers map only the rows their
-snapshot knows. A reset (rebuild, new embedder) writes a new file and names
-it in ``meta`` in the same transaction as the cleared slots, so a reader
-holding the old mapping keeps reading the old inode and a crash leaves the
-old generation in force. Since the new file exists before its name commits,
-older generations are deleted only by a writer holding the write lock
-(remove_stale) or by the one that retired them, after its commit
-(remove_retired); and whether the file is damaged is decided only under the
-lock (damaged), where no other writer is between its steps. simsimd and numpy are imported only where a scan
+snapshot knows. A reset (rebuild, new embedder) starts a new generation in the
+same transaction as the cleared slots (generations.py: which file is current,
+and who may delete the others); whether the file is damaged is decided only
+under the lock (damaged), where no other writer is between its steps. simsimd and numpy are imported only where a scan
 needs them: a fresh recall never loads numpy. The first pass's files beside it
 (from 250k rows) are sidecars.py's; VectorFile calls it.
 """
@@ -26,7 +22,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import re
 import sqlite3
 import time
 from array import array
@@ -38,12 +33,11 @@ from ..embed.text import embed_chunks
 from . import firstpass, queries
 from .damage import ProjectionCorrupt
 from .distances import cdist_into, smallest, within
+from .generations import Generations
 from .sidecars import FirstPassFiles
 
 from .scope import Scope, filters
 
-VEC_NAME = "vectors.i8"
-_GENERATION = re.compile(r"vectors(-[0-9a-f]{12})?\.i8")
 EMBED_BATCH = 1024
 _QUICK_ROWS = 4096  # rows a refresh under a deadline adds to the first pass's files
 _POPULATE: int = getattr(mmap, "MAP_POPULATE", 0)  # (Linux only)
@@ -74,15 +68,6 @@ def _strings(raw: str) -> list[str]:
         return _decode_strings(raw)
     except ValueError as exc:  # msgspec.DecodeError: not what replay wrote
         raise ProjectionCorrupt(f"a list column holds {exc}") from exc
-
-
-def _unlink(path: Path) -> None:
-    """Delete a file of an older generation; readers keep the inode they opened.
-    (Tidying only: something in the way goes with the next rebuild.)"""
-    try:
-        path.unlink(missing_ok=True)
-    except OSError:
-        pass
 
 
 def top_slot(c: sqlite3.Connection) -> int | None:
@@ -128,53 +113,19 @@ class VectorFile:
         self._held: tuple[tuple[str, int, int], mmap.mmap] | None = None
         self._held_signs: tuple[tuple[str, int, int], mmap.mmap] | None = None
         self._sidecars = FirstPassFiles(self)  # the sign and moments files (sidecars.py)
-        self._retired: Path | None = None  # the generation a reset in this transaction replaces
+        self._generations = Generations(directory)  # which file is current (generations.py)
 
     def path(self, c: sqlite3.Connection) -> Path:
-        """The vector file of the current generation (named in meta, so a reset
-        and the slots that refer to it commit or roll back together). A name
-        this module never writes (another directory, say) is damage."""
-        row = c.execute("SELECT value FROM meta WHERE key = 'vectors'").fetchone()
-        name = row[0] if row else VEC_NAME
-        if not isinstance(name, str) or not _GENERATION.fullmatch(name):
-            raise ProjectionCorrupt(f"meta names an unexpected vector file {name!r}")
-        return self.directory / name
+        """The vector file of the current generation (generations.py)."""
+        return self._generations.path(c)
 
     def remove_stale(self, c: sqlite3.Connection) -> None:
-        """A writer, under the write lock: delete the files of every generation but
-        the one meta names (a reset's old one its writer did not get to delete, a
-        new one whose transaction a crash cut short), and the HNSW index files that
-        versions before 0.2 kept here (168 MB at 100k memories).
-
-        Only under the lock: a reset writes its new generation's file before the
-        transaction that names it commits, so to a process without the lock that
-        file looks like any stale one. (A writer that tidied right after its own
-        commit read the old name while another was filling the new file, deleted
-        it, and the name committed next named nothing: every process then found
-        the vector file "damaged" and embedded every memory again.)"""
-        assert c.in_transaction, "remove_stale runs under the write lock"
-        keep = self.path(c).name
-        try:
-            names = os.listdir(self.directory)  # (glob would compile two patterns per refresh)
-        except OSError:
-            return
-        stem = keep.rsplit(".", 1)[0]
-        for name in names:
-            if name != keep and name.startswith("vectors") and (
-                    name.endswith(".i8") or name.startswith("vectors.hnsw") or (
-                        name.endswith((".sign", ".moments"))
-                        and name.rsplit(".", 1)[0] != stem)):
-                _unlink(self.directory / name)
+        """A writer, under the write lock: delete older generations (generations.py)."""
+        self._generations.remove_stale(c)
 
     def remove_retired(self, *, committed: bool) -> None:
-        """After the transaction of a ``reset``: delete the generation it replaced
-        (committed: no writer names it again, and a reader keeps the inode it
-        opened); rolled back, the old one stays in force and the new file is left
-        to the next writer's remove_stale."""
-        retired, self._retired = self._retired, None
-        if retired is not None and committed:
-            for path in (retired, firstpass.sign_path(retired), firstpass.moments_path(retired)):
-                _unlink(path)
+        """After a reset's transaction: delete the generation it replaced, if it committed."""
+        self._generations.remove_retired(committed=committed)
 
     def rows_in_file(self, c: sqlite3.Connection) -> int:
         try:
@@ -217,17 +168,9 @@ class VectorFile:
     def reset(self, c: sqlite3.Connection, embedder_version: str | None) -> None:
         """Start a new, empty generation: every memory will be embedded again."""
         self._sidecars.garbled = False  # (a new file, stamped at settle)
-        if self._retired is None:
-            self._retired = self.path(c)  # deleted once this commits (remove_retired)
         c.execute("UPDATE memories SET vec_slot = NULL")
         c.execute("DELETE FROM vec_rows")
-        name = f"vectors-{os.urandom(6).hex()}.i8"
-        (self.directory / name).write_bytes(b"")
-        c.execute(
-            "INSERT INTO meta(key, value) VALUES ('vectors', ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (name,),
-        )
+        self._generations.start(c)  # the old file is deleted once this commits
         c.execute(
             "INSERT INTO meta(key, value) VALUES ('embedder', ?) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
