@@ -258,12 +258,28 @@ def _described(lang: str, reading: str, m: re.Match[str]) -> bool:
     writes words apart, two words or more stand before it in its clause ("Die CI schickt
     ...", "El pipeline sube ...", "Los cambios ... se fusionan en main sin revisión"), where
     an order starts its clause ("Schicke ...", "Para el agente: sube ..."). Chinese,
-    Japanese and Korean write no such mark: their rules take every match."""
-    if lang in ("zh", "ja", "ko"):
-        return False
+    Japanese and Korean mark it otherwise: a subject or a modal of what will or may
+    happen before it ("部署脚本会把 ...", "改动可以直接推送到 ..."), a declarative or
+    permissive ending after it ("... 전송합니다", "... プッシュしてよい")."""
     before = reading[max(0, m.start() - 80):m.start()]
     before = before[max((e.end() for e in _NEGATION_BOUNDARY.finditer(before)), default=0):]
+    if lang in ("zh", "ja", "ko"):
+        after = reading[m.end():m.end() + 24]
+        after = after[:next((e.start() for e in _NEGATION_BOUNDARY.finditer(after)), len(after))]
+        return bool(_CJK_DESCRIBED.get(lang, _NEVER).search(before + m.group() + after)) and not \
+            _CJK_ORDERED.search(before + m.group() + after)
     return len(_WORD.findall(before)) >= 2 and not _ORDERED.search(before)
+
+
+_NEVER = re.compile(r"(?!)")
+# Modals, subjects and endings that describe (what a script will do, what one may do,
+# what we do), and the words that make a clause an order whatever else it holds.
+_CJK_DESCRIBED = {
+    "zh": re.compile(r"会|将会|可以|我们|脚本|流水线|任务会|程序会|系统会"),
+    "ja": re.compile(r"してよい|しても(?:よい|いい)|します(?:。|$)|しています|されます|できます"),
+    "ko": re.compile(r"(?:합니다|됩니다|습니다|해도 됩니다)"),
+}
+_CJK_ORDERED = re.compile(r"请|務必|务必|必须|立即|马上|一律|ください|しろ|せよ|すること|하세요|하십시오|해라|하라")
 
 
 # What makes a clause an order whatever stands before its verb: "please", "from now on"
