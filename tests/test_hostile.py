@@ -587,9 +587,10 @@ def test_the_skipped_query_reads_only_the_partitions_and_reasons_asked(repo: Pat
 
     from gitmem.projection import queries
 
+    from gitmem.projection import tables
+
     c = sqlite3.connect(":memory:")
-    c.execute("CREATE TABLE skipped(ref TEXT NOT NULL, commit_id TEXT NOT NULL, line INTEGER NOT NULL,"
-              " op_id TEXT, reason TEXT NOT NULL, PRIMARY KEY(ref, commit_id, line)) WITHOUT ROWID")
+    c.executescript(tables.SCHEMA)  # the table as the projection makes it
     rows = [("refs/memory/mine", "c1", 1, "a", "implausible Lamport clock jump (x)"),
             ("refs/memory/mine", "c1", 2, "b", "not JSON"),
             ("refs/memory/theirs", "c2", 1, "c", "implausible Lamport clock jump (y)"),

@@ -325,3 +325,5 @@ def test_a_text_line_with_a_lone_surrogate_is_refused_like_bad_bytes(store: obje
 
     with pytest.raises(InvalidInput, match="line 1: not UTF-8"):
         store.import_records(['{"text": "caf\udce9 au lait"}'])  # type: ignore[attr-defined]
+    with pytest.raises(InvalidInput, match="line 1: not UTF-8 \\(a lone surrogate at column 11\\)"):
+        store.import_records(['{"text": "\ud800 alone"}'])  # type: ignore[attr-defined]

@@ -206,6 +206,8 @@ def _first_bad_byte(line: str | bytes) -> str:
         (line if isinstance(line, bytes) else line.encode("utf-8", "surrogateescape")).decode("utf-8")
     except UnicodeDecodeError as exc:
         return f"byte 0x{exc.object[exc.start]:02x} at column {exc.start + 1}"
+    except UnicodeEncodeError as exc:  # \ud800: a surrogate no byte stands behind
+        return f"a lone surrogate at column {exc.start + 1}"
     return "a lone surrogate"
 
 

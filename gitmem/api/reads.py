@@ -210,6 +210,7 @@ def log_ops(pool: Pool, limit: int | None = None, author: str | None = None) -> 
 def skipped(pool: Pool) -> list[Skipped]:
     return pool.read(lambda p: p.skipped())
 
+
 STATUS_SKIPPED = 100  # skipped ops a status lists (it counts them all)
 
 

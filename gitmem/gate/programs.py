@@ -77,11 +77,6 @@ def keep_in(directory: Path | None) -> None:
     _directory = directory
 
 
-def directory() -> Path | None:
-    """Where programs are kept now."""
-    return _directory
-
-
 def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 (re's name)
     """``re.compile(pattern, flags)``, from the kept program when there is one."""
     folder = _directory

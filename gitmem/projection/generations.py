@@ -27,9 +27,10 @@ VEC_NAME = "vectors.i8"
 _GENERATION = re.compile(r"vectors(-[0-9a-f]{12})?\.i8")
 
 
-def _unlink(path: Path) -> None:
-    """Delete a file of an older generation; readers keep the inode they opened.
-    (Tidying only: something in the way goes with the next rebuild.)"""
+def remove_file(path: Path) -> None:
+    """Delete a file no longer to be used (an older generation's: readers keep the
+    inode they opened). Tidying only: something in the way stays, and goes with the
+    next rebuild (or settle finds it cannot write there)."""
     try:
         path.unlink(missing_ok=True)
     except OSError:
@@ -84,7 +85,7 @@ class Generations:
                     name.endswith(".i8") or name.startswith("vectors.hnsw") or (
                         name.endswith((".sign", ".moments"))
                         and name.rsplit(".", 1)[0] != stem)):
-                _unlink(self.directory / name)
+                remove_file(self.directory / name)
 
     def remove_retired(self, *, committed: bool) -> None:
         """After the transaction of a ``start``: delete the generation it replaced
@@ -94,4 +95,4 @@ class Generations:
         retired, self._retired = self._retired, None
         if retired is not None and committed:
             for path in (retired, firstpass.sign_path(retired), firstpass.moments_path(retired)):
-                _unlink(path)
+                remove_file(path)

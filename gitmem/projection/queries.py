@@ -416,7 +416,8 @@ def skipped(c: sqlite3.Connection, limit: int | None = None, *, refs: Iterable[s
     the partitions at ``refs`` only when given, whose reason starts with ``reason``.
     (A teammate's pack of five million junk lines is five million rows: a write that
     looks for its own skipped ops, or a status, must not read them all.)"""
-    where, args = [], list[object]()
+    where: list[str] = []
+    args: list[object] = []
     refs = list(refs)
     if refs:
         where.append(f"ref IN ({','.join('?' * len(refs))})")

@@ -28,21 +28,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import firstpass, queries
+from .generations import remove_file
 from .stamps import KINDS, Stamps
 from .distances import cdist_into, smallest
 from .scope import Scope
 
 if TYPE_CHECKING:
     from .vectors import VectorFile
-
-
-def _remove(path: Path) -> None:
-    """Remove a file not to be used (something in the way stays: settle then finds
-    it cannot write there)."""
-    try:
-        path.unlink(missing_ok=True)
-    except OSError:
-        pass
 
 
 class FirstPassFiles:
@@ -147,13 +139,13 @@ class FirstPassFiles:
         paths = self._paths(c)
         bad, unvouched = self._stamps.changed(c, paths)
         for kind in unvouched:
-            _remove(paths[kind])
+            remove_file(paths[kind])
             self._files = None
         if "i8" in bad:
             self.garbled = True  # vectors.damaged: reset and re-embed (its own warning)
         if "sign" in bad or "moments" in bad:
             for kind in ("sign", "moments"):
-                _remove(paths[kind])
+                remove_file(paths[kind])
             self._files = None
             self.notices.append("the vector search files were changed on disk since "
                                 "they were written; made them again")
