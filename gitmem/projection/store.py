@@ -313,8 +313,8 @@ class Projection:
             return report  # the common case: nothing moved, nothing walked
         # Not under a deadline: a read that must answer in time (a hook, a slice of a
         # catch-up) would wait for the child or fork one per slice for nothing.
-        ahead = (self._embed_ahead(source, current)
-                 if embed and not full and deadline is None and not self._kept_rows else None)
+        ahead = (self._embed_ahead(source, current, full=full)
+                 if (embed or full) and deadline is None and not self._kept_rows else None)
         try:
             return self._refresh(source, report, start, full=full, embed=embed,
                                  deadline=deadline, ahead=ahead)
@@ -414,7 +414,8 @@ class Projection:
     def _reset_vectors(self) -> None:
         self._vectors.reset(self._c, self.embedder_version)
 
-    def _embed_ahead(self, source: LogSource, current: dict[str, str]) -> Ahead | None:
+    def _embed_ahead(self, source: LogSource, current: dict[str, str], *,
+                     full: bool = False) -> Ahead | None:
         """Start embedding the adds of what moved in a forked child (ahead.py) when
         there is enough of it and this process has no batch embedder loaded yet
         (then it embeds fast itself). The packs are read twice: ~2 ms per 1,000 ops."""
@@ -426,7 +427,7 @@ class Projection:
         if not ahead.supported():
             return None
         # The watermarks before the lock: a guess is enough here.
-        packs = ahead.moved_packs(source, current, self.watermarks())
+        packs = ahead.moved_packs(source, current, {} if full else self.watermarks())
         if sum(len(data) for _, data in packs) < self.ahead_bytes:
             return None
         return ahead.Ahead.start(packs, self._make_embedder, self.dim)
