@@ -61,7 +61,10 @@ def catch_up(pool: Pool, slice_seconds: float = SLICE_SECONDS) -> bool:
             return False
         while True:
             pool.deadline = time.monotonic() + slice_seconds
-            pool.refresh()
+            report = pool.refresh()
+            if report.walk_again:  # one walk of every partition: it cannot be sliced
+                pool.deadline = None
+                pool.refresh()
             if not pool.behind:
                 return True
 

@@ -286,6 +286,7 @@ def status(pool: Pool) -> Status:
     out = pool.read(run)
     out.unpushed = sharing.unpushed(pool)
     out.remote_memory = sharing.remote_memory(pool)
+    out.shallow = pool.log.cut_by_shallow()
     if out.remote_memory is not None:
         pool.warn(sharing.hint(out.remote_memory))
     return out

@@ -409,6 +409,9 @@ def status(st: api.Status) -> str:
         out.append(f"dated in the future: {st.future_dated} memories (a skewed or forged clock; "
                    "ranked as if recorded a day from now): "
                    + ", ".join(i[:12] for i in st.future_dated_ids))
+    if st.shallow:
+        out.append("history cut: a shallow fetch left partitions without their older ops; "
+                   "run 'git fetch --unshallow' (the next read replays them)")
     u = st.unpushed
     if u is not None:
         if u["commits"]:

@@ -13,6 +13,7 @@ remembered in the state dir so later commands need not ask again.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from .. import ops
@@ -22,6 +23,9 @@ from .objects import PACK_FILE, Objects
 from .records import Pack
 from .refs import REF_PREFIX, Refs
 from .state import State
+
+# A shallow list's lines looked at by cut_by_shallow (status only).
+SHALLOW_LOOKS = 1000
 
 # An append writes the last clock of its pack as a trailer of the commit
 # message, so the next clock is known from tips alone, without replaying.
@@ -221,6 +225,27 @@ class History:
             return str(obj.peel(pygit2.Commit).id)
         except (pygit2.GitError, KeyError, ValueError, TypeError):
             return None
+
+    def cut_by_shallow(self, shallow: Path) -> bool:
+        """Whether a shallow fetch cut a partition's history: ``shallow`` (the
+        repository's list of commits whose parents it does not have) names a commit
+        whose tree holds a pack. Reads at most SHALLOW_LOOKS of its lines (a CI clone
+        at depth 1 lists one a branch; never raises)."""
+        try:
+            with open(shallow, "rb") as fh:
+                lines = fh.read(SHALLOW_LOOKS * 41).split()
+        except OSError:
+            return False
+        repo = self._libgit2.repo
+        for raw in lines[:SHALLOW_LOOKS]:
+            try:
+                obj = repo.get(raw.decode("ascii"))
+                if (obj is not None and obj.type == pygit2.enums.ObjectType.COMMIT
+                        and any(e.name == PACK_FILE for e in obj.tree)):
+                    return True
+            except (pygit2.GitError, KeyError, ValueError, UnicodeDecodeError):
+                continue
+        return False
 
     def tip_problem(self, oid: str) -> str:
         """Why a partition tip is not a commit, naming what it is."""
