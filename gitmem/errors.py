@@ -106,6 +106,15 @@ class NotARepository(GitMemError):
     default_hint = "run git mem inside a git work tree, or create one with 'git init'"
 
 
+class RepositoryUnreadable(NotARepository):
+    """libgit2 cannot open the repository git found (a damaged or hand-edited file of
+    .git: its shallow list, config or HEAD)."""
+
+    code = "repository_unreadable"
+    default_hint = ("run 'git fsck' and 'git status' to see what git makes of it; a shallow "
+                    "list with a line that is no commit id (.git/shallow) is one cause")
+
+
 class BareRepository(GitMemError):
     code = "bare_repository"
     exit_code = 3

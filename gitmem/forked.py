@@ -23,13 +23,15 @@ from collections.abc import Callable
 
 
 def supported() -> bool:
-    """Forking is cheap and safe here: Linux, a single-threaded process. Threads
-    that Python does not know of count too (numpy's BLAS pool, the tokenizer's),
-    so the kernel's list of this process's tasks is asked."""
+    """Forking is cheap, safe and worth it here: Linux, a single-threaded process
+    that may run on more than one CPU (a child on the same CPU only adds its memory
+    and the second read of its input: ~7% slower at 100k). Threads that Python does
+    not know of count too (numpy's BLAS pool, the tokenizer's), so the kernel's list
+    of this process's tasks is asked."""
     if not sys.platform.startswith("linux") or threading.active_count() != 1:
         return False
     try:
-        return len(os.listdir("/proc/self/task")) == 1
+        return len(os.sched_getaffinity(0)) > 1 and len(os.listdir("/proc/self/task")) == 1
     except OSError:
         return False
 

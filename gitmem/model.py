@@ -180,10 +180,6 @@ class RefreshReport(msgspec.Struct, kw_only=True):
     seconds: float = 0.0
     # False when a time budget stopped it early (the rest is done by the next one).
     complete: bool = True
-    # The repository's shallow list changed since the last replay (history arrived
-    # under tips already replayed): every partition must be walked again, which a
-    # refresh under a time budget leaves to one without (complete is then False).
-    walk_again: bool = False
 
 
 # -- what the library's actions return (gitmem.api) --------------------------------
@@ -341,9 +337,9 @@ class Status(msgspec.Struct, kw_only=True):
     # Memory on the remote this clone has never fetched: {"remote", "partitions",
     # "checked_at"} (one git ls-remote at most once a day), else None.
     remote_memory: dict[str, object] | None = None
-    # A shallow fetch left a partition without its history: replay read only the
-    # commits the clone has ('git fetch --unshallow' brings the rest; the next read
-    # replays it).
+    # A shallow fetch may have left a partition without its history: replay read only
+    # the commits the clone has ('git fetch --unshallow' brings the rest, and
+    # 'git mem rebuild' then replays it).
     shallow: bool = False
 
 

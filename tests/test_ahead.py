@@ -4,6 +4,7 @@ child while the replay runs must give exactly the rows the refresh would have ma
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -129,3 +130,13 @@ def test_a_rebuild_embeds_ahead_and_makes_the_same_rows(team: dict[str, Path]) -
     assert _refresh(c, None, "rebuild") == (0, 0)
     assert _rows(a) == _rows(c) == before
     assert dump(a) == dump(c)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
+def test_no_child_where_the_process_may_use_one_cpu_only() -> None:
+    """A child on the same CPU only adds its memory and a second read of the packs."""
+    script = ("import os; from gitmem import forked; a = forked.supported(); "
+              "os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); print(a, forked.supported())")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    can_fork = len(os.sched_getaffinity(0)) > 1
+    assert out.stdout.split() == [str(can_fork), "False"]

@@ -61,10 +61,7 @@ def catch_up(pool: Pool, slice_seconds: float = SLICE_SECONDS) -> bool:
             return False
         while True:
             pool.deadline = time.monotonic() + slice_seconds
-            report = pool.refresh()
-            if report.walk_again:  # one walk of every partition: it cannot be sliced
-                pool.deadline = None
-                pool.refresh()
+            pool.refresh()
             if not pool.behind:
                 return True
 

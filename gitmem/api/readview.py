@@ -31,9 +31,6 @@ class IntegratedView:
     def is_ancestor(self, old: str, new: str) -> bool:
         return self._log.is_ancestor(old, new)
 
-    def shallow(self) -> str:
-        return self._log.shallow()
-
     def iter_packs(self, tip: str, since: str | list[str] | None = None) -> Iterator[Pack]:
         return self._log.iter_packs(tip, since)
 

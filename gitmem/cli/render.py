@@ -411,7 +411,7 @@ def status(st: api.Status) -> str:
                    + ", ".join(i[:12] for i in st.future_dated_ids))
     if st.shallow:
         out.append("history cut: a shallow fetch left partitions without their older ops; "
-                   "run 'git fetch --unshallow' (the next read replays them)")
+                   "run 'git fetch --unshallow', then 'git mem rebuild'")
     u = st.unpushed
     if u is not None:
         if u["commits"]:

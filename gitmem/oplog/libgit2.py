@@ -14,6 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..errors import RepositoryUnreadable
+
 
 class _LazyPygit2:
     """Stands in for the pygit2 module until first use.
@@ -45,5 +47,8 @@ class Libgit2:
     def repo(self) -> Any:
         """The ``pygit2.Repository`` (typed Any: it comes through the lazy stand-in)."""
         if self._repo is None:
-            self._repo = pygit2.Repository(str(self._gitdir))
+            try:
+                self._repo = pygit2.Repository(str(self._gitdir))
+            except pygit2.GitError as exc:
+                raise RepositoryUnreadable(f"libgit2 cannot open the repository: {exc}") from None
         return self._repo

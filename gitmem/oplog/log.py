@@ -158,20 +158,8 @@ class Oplog:
         """Every partition ref and its tip commit id. Cheap: reads refs only."""
         return self._refs.under(REF_PREFIX)
 
-    def shallow(self) -> str:
-        """Who the repository's shallow list is (its file's size, times and inode),
-        '' when the clone has every commit it names. A replay that walked a cut
-        history must walk it again once the list changes (a fetch --deepen or
-        --unshallow brought parents): the projection keeps this (projection/store.py).
-        One stat: asked by every read."""
-        try:
-            st = os.stat(self.commondir / "shallow")
-        except OSError:
-            return ""
-        return f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
-
     def cut_by_shallow(self) -> bool:
-        """A shallow fetch left some partition without its history (status)."""
+        """A shallow fetch may have left some partition without its history (status)."""
         return self._history.cut_by_shallow(self.commondir / "shallow")
 
     def own_partitions(self) -> list[str]:

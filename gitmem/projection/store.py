@@ -309,8 +309,7 @@ class Projection:
         start = time.perf_counter()
         report = RefreshReport(full_rebuild=full)
         current = source.partitions()
-        if (not full and current == self.watermarks() and source.shallow() == self._shallow()
-                and (not embed or self._vectors_current())):
+        if not full and current == self.watermarks() and (not embed or self._vectors_current()):
             return report  # the common case: nothing moved, nothing walked
         # Not under a deadline: a read that must answer in time (a hook, a slice of a
         # catch-up) would wait for the child or fork one per slice for nothing.
@@ -341,15 +340,6 @@ class Projection:
             # past our first listing, and replaying an older listing would look
             # like a rewrite and move the projection backwards.
             current = source.partitions()
-            cut, was_cut = source.shallow(), self._shallow()
-            if was_cut and cut != was_cut and not full:
-                # A shallow list changed (a fetch --deepen or --unshallow): history a
-                # replay found cut may be here now, under tips it already replayed.
-                # Every partition is walked again (rare: no bounded read does it).
-                if deadline is None:
-                    full = report.full_rebuild = True
-                else:
-                    report.complete, report.walk_again, cut = False, True, was_cut
             stored = {} if full else self.watermarks()
             if full:
                 replaying.clear()
@@ -374,10 +364,6 @@ class Projection:
                 c.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
             # The first pass's files (firstpass.py), from 250k rows.
             self._vectors.settle(c, quick=deadline is not None and not full)
-            if cut != was_cut:
-                c.execute("DELETE FROM meta WHERE key = 'shallow'")
-                if cut:
-                    c.execute("INSERT INTO meta(key, value) VALUES ('shallow', ?)", (cut,))
             c.execute("COMMIT")
         except BaseException:
             self._vectors.drop_blanked()
@@ -399,12 +385,6 @@ class Projection:
         self._vectors.remove_retired(committed=True)  # a reset's old generation
         report.seconds = time.perf_counter() - start
         return report
-
-    def _shallow(self) -> str:
-        """The repository's shallow list as the last replay saw it ('' none: see
-        oplog.Oplog.shallow)."""
-        row = self._c.execute("SELECT value FROM meta WHERE key = 'shallow'").fetchone()
-        return str(row[0]) if row else ""
 
     # -- vectors --------------------------------------------------------------
 
