@@ -35,9 +35,12 @@ def by_ids(c: sqlite3.Connection, sql: str, ids: Iterable[object],
                              [*(prefix_args or []), *chunk])
 
 
-def watermarks(c: sqlite3.Connection) -> dict[str, str]:
-    """Each partition ref and the tip the projection has replayed."""
-    return dict(c.execute("SELECT ref, tip FROM partitions WHERE tip IS NOT NULL").fetchall())
+def watermarks(c: sqlite3.Connection, refs: list[str] | None = None) -> dict[str, str]:
+    """Each partition ref (of ``refs``, when given) and the tip the projection has replayed."""
+    if refs is None:
+        return dict(c.execute("SELECT ref, tip FROM partitions WHERE tip IS NOT NULL").fetchall())
+    return dict(by_ids(c, "SELECT ref, tip FROM partitions WHERE tip IS NOT NULL AND ref IN",
+                       refs))
 
 
 def clock_bounds(c: sqlite3.Connection, ref: str) -> tuple[int, int]:
@@ -385,8 +388,19 @@ def questions(c: sqlite3.Connection, ids: list[str]) -> set[str]:
             if text and re.search(_ASKS, text)}
 
 
-def counts(c: sqlite3.Connection) -> dict[str, object]:
-    """Ops by type, memories by status, and ops and authors per partition."""
+def partition_page(c: sqlite3.Connection, first: str | None, limit: int
+                   ) -> tuple[dict[str, str], int]:
+    """(ref -> replayed tip of at most ``limit`` partitions: ``first`` (this
+    clone's), then the others by name; how many there are in all)."""
+    total = c.execute("SELECT count(*) FROM partitions WHERE tip IS NOT NULL").fetchone()[0]
+    rows = c.execute("SELECT ref, tip FROM partitions WHERE tip IS NOT NULL "
+                     "ORDER BY ref = ? DESC, ref LIMIT ?", (first or "", limit)).fetchall()
+    return dict(rows), int(total)
+
+
+def counts(c: sqlite3.Connection, refs: list[str] | None = None) -> dict[str, object]:
+    """Ops by type, memories by status, and ops and authors per partition (of
+    ``refs`` only, when given)."""
     adds = c.execute("SELECT count(*) FROM memories").fetchone()[0]
     by_type = {**({"add": adds} if adds else {}),
                **dict(c.execute("SELECT type, count(*) FROM ops GROUP BY type").fetchall())}
@@ -398,11 +412,17 @@ def counts(c: sqlite3.Connection) -> dict[str, object]:
     if quarantined:
         by_status["quarantined"] = quarantined
     per_ref: dict[str, dict[str, Any]] = {}
+    if refs is None:
+        only, args = "", []
+    else:
+        ids = [r[0] for r in by_ids(c, "SELECT id FROM partitions WHERE ref IN", refs)]
+        only, args = f" WHERE part IN ({','.join('?' * len(ids))})", ids
     for ref, name, email, n in c.execute(
         "SELECT p.ref, a.name, a.email, sum(n) FROM (SELECT part, author, count(*) AS n "
-        "FROM memories GROUP BY part, author UNION ALL SELECT part, author, count(*) FROM ops "
-        "GROUP BY part, author) JOIN partitions p ON p.id = part JOIN authors a ON a.id = author "
-        "GROUP BY p.ref, a.name, a.email ORDER BY p.ref, a.name, a.email"
+        f"FROM memories{only} GROUP BY part, author UNION ALL SELECT part, author, count(*) "
+        f"FROM ops{only} GROUP BY part, author) JOIN partitions p ON p.id = part "
+        "JOIN authors a ON a.id = author "
+        "GROUP BY p.ref, a.name, a.email ORDER BY p.ref, a.name, a.email", args * 2
     ):
         entry = per_ref.setdefault(partition(ref), {"ops": 0, "authors": []})
         entry["ops"] = int(entry["ops"]) + n
