@@ -81,15 +81,35 @@ def flood_stream(n: int, start: int = 0) -> bytes:
     return b"".join(out)
 
 
-def make_remote(base: Path, n: int, env: dict[str, str]) -> Path:
-    """A bare remote holding main and n hostile partitions, pushed from a pusher clone."""
-    bare = base / f"team-{n}.git"
+def one_partition_stream(n: int) -> bytes:
+    """A ``git fast-import`` stream: one partition, one commit holding n add ops (the
+    same ops a flood of n partitions carries, for telling the two costs apart)."""
+    partition = ops.partition_name(HOSTILE.email, f"{0:012x}")
+    lines = [ops.encode(ops.AddOp(
+        v=ops.FORMAT_VERSION, author=HOSTILE, partition=partition, clock=i + 1, at=AT,
+        memory=ops.MemoryBody(text=f"flood note {i} about the widget cache"))) for i in range(n)]
+    pack = ops.encode_pack(lines)
+    ident = f"{HOSTILE.name} <{HOSTILE.email}> {AT} +0000"
+    msg = (f"add {n}\n\nGitmem-Format: {ops.FORMAT_VERSION}\nGitmem-Ops: {n}\n"
+           f"Gitmem-Clock: {n}\n").encode()
+    return b"".join([b"blob\nmark :1\ndata %d\n" % len(pack), pack, b"\n",
+                     b"commit refs/memory/%s\n" % partition.encode(),
+                     f"author {ident}\ncommitter {ident}\n".encode(),
+                     b"data %d\n" % len(msg), msg, b"M 100644 :1 ops.jsonl\n\n"])
+
+
+def make_remote(base: Path, n: int, env: dict[str, str], single: bool = False) -> Path:
+    """A bare remote holding main and n hostile partitions (``single``: n ops in one
+    partition), pushed from a pusher clone."""
+    tag = f"{n}{'-single' if single else ''}"
+    bare = base / f"team-{tag}.git"
     git(["init", "-q", "--bare", "-b", "main", str(bare)], base, env)
-    pusher = base / f"pusher-{n}"
+    pusher = base / f"pusher-{tag}"
     git(["init", "-q", "-b", "main", str(pusher)], base, env)
     git(["commit", "-q", "--allow-empty", "-m", "init"], pusher, env)
     git(["remote", "add", "origin", str(bare)], pusher, env)
-    git(["fast-import", "--quiet"], pusher, env, stdin=flood_stream(n))
+    git(["fast-import", "--quiet"], pusher, env,
+        stdin=one_partition_stream(n) if single else flood_stream(n))
     git(["push", "-q", "origin", "main", "refs/memory/*:refs/memory/*"], pusher, env)
     return bare
 
@@ -114,15 +134,17 @@ def hook_payload(repo: Path, i: int) -> bytes:
 COMMANDS = ("recall", "add", "status", "context", "prompt hook")
 
 
-def bench(base: Path, n: int, trees: list[Path], reps: int) -> list[list[str]]:
-    home = base / f"home-{n}"
+def bench(base: Path, n: int, trees: list[Path], reps: int,
+          single: bool = False) -> list[list[str]]:
+    tag = f"{n}{'-single' if single else ''}"
+    home = base / f"home-{tag}"
     home.mkdir()
     plain = env_for(home)
-    bare = make_remote(base, n, plain)
+    bare = make_remote(base, n, plain, single)
     victims: list[tuple[Path, dict[str, str], float]] = []
     for k, tree in enumerate(trees):
         env = env_for(home, tree)
-        victim = base / f"victim-{n}-{k}"
+        victim = base / f"victim-{tag}-{k}"
         git(["clone", "-q", str(bare), str(victim)], base, env)
         sync_s = timed(["git", "mem", "sync"], victim, env)
         timed(["git", "mem", "add", "the victim's own first note", "--force"], victim, env)
@@ -148,7 +170,8 @@ def bench(base: Path, n: int, trees: list[Path], reps: int) -> list[list[str]]:
     ref = statistics.median(py)
     rows = []
     for k, tree in enumerate(trees):
-        row = [f"{n:,}", tree.name if len(trees) > 1 else "", f"{ref * 1000:.1f}",
+        row = [f"{n:,} ops in 1" if single else f"{n:,}", tree.name if len(trees) > 1 else "",
+               f"{ref * 1000:.1f}",
                f"{victims[k][2]:.2f}"]
         for name in COMMANDS:
             med = statistics.median(figures[(k, name)])
@@ -163,6 +186,9 @@ def main() -> None:
     ap.add_argument("--partitions", default="1,1000,5000,20000",
                     help="numbers of pushed partitions, comma separated")
     ap.add_argument("--reps", type=int, default=7, help="fresh-process runs per figure")
+    ap.add_argument("--single", action="store_true",
+                    help="also measure the same number of ops in one partition (what the "
+                         "ops cost, apart from the partitions)")
     ap.add_argument("--tree", action="append", default=[], type=Path,
                     help="a checkout whose gitmem runs the commands (repeatable; "
                          "default: this one)")
@@ -178,6 +204,8 @@ def main() -> None:
         rows: list[list[str]] = []
         for n in (int(x) for x in args.partitions.split(",")):
             rows += bench(base, n, trees, args.reps)
+            if args.single and n > 1:
+                rows += bench(base, n, trees, args.reps, single=True)
         table(f"N pushed partitions (one op each): first sync s, then fresh-process ms, "
               f"median of {args.reps}; (Nx) = multiple of python -c pass",
               ["partitions", "tree", "python -c pass", "first sync s", *COMMANDS], rows)

@@ -371,6 +371,7 @@ class Pool:
                 if view is not None and source is self.log and not integ.conflicts else None)
         report = proj.refresh(source, full=full, embed=embed,
                               deadline=None if full else self.deadline, mark=mark)
+        self.log.save_memos()
         if view is not None and len(view.loose) > PACK_LOOSE_FROM and self._temporary is None:
             # A flood of fetched partitions left one file per ref: packed, the
             # next commands look at one file (refs.Packed) instead of thousands.

@@ -253,6 +253,10 @@ class Oplog:
         """True when ``old`` is ``new`` or one of its ancestors."""
         return self._history.is_ancestor(old, new)
 
+    def save_memos(self) -> None:
+        """Keep what this process learned about commits (History.save_facts)."""
+        self._history.save_facts()
+
     def iter_packs(self, tip: str, since: str | list[str] | None = None) -> Iterator[Pack]:
         """The commits after ``since`` up to ``tip``, oldest first, with their packs."""
         return self._history.iter_packs(tip, since)

@@ -566,7 +566,8 @@ class Refs:
             return text  # detached
         if text.startswith("ref: "):
             name = text[5:].strip()
-            refs = read_ref_files(self._commondir, name)
+            inside = name.startswith("refs/") and ".." not in name.split("/")
+            refs = self.lookup([name]) if inside else None
             if refs is not None:
                 return refs.get(name)
         try:

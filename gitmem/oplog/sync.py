@@ -200,6 +200,7 @@ class Sync:
                 take(ref, have, tip)
                 result.replaced.append(name)
             local[ref] = tip
+        self._history.save_facts()
         return result
 
     def _narrowed(self, namespace: str | None, only: frozenset[str]

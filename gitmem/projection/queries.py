@@ -393,8 +393,10 @@ def partition_page(c: sqlite3.Connection, first: str | None, limit: int
     """(ref -> replayed tip of at most ``limit`` partitions: ``first`` (this
     clone's), then the others by name; how many there are in all)."""
     total = c.execute("SELECT count(*) FROM partitions WHERE tip IS NOT NULL").fetchone()[0]
-    rows = c.execute("SELECT ref, tip FROM partitions WHERE tip IS NOT NULL "
-                     "ORDER BY ref = ? DESC, ref LIMIT ?", (first or "", limit)).fetchall()
+    rows = c.execute("SELECT ref, tip FROM partitions WHERE tip IS NOT NULL AND ref = ?",
+                     (first or "",)).fetchall()
+    rows += c.execute("SELECT ref, tip FROM partitions WHERE tip IS NOT NULL AND ref != ? "
+                      "ORDER BY ref LIMIT ?", (first or "", limit - len(rows))).fetchall()
     return dict(rows), int(total)
 
 
