@@ -354,6 +354,9 @@ class Pool:
             self.behind = True
             return self.last_refresh or RefreshReport(complete=False)
         view = self.log.refs_view()  # before integrating: see _mark
+        loose = len(view.loose) if view is not None else 0
+        if loose > PACK_LOOSE_FROM:
+            view = None  # a mark that big would cost what it saves: packed below
         since = proj.refs_mark() if view is not None and not full else None
         moved = _moved_since(view, since)
         integ = self.log.integrate(only=moved)
@@ -372,10 +375,8 @@ class Pool:
         report = proj.refresh(source, full=full, embed=embed,
                               deadline=None if full else self.deadline, mark=mark)
         self.log.save_memos()
-        if view is not None and len(view.loose) > PACK_LOOSE_FROM and self._temporary is None:
-            # A flood of fetched partitions left one file per ref: packed, the
-            # next commands look at one file (refs.Packed) instead of thousands.
-            self.log.pack_refs()
+        if loose > PACK_LOOSE_FROM and self.deadline is None:
+            self.pack_flooded()  # (a hook's read has no time for it: the catch-up packs)
         self.behind = not report.complete
         self.last_refresh = report
         if proj.vectors_damaged:
@@ -387,6 +388,16 @@ class Pool:
                 f"skipped {report.ops_skipped} unreadable op(s); see 'git mem status'"
             )
         return report
+
+    def pack_flooded(self) -> None:
+        """Pack the refs when a flood of fetched partitions left over PACK_LOOSE_FROM
+        loose ones (one file per ref): the next commands then look at one file
+        (refs.Packed) instead of thousands. Never on a read-only .git."""
+        if self._temporary is not None:
+            return
+        view = self.log.refs_view()
+        if view is not None and len(view.loose) > PACK_LOOSE_FROM:
+            self.log.pack_refs()
 
     def _mark(self, view: RefsView, since: str | None,
               moved: frozenset[str] | None) -> RefsMark:

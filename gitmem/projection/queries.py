@@ -110,7 +110,9 @@ def log(c: sqlite3.Connection, limit: int | None = None,
                     "WHERE au.name LIKE ? OR au.email LIKE ?)")
             args += [f"%{author}%", f"%{author}%"]
         if limit is not None:  # the last ``limit`` of each (an index walk), merged below
-            sql += f" ORDER BY {a}.clock DESC, {a}.id DESC LIMIT ?"
+            # (A memory's fts follows its id: memories_clock orders ties of clock.)
+            tie = "m.fts" if a == "m" else "o.id"
+            sql += f" ORDER BY {a}.clock DESC, {tie} DESC LIMIT ?"
             args.append(limit)
         rows += c.execute(sql, args).fetchall()
     rows.sort(key=lambda r: (r[4], r[0]))
@@ -261,7 +263,8 @@ def _top(c: sqlite3.Connection, scope: Scope, keyed: bool | None, limit: int,
     if keyed is not None:
         sql += " AND m.key IS NOT NULL" if keyed else " AND m.key IS NULL"
     sql, args = filters(sql, args, scope)
-    sql += " ORDER BY m.importance DESC, m.clock DESC, m.id LIMIT ?"
+    # m.fts follows m.id, and the indexes hold it: ties need no sort (tables.py).
+    sql += " ORDER BY m.importance DESC, m.clock DESC, m.fts LIMIT ?"
     return [_record(r) for r in c.execute(sql, [*args, limit])]
 
 
