@@ -21,7 +21,6 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
@@ -91,7 +90,6 @@ def fts_segments(c: sqlite3.Connection) -> int:
 MARK_KEY = "refs"
 
 
-@dataclass(frozen=True)
 class RefsMark:
     """What the refs are made of now, as the op-log can say it cheaply (the api
     builds it; the projection only compares and records it).
@@ -104,10 +102,15 @@ class RefsMark:
     ``expected(current, only)`` says whether ``current`` (of ``only``, or of
     every partition) is exactly the listing ``value`` stands for."""
 
-    value: str
-    since: str | None
-    only: frozenset[str] | None
-    expected: Callable[[dict[str, str], frozenset[str] | None], bool]
+    # (A plain class: dataclasses imports inspect, which a hot command never loads.)
+    __slots__ = ("value", "since", "only", "expected")
+
+    def __init__(self, value: str, since: str | None, only: frozenset[str] | None,
+                 expected: Callable[[dict[str, str], frozenset[str] | None], bool]) -> None:
+        self.value = value
+        self.since = since
+        self.only = only
+        self.expected = expected
 
 
 class Projection:
