@@ -321,7 +321,10 @@ class PartitionInfo(msgspec.Struct, kw_only=True):
 class Status(msgspec.Struct, kw_only=True):
     repository: str
     partition: str | None
+    # The first reads.STATUS_PARTITIONS partitions: this clone's, then the others by
+    # name (a teammate's 20,000 would be 20,000 lines); how many there are in all.
     partitions: list[PartitionInfo]
+    partitions_total: int = 0
     ops: dict[str, int]
     memories: dict[str, int]
     projection: dict[str, object]

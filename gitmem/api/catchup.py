@@ -63,6 +63,7 @@ def catch_up(pool: Pool, slice_seconds: float = SLICE_SECONDS) -> bool:
             pool.deadline = time.monotonic() + slice_seconds
             pool.refresh()
             if not pool.behind:
+                pool.pack_flooded()  # what the hooks' reads left to it (pool.py)
                 return True
 
 

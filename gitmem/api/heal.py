@@ -48,7 +48,7 @@ def rescue_skipped_clocks(pool: Pool) -> int:
     wanted = {s.id for s in victims} - done
     if not wanted:
         return 0
-    tips = pool.log.partitions()
+    tips = pool.log.tips([REF_PREFIX + name for name in sorted({s.partition for s in victims})])
     idmap: dict[str, str] = {}
     count = 0
     for name in sorted({s.partition for s in victims}):

@@ -436,7 +436,7 @@ class _Writer:
             tries += 1
             last = self.last_clock
             if (last is None or tries > 1
-                    or self.pool.log.partitions().get(ref) != self.commits[-1]):
+                    or self.pool.log.tips([ref]).get(ref) != self.commits[-1]):
                 first = self.pool.next_clock(self.partition, n)  # (replays everything)
                 moved()
                 return first

@@ -212,6 +212,7 @@ def skipped(pool: Pool) -> list[Skipped]:
 
 
 STATUS_SKIPPED = 100  # skipped ops a status lists (it counts them all)
+STATUS_PARTITIONS = 50  # partitions a status lists (it counts them all): this clone's first
 
 
 def _skipped_listed(p: Projection, mine: str | None) -> list[Skipped]:
@@ -240,8 +241,8 @@ def status(pool: Pool) -> Status:
         mine = None  # no clone id yet, and none can be created here
 
     def run(p: Projection) -> Status:
-        counts = p.counts()
-        tips = p.watermarks()
+        tips, total = p.partition_page(REF_PREFIX + mine if mine else None, STATUS_PARTITIONS)
+        counts = p.counts(sorted(tips))
         per = counts["per_partition"]
         assert isinstance(per, dict)
         parts = [
@@ -267,6 +268,7 @@ def status(pool: Pool) -> Status:
             repository=str(pool.log.workdir),
             partition=mine,
             partitions=parts,
+            partitions_total=total,
             ops=op_counts,
             memories=mem_counts,
             projection={

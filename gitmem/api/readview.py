@@ -28,6 +28,11 @@ class IntegratedView:
         found.update(self.moved)
         return found
 
+    def tips(self, refs: list[str]) -> dict[str, str]:
+        found = self._log.tips(refs)
+        found.update((ref, tip) for ref, tip in self.moved.items() if ref in set(refs))
+        return found
+
     def is_ancestor(self, old: str, new: str) -> bool:
         return self._log.is_ancestor(old, new)
 
@@ -49,9 +54,9 @@ def integrated_view(log: Oplog, integ: Integrated) -> Oplog | IntegratedView:
     names = {*integ.created, *integ.fast_forwarded, *integ.replaced}
     if not names:
         return log  # nothing fetched moved: every read's common case
-    current = log.partitions()
+    current = log.tips([REF_PREFIX + name for name in sorted(names)])
     tracking: dict[str, list[str]] = {}
-    for tref, tip in sorted(log.tracking().items()):
+    for tref, tip in sorted(log.tracking_of(names).items()):
         name = tref.rsplit("/", 1)[-1]
         if name in names:
             tracking.setdefault(name, []).append(tip)

@@ -51,11 +51,12 @@ def unpushed(pool: Pool) -> dict[str, Any] | None:
     if remote is None:
         return None
     ns = pool.log.namespace(remote)
-    tracking = pool.log.tracking(ns)
-    local = pool.log.partitions()
+    own = pool.log.own_partitions()  # their refs looked up alone: not 20,000 others listed
+    local = pool.log.tips([REF_PREFIX + name for name in own])
+    tracking = pool.log.tips([f"refs/memory-remotes/{ns}/{name}" for name in own])
     commits = op_count = 0
-    seen = bool(tracking)
-    for name in pool.log.own_partitions():
+    seen = bool(tracking) or pool.log.fetched(ns)
+    for name in own:
         tip = local.get(REF_PREFIX + name)
         if tip is None:
             continue
@@ -88,11 +89,9 @@ def remote_memory(pool: Pool, *, empty_only: bool = False) -> dict[str, Any] | N
 
     ``empty_only`` (reads): look only in a clone with no memory at all, so a
     recall in a clone that writes its own memory never pays for the check."""
-    local = pool.log.partitions()
-    if empty_only and local:
+    if empty_only and pool.log.any_partitions():
         return None
-    own = set(pool.log.own_partitions())
-    if any(ref[len(REF_PREFIX):] not in own for ref in local):
+    if pool.log.others_partition():
         return None  # this clone has the team's memory already
     try:
         urls = pool.log.remote_urls()
@@ -101,7 +100,7 @@ def remote_memory(pool: Pool, *, empty_only: bool = False) -> dict[str, Any] | N
     if not urls:
         return None
     remote = "origin" if "origin" in urls else sorted(urls)[0]
-    if pool.log.tracking(pool.log.namespace(remote)):
+    if pool.log.fetched(pool.log.namespace(remote)):
         return None  # fetched before: nothing new to say
     cache = _probe_cache(pool)
     entry = cache.get(remote)

@@ -384,10 +384,13 @@ def op_line(o: OpInfo) -> str:
 
 def status(st: api.Status) -> str:
     out = [f"repository: {st.repository}", f"your partition: {st.partition or '(no identity)'}"]
-    out.append(f"partitions: {len(st.partitions)}")
+    total = max(st.partitions_total, len(st.partitions))
+    out.append(f"partitions: {total}")
     for p in st.partitions:
         mark = "*" if p.mine else " "
         out.append(f"  {mark} {p.name}  {p.ops} ops  {p.tip[:12]}  {', '.join(p.authors)}")
+    if total > len(st.partitions):
+        out.append(f"    ... and {total - len(st.partitions)} more (git for-each-ref refs/memory/)")
     ops_txt = ", ".join(f"{k} {v}" for k, v in sorted(st.ops.items()) if k != "total")
     mem_txt = ", ".join(f"{k} {v}" for k, v in sorted(st.memories.items()) if k != "total")
     out.append(f"ops: {st.ops.get('total', 0)}" + (f" ({ops_txt})" if ops_txt else ""))

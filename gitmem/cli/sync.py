@@ -17,6 +17,9 @@ remote_arg = click.argument("remote", required=False)
 def status(personal: bool, as_json: bool) -> None:
     """Show partitions, op and memory counts, and the projection's state.
 
+    Partitions: the first 50 by name, this clone's among them, and how many in
+    all ('git for-each-ref refs/memory/' lists every one).
+
     \b
     Example:
       git mem status --json

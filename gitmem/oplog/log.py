@@ -22,7 +22,8 @@ from .history import History
 from .libgit2 import Libgit2
 from .objects import Objects
 from .records import Appended, Integrated, Pack, Pushed, Rewrite
-from .refs import REF_PREFIX, Refs, own_partitions
+from .refs import (REF_PREFIX, REMOTE_PREFIX, Refs, RefsView, own_partitions,
+                   tracked_partition)
 from .state import State
 
 if TYPE_CHECKING:
@@ -162,10 +163,79 @@ class Oplog:
         """A shallow fetch may have left some partition without its history (status)."""
         return self._history.cut_by_shallow(self.commondir / "shallow")
 
+    def tips(self, refs: list[str]) -> dict[str, str]:
+        """The tips of the refs ``refs`` (partitions or remote-tracking ones) that
+        exist, each looked up alone: a few among 20,000 cost what a few cost."""
+        found = self._refs.lookup(refs)
+        if found is None:
+            listed = {**self._refs.under(REF_PREFIX), **self._refs.under(REMOTE_PREFIX)}
+            return {ref: listed[ref] for ref in refs if ref in listed}
+        return found
+
+    def tracking_of(self, names: set[str]) -> dict[str, str]:
+        """The remote-tracking refs of the partitions ``names``, in every namespace."""
+        spaces = self._refs.namespaces()
+        if spaces is None:
+            return {r: t for r, t in self.tracking().items()
+                    if tracked_partition(r) in names}
+        return self.tips([f"{REMOTE_PREFIX}{ns}/{n}" for ns in spaces for n in sorted(names)])
+
+    def any_partitions(self) -> bool:
+        """True when refs/memory/ holds any ref."""
+        return self._refs.any_under(REF_PREFIX)
+
+    def others_partition(self) -> bool:
+        """True when refs/memory/ holds a partition this clone does not write."""
+        cid = self.clone_id(create=False)
+        return self._refs.any_under(REF_PREFIX, but=("-" + cid) if cid else None)
+
+    def fetched(self, namespace: str) -> bool:
+        """True when a fetch from the remote of ``namespace`` brought any partition."""
+        return self._refs.any_under(f"{REMOTE_PREFIX}{namespace}/")
+
     def own_partitions(self) -> list[str]:
         """Partition names this clone writes (any author): they end in our clone id."""
         cid = self.clone_id(create=False)
-        return own_partitions(self.partitions(), cid) if cid else []
+        if not cid:
+            return []
+        found = self._refs.ending(REF_PREFIX, "-" + cid)
+        return own_partitions(self.partitions() if found is None else found, cid)
+
+    def refs_view(self) -> RefsView | None:
+        """What refs/memory/* and refs/memory-remotes/* are made of now, read
+        cheaply (loose refs, packed-refs by identity; see refs.RefsView), or None
+        when the layout is not one we read ourselves."""
+        return self._refs.view((REF_PREFIX, REMOTE_PREFIX))
+
+    def listing_of(self, view: RefsView, refs: frozenset[str] | None) -> dict[str, str] | None:
+        """The partition tips ``view`` stands for (of ``refs``, or every one), or
+        None when packed-refs is no longer the file it saw (or was not settled)."""
+        packed = self._refs.packed()
+        if (packed is None or not view.settled
+                or (list(packed.identity) if packed.identity else None) != view.packed):
+            return None
+        if refs is None:
+            try:
+                out = {n.decode(): o.decode() for n, o in packed.items(REF_PREFIX.encode())}
+            except UnicodeDecodeError:
+                return None
+            out.update((n, o) for n, o in view.loose.items() if n.startswith(REF_PREFIX))
+            return out
+        found: dict[str, str] = {}
+        for ref in refs:
+            if ref in view.loose:
+                found[ref] = view.loose[ref]
+                continue
+            oid = packed.get(ref.encode())
+            if oid is not None:
+                found[ref] = oid.decode()
+        return found
+
+    def pack_refs(self) -> bool:
+        """Move loose refs into packed-refs (``git pack-refs --all``, what ``git gc``
+        does): a flood of fetched partitions then costs one file to look at, not
+        one per ref. False when git could not (a read-only .git, a lock held)."""
+        return Git(self.workdir)("pack-refs", "--all").returncode == 0
 
     def is_commit(self, oid: str) -> bool:
         """True when ``oid`` names a commit this repository has."""
@@ -186,6 +256,10 @@ class Oplog:
     def is_ancestor(self, old: str, new: str) -> bool:
         """True when ``old`` is ``new`` or one of its ancestors."""
         return self._history.is_ancestor(old, new)
+
+    def save_memos(self) -> None:
+        """Keep what this process learned about commits (History.save_facts)."""
+        self._history.save_facts()
 
     def iter_packs(self, tip: str, since: str | list[str] | None = None) -> Iterator[Pack]:
         """The commits after ``since`` up to ``tip``, oldest first, with their packs."""
@@ -265,11 +339,15 @@ class Oplog:
         self._sync.fetch(remote)
 
     def integrate(self, namespace: str | None = None, *, replace: bool = False,
-                  must_write: bool = False) -> Integrated:
-        """Bring fetched partitions into refs/memory/*, checking ancestry (see sync.py)."""
-        if not self.tracking(namespace):
+                  must_write: bool = False, only: frozenset[str] | None = None) -> Integrated:
+        """Bring fetched partitions into refs/memory/*, checking ancestry (see sync.py);
+        ``only``: just these partitions (names), the ones whose refs moved."""
+        if only is not None and not only:
+            return Integrated([], [], [], [])
+        if not self._refs.any_under(REMOTE_PREFIX + (namespace + "/" if namespace else "")):
             return Integrated([], [], [], [])  # nothing fetched: every read's common case
-        return self._sync.integrate(namespace, replace=replace, must_write=must_write)
+        return self._sync.integrate(namespace, replace=replace, must_write=must_write,
+                                    only=only)
 
     def push(self, remote: str, partitions: list[str]) -> list[Pushed]:
         """Push our partitions to ``remote``: fast-forward only (see sync.py)."""

@@ -125,7 +125,7 @@ class Sync:
             )
 
     def integrate(self, namespace: str | None = None, *, replace: bool = False,
-                  must_write: bool = False) -> Integrated:
+                  must_write: bool = False, only: frozenset[str] | None = None) -> Integrated:
         """Bring fetched partitions into refs/memory/*, checking ancestry.
 
         Others' partitions: created, or fast-forwarded. A tip that is neither
@@ -137,7 +137,8 @@ class Sync:
         replaced by a purge (the next push replaces it there). Another's tip
         that is not a commit is taken only where we hold no commit for that
         partition (replay then lists it in status); a commit is never
-        replaced by one.
+        replaced by one. ``only``: just these partitions (names); their refs are
+        looked up alone, not listed with every other.
         """
         result = Integrated([], [], [], [])
 
@@ -151,9 +152,13 @@ class Sync:
                     raise
 
         cid = self._state.clone_id(create=False)
-        local = self._refs.under(REF_PREFIX)
+        if only is None:
+            local = self._refs.under(REF_PREFIX)
+            tracked = self.tracking(namespace)
+        else:
+            local, tracked = self._narrowed(namespace, only)
         own = set(own_partitions(local, cid))
-        for tref, tip in sorted(self.tracking(namespace).items()):
+        for tref, tip in sorted(tracked.items()):
             found = tracked_partition(tref)
             if found is None:
                 continue  # not a partition (refs/memory/<p>/x on the remote): never ours to take
@@ -195,7 +200,30 @@ class Sync:
                 take(ref, have, tip)
                 result.replaced.append(name)
             local[ref] = tip
+        self._history.save_facts()
         return result
+
+    def _narrowed(self, namespace: str | None, only: frozenset[str]
+                  ) -> tuple[dict[str, str], dict[str, str]]:
+        """(local refs, remote-tracking refs) of the partitions ``only`` alone,
+        each looked up by name (in every remote namespace, or in ``namespace``)."""
+        spaces = [namespace] if namespace else self._refs.namespaces()
+        if spaces is None:
+            return self._listed(namespace, only)
+        names = sorted(only)
+        local = self._refs.lookup([REF_PREFIX + n for n in names])
+        tracked = self._refs.lookup([f"{REMOTE_PREFIX}{ns}/{n}" for ns in spaces for n in names])
+        if local is None or tracked is None:
+            return self._listed(namespace, only)
+        return local, tracked
+
+    def _listed(self, namespace: str | None, only: frozenset[str]
+                ) -> tuple[dict[str, str], dict[str, str]]:
+        """``_narrowed`` from whole listings (a layout we do not read ourselves)."""
+        local = self._refs.under(REF_PREFIX)
+        tracked = self.tracking(namespace)
+        return ({r: t for r, t in local.items() if r[len(REF_PREFIX):] in only},
+                {r: t for r, t in tracked.items() if tracked_partition(r) in only})
 
     def push(self, remote: str, partitions: list[str]) -> list[Pushed]:
         """Push our partitions to ``remote``: fast-forward only.

@@ -24,7 +24,7 @@ from .damage import ProjectionCorrupt
 from .graph import MAX_EDGES
 from .tables import DB_NAME, SCHEMA_VERSION
 from .scope import Scope
-from .store import Projection
+from .store import Projection, RefsMark
 from .usage import Usage
 from .generations import VEC_NAME
 from .vectors import EMBED_BATCH, DocEmbedder
@@ -39,6 +39,7 @@ __all__ = [
     "LogSource",
     "Projection",
     "ProjectionCorrupt",
+    "RefsMark",
     "Scope",
     "Usage",
 ]

@@ -35,9 +35,12 @@ def by_ids(c: sqlite3.Connection, sql: str, ids: Iterable[object],
                              [*(prefix_args or []), *chunk])
 
 
-def watermarks(c: sqlite3.Connection) -> dict[str, str]:
-    """Each partition ref and the tip the projection has replayed."""
-    return dict(c.execute("SELECT ref, tip FROM partitions WHERE tip IS NOT NULL").fetchall())
+def watermarks(c: sqlite3.Connection, refs: list[str] | None = None) -> dict[str, str]:
+    """Each partition ref (of ``refs``, when given) and the tip the projection has replayed."""
+    if refs is None:
+        return dict(c.execute("SELECT ref, tip FROM partitions WHERE tip IS NOT NULL").fetchall())
+    return dict(by_ids(c, "SELECT ref, tip FROM partitions WHERE tip IS NOT NULL AND ref IN",
+                       refs))
 
 
 def clock_bounds(c: sqlite3.Connection, ref: str) -> tuple[int, int]:
@@ -107,7 +110,9 @@ def log(c: sqlite3.Connection, limit: int | None = None,
                     "WHERE au.name LIKE ? OR au.email LIKE ?)")
             args += [f"%{author}%", f"%{author}%"]
         if limit is not None:  # the last ``limit`` of each (an index walk), merged below
-            sql += f" ORDER BY {a}.clock DESC, {a}.id DESC LIMIT ?"
+            # (A memory's fts follows its id: memories_clock orders ties of clock.)
+            tie = "m.fts" if a == "m" else "o.id"
+            sql += f" ORDER BY {a}.clock DESC, {tie} DESC LIMIT ?"
             args.append(limit)
         rows += c.execute(sql, args).fetchall()
     rows.sort(key=lambda r: (r[4], r[0]))
@@ -258,7 +263,8 @@ def _top(c: sqlite3.Connection, scope: Scope, keyed: bool | None, limit: int,
     if keyed is not None:
         sql += " AND m.key IS NOT NULL" if keyed else " AND m.key IS NULL"
     sql, args = filters(sql, args, scope)
-    sql += " ORDER BY m.importance DESC, m.clock DESC, m.id LIMIT ?"
+    # m.fts follows m.id, and the indexes hold it: ties need no sort (tables.py).
+    sql += " ORDER BY m.importance DESC, m.clock DESC, m.fts LIMIT ?"
     return [_record(r) for r in c.execute(sql, [*args, limit])]
 
 
@@ -385,8 +391,21 @@ def questions(c: sqlite3.Connection, ids: list[str]) -> set[str]:
             if text and re.search(_ASKS, text)}
 
 
-def counts(c: sqlite3.Connection) -> dict[str, object]:
-    """Ops by type, memories by status, and ops and authors per partition."""
+def partition_page(c: sqlite3.Connection, first: str | None, limit: int
+                   ) -> tuple[dict[str, str], int]:
+    """(ref -> replayed tip of at most ``limit`` partitions: ``first`` (this
+    clone's), then the others by name; how many there are in all)."""
+    total = c.execute("SELECT count(*) FROM partitions WHERE tip IS NOT NULL").fetchone()[0]
+    rows = c.execute("SELECT ref, tip FROM partitions WHERE tip IS NOT NULL AND ref = ?",
+                     (first or "",)).fetchall()
+    rows += c.execute("SELECT ref, tip FROM partitions WHERE tip IS NOT NULL AND ref != ? "
+                      "ORDER BY ref LIMIT ?", (first or "", limit - len(rows))).fetchall()
+    return dict(rows), int(total)
+
+
+def counts(c: sqlite3.Connection, refs: list[str] | None = None) -> dict[str, object]:
+    """Ops by type, memories by status, and ops and authors per partition (of
+    ``refs`` only, when given)."""
     adds = c.execute("SELECT count(*) FROM memories").fetchone()[0]
     by_type = {**({"add": adds} if adds else {}),
                **dict(c.execute("SELECT type, count(*) FROM ops GROUP BY type").fetchall())}
@@ -398,11 +417,17 @@ def counts(c: sqlite3.Connection) -> dict[str, object]:
     if quarantined:
         by_status["quarantined"] = quarantined
     per_ref: dict[str, dict[str, Any]] = {}
+    if refs is None:
+        only, args = "", []
+    else:
+        ids = [r[0] for r in by_ids(c, "SELECT id FROM partitions WHERE ref IN", refs)]
+        only, args = f" WHERE part IN ({','.join('?' * len(ids))})", ids
     for ref, name, email, n in c.execute(
         "SELECT p.ref, a.name, a.email, sum(n) FROM (SELECT part, author, count(*) AS n "
-        "FROM memories GROUP BY part, author UNION ALL SELECT part, author, count(*) FROM ops "
-        "GROUP BY part, author) JOIN partitions p ON p.id = part JOIN authors a ON a.id = author "
-        "GROUP BY p.ref, a.name, a.email ORDER BY p.ref, a.name, a.email"
+        f"FROM memories{only} GROUP BY part, author UNION ALL SELECT part, author, count(*) "
+        f"FROM ops{only} GROUP BY part, author) JOIN partitions p ON p.id = part "
+        "JOIN authors a ON a.id = author "
+        "GROUP BY p.ref, a.name, a.email ORDER BY p.ref, a.name, a.email", args * 2
     ):
         entry = per_ref.setdefault(partition(ref), {"ops": 0, "authors": []})
         entry["ops"] = int(entry["ops"]) + n

@@ -86,6 +86,33 @@ def fts_segments(c: sqlite3.Connection) -> int:
     return int(c.execute("SELECT count(DISTINCT segid) FROM memories_fts_idx").fetchone()[0])
 
 
+# The meta row holding the mark of the refs the replayed tips are the listing of.
+MARK_KEY = "refs"
+
+
+class RefsMark:
+    """What the refs are made of now, as the op-log can say it cheaply (the api
+    builds it; the projection only compares and records it).
+
+    ``value`` names the refs' state (recorded in meta when the replayed tips are
+    its listing). ``since`` is the recorded value it was compared with, and
+    ``only`` the refs that may have moved since then (None: any): while the
+    recorded mark is still ``since``, a refresh lists and compares those alone
+    (20,000 partitions, one moved: one ref read, one row compared).
+    ``expected(current, only)`` says whether ``current`` (of ``only``, or of
+    every partition) is exactly the listing ``value`` stands for."""
+
+    # (A plain class: dataclasses imports inspect, which a hot command never loads.)
+    __slots__ = ("value", "since", "only", "expected")
+
+    def __init__(self, value: str, since: str | None, only: frozenset[str] | None,
+                 expected: Callable[[dict[str, str], frozenset[str] | None], bool]) -> None:
+        self.value = value
+        self.since = since
+        self.only = only
+        self.expected = expected
+
+
 class Projection:
     """One clone's projection file and every query on it."""
 
@@ -296,34 +323,55 @@ class Projection:
 
     # -- refresh --------------------------------------------------------------
 
+    @guarded_read
+    def refs_mark(self) -> str | None:
+        """The mark of the refs the replayed tips are the listing of (RefsMark), or None."""
+        row = self._c.execute("SELECT value FROM meta WHERE key = ?", (MARK_KEY,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _listing(self, source: LogSource, only: frozenset[str] | None
+                 ) -> tuple[dict[str, str], dict[str, str]]:
+        """(the refs, the tips replayed) of every partition, or of ``only``."""
+        if only is None:
+            return source.partitions(), self.watermarks()
+        return source.tips(sorted(only)), self.watermarks(sorted(only))
+
     @guarded
     def refresh(self, source: LogSource, *, full: bool = False, embed: bool = True,
-                deadline: float | None = None) -> RefreshReport:
+                deadline: float | None = None, mark: RefsMark | None = None) -> RefreshReport:
         """Bring the projection up to the refs; replay only what moved.
 
         ``embed=False`` replays without embedding new memories (a writer's quick
         look before appending): their rows stay pending until the next read.
         ``deadline`` (time.monotonic) bounds the work: what was replayed by then
         is committed and ``report.complete`` is False; the next refresh resumes.
+        ``mark``: what the refs are made of now (see RefsMark): with it, only the
+        refs it names are listed and compared, and it is recorded once the
+        replayed tips are what it stands for.
         """
         start = time.perf_counter()
         report = RefreshReport(full_rebuild=full)
-        current = source.partitions()
-        if not full and current == self.watermarks() and (not embed or self._vectors_current()):
+        recorded = self.refs_mark() if mark is not None else None
+        only = (mark.only if mark is not None and not full and mark.since is not None
+                and recorded == mark.since else None)
+        current, stored = self._listing(source, only)
+        if not full and current == stored and (not embed or self._vectors_current()) and (
+                mark is None or recorded == mark.value or not mark.expected(current, only)):
             return report  # the common case: nothing moved, nothing walked
         # Not under a deadline: a read that must answer in time (a hook, a slice of a
         # catch-up) would wait for the child or fork one per slice for nothing.
-        ahead = (self._embed_ahead(source, current, full=full)
+        ahead = (self._embed_ahead(source, current, {} if full else stored)
                  if (embed or full) and deadline is None and not self._kept_rows else None)
         try:
             return self._refresh(source, report, start, full=full, embed=embed,
-                                 deadline=deadline, ahead=ahead)
+                                 deadline=deadline, ahead=ahead, mark=mark)
         finally:
             if ahead is not None:
                 ahead.close()
 
     def _refresh(self, source: LogSource, report: RefreshReport, start: float, *, full: bool,
-                 embed: bool, deadline: float | None, ahead: Ahead | None) -> RefreshReport:
+                 embed: bool, deadline: float | None, ahead: Ahead | None,
+                 mark: RefsMark | None = None) -> RefreshReport:
         from .fold import Fold  # here: a read that finds nothing moved never loads it
         from .verdicts import Verdicts
 
@@ -338,14 +386,33 @@ class Projection:
             self._vectors.remove_stale(c)  # older generations: only under the lock (vectors.py)
             # List again under the lock: another process may have refreshed
             # past our first listing, and replaying an older listing would look
-            # like a rewrite and move the projection backwards.
-            current = source.partitions()
-            stored = {} if full else self.watermarks()
+            # like a rewrite and move the projection backwards. Narrowed to the
+            # refs the mark names only while the recorded mark is still the one
+            # it was narrowed from (every transaction that moves tips records or
+            # deletes it), and only for refs that were added or moved forward.
+            recorded = c.execute("SELECT value FROM meta WHERE key = ?",
+                                 (MARK_KEY,)).fetchone()
+            only = (mark.only if mark is not None and not full and mark.since is not None
+                    and recorded is not None and recorded[0] == mark.since else None)
+            current, stored = self._listing(source, only) if not full else (
+                source.partitions(), {})
+            if only is not None and any(
+                    ref not in current or (current[ref] != tip
+                                           and not source.is_ancestor(tip, current[ref]))
+                    for ref, tip in stored.items()):
+                only = None  # a partition gone or rewritten: dropped rows, so all are compared
+                current, stored = self._listing(source, None)
             if full:
                 replaying.clear()
             if current != stored:
                 report.complete = replaying.apply_moves(source, current, stored, report,
                                                         None if full else deadline)
+            if (mark is not None and report.complete
+                    and mark.expected(current, only)):
+                c.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) "
+                          "DO UPDATE SET value = excluded.value", (MARK_KEY, mark.value))
+            else:
+                c.execute("DELETE FROM meta WHERE key = ?", (MARK_KEY,))
             if (embed or full) and report.complete:
                 report.embedded, report.embedded_ahead = self._embed_pending(
                     reset=full, deadline=None if full else deadline, ahead=ahead)
@@ -414,8 +481,8 @@ class Projection:
     def _reset_vectors(self) -> None:
         self._vectors.reset(self._c, self.embedder_version)
 
-    def _embed_ahead(self, source: LogSource, current: dict[str, str], *,
-                     full: bool = False) -> Ahead | None:
+    def _embed_ahead(self, source: LogSource, current: dict[str, str],
+                     stored: dict[str, str]) -> Ahead | None:
         """Start embedding the adds of what moved in a forked child (ahead.py) when
         there is enough of it and this process has no batch embedder loaded yet
         (then it embeds fast itself). The packs are read twice: ~2 ms per 1,000 ops."""
@@ -427,7 +494,7 @@ class Projection:
         if not ahead.supported():
             return None
         # The watermarks before the lock: a guess is enough here.
-        packs = ahead.moved_packs(source, current, {} if full else self.watermarks())
+        packs = ahead.moved_packs(source, current, stored)
         if sum(len(data) for _, data in packs) < self.ahead_bytes:
             return None
         return ahead.Ahead.start(packs, self._make_embedder, self.dim)
@@ -586,6 +653,7 @@ class Projection:
     neighbours = _query(queries.neighbours)
     questions = _query(queries.questions)
     counts = _query(queries.counts)
+    partition_page = _query(queries.partition_page)
     skipped = _query(queries.skipped)
     skipped_count = _query(queries.skipped_count)
     dump = _query(queries.dump)

@@ -40,7 +40,10 @@ from .damage import ProjectionCorrupt
 #     memories_norm on it alone; memories.digest (the id's bytes; memories.id is
 #     computed from it); memories.fts of 24 bits of the id (was 32); kind and status
 #     computed from numbers (kind_code, state).
-SCHEMA_VERSION = 15
+# 16: memories_top, memories_author and memories_clock end in fts, which follows
+#     the id: ties of clock are ordered by the index (a flood of 20,000 partitions
+#     puts 20,000 memories at clock 1; the context's walks sorted them all).
+SCHEMA_VERSION = 16
 DB_NAME = "projection.sqlite3"
 
 
@@ -296,13 +299,16 @@ CREATE TABLE memories(
     gate INTEGER  -- the gate_versions row that judged quarantine, NULL: no gate ran
 );
 CREATE INDEX memories_key ON memories(key) WHERE key IS NOT NULL;
--- The context profile's walks, most important and newest first: backwards (ties of
--- importance and clock are sorted by id after the walk: the index need not carry the
--- id). Ascending, a new memory's entry goes after the others of its kind and
+-- The context profile's walks, most important and newest first: backwards. Ties of
+-- importance and clock are in id order through fts (which follows the id, in 3 or 4
+-- bytes where the id takes 32), descending in the index so that the backward walk
+-- reads them ascending: a flood of partitions puts thousands of memories at one
+-- clock, and sorting those after the walk cost the context ~50 ms at 20,000.
+-- Ascending, a new memory's entry goes after the others of its kind and
 -- importance, so pages fill up: descending, it went first and left pages half
 -- empty (5.3 MB at 100k memories added in packs, 3.0 ascending).
-CREATE INDEX memories_top ON memories(kind_code, importance, clock);
-CREATE INDEX memories_author ON memories(author, kind_code, importance, clock);
+CREATE INDEX memories_top ON memories(kind_code, importance, clock, fts DESC);
+CREATE INDEX memories_author ON memories(author, kind_code, importance, clock, fts DESC);
 CREATE INDEX memories_shadowed ON memories(shadowed_by) WHERE shadowed_by IS NOT NULL;
 -- The exact-duplicate lookup (by norm alone: texts that share it are a handful at
 -- most, whatever their kind and key; the query names the index, as the planner
@@ -317,8 +323,9 @@ CREATE INDEX memories_unembedded ON memories(kind_code) WHERE vec_slot IS NULL;
 CREATE TABLE vec_rows(slot INTEGER PRIMARY KEY, memory INTEGER NOT NULL);
 CREATE INDEX vec_rows_memory ON vec_rows(memory);
 CREATE INDEX memories_part ON memories(part, clock);
--- The log's order (clock, id) among adds; ties of a clock are few, sorted after.
-CREATE INDEX memories_clock ON memories(clock);
+-- The log's order (clock, id) among adds, ties of a clock in id order through fts
+-- (a flood of partitions makes them many).
+CREATE INDEX memories_clock ON memories(clock, fts);
 CREATE INDEX memories_session ON memories(session, clock, digest) WHERE session IS NOT NULL;
 -- The full-text index holds no copy of the text (external content): FTS5 reads a
 -- memory's indexed columns from this view only when it needs them (to delete its
