@@ -150,3 +150,49 @@ def test_the_trie_finds_what_the_in_tests_find() -> None:
     for text in texts:
         assert by_trie.indices(text) == by_in.indices(text), text
     assert by_trie._trie is not None and by_in._trie is None
+
+
+# -- a rule's first-character guard changes no match -----------------------------------
+
+GUARDED = [re.compile(prefilter.guarded(rx, prefilter.first_guard(rx))) for rx in RULES]
+
+
+def _same_matches(text: str) -> None:
+    for plain, guarded in zip(COMPILED, GUARDED):
+        assert [(m.span(), m.groups()) for m in plain.finditer(text)] == [
+            (m.span(), m.groups()) for m in guarded.finditer(text)], (plain.pattern, text)
+
+
+def test_guarded_rules_match_as_the_rules_do_on_every_corpus_text() -> None:
+    assert sum(g.pattern != c.pattern for g, c in zip(GUARDED, COMPILED)) > len(RULES) // 2
+    for text in _corpus():
+        _same_matches(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(list("aAkKsS:=/-_. pwdPW0123456789\n'\"$@<") + [
+    "\u212a", "\u017f", "\u0130", "пароль", "ключ", "密码", "token", "password", "ghp_", "sshpass -p ",
+    "ignore previous", "curl -u "]), max_size=40).map("".join))
+def test_guarded_rules_match_as_the_rules_do_on_generated_text(text: str) -> None:
+    _same_matches(text)
+
+
+def test_first_guards_of_hand_made_patterns() -> None:
+    guard = prefilter.first_guard
+    assert guard(r"(?:\bsshpass\s|\bredis-cli\b)") == "(?=(?-i:[\\x72\\x73]))"
+    assert guard(r"(?i)(?<![a-z])(?:pw|token)") == "(?=(?i:[\\x70\\x74]))"  # lookbehind: zero-width
+    assert guard(r"(?i)x?(?-i:y)") == "(?=(?i:[\\x78\\x79]))"  # optional: what follows may start it
+    assert guard(r"\w+|a") is None and guard(r"[^a]b") is None and guard(r"a?") is None
+    assert guard(r"ghp_[A-Za-z0-9]{36}") is None  # re finds a leading literal faster by itself
+    # The Kelvin sign is a "k" to IGNORECASE: the guard ignores case as the rule does.
+    assert re.search(prefilter.guarded(r"(?i)(?<!x)key", guard(r"(?i)(?<!x)key")), "\u212aey")
+    assert prefilter.guarded("(?i)(?m)ab", "(?=a)") == "(?i)(?m)(?=a)ab"  # global flags stay first
+
+
+def test_the_stored_guards_are_current() -> None:
+    from gitmem.gate.factors import SECRETS
+
+    patterns = [rx for _, rx, _ in EXTRA_PATTERNS]
+    assert prefilter.guards_for(patterns, SECRETS) == [prefilter.first_guard(rx) for rx in patterns]
+    assert prefilter.guards_for(patterns[:3], {"digest": "0" * 16}) == [
+        prefilter.first_guard(rx) for rx in patterns[:3]]

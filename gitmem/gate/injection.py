@@ -221,15 +221,30 @@ def _english_factors() -> prefilter.Present:
 
 
 @functools.cache
+def _english_guards() -> list[str | None]:
+    from .factors import INJECTION
+
+    return prefilter.guards_for([rx for _, rx in INJECTION_PATTERNS], INJECTION)
+
+
+@functools.cache
 def _english_rule(i: int) -> re.Pattern[str]:
-    """English rule ``i`` compiled on first use (most texts lack most rules' literals)."""
-    return programs.compile(INJECTION_PATTERNS[i][1])
+    """English rule ``i`` compiled on first use (most texts lack most rules' literals),
+    its first-character guard in front (prefilter.first_guard: the same matches)."""
+    return programs.compile(prefilter.guarded(INJECTION_PATTERNS[i][1], _english_guards()[i]))
+
+
+@functools.cache
+def _language_guards(lang: str) -> list[str | None]:
+    from .factors import LANGUAGES
+
+    return prefilter.guards_for([rx for _, rx in _LANGS[lang]], LANGUAGES.get(lang, {}))
 
 
 @functools.cache
 def _language_rule(lang: str, i: int) -> re.Pattern[str]:
-    """A language's rule ``i``, compiled on first use."""
-    return programs.compile(_LANGS[lang][i][1])
+    """A language's rule ``i``, compiled on first use (guarded as the English ones)."""
+    return programs.compile(prefilter.guarded(_LANGS[lang][i][1], _language_guards(lang)[i]))
 
 
 @functools.cache
