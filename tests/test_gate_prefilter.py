@@ -182,11 +182,13 @@ def test_first_guards_of_hand_made_patterns() -> None:
     assert guard(r"(?:\bsshpass\s|\bredis-cli\b)") == "(?=(?-i:[\\x72\\x73]))"
     assert guard(r"(?i)(?<![a-z])(?:pw|token)") == "(?=(?i:[\\x70\\x74]))"  # lookbehind: zero-width
     assert guard(r"(?i)x?(?-i:y)") == "(?=(?i:[\\x78\\x79]))"  # optional: what follows may start it
-    assert guard(r"\w+|a") is None and guard(r"[^a]b") is None and guard(r"a?") is None
+    assert guard(r".+|a") is None and guard(r"[^a]b") is None and guard(r"a?") is None
     assert guard(r"ghp_[A-Za-z0-9]{36}") is None  # re finds a leading literal faster by itself
     # The Kelvin sign is a "k" to IGNORECASE: the guard ignores case as the rule does.
     assert re.search(prefilter.guarded(r"(?i)(?<!x)key", guard(r"(?i)(?<!x)key")), "\u212aey")
-    assert prefilter.guarded("(?i)(?m)ab", "(?=a)") == "(?i)(?m)(?=a)ab"  # global flags stay first
+    assert prefilter.guarded("(?i)(?m)ab|c", "(?=[ac])") == "(?i)(?m)(?=[ac])(?:ab|c)"  # flags stay first
+    assert guard(r"\d|[$@]|(?i:pass)") == r"(?=(?i:[\d\x24\x40\x70]))"  # \d, \s, \w kept as they are
+    assert guard(r"\D|x") is None and guard("(?x)a b") is None
 
 
 def test_the_stored_guards_are_current() -> None:

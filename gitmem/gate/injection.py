@@ -217,7 +217,8 @@ def _hint() -> re.Pattern[str]:
 def _english_factors() -> prefilter.Present:
     from .factors import INJECTION
 
-    return prefilter.Present(prefilter.factors_for([rx for _, rx in INJECTION_PATTERNS], INJECTION))
+    patterns = [rx for _, rx in INJECTION_PATTERNS]
+    return prefilter.Present(prefilter.factors_for(patterns, INJECTION), prefilter.also_for(patterns, INJECTION))
 
 
 @functools.cache
@@ -254,7 +255,8 @@ def _language_factors(lang: str) -> prefilter.Present:
     mostly need a word the text lacks (ignor, oubli, vergiss)."""
     from .factors import LANGUAGES
 
-    return prefilter.Present(prefilter.factors_for([rx for _, rx in _LANGS[lang]], LANGUAGES.get(lang, {})))
+    patterns, stored = [rx for _, rx in _LANGS[lang]], LANGUAGES.get(lang, {})
+    return prefilter.Present(prefilter.factors_for(patterns, stored), prefilter.also_for(patterns, stored))
 
 
 @functools.cache

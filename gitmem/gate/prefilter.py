@@ -126,6 +126,55 @@ def required(pattern: str) -> Factors:
     return frozenset(f.lower() for f in factors)
 
 
+def _every(items: Any, out: list[frozenset[str]]) -> None:
+    """Every factor set a match of the sequence ``items`` must hold one of (what
+    ``_sequence`` chooses its best from, and those of the parts it must pass through)."""
+    runs = [""]
+    for op, arg in items:
+        if op is _LITERAL:
+            runs = [r + chr(arg) for r in runs]
+            continue
+        chars = _class_chars(op, arg)
+        if chars is not None and len(runs) * len(chars) <= _MAX_SPELLINGS:
+            runs = [r + c for r in runs for c in chars]
+            continue
+        if runs != [""]:
+            out.append(frozenset(runs))
+            runs = [""]
+        if op is _SUBPATTERN:
+            _every(arg[-1], out)
+        elif _ATOMIC is not None and op is _ATOMIC:
+            _every(arg, out)
+        elif op in _REPEATS and arg[0] >= 1:
+            _every(arg[2], out)
+        else:
+            found = _node(op, arg)
+            if found is not None:
+                out.append(found)
+    if runs != [""]:
+        out.append(frozenset(runs))
+
+
+def also_required(pattern: str) -> list[frozenset[str]]:
+    """Factor sets every match of ``pattern`` must hold one of each, besides the one
+    ``required`` gives ("u" or "user" and ":" or "=" and "p" or "pw" ...): a rule is
+    run only when the text holds a factor of each set."""
+    try:
+        found: list[frozenset[str]] = []
+        _every(sre_parse.parse(pattern), found)
+    except (re.error, RecursionError, TypeError, ValueError):
+        return []
+    main = required(pattern)
+    out: list[frozenset[str]] = []
+    for fs in found:
+        if not all(fs) or not all(map(_ascii_proof, fs)):
+            continue
+        low = frozenset(f.lower() for f in fs)
+        if low != main and low not in out and all(f.isascii() for f in low):
+            out.append(low)
+    return out
+
+
 def _ascii_proof(factor: str) -> bool:
     """No letter of ``factor`` can match an ASCII letter under IGNORECASE. Then a
     non-ASCII factor ("пароль", "키") is simply never in an ASCII text, and a
@@ -147,8 +196,11 @@ class Present:
     COMPILE_AFTER = 64
     TRIE_FROM = 40
 
-    def __init__(self, rules: list[Factors]) -> None:
+    def __init__(self, rules: list[Factors], also: list[list[frozenset[str]]] | None = None) -> None:
         self.rules = rules
+        # Per rule, more sets it needs one factor of each (checked with ``in`` on the few
+        # rules the first set lets run; a set with a non-ASCII factor is left out).
+        self.also = {i: sets for i, sets in enumerate(also or []) if sets}
         self.always = [fs is None for fs in rules]
         self._always_idx = [i for i, fs in enumerate(rules) if fs is None]
         # Each factor an ASCII text can hold, and the rules it lets run (a non-ASCII
@@ -184,6 +236,10 @@ class Present:
         else:
             for factor in self._found(low):
                 found |= self._lets[factor]
+        also = self.also
+        if also:
+            return [i for i in sorted(found)
+                    if i not in also or all(any(f in low for f in fs) for fs in also[i])]
         return sorted(found)
 
     def _found(self, low: str) -> set[str]:
@@ -238,6 +294,13 @@ def factors_for(patterns: list[str], stored: dict[str, Any]) -> list[Factors]:
     return [required(p) for p in patterns]
 
 
+def also_for(patterns: list[str], stored: dict[str, Any]) -> list[list[frozenset[str]]]:
+    """The rules' further factor sets (``also_required``): stored, or derived now."""
+    if stored.get("digest") == digest(patterns) and "also" in stored:
+        return [[frozenset(fs) for fs in sets] for sets in stored["also"]]
+    return [also_required(p) for p in patterns]
+
+
 def guards_for(patterns: list[str], stored: dict[str, Any]) -> list[str | None]:
     """The rules' first-character guards (``first_guard``): from ``stored`` when it was
     derived from exactly these patterns, else derived now (the same answer, slower)."""
@@ -262,6 +325,11 @@ def guards_for(patterns: list[str], stored: dict[str, Any]) -> list[str | None]:
 _AT = sre_parse.AT
 _ASSERTS = {sre_parse.ASSERT, sre_parse.ASSERT_NOT}
 _RANGE = sre_parse.RANGE
+_CATEGORY = sre_parse.CATEGORY
+# The categories a guard may name, by their escapes (never a negated one: \D is narrower
+# in Unicode than under ASCII, so a guard with it could miss what the rule matches).
+_CATEGORIES = [sre_parse.CATEGORY_DIGIT, sre_parse.CATEGORY_SPACE, sre_parse.CATEGORY_WORD]
+_CATEGORY_ESCAPES = ["\\d", "\\s", "\\w"]
 _IGNORECASE = int(re.IGNORECASE)
 
 # (character ranges, any of them matched ignoring case), or None: not a finite set
@@ -284,8 +352,10 @@ def _first(items: Any, flags: int) -> tuple[First, bool]:
                     part.add((a, a))
                 elif o is _RANGE:
                     part.add((a[0], a[1]))
+                elif o is _CATEGORY and a in _CATEGORIES:
+                    part.add((-1, _CATEGORIES.index(a)))  # \d, \s, \w: kept as they are
                 else:
-                    return None, False  # a negated class, a category
+                    return None, False  # a negated class, a negated category
             return (frozenset(ranges | part), fold or bool(flags & _IGNORECASE)), False
         if op is _SUBPATTERN:
             _group, add, drop, sub = arg
@@ -338,13 +408,16 @@ def first_guard(pattern: str, flags: int = 0) -> str | None:
         parsed = sre_parse.parse(pattern, flags)
     except (re.error, RecursionError, TypeError, ValueError):
         return None
+    if parsed.state.flags & re.VERBOSE:
+        return None  # (guarded() closes a group after the pattern: a comment could hide it)
     if _scans_fast(parsed):
         return None  # re already skips to where its leading literal or class is
     found, empty = _first(parsed, parsed.state.flags)
     if found is None or empty or not found[0]:
         return None
     ranges, fold = found
-    body = "".join(_escape(lo) if lo == hi else f"{_escape(lo)}-{_escape(hi)}" for lo, hi in sorted(ranges))
+    body = "".join(_CATEGORY_ESCAPES[hi] if lo < 0 else _escape(lo) if lo == hi else f"{_escape(lo)}-{_escape(hi)}"
+                   for lo, hi in sorted(ranges))
     return f"(?=(?{'i' if fold else '-i'}:[{body}]))"
 
 
@@ -352,9 +425,10 @@ _GLOBAL_FLAGS = re.compile(r"(?:\(\?[aiLmsux]+\))*")
 
 
 def guarded(pattern: str, guard: str | None) -> str:
-    """``pattern`` with ``guard`` put first (after its global flags, which must lead)."""
+    """``pattern`` with ``guard`` put first (after its global flags, which must lead),
+    the rest in a group so that the guard stands before each of its branches."""
     if guard is None:
         return pattern
     lead = _GLOBAL_FLAGS.match(pattern)
     at = lead.end() if lead else 0
-    return pattern[:at] + guard + pattern[at:]
+    return f"{pattern[:at]}{guard}(?:{pattern[at:]})"
