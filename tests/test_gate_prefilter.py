@@ -16,7 +16,7 @@ from gitmem.gate.secret_rules import EXTRA_PATTERNS
 FIGURES = Path(__file__).resolve().parent.parent / "fixtures" / "gate" / "figures"
 RULES = [rx for _, rx, _ in EXTRA_PATTERNS] + [rx for _, rx in INJECTION_PATTERNS]
 COMPILED = [re.compile(rx) for rx in RULES]
-PRESENT = prefilter.Present([prefilter.required(rx) for rx in RULES])
+PRESENT = prefilter.Present([prefilter.required(rx) for rx in RULES], [prefilter.also_required(rx) for rx in RULES])
 
 
 def _corpus() -> list[str]:
@@ -49,6 +49,10 @@ def test_skipped_rules_never_match_any_corpus_text() -> None:
                max_size=80))
 def test_skipped_rules_never_match_generated_text(text: str) -> None:
     _skips_only_what_cannot_match(text)
+    from gitmem.gate import secrets
+
+    if not secrets._NEEDS["keyword-assignment"].search(text):
+        assert not secrets._rule([n for n, _, _ in EXTRA_PATTERNS].index("keyword-assignment")).search(text)
 
 
 def test_factors_of_hand_made_patterns() -> None:
@@ -64,6 +68,28 @@ def test_factors_of_hand_made_patterns() -> None:
     assert prefilter.required("(?i)\u017fecret") is None  # long s matches "s" when ignoring case
     runnable = prefilter.Present([prefilter.required("K")]).runnable
     assert runnable("\u212a") == [True]  # the Kelvin sign matches K under IGNORECASE
+
+
+def test_a_rule_needs_every_literal_set_it_passes_through() -> None:
+    also = prefilter.also_required
+    assert also(r"(?i:\b(?:u|user)\s*[:=]\s*\S+\s+(?:p|pw)\s*=)") == [
+        frozenset({":", "="}), frozenset({"p"}), frozenset({"="})]  # (re hoists p(?:w)? out of p|pw)
+    assert also(r"ab(?:c|d)?e") == [frozenset({"e"})]  # an optional part needs nothing
+    assert also(r"x|y") == []  # each branch alone: nothing every match needs besides
+    present = prefilter.Present([prefilter.required("user=.*pass")], [also("user=.*pass")])
+    assert present.indices("user=bob") == [] and present.indices("user=bob pass") == [0]
+
+
+def test_a_value_shape_skips_keyword_assignment_only_where_it_cannot_match() -> None:
+    from gitmem.gate import secrets
+
+    needs = secrets._NEEDS["keyword-assignment"]
+    rule = re.compile(next(rx for name, rx, _ in EXTRA_PATTERNS if name == "keyword-assignment"))
+    texts = _corpus() + ["token: abcdefgh", "token: abcdefg1", "token: Ab1" * 3, "password=x9"]
+    skipped = [t for t in texts if not needs.search(t)]
+    assert len(skipped) > len(texts) // 6
+    assert [t for t in skipped if rule.search(t)] == []
+    assert needs.search("token: abcdefg1") and not needs.search("token: abcdefgh a1 B")
 
 
 def test_the_stored_factor_table_is_current() -> None:
