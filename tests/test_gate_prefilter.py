@@ -224,3 +224,32 @@ def test_the_stored_guards_are_current() -> None:
     assert prefilter.guards_for(patterns, SECRETS) == [prefilter.first_guard(rx) for rx in patterns]
     assert prefilter.guards_for(patterns[:3], {"digest": "0" * 16}) == [
         prefilter.first_guard(rx) for rx in patterns[:3]]
+
+
+def test_the_separator_guard_holds_every_character_a_separator_can_start_with() -> None:
+    """secret_rules._SEP_START lists what _SEP can start with after white space: derived
+    here from _SEP's parse (each branch's first characters once its white space is skipped)."""
+    from gitmem.gate import secret_rules
+
+    body = secret_rules._SEP[len(secret_rules._SEP_START):]
+    parsed = prefilter.sre_parse.parse("(?i)" + body)
+    space = [(prefilter.sre_parse.IN, [(prefilter.sre_parse.CATEGORY, prefilter.sre_parse.CATEGORY_SPACE)])]
+    (op, (_, branches)), *_ = parsed
+    assert op is prefilter.sre_parse.BRANCH and len(branches) >= 7
+    guard = re.compile("(?i)" + secret_rules._SEP_START)
+    for branch in branches:
+        items = list(branch)
+        while items and items[0][0] in prefilter._REPEATS and list(items[0][1][2]) == space:
+            items = items[1:]  # the branch's leading white space
+        found, _ = prefilter._first(items, parsed.state.flags)
+        assert found is not None
+        for lo, hi in found[0]:
+            if lo < 0:
+                continue  # \s after an optional quote: the guard skips white space anyway
+            for code in {lo, hi, (lo + hi) // 2}:
+                assert guard.match(chr(code)) and guard.match(" \t" + chr(code)), (chr(code), branch)
+    sep = re.compile("(?i)" + body)
+    for text in ["pw pw", " is x", "\t: x", "x", " -> y", " คือ ", "\\\": \"", " 是 ", " Är "]:
+        for at in range(len(text)):
+            if sep.match(text, at):
+                assert guard.match(text, at), (text, at)
