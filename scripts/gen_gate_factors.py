@@ -63,7 +63,8 @@ def _plugin_patterns() -> str:
         f = prefilter.required(("(?x)" if flags & re.VERBOSE else "") + p)
         factors.append(f"        {sorted(f)!r}," if f is not None else "        None,")
     return ("{\n" f'    "version": "{_scanner_version()}",\n    "patterns": [\n'
-            + "\n".join(rows) + '\n    ],\n    "factors": [\n' + "\n".join(factors) + "\n    ],\n}")
+            + "\n".join(rows) + '\n    ],\n    "factors": [\n' + "\n".join(factors) + "\n    ],\n"
+            + '    "plugins": [\n' + "\n".join(f"        {name!r}," for _, _, name in found) + "\n    ],\n}")
 
 
 def render() -> str:

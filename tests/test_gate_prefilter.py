@@ -253,3 +253,26 @@ def test_the_separator_guard_holds_every_character_a_separator_can_start_with() 
         for at in range(len(text)):
             if sep.match(text, at):
                 assert guard.match(text, at), (text, at)
+
+
+def test_detect_secrets_runs_only_the_plugins_that_can_match_a_line_and_finds_the_same() -> None:
+    """plugins._plugins_scan_line with the plugins _plugin_names_for names gives what
+    detect-secrets' own scan_line gives, on every corpus line it is asked about."""
+    from detect_secrets.core.scan import scan_line
+
+    from gitmem.gate import plugins
+
+    scan = plugins._detect_secrets()["scan_line"]
+    assert scan is not scan_line and plugins._plugin_shapes() is not None
+    lines = [line for text in _corpus() + ["-----BEGIN RSA PRIVATE KEY-----", "password = 'x7Hq2!kd9'"]
+             for line in text.split("\n") if plugins._needs_detect_secrets(line)]
+    assert len(lines) > 300
+    fewer = 0
+    for line in lines:
+        names = plugins._plugin_names_for(line)
+        assert names is not None
+        fewer += len(names) < 5
+        got = [(s.type, s.secret_value) for s in scan(line, names)]
+        assert got == [(s.type, s.secret_value) for s in scan_line(line)], line
+        assert got == [(s.type, s.secret_value) for s in scan(line, None)], line
+    assert fewer == len(lines)
