@@ -296,3 +296,14 @@ def test_rule_sets_sharing_one_trie_let_the_same_rules_run() -> None:
         for one, alone, tested in pairs:
             assert one.indices(text) == alone.indices(text) == tested.indices(text), text
     assert shared._trie is not None and len(shared.factors) > max(len(p[0].users) for p in pairs)
+
+
+def test_the_squeezed_override_needs_one_of_its_words() -> None:
+    from gitmem.gate import injection
+
+    (op, (_, branches)), = prefilter.sre_parse.parse(injection._SQUEEZED.pattern)
+    starts: set[str] = set()
+    for branch in branches:  # what each branch starts with: its leading literals, or its first group's
+        lead = prefilter._leading(branch)
+        starts |= {lead} if lead else set(prefilter._node(*branch[0]) or {""})
+    assert op is prefilter.sre_parse.BRANCH and starts == set(injection._SQUEEZED_WORDS)

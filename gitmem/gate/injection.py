@@ -203,6 +203,9 @@ _NOT_LOWER = re.compile(r"[^a-z]")
 _SQUEEZED = re.compile(
     r"(?:ignore|disregard|forget)(?:all|any|the|your)*(?:previous|prior|above|earlier)(?:instructions|prompts|"
     r"directives|guidelines)|youarenow(?:an?)?(?:unrestricted|jailbroken|dan|agentwithout|assistantwithout)")
+# What every match of _SQUEEZED starts with (prefilter.required of it; a test holds them
+# equal): four substring tests clear a text where the pattern tries both branches everywhere.
+_SQUEEZED_WORDS = ("ignore", "disregard", "forget", "youarenow")
 
 
 @functools.cache
@@ -480,7 +483,8 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
                 found(kind, reading, m.start())
                 break
         squeezed = _NOT_LOWER.sub("", reading.lower())
-        if "instruction override" not in kinds and _SQUEEZED.search(squeezed):
+        if ("instruction override" not in kinds and any(w in squeezed for w in _SQUEEZED_WORDS)
+                and _SQUEEZED.search(squeezed)):
             found("instruction override", reading, 0)
     # Other languages' rules read the text, its leetspeak undone ("1gn0r4 70d45") and,
     # for languages in Latin letters, its skeleton.
