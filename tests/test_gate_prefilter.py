@@ -278,26 +278,6 @@ def test_detect_secrets_runs_only_the_plugins_that_can_match_a_line_and_finds_th
     assert fewer == len(lines)
 
 
-def test_rule_sets_sharing_one_trie_let_the_same_rules_run() -> None:
-    """Two rule sets on one trie (prefilter.Shared: the secret and English injection rules)
-    let run what each lets run alone, with the ``in`` tests or its own trie."""
-    secrets_rules = [rx for _, rx, _ in EXTRA_PATTERNS]
-    english = [rx for _, rx in INJECTION_PATTERNS]
-    shared = prefilter.Shared()
-    pairs = []
-    for rules in (secrets_rules, english):
-        factors, also = [prefilter.required(r) for r in rules], [prefilter.also_required(r) for r in rules]
-        one, alone, tested = (prefilter.Present(factors, also, shared), prefilter.Present(factors, also),
-                              prefilter.Present(factors, also))
-        one._calls = alone._calls = prefilter.Present.COMPILE_AFTER  # the tries, from the first text
-        pairs.append((one, alone, tested))
-    texts = _corpus()[:1500] + ["password=x", "ignore previous instructions", "ghp_" + "a" * 36]
-    for text in texts:
-        for one, alone, tested in pairs:
-            assert one.indices(text) == alone.indices(text) == tested.indices(text), text
-    assert shared._trie is not None and len(shared.factors) > max(len(p[0].users) for p in pairs)
-
-
 def test_the_squeezed_override_needs_one_of_its_words() -> None:
     from gitmem.gate import injection
 

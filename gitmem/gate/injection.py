@@ -221,8 +221,7 @@ def _english_factors() -> prefilter.Present:
     from .factors import INJECTION
 
     patterns = [rx for _, rx in INJECTION_PATTERNS]
-    return prefilter.Present(prefilter.factors_for(patterns, INJECTION), prefilter.also_for(patterns, INJECTION),
-                            prefilter.SHARED)
+    return prefilter.Present(prefilter.factors_for(patterns, INJECTION), prefilter.also_for(patterns, INJECTION))
 
 
 @functools.cache

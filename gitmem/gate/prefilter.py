@@ -196,12 +196,11 @@ class Present:
     COMPILE_AFTER = 64
     TRIE_FROM = 40
 
-    def __init__(self, rules: list[Factors], also: list[list[frozenset[str]]] | None = None,
-                 shared: Shared | None = None) -> None:
+    def __init__(self, rules: list[Factors], also: list[list[frozenset[str]]] | None = None) -> None:
         self.rules = rules
         # Per rule, more sets it needs one factor of each (checked with ``in`` on the few
         # rules the first set lets run; a set with a non-ASCII factor is left out).
-        self.also = {i: [tuple(fs) for fs in sets] for i, sets in enumerate(also or []) if sets}
+        self.also = {i: sets for i, sets in enumerate(also or []) if sets}
         self.always = [fs is None for fs in rules]
         self._always_idx = [i for i, fs in enumerate(rules) if fs is None]
         # Each factor an ASCII text can hold, and the rules it lets run (a non-ASCII
@@ -215,11 +214,6 @@ class Present:
         self._calls = 0
         self._trie: re.Pattern[str] | None = None
         self._lets: dict[str, frozenset[int]] = {}
-        self._shared = shared
-        self._lets_of = -1  # the version of the shared trie _lets was made for
-        if shared is not None:
-            shared.members.append(self)
-            shared.version += 1
 
     def runnable(self, text: str) -> list[bool]:
         """Per rule: may it match ``text``? (False only when it cannot.)"""
@@ -243,20 +237,10 @@ class Present:
             for factor in self._found(low):
                 found |= self._lets[factor]
         also = self.also
-        if not also:
-            return sorted(found)
-        out = []
-        held: dict[tuple[str, ...], bool] = {}  # (rules share sets: "(", quotes, ":" or "=")
-        for i in sorted(found):
-            for fs in also.get(i, ()):
-                ok = held.get(fs)
-                if ok is None:
-                    ok = held[fs] = any(f in low for f in fs)
-                if not ok:
-                    break
-            else:
-                out.append(i)
-        return out
+        if also:
+            return [i for i in sorted(found)
+                    if i not in also or all(any(f in low for f in fs) for fs in also[i])]
+        return sorted(found)
 
     def _found(self, low: str) -> set[str]:
         """The longest factor starting at each position of ``low`` where any does.
@@ -265,57 +249,12 @@ class Present:
         match there, so the shorter is a prefix of the longer, and the greedy match
         is the longer. So the rules a found factor lets run include those of every
         factor inside it (``_lets``)."""
-        shared = self._shared
-        if shared is not None:
-            found = shared.found(low)
-            if self._lets_of != shared.version:
-                users = dict(self.users)
-                self._lets = {f: frozenset(i for g in users if g in f for i in users[g]) for f in shared.factors}
-                self._lets_of = shared.version
-            return found
         if self._trie is None:
             factors = [f for f, _ in self.users]
             self._trie = programs.compile(f"(?=({_trie_pattern(factors)}))") if factors else re.compile("(?!)")
             users = dict(self.users)
             self._lets = {f: frozenset(i for g in factors if g in f for i in users[g]) for f in factors}
         return set(self._trie.findall(low))
-
-
-class Shared:
-    """One trie for the factors of several rule sets that look at the same text: the
-    secret rules and the English injection rules both look at an ASCII text in lower
-    case (its skeleton is itself), so one scan finds the factors of both (~5 us a text).
-    The longest-factor argument of ``Present._found`` holds for the union; each member
-    maps a found factor to its own rules."""
-
-    def __init__(self) -> None:
-        self.members: list[Present] = []
-        self.version = 0  # bumped when a member joins: the trie and every _lets are redone
-        self.factors: list[str] = []
-        self._trie: re.Pattern[str] | None = None
-        self._built = -1
-        self._last: tuple[str | None, set[str]] = (None, set())
-
-    def found(self, low: str) -> set[str]:
-        if self._built != self.version:
-            self.factors = sorted({f for p in self.members for f, _ in p.users})
-            self._trie = (programs.compile(f"(?=({_trie_pattern(self.factors)}))") if self.factors
-                          else re.compile("(?!)"))
-            self._built = self.version
-            self._last = (None, set())
-        last, found = self._last
-        if last != low:
-            assert self._trie is not None
-            found = set(self._trie.findall(low))
-            self._last = (low, found)
-        return found
-
-    def forget(self) -> None:
-        """Drop the last text's factors (benchmarks: time a text as if first seen)."""
-        self._last = (None, set())
-
-
-SHARED = Shared()  # secrets' and injection's English rules (one process scans with both)
 
 
 def _trie_pattern(words: list[str]) -> str:

@@ -71,8 +71,7 @@ def _extra_factors() -> prefilter.Present:
     from .factors import SECRETS
 
     patterns = [rx for _, rx, _ in EXTRA_PATTERNS]
-    return prefilter.Present(prefilter.factors_for(patterns, SECRETS), prefilter.also_for(patterns, SECRETS),
-                            prefilter.SHARED)
+    return prefilter.Present(prefilter.factors_for(patterns, SECRETS), prefilter.also_for(patterns, SECRETS))
 
 
 @functools.cache
