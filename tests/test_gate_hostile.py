@@ -279,7 +279,10 @@ _UNITS = ["pw: ", "token=", "password is ", "pass:a", "secret: &str", "a:", "pw=
           "set-key-", "set-token-", "a-set-b-",
           # Gate 21 (round 8): literals joined, manifests, dumps.
           '"abcd" + ', "'abcd'\n", "<key>token</key><string>", "COPY t (password) FROM stdin;\n",
-          "admin/", "AES key ", "test vector "]
+          "admin/", "AES key ", "test vector ",
+          # The costliest families a fuzz of units found (benchmarks/gate.py --speed, 2026-11-27).
+          "pw ", "token -u sk-", "Ab-пароль ", "éPassword1! curl -u a:", "-----BEGIN RSA PRIVATE KEY-----\n",
+          "BEGIN RSA PRIVATE KEY\n", "key=a\n", "v1:!пароль totp "]
 
 
 @pytest.mark.parametrize("text", [

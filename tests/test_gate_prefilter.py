@@ -16,7 +16,7 @@ from gitmem.gate.secret_rules import EXTRA_PATTERNS
 FIGURES = Path(__file__).resolve().parent.parent / "fixtures" / "gate" / "figures"
 RULES = [rx for _, rx, _ in EXTRA_PATTERNS] + [rx for _, rx in INJECTION_PATTERNS]
 COMPILED = [re.compile(rx) for rx in RULES]
-PRESENT = prefilter.Present([prefilter.required(rx) for rx in RULES])
+PRESENT = prefilter.Present([prefilter.required(rx) for rx in RULES], [prefilter.also_required(rx) for rx in RULES])
 
 
 def _corpus() -> list[str]:
@@ -49,6 +49,10 @@ def test_skipped_rules_never_match_any_corpus_text() -> None:
                max_size=80))
 def test_skipped_rules_never_match_generated_text(text: str) -> None:
     _skips_only_what_cannot_match(text)
+    from gitmem.gate import secrets
+
+    if not secrets._NEEDS["keyword-assignment"].search(text):
+        assert not secrets._rule([n for n, _, _ in EXTRA_PATTERNS].index("keyword-assignment")).search(text)
 
 
 def test_factors_of_hand_made_patterns() -> None:
@@ -64,6 +68,28 @@ def test_factors_of_hand_made_patterns() -> None:
     assert prefilter.required("(?i)\u017fecret") is None  # long s matches "s" when ignoring case
     runnable = prefilter.Present([prefilter.required("K")]).runnable
     assert runnable("\u212a") == [True]  # the Kelvin sign matches K under IGNORECASE
+
+
+def test_a_rule_needs_every_literal_set_it_passes_through() -> None:
+    also = prefilter.also_required
+    assert also(r"(?i:\b(?:u|user)\s*[:=]\s*\S+\s+(?:p|pw)\s*=)") == [
+        frozenset({":", "="}), frozenset({"p"}), frozenset({"="})]  # (re hoists p(?:w)? out of p|pw)
+    assert also(r"ab(?:c|d)?e") == [frozenset({"e"})]  # an optional part needs nothing
+    assert also(r"x|y") == []  # each branch alone: nothing every match needs besides
+    present = prefilter.Present([prefilter.required("user=.*pass")], [also("user=.*pass")])
+    assert present.indices("user=bob") == [] and present.indices("user=bob pass") == [0]
+
+
+def test_a_value_shape_skips_keyword_assignment_only_where_it_cannot_match() -> None:
+    from gitmem.gate import secrets
+
+    needs = secrets._NEEDS["keyword-assignment"]
+    rule = re.compile(next(rx for name, rx, _ in EXTRA_PATTERNS if name == "keyword-assignment"))
+    texts = _corpus() + ["token: abcdefgh", "token: abcdefg1", "token: Ab1" * 3, "password=x9"]
+    skipped = [t for t in texts if not needs.search(t)]
+    assert len(skipped) > len(texts) // 6
+    assert [t for t in skipped if rule.search(t)] == []
+    assert needs.search("token: abcdefg1") and not needs.search("token: abcdefgh a1 B")
 
 
 def test_the_stored_factor_table_is_current() -> None:
@@ -150,3 +176,114 @@ def test_the_trie_finds_what_the_in_tests_find() -> None:
     for text in texts:
         assert by_trie.indices(text) == by_in.indices(text), text
     assert by_trie._trie is not None and by_in._trie is None
+
+
+# -- a rule's first-character guard changes no match -----------------------------------
+
+GUARDED = [re.compile(prefilter.guarded(rx, prefilter.first_guard(rx))) for rx in RULES]
+
+
+def _same_matches(text: str) -> None:
+    for plain, guarded in zip(COMPILED, GUARDED):
+        assert [(m.span(), m.groups()) for m in plain.finditer(text)] == [
+            (m.span(), m.groups()) for m in guarded.finditer(text)], (plain.pattern, text)
+
+
+def test_guarded_rules_match_as_the_rules_do_on_every_corpus_text() -> None:
+    assert sum(g.pattern != c.pattern for g, c in zip(GUARDED, COMPILED)) > len(RULES) // 2
+    for text in _corpus():
+        _same_matches(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(list("aAkKsS:=/-_. pwdPW0123456789\n'\"$@<") + [
+    "\u212a", "\u017f", "\u0130", "пароль", "ключ", "密码", "token", "password", "ghp_", "sshpass -p ",
+    "ignore previous", "curl -u "]), max_size=40).map("".join))
+def test_guarded_rules_match_as_the_rules_do_on_generated_text(text: str) -> None:
+    _same_matches(text)
+
+
+def test_first_guards_of_hand_made_patterns() -> None:
+    guard = prefilter.first_guard
+    assert guard(r"(?:\bsshpass\s|\bredis-cli\b)") == "(?=(?-i:[\\x72\\x73]))"
+    assert guard(r"(?i)(?<![a-z])(?:pw|token)") == "(?=(?i:[\\x70\\x74]))"  # lookbehind: zero-width
+    assert guard(r"(?i)x?(?-i:y)") == "(?=(?i:[\\x78\\x79]))"  # optional: what follows may start it
+    assert guard(r".+|a") is None and guard(r"[^a]b") is None and guard(r"a?") is None
+    assert guard(r"ghp_[A-Za-z0-9]{36}") is None  # re finds a leading literal faster by itself
+    # The Kelvin sign is a "k" to IGNORECASE: the guard ignores case as the rule does.
+    assert re.search(prefilter.guarded(r"(?i)(?<!x)key", guard(r"(?i)(?<!x)key")), "\u212aey")
+    assert prefilter.guarded("(?i)(?m)ab|c", "(?=[ac])") == "(?i)(?m)(?=[ac])(?:ab|c)"  # flags stay first
+    assert guard(r"\d|[$@]|(?i:pass)") == r"(?=(?i:[\d\x24\x40\x70]))"  # \d, \s, \w kept as they are
+    assert guard(r"\D|x") is None and guard("(?x)a b") is None
+
+
+def test_the_stored_guards_are_current() -> None:
+    from gitmem.gate.factors import SECRETS
+
+    patterns = [rx for _, rx, _ in EXTRA_PATTERNS]
+    assert prefilter.guards_for(patterns, SECRETS) == [prefilter.first_guard(rx) for rx in patterns]
+    assert prefilter.guards_for(patterns[:3], {"digest": "0" * 16}) == [
+        prefilter.first_guard(rx) for rx in patterns[:3]]
+
+
+def test_the_separator_guard_holds_every_character_a_separator_can_start_with() -> None:
+    """secret_rules._SEP_START lists what _SEP can start with after white space: derived
+    here from _SEP's parse (each branch's first characters once its white space is skipped)."""
+    from gitmem.gate import secret_rules
+
+    body = secret_rules._SEP[len(secret_rules._SEP_START):]
+    parsed = prefilter.sre_parse.parse("(?i)" + body)
+    space = [(prefilter.sre_parse.IN, [(prefilter.sre_parse.CATEGORY, prefilter.sre_parse.CATEGORY_SPACE)])]
+    (op, (_, branches)), *_ = parsed
+    assert op is prefilter.sre_parse.BRANCH and len(branches) >= 7
+    guard = re.compile("(?i)" + secret_rules._SEP_START)
+    for branch in branches:
+        items = list(branch)
+        while items and items[0][0] in prefilter._REPEATS and list(items[0][1][2]) == space:
+            items = items[1:]  # the branch's leading white space
+        found, _ = prefilter._first(items, parsed.state.flags)
+        assert found is not None
+        for lo, hi in found[0]:
+            if lo < 0:
+                continue  # \s after an optional quote: the guard skips white space anyway
+            for code in {lo, hi, (lo + hi) // 2}:
+                assert guard.match(chr(code)) and guard.match(" \t" + chr(code)), (chr(code), branch)
+    sep = re.compile("(?i)" + body)
+    for text in ["pw pw", " is x", "\t: x", "x", " -> y", " คือ ", "\\\": \"", " 是 ", " Är "]:
+        for at in range(len(text)):
+            if sep.match(text, at):
+                assert guard.match(text, at), (text, at)
+
+
+def test_detect_secrets_runs_only_the_plugins_that_can_match_a_line_and_finds_the_same() -> None:
+    """plugins._plugins_scan_line with the plugins _plugin_names_for names gives what
+    detect-secrets' own scan_line gives, on every corpus line it is asked about."""
+    from detect_secrets.core.scan import scan_line
+
+    from gitmem.gate import plugins
+
+    scan = plugins._detect_secrets()["scan_line"]
+    assert scan is not scan_line and plugins._plugin_shapes() is not None
+    lines = [line for text in _corpus() + ["-----BEGIN RSA PRIVATE KEY-----", "password = 'x7Hq2!kd9'"]
+             for line in text.split("\n") if plugins._needs_detect_secrets(line)]
+    assert len(lines) > 300
+    fewer = 0
+    for line in lines:
+        names = plugins._plugin_names_for(line)
+        assert names is not None
+        fewer += len(names) < 5
+        got = [(s.type, s.secret_value) for s in scan(line, names)]
+        assert got == [(s.type, s.secret_value) for s in scan_line(line)], line
+        assert got == [(s.type, s.secret_value) for s in scan(line, None)], line
+    assert fewer == len(lines)
+
+
+def test_the_squeezed_override_needs_one_of_its_words() -> None:
+    from gitmem.gate import injection
+
+    (op, (_, branches)), = prefilter.sre_parse.parse(injection._SQUEEZED.pattern)
+    starts: set[str] = set()
+    for branch in branches:  # what each branch starts with: its leading literals, or its first group's
+        lead = prefilter._leading(branch)
+        starts |= {lead} if lead else set(prefilter._node(*branch[0]) or {""})
+    assert op is prefilter.sre_parse.BRANCH and starts == set(injection._SQUEEZED_WORDS)

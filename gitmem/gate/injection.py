@@ -203,6 +203,9 @@ _NOT_LOWER = re.compile(r"[^a-z]")
 _SQUEEZED = re.compile(
     r"(?:ignore|disregard|forget)(?:all|any|the|your)*(?:previous|prior|above|earlier)(?:instructions|prompts|"
     r"directives|guidelines)|youarenow(?:an?)?(?:unrestricted|jailbroken|dan|agentwithout|assistantwithout)")
+# What every match of _SQUEEZED starts with (prefilter.required of it; a test holds them
+# equal): four substring tests clear a text where the pattern tries both branches everywhere.
+_SQUEEZED_WORDS = ("ignore", "disregard", "forget", "youarenow")
 
 
 @functools.cache
@@ -217,19 +220,35 @@ def _hint() -> re.Pattern[str]:
 def _english_factors() -> prefilter.Present:
     from .factors import INJECTION
 
-    return prefilter.Present(prefilter.factors_for([rx for _, rx in INJECTION_PATTERNS], INJECTION))
+    patterns = [rx for _, rx in INJECTION_PATTERNS]
+    return prefilter.Present(prefilter.factors_for(patterns, INJECTION), prefilter.also_for(patterns, INJECTION))
+
+
+@functools.cache
+def _english_guards() -> list[str | None]:
+    from .factors import INJECTION
+
+    return prefilter.guards_for([rx for _, rx in INJECTION_PATTERNS], INJECTION)
 
 
 @functools.cache
 def _english_rule(i: int) -> re.Pattern[str]:
-    """English rule ``i`` compiled on first use (most texts lack most rules' literals)."""
-    return programs.compile(INJECTION_PATTERNS[i][1])
+    """English rule ``i`` compiled on first use (most texts lack most rules' literals),
+    its first-character guard in front (prefilter.first_guard: the same matches)."""
+    return programs.compile(prefilter.guarded(INJECTION_PATTERNS[i][1], _english_guards()[i]))
+
+
+@functools.cache
+def _language_guards(lang: str) -> list[str | None]:
+    from .factors import LANGUAGES
+
+    return prefilter.guards_for([rx for _, rx in _LANGS[lang]], LANGUAGES.get(lang, {}))
 
 
 @functools.cache
 def _language_rule(lang: str, i: int) -> re.Pattern[str]:
-    """A language's rule ``i``, compiled on first use."""
-    return programs.compile(_LANGS[lang][i][1])
+    """A language's rule ``i``, compiled on first use (guarded as the English ones)."""
+    return programs.compile(prefilter.guarded(_LANGS[lang][i][1], _language_guards(lang)[i]))
 
 
 @functools.cache
@@ -239,7 +258,8 @@ def _language_factors(lang: str) -> prefilter.Present:
     mostly need a word the text lacks (ignor, oubli, vergiss)."""
     from .factors import LANGUAGES
 
-    return prefilter.Present(prefilter.factors_for([rx for _, rx in _LANGS[lang]], LANGUAGES.get(lang, {})))
+    patterns, stored = [rx for _, rx in _LANGS[lang]], LANGUAGES.get(lang, {})
+    return prefilter.Present(prefilter.factors_for(patterns, stored), prefilter.also_for(patterns, stored))
 
 
 @functools.cache
@@ -462,7 +482,8 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
                 found(kind, reading, m.start())
                 break
         squeezed = _NOT_LOWER.sub("", reading.lower())
-        if "instruction override" not in kinds and _SQUEEZED.search(squeezed):
+        if ("instruction override" not in kinds and any(w in squeezed for w in _SQUEEZED_WORDS)
+                and _SQUEEZED.search(squeezed)):
             found("instruction override", reading, 0)
     # Other languages' rules read the text, its leetspeak undone ("1gn0r4 70d45") and,
     # for languages in Latin letters, its skeleton.

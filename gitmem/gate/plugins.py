@@ -64,8 +64,49 @@ def _detect_secrets() -> dict[str, Any]:
         # settings here; re-entering transient settings per text costs ~0.3 ms).
         cache_bust()
         configure_settings_from_baseline(config)
-        _DS.update(scan_line=scan_line, config=config)
+        list(scan_line(""))  # (its once-only settings: filters for ad-hoc strings)
+        _DS.update(scan_line=_plugins_scan_line(scan_line), config=config)
     return _DS
+
+
+def _plugins_scan_line(scan_line: Any) -> Any:
+    """detect-secrets' ``scan_line(line)``, as ``scan(line, names)`` running only the plugins
+    ``names`` (None: all) in the order it runs them, when its version is the one
+    gate/factors.py recorded (its internals are known): a plugin whose own patterns do
+    not match the line finds nothing in it (_plugin_names_for). It also leaves out what
+    scan_line redoes for every line: clearing its cache of filters (the same filters
+    every time: git mem configures detect-secrets once).
+    A key block of 256 lines: ~100 -> ~25 us a line. Any other version: scan_line."""
+    from . import _scanner_version
+    from .factors import DETECT_SECRETS
+
+    def every(line: str, names: frozenset[str] | None) -> Any:
+        return scan_line(line)
+
+    if DETECT_SECRETS["version"] != _scanner_version():
+        return every
+    try:
+        from detect_secrets.core.plugins import initialize
+        from detect_secrets.core.scan import _is_filtered_out, _scan_line
+        from detect_secrets.util.code_snippet import get_code_snippet
+        from detect_secrets.settings import get_settings
+    except ImportError:
+        return every
+    classnames = list(get_settings().plugins)
+
+    def scan(line: str, names: frozenset[str] | None) -> Any:
+        context = get_code_snippet(lines=[line], line_number=1)
+        for classname in classnames:
+            if names is not None and classname not in names:
+                continue
+            plugin: Any = initialize.from_plugin_classname(classname)  # (fresh, as scan_line starts them)
+            for secret in _scan_line(plugin=plugin, filename="adhoc-string-scan", line=line, line_number=0,
+                                     enable_eager_search=True, context=context):
+                if not _is_filtered_out(required_filter_parameters=["context"], filename=secret.filename,
+                                        secret=secret.secret_value, plugin=plugin, line=line, context=context):
+                    yield secret
+
+    return scan
 
 
 # Every detect-secrets plugin in use looks for a keyword in an assignment or a long
@@ -91,6 +132,18 @@ def _needs_detect_secrets(text: str) -> bool:
     if shapes is None:
         return True
     return any(_plugin_rule(i).search(text) for i in shapes.indices(text))
+
+
+def _plugin_names_for(line: str) -> frozenset[str] | None:
+    """The detect-secrets plugins one of whose own patterns matches ``line`` (None: not
+    known for this version, run them all)."""
+    shapes = _plugin_shapes()
+    if shapes is None:
+        return None
+    from .factors import DETECT_SECRETS
+
+    names = DETECT_SECRETS["plugins"]
+    return frozenset(names[i] for i in shapes.indices(line) if _plugin_rule(i).search(line))
 
 
 @functools.cache
@@ -137,7 +190,7 @@ def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] 
     offset = 0
     for n, line in enumerate(text.split("\n"), start=1):
         if _needs_detect_secrets(line):
-            for secret in ds["scan_line"](line):
+            for secret in ds["scan_line"](line, _plugin_names_for(line)):
                 value = secret.secret_value or ""
                 if secret.type == "Secret Keyword" and (PLACEHOLDER_VALUE.match(value)
                                                         or ENV_VAR_NAME.match(value)

@@ -126,6 +126,55 @@ def required(pattern: str) -> Factors:
     return frozenset(f.lower() for f in factors)
 
 
+def _every(items: Any, out: list[frozenset[str]]) -> None:
+    """Every factor set a match of the sequence ``items`` must hold one of (what
+    ``_sequence`` chooses its best from, and those of the parts it must pass through)."""
+    runs = [""]
+    for op, arg in items:
+        if op is _LITERAL:
+            runs = [r + chr(arg) for r in runs]
+            continue
+        chars = _class_chars(op, arg)
+        if chars is not None and len(runs) * len(chars) <= _MAX_SPELLINGS:
+            runs = [r + c for r in runs for c in chars]
+            continue
+        if runs != [""]:
+            out.append(frozenset(runs))
+            runs = [""]
+        if op is _SUBPATTERN:
+            _every(arg[-1], out)
+        elif _ATOMIC is not None and op is _ATOMIC:
+            _every(arg, out)
+        elif op in _REPEATS and arg[0] >= 1:
+            _every(arg[2], out)
+        else:
+            found = _node(op, arg)
+            if found is not None:
+                out.append(found)
+    if runs != [""]:
+        out.append(frozenset(runs))
+
+
+def also_required(pattern: str) -> list[frozenset[str]]:
+    """Factor sets every match of ``pattern`` must hold one of each, besides the one
+    ``required`` gives ("u" or "user" and ":" or "=" and "p" or "pw" ...): a rule is
+    run only when the text holds a factor of each set."""
+    try:
+        found: list[frozenset[str]] = []
+        _every(sre_parse.parse(pattern), found)
+    except (re.error, RecursionError, TypeError, ValueError):
+        return []
+    main = required(pattern)
+    out: list[frozenset[str]] = []
+    for fs in found:
+        if not all(fs) or not all(map(_ascii_proof, fs)):
+            continue
+        low = frozenset(f.lower() for f in fs)
+        if low != main and low not in out and all(f.isascii() for f in low):
+            out.append(low)
+    return out
+
+
 def _ascii_proof(factor: str) -> bool:
     """No letter of ``factor`` can match an ASCII letter under IGNORECASE. Then a
     non-ASCII factor ("пароль", "키") is simply never in an ASCII text, and a
@@ -147,8 +196,11 @@ class Present:
     COMPILE_AFTER = 64
     TRIE_FROM = 40
 
-    def __init__(self, rules: list[Factors]) -> None:
+    def __init__(self, rules: list[Factors], also: list[list[frozenset[str]]] | None = None) -> None:
         self.rules = rules
+        # Per rule, more sets it needs one factor of each (checked with ``in`` on the few
+        # rules the first set lets run; a set with a non-ASCII factor is left out).
+        self.also = {i: sets for i, sets in enumerate(also or []) if sets}
         self.always = [fs is None for fs in rules]
         self._always_idx = [i for i, fs in enumerate(rules) if fs is None]
         # Each factor an ASCII text can hold, and the rules it lets run (a non-ASCII
@@ -184,6 +236,10 @@ class Present:
         else:
             for factor in self._found(low):
                 found |= self._lets[factor]
+        also = self.also
+        if also:
+            return [i for i in sorted(found)
+                    if i not in also or all(any(f in low for f in fs) for fs in also[i])]
         return sorted(found)
 
     def _found(self, low: str) -> set[str]:
@@ -236,3 +292,143 @@ def factors_for(patterns: list[str], stored: dict[str, Any]) -> list[Factors]:
     if stored.get("digest") == digest(patterns):
         return [None if f is None else frozenset(f) for f in stored["factors"]]
     return [required(p) for p in patterns]
+
+
+def also_for(patterns: list[str], stored: dict[str, Any]) -> list[list[frozenset[str]]]:
+    """The rules' further factor sets (``also_required``): stored, or derived now."""
+    if stored.get("digest") == digest(patterns) and "also" in stored:
+        return [[frozenset(fs) for fs in sets] for sets in stored["also"]]
+    return [also_required(p) for p in patterns]
+
+
+def guards_for(patterns: list[str], stored: dict[str, Any]) -> list[str | None]:
+    """The rules' first-character guards (``first_guard``): from ``stored`` when it was
+    derived from exactly these patterns, else derived now (the same answer, slower)."""
+    if stored.get("digest") == digest(patterns) and "guards" in stored:
+        return list(stored["guards"])
+    return [first_guard(p) for p in patterns]
+
+
+# -- first characters: where a rule cannot start ------------------------------------------
+#
+# re tries a pattern at every position of a text. A rule that opens with an alternation of
+# words ("\bsshpass|\bredis-cli|...", the key words of a password) or a long optional prefix
+# tries every branch at every position; one class check of the characters a match can start
+# with, ahead of it, fails most positions at once (command-line-password: 16 -> 6 us a note).
+# Exact: the guard is derived from the parse tree as the union of every first character a
+# match can consume (zero-width assertions skipped, a part that may be empty adding what
+# follows it), and a pattern whose first character is not such a finite set (a negated
+# class, \w, ".", a back-reference), or that can match empty, gets none. Case: a guard that
+# holds a letter matched ignoring case is matched ignoring case (a superset of the letters
+# matched exactly), with the same Unicode folding re uses for the rule itself.
+
+_AT = sre_parse.AT
+_ASSERTS = {sre_parse.ASSERT, sre_parse.ASSERT_NOT}
+_RANGE = sre_parse.RANGE
+_CATEGORY = sre_parse.CATEGORY
+# The categories a guard may name, by their escapes (never a negated one: \D is narrower
+# in Unicode than under ASCII, so a guard with it could miss what the rule matches).
+_CATEGORIES = [sre_parse.CATEGORY_DIGIT, sre_parse.CATEGORY_SPACE, sre_parse.CATEGORY_WORD]
+_CATEGORY_ESCAPES = ["\\d", "\\s", "\\w"]
+_IGNORECASE = int(re.IGNORECASE)
+
+# (character ranges, any of them matched ignoring case), or None: not a finite set
+First = tuple[frozenset[tuple[int, int]], bool] | None
+
+
+def _first(items: Any, flags: int) -> tuple[First, bool]:
+    """What a sequence's first consumed character can be, and whether it can be empty."""
+    ranges: set[tuple[int, int]] = set()
+    fold = False
+    for op, arg in items:
+        if op is _AT or op in _ASSERTS:
+            continue  # zero-width: the first character is still to come
+        if op is _LITERAL:
+            return (frozenset(ranges | {(arg, arg)}), fold or bool(flags & _IGNORECASE)), False
+        if op is _IN:
+            part: set[tuple[int, int]] = set()
+            for o, a in arg:
+                if o is _LITERAL:
+                    part.add((a, a))
+                elif o is _RANGE:
+                    part.add((a[0], a[1]))
+                elif o is _CATEGORY and a in _CATEGORIES:
+                    part.add((-1, _CATEGORIES.index(a)))  # \d, \s, \w: kept as they are
+                else:
+                    return None, False  # a negated class, a negated category
+            return (frozenset(ranges | part), fold or bool(flags & _IGNORECASE)), False
+        if op is _SUBPATTERN:
+            _group, add, drop, sub = arg
+            got, empty = _first(sub, (flags | add) & ~drop)
+        elif _ATOMIC is not None and op is _ATOMIC:
+            got, empty = _first(arg, flags)
+        elif op is _BRANCH:
+            got, empty = (frozenset(), False), False
+            for branch in arg[1]:
+                one, one_empty = _first(branch, flags)
+                if one is None:
+                    return None, False
+                got = (got[0] | one[0], got[1] or one[1])
+                empty = empty or one_empty
+        elif op in _REPEATS:
+            low, _high, item = arg
+            got, empty = _first(item, flags)
+            empty = empty or low == 0
+        else:
+            return None, False  # any character, a category, a back-reference, a condition
+        if got is None:
+            return None, False
+        ranges |= got[0]
+        fold = fold or got[1]
+        if not empty:
+            return (frozenset(ranges), fold), False
+    return (frozenset(ranges), fold), True
+
+
+def _scans_fast(parsed: Any) -> bool:
+    """re finds where ``parsed`` can start by itself: it opens with a literal or a class
+    (re's own prefix scan, which a guard in front would turn off)."""
+    compiler: Any = importlib.import_module("re._compiler")
+    try:
+        flags = parsed.state.flags
+        prefix = compiler._get_literal_prefix(parsed, flags)[0]
+        return bool(prefix) or compiler._get_charset_prefix(parsed, flags) is not None
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
+def _escape(code: int) -> str:
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def first_guard(pattern: str, flags: int = 0) -> str | None:
+    """A lookahead for the characters every match of ``pattern`` starts with, or None
+    when there is no such finite set (then the pattern is run as it is)."""
+    try:
+        parsed = sre_parse.parse(pattern, flags)
+    except (re.error, RecursionError, TypeError, ValueError):
+        return None
+    if parsed.state.flags & re.VERBOSE:
+        return None  # (guarded() closes a group after the pattern: a comment could hide it)
+    if _scans_fast(parsed):
+        return None  # re already skips to where its leading literal or class is
+    found, empty = _first(parsed, parsed.state.flags)
+    if found is None or empty or not found[0]:
+        return None
+    ranges, fold = found
+    body = "".join(_CATEGORY_ESCAPES[hi] if lo < 0 else _escape(lo) if lo == hi else f"{_escape(lo)}-{_escape(hi)}"
+                   for lo, hi in sorted(ranges))
+    return f"(?=(?{'i' if fold else '-i'}:[{body}]))"
+
+
+_GLOBAL_FLAGS = re.compile(r"(?:\(\?[aiLmsux]+\))*")
+
+
+def guarded(pattern: str, guard: str | None) -> str:
+    """``pattern`` with ``guard`` put first (after its global flags, which must lead),
+    the rest in a group so that the guard stands before each of its branches."""
+    if guard is None:
+        return pattern
+    lead = _GLOBAL_FLAGS.match(pattern)
+    at = lead.end() if lead else 0
+    return f"{pattern[:at]}{guard}(?:{pattern[at:]})"
