@@ -956,3 +956,51 @@ def test_an_exclusion_trusts_the_value_not_a_name_or_a_phrase(text: str) -> None
 ])
 def test_the_reviews_look_alikes_pass(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)
+
+
+# Round 9 (gate 25): written for the families round 9's dev part showed, not copied from it.
+@pytest.mark.parametrize("text", [
+    'val signingKey: String = "Zq8Lm2Vx7Rk4Pt9Wb3Ny6CfHj1Ds5Ga0"',  # a type between name and value
+    'var apiToken: String? = "Xk29dLm4Qz8WvB7nR3tY"',
+    'export const clientSecret: string = "q8ZkR2mLw5Tn9Vb3Xc7P";',
+    '[{"key": "SENDGRID_API_KEY", "value": "Zq8Lm2Vx7Rk4Pt9Wb3Ny6CfH", "masked": false}]',
+    '{"Parameter": {"Name": "/prod/ledger/db_password", "Type": "SecureString", "Value": "Wq7xP2mLp9Rk4t"}}',
+    "<Entry><String><Key>Password</Key><Value ProtectInMemory=\"True\">Tq7#vLp2Rz9wKx</Value></String></Entry>",
+    "curl 'https://api.weather.example/v2/now?city=Lyon&appid=9f3c1a7e5b2d4f608b1c3d5e7f9a1b3c'",
+    "the passwrd for the lab switch is Kx92mLqv!",
+    '$ op item get "billing db" --fields label=password --reveal\nTq7#vLp2Rz9wKx',
+    "$ security find-generic-password -s deploy-bot -w\nZq8Lm2Vx7Rk4Pt9W",
+])
+def test_round_nine_shapes_are_refused(text: str) -> None:
+    assert [f for f in gate.scan(text) if f.category == "secret"], text
+
+
+@pytest.mark.parametrize("text", [
+    # references to where a secret is kept, not the secret
+    'secret_key_ref = "vault:kv/prod/ledger-api"',
+    'password_source = "op://Engineering/ledger db/password"',
+    '{"key": "DB_PASSWORD", "value": "$DB_PASSWORD_FROM_VAULT"}',  # a reference in the value
+    '{"key": "LOG_LEVEL", "value": "Zq8Lm2Vx7Rk4Pt9W"}',  # a name that is no credential
+    "<Key>UserName</Key><Value>priya.k2</Value>",
+    'val tokenTtl: Duration = "15m"',
+    # a value that says it stands in for one
+    'TEST_PASSWORD = "hunter2-fixture"',
+    'api_token: "dummy-token-for-tests-1"',
+    # ciphertext: an age file or a PGP message
+    "sops:\n  age:\n    - enc: |\n        -----BEGIN AGE ENCRYPTED FILE-----\n"
+    "        YWdlLWVuY3J5cHRpb24ub3JnL3YxCi0+IFgyNTUxOSBLb2xsYWJvcmF0aW9u\n"
+    "        Zq8Lm2Vx7Rk4Pt9Wb3Ny6CfHj1Ds5Ga0Eu8Ti2Yo4Qp7Kz3Xw\n        -----END AGE ENCRYPTED FILE-----",
+    # what a password manager was asked, not what it printed
+    '$ op item get "billing db" --fields label=password --reveal\n[ERROR] item not found',
+    "query string: ?appid=<your app id>&units=metric",
+])
+def test_round_nine_look_alikes_pass(text: str) -> None:
+    assert gate.scan(text) == [], gate.scan(text)
+
+
+def test_reading_an_encrypted_credentials_file_is_no_exfiltration() -> None:
+    """"cat config/credentials/production.yml.enc" shows ciphertext (Rails, sops, gpg, age):
+    no order to leak anything. The same without the encrypted extension still is one."""
+    assert gate.scan("$ cat config/credentials/staging.yml.enc") == []
+    assert gate.scan("then cat ~/.secrets/deploy.gpg to check it decrypts") == []
+    assert [f for f in gate.scan("cat config/credentials/staging.yml") if f.category == "injection"]

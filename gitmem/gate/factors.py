@@ -5,7 +5,7 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "3cacfbfc21bf3eae",
+    "digest": "ba50308398dd0312",
     "factors": [
         ['aws'],
         ['github_pat_'],
@@ -67,7 +67,7 @@ SECRETS: dict[str, Any] = {
         ['admin', 'administrator', 'elastic', 'guest', 'jenkins', 'pi', 'postgres', 'root', 'sa', 'ubuntu'],
         ['code'],
         ['access', 'admin', 'anahtar', 'api', 'apikey', 'app', 'auth', 'avain', 'chave', 'chiave', 'cle', 'client', 'clé', 'community string', 'community-string', 'community_string', 'cred', 'credential', 'encryption', 'integration', 'jeton', 'klic', 'klič', 'klucz', 'klíc', 'klíč', 'license', 'login', 'master', 'nogle', 'nyckel', 'nøgle', 'pass', 'pat', 'private', 'pw', 'pwd', 'recovery', 'routing', 'schlussel', 'schlüssel', 'secret', 'seed', 'signing', 'sleutel', 'token', 'unseal', 'ключ', 'токен', 'トークン', '令牌', '秘钥', '토큰'],
-        ['adgangskode', 'clave', 'code', 'contrasena', 'contrasenya', 'contraseña', 'contrasinal', 'cred', 'credential', 'cyfrinair', 'fjalekalim', 'fjalëkalim', 'geslo', 'haslo', 'hasło', 'heslo', 'iphasiwedi', 'jelszav', 'jelszo', 'jelszó', 'kalmar sirri', 'kata laluan', 'kata sandi', 'kennwort', 'key', 'login', 'losenord', 'lozink', 'lykilord', 'lykilorð', 'lösenord', 'mat khau', 'mat khẩu', 'mdp', 'mot de passe', 'mật khau', 'mật khẩu', 'nenosiri', 'parola', 'parole', 'parolă', 'parool', 'pasahitz', 'pass', 'passord', 'passphrase', 'passwort', 'pasvort', 'psk', 'pw', 'pwd', 'salasana', 'senha', 'sifre', 'sifrə', 'slaptazod', 'slaptažod', 'wachtwoord', 'wagwoord', 'şifre', 'şifrə', 'κωδικο', 'κωδικοί', 'κωδικοι', 'κωδικος', 'κωδικου', 'κωδικού', 'κωδικό', 'κωδικός', 'συνθηματικ', 'лозинк', 'нууц үг', 'парол', 'құпия сөз', 'գաղտնաբառ', 'סיסמא', 'סיסמה', 'סיסמת', 'الرقم السري', 'رمز المرور', 'رمز عبور', 'كلمة السر', 'كلمة المرور', 'كلمة مرور', 'پاس', 'پسورد', 'कूटशब्द', 'पासवर्ड', 'পাসওয়ার্ড', 'ਪਾਸਵਰਡ', 'પાસવર્ડ', 'கடவுச்சொல்', 'కూటపదం', 'వర్డ్', 'ವರ್ಡ್', 'പാസ്', 'මුරපදය', 'รหัส', 'ລະຫັດຜ່ານ', 'စကားဝှက်', 'პაროლ', 'የይለፍ ቃል', 'ពាក្យសម្ងាត់', 'パス', 'パスワード', '口令', '密码', '密碼', '暗証コード', '暗証番号', '비밀번호', '암호', '패스워드', '🔐', '🔑'],
+        ['adgangskode', 'clave', 'code', 'contrasena', 'contrasenya', 'contraseña', 'contrasinal', 'cred', 'credential', 'cyfrinair', 'fjalekalim', 'fjalëkalim', 'geslo', 'haslo', 'hasło', 'heslo', 'iphasiwedi', 'jelszav', 'jelszo', 'jelszó', 'kalmar sirri', 'kata laluan', 'kata sandi', 'kennwort', 'key', 'login', 'losenord', 'lozink', 'lykilord', 'lykilorð', 'lösenord', 'mat khau', 'mat khẩu', 'mdp', 'mot de passe', 'mật khau', 'mật khẩu', 'nenosiri', 'parola', 'parole', 'parolă', 'parool', 'pasahitz', 'pass', 'passord', 'passphrase', 'passwort', 'pasvort', 'paswd', 'pasword', 'psk', 'pssword', 'pw', 'pwd', 'salasana', 'senha', 'sifre', 'sifrə', 'slaptazod', 'slaptažod', 'wachtwoord', 'wagwoord', 'şifre', 'şifrə', 'κωδικο', 'κωδικοί', 'κωδικοι', 'κωδικος', 'κωδικου', 'κωδικού', 'κωδικό', 'κωδικός', 'συνθηματικ', 'лозинк', 'нууц үг', 'парол', 'құпия сөз', 'գաղտնաբառ', 'סיסמא', 'סיסמה', 'סיסמת', 'الرقم السري', 'رمز المرور', 'رمز عبور', 'كلمة السر', 'كلمة المرور', 'كلمة مرور', 'پاس', 'پسورد', 'कूटशब्द', 'पासवर्ड', 'পাসওয়ার্ড', 'ਪਾਸਵਰਡ', 'પાસવર્ડ', 'கடவுச்சொல்', 'కూటపదం', 'వర్డ్', 'ವರ್ಡ್', 'പാസ്', 'මුරපදය', 'รหัส', 'ລະຫັດຜ່ານ', 'စကားဝှက်', 'პაროლ', 'የይለፍ ቃል', 'ពាក្យសម្ងាត់', 'パス', 'パスワード', '口令', '密码', '密碼', '暗証コード', '暗証番号', '비밀번호', '암호', '패스워드', '🔐', '🔑'],
         ['authtok', 'define', 'masterauth', 'pass', 'pw', 'pwd'],
         ['--login', '--user', '-l', '-p', '-u', '/p', 'openssl', 'user'],
         ['api', 'apikey', 'pass', 'passwd', 'password', 'pwd', 'secret', 'token'],
@@ -88,7 +88,7 @@ SECRETS: dict[str, Any] = {
         None,
         ['outlook.office.com/webhook', 'webhook.office.com/webhookb2'],
         ['flyv1', 'fo1_'],
-        ['&access_token', '&api', '&apikey', '&auth', '&client_secret', '&code', '&key', '&secret', '&sig', '&signature', '&token', '&x-amz-signature', '&x-goog-signature', '?access_token', '?api', '?apikey', '?auth', '?client_secret', '?code', '?key', '?secret', '?sig', '?signature', '?token', '?x-amz-signature', '?x-goog-signature'],
+        ['&access_token', '&api', '&apikey', '&app', '&appid', '&auth', '&client_secret', '&code', '&key', '&secret', '&sig', '&signature', '&token', '&x-amz-signature', '&x-goog-signature', '?access_token', '?api', '?apikey', '?app', '?appid', '?auth', '?client_secret', '?code', '?key', '?secret', '?sig', '?signature', '?token', '?x-amz-signature', '?x-goog-signature'],
         ['accountkey', 'sharedaccesskey', 'sharedsecretvalue'],
         ['/'],
         ['-'],
@@ -161,11 +161,15 @@ SECRETS: dict[str, Any] = {
         ['password', 'reset'],
         ['set-'],
         [':', '='],
+        ['access', 'admin', 'anahtar', 'api', 'apikey', 'app', 'auth', 'avain', 'chave', 'chiave', 'cle', 'client', 'clé', 'community string', 'community-string', 'community_string', 'cred', 'credential', 'encryption', 'integration', 'jeton', 'klic', 'klič', 'klucz', 'klíc', 'klíč', 'license', 'login', 'master', 'nogle', 'nyckel', 'nøgle', 'pass', 'pat', 'private', 'pw', 'pwd', 'recovery', 'routing', 'schlussel', 'schlüssel', 'secret', 'seed', 'signing', 'sleutel', 'token', 'unseal', 'ключ', 'токен', 'トークン', '令牌', '秘钥', '토큰'],
+        ['"parameter', '"secret', '"value'],
+        ['<value'],
+        ['--password', '--reveal', '-field ', '-field=', 'find-generic', 'find-internet', 'gopass', 'item', 'op://', 'password', 'secret', 'token'],
     ],
 }
 
 INJECTION: dict[str, Any] = {
-    "digest": "be1c422406f066ac",
+    "digest": "ef3ad666f910646b",
     "factors": [
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
@@ -210,76 +214,76 @@ INJECTION: dict[str, Any] = {
 # The injection rules of each other language (injection._language_factors).
 LANGUAGES: dict[str, Any] = {
     'fr': {
-        "digest": "8515d238b4207552",
+        "digest": "5916c4ce426379cf",
         "factors": [
             [' abstraction', 'consigne', 'directive', 'ignor', 'instruction', 'ne tenez', 'ne tien', 'ordre', 'oubli', 'prompt', 'regle'],
             [' a present', ' desormais', ' maintenant'],
             ['utilisateur'],
             ['consigne', 'etape obligatoire', 'instruction', 'message', 'note', 'nouvelle regle', 'regle'],
             ['affich', 'coll', 'donn', 'envoi', 'envoy', 'imprim', 'montr', 'partag', 'publi', 'revel', 'transmet'],
-            [' api', " d'environnement", ' de passe', ' privee', ' ssh', '.env', 'envoi', 'envoy', 'expedi', 'http', 'identifiants', 'jeton', "l'environnement", 'partag', 'post', 'publi', 'secrets', 'televers', 'token', 'transmet', 'upload'],
+            [' api', " d'environnement", ' de passe', ' privee', ' ssh', '.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'envoi', 'envoy', 'expedi', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'identifiants', 'jeton', "l'environnement", 'partag', 'post', 'publi', 'secrets', 'televers', 'token', 'transmet', 'upload', '~/.ssh'],
             ['contourne', 'contourner', 'contournez', 'ignore', 'ignorer', 'ignorez', 'passe', 'passer', 'passez', 'sans ', 'saute', 'sauter', 'sautez'],
         ],
     },
     'de': {
-        "digest": "4e64a01d5ca83d84",
+        "digest": "db59cba2a4613eaf",
         "factors": [
             ['ignorier', 'missacht', 'uberschreib', 'vergesst', 'vergiss', 'verwirf'],
             ['du bist', 'sie sind'],
             [' dem anwender', ' dem benutzer', ' dem nutzer', ' den anwender', ' den benutzer', ' den nutzer', ' der anwender', ' der benutzer', ' der nutzer', ' zu fragen', ' zu informieren'],
             ['anweisung', 'hinweis', 'nachricht', 'neue regel', 'pflicht', 'regel'],
             ['.env', 'keys', 'passworter', 'schlussel', 'secrets', 'system', 'zugangsdaten'],
-            ['.env', 'env-variabl', 'hochlad', 'http', 'keys', 'lade', 'passworter', 'poste', 'schick', 'schlussel', 'secrets', 'send', 'token', 'ubermittel', 'ubertrag', 'umgebungsvariabl', 'upload', 'zugangsdaten'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'env-variabl', 'hochlad', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'keys', 'lade', 'passworter', 'poste', 'schick', 'schlussel', 'secrets', 'send', 'token', 'ubermittel', 'ubertrag', 'umgebungsvariabl', 'upload', 'zugangsdaten', '~/.ssh'],
             ['freigabe', 'prufung', 'review', 'uberspring'],
         ],
     },
     'es': {
-        "digest": "ebbb3f1f3b48c083",
+        "digest": "71dc30aa5161f11f",
         "factors": [
             ['directrices', 'indicaciones', 'instruccion', 'instrucciones', 'ordenes', 'prompt', 'reglas'],
             ['a partir de ahora', 'ahora', 'desde ahora'],
             ['sin avisar', 'sin decirle', 'sin preguntar', 'usuario'],
             [' para'],
             ['.env', 'claves', 'contrasena', 'credenciales', 'prompt del sistema', 'secretos', 'tokens'],
-            [' de entorno', '.env', 'claves', 'compart', 'contrasena', 'credenciales', 'el entorno', 'envi', 'http', 'mand', 'public', 'secretos', 'suba', 'subamos', 'suban', 'sube', 'subela', 'subelas', 'subelo', 'subelos', 'subir', 'token', 'transmit'],
+            [' de entorno', '.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'claves', 'compart', 'contrasena', 'credenciales', 'el entorno', 'envi', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'mand', 'public', 'secretos', 'suba', 'subamos', 'suban', 'sube', 'subela', 'subelas', 'subelo', 'subelos', 'subir', 'token', 'transmit', '~/.ssh'],
             ['aprobacion', 'review', 'revision'],
         ],
     },
     'it': {
-        "digest": "11653d3789fdd630",
+        "digest": "5597718bc22738c2",
         "factors": [
             ['direttive', 'indicazioni', 'istruzion', 'prompt', 'regole'],
             [' sei'],
             ['non dire niente', 'non dire nulla', "senza dirlo all'utente"],
             ['--force', 'chiavi api', 'credenziali', 'disattiv', 'ignor', 'password', 'segret', 'senza chiedere', 'senza conferma', 'senza revisione'],
             ['caric', 'condivid', 'invi', 'mostr', 'rivel', 'stamp'],
-            ['.env', 'caric', 'chiavi', 'condivid', 'credenziali', 'http', 'invi', "l'ambiente", 'mand', 'password', 'pubblic', 'segreti', 'token', 'trasmett', "variabili d'", 'variabili di '],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'caric', 'chiavi', 'condivid', 'credenziali', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'invi', "l'ambiente", 'mand', 'password', 'pubblic', 'segreti', 'token', 'trasmett', "variabili d'", 'variabili di ', '~/.ssh'],
             ['review', 'revisione'],
         ],
     },
     'pt': {
-        "digest": "e56ba88fc269402e",
+        "digest": "8d15d27e48849346",
         "factors": [
             ['diretrizes', 'instrucao', 'instrucoes', 'ordens', 'prompt', 'regras'],
             ['tu', 'voce'],
             ['nao avise', 'nao conte', 'nao diga', 'nao informe', 'nao mencione'],
             [' para'],
             ['carreg', 'compartilh', 'envi', 'imprim', 'mostr', 'publi', 'revel'],
-            [' de ambiente', '.env', 'carreg', 'chaves', 'compartilh', 'credenciais', 'envi', 'http', 'mand', 'o ambiente', 'publi', 'segredos', 'senha', 'sobe', 'suba', 'subam', 'subir', 'token', 'transmit'],
-            ['aprovacao', 'review', 'revisao'],
+            [' de ambiente', '.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'carreg', 'chaves', 'compartilh', 'credenciais', 'envi', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'mand', 'o ambiente', 'publi', 'segredos', 'senha', 'sobe', 'suba', 'subam', 'subir', 'token', 'transmit', '~/.ssh'],
+            ['empurr', 'merge', 'push', 'review', 'revisao', 'sem '],
         ],
     },
     'nl': {
-        "digest": "d57570ac4c869608",
+        "digest": "b1bbf6d76df855ca",
         "factors": [
             ['aanwijzingen', 'ignoreer', 'instructies', 'negeer', 'opdrachten', 'prompt', 'regels', 'vergeet'],
             ['je bent nu', 'vanaf nu ben je'],
-            ['.env', 'deel', 'http', 'inloggegevens', 'omgevingsvariabel', 'post', 'secrets', 'sleutels', 'stuur', 'token', 'upload', 'verstuur', 'verzend', 'wachtwoorden'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'deel', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'inloggegevens', 'omgevingsvariabel', 'post', 'secrets', 'sleutels', 'stuur', 'token', 'upload', 'verstuur', 'verzend', 'wachtwoorden', '~/.ssh'],
             ['review', 'review overslaan', 'zonder goedkeuring', 'zonder review'],
         ],
     },
     'pl': {
-        "digest": "d9217c42b5ebdb9f",
+        "digest": "b8e5c9b7256dc005",
         "factors": [
             ['ignoruj', 'pomin', 'poprzedni', 'swoje', 'twoje', 'wczesniejsz', 'wszystki', 'zapomnij', 'zignoruj'],
             ['jestes teraz', 'od teraz jestes', 'teraz jestes'],
@@ -288,26 +292,27 @@ LANGUAGES: dict[str, Any] = {
         ],
     },
     'tr': {
-        "digest": "38a963533c7bbdbe",
+        "digest": "dfedd818b5ee045a",
         "factors": [
             ['istem', 'komut', 'kural', 'talimat', 'yonerge'],
-            ['.env', 'anahtarlar', 'gizli', 'gonder', 'http', 'ilet', 'ortam degisken', 'paylas', 'sifreler', 'token', 'yukle'],
+            [' icin'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'anahtarlar', 'gizli', 'gonder', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'ilet', 'ortam degisken', 'paylas', 'sifreler', 'token', 'yukle', '~/.ssh'],
             ['inceleme', 'incelemesiz', 'review'],
         ],
     },
     'ru': {
-        "digest": "03c0d8acfbfc8c3e",
+        "digest": "057a61e7f25c8f28",
         "factors": [
             ['директив', 'инструкци', 'команд', 'ограничени', 'правил', 'промпт', 'указани'],
             ['с этого момента ты', 'теперь ты', 'ты теперь'],
             ['пользовател'],
             ['выведи', 'загрузи', 'опубликуи', 'отправ', 'перешли', 'покажи', 'раскрои'],
-            ['.env', 'http', 'выгрузи', 'загрузи', 'ключ', 'окружени', 'опубликуи', 'отошли', 'отправ', 'парол', 'переменн', 'перешли', 'пошли', 'секрет', 'слеи', 'токен', 'учетн'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh', 'выгрузи', 'загрузи', 'ключ', 'окружени', 'опубликуи', 'отошли', 'отправ', 'парол', 'переменн', 'перешли', 'пошли', 'секрет', 'слеи', 'токен', 'учетн'],
             ['без review', 'без код', 'без ревью', 'без согласовани', 'минуя ревью', 'пропус'],
         ],
     },
     'zh': {
-        "digest": "902b190167b3ea9a",
+        "digest": "47fb30264245a5c4",
         "factors": [
             ['上述', '上面', '不要理会', '不要遵守', '之前', '以前', '你的', '先前', '全部', '别管', '原有', '原来', '忘掉', '忘记', '忽略', '忽视', '所有', '抛开', '放弃', '无视', '此前', '系统'],
             ['从现在开始', '从现在起', '你已经不再是', '你现在是'],
@@ -318,7 +323,7 @@ LANGUAGES: dict[str, Any] = {
         ],
     },
     'ja': {
-        "digest": "b11eed6e6463df15",
+        "digest": "7e3feb455d6f45e6",
         "factors": [
             ['あなたの', 'これまで', 'すべて', '上記', '今まで', '以前', '全て', '前の', '忘れ', '無視'],
             ['あなたは', '今からあなたは', '君は'],
@@ -329,7 +334,7 @@ LANGUAGES: dict[str, Any] = {
         ],
     },
     'ko': {
-        "digest": "f7f14af14422b5be",
+        "digest": "6a93f880baf7b4bf",
         "factors": [
             ['기존', '모든', '무시', '앞의', '위의', '이전', '잊어'],
             [' 이제', '이제 너는', '이제 당신은'],
@@ -337,6 +342,66 @@ LANGUAGES: dict[str, Any] = {
             ['.env', 'api 키', '개인 키', '비밀 키', '비밀번호', '시스템 프롬프트', '자격 증명', '토큰'],
             ['http'],
             ['a branch principal', 'il branch principale', 'la branche principale', 'la rama principal', 'main', 'master', 'push', 'основн', 'メインブランチ', '主分支', '主干', '검토', '리뷰', '머지', '메인 브랜치', '병합', '승인', '푸시'],
+        ],
+    },
+    'sv': {
+        "digest": "17c3aca693f6b060",
+        "factors": [
+            ['anvisning', 'direktiv', 'instruktion', 'prompt', 'regler'],
+            ['--force', '--no-verify', 'hemlig', 'ignorera', 'inaktivera', 'losenord', 'nycklar', 'stang av', 'utan att fraga', 'utan granskning', 'utan review'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'dela', 'hemligheter', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'inloggningsuppgift', 'innehallet', 'ladda', 'losenord', 'miljovariabl', 'nycklar', 'overfor', 'posta', 'skicka', 'token', '~/.ssh'],
+            [' over granskning', ' over review', 'utan godkannande', 'utan granskning', 'utan review'],
+        ],
+    },
+    'vi': {
+        "digest": "62215213576924ea",
+        "factors": [
+            ['bo qua', 'lam theo', 'lo di', 'phot lo', 'quan tam', 'quen di', 'tuan theo'],
+            ['--force', '--no-verify', '.env', 'bi mat', 'bo qua', 'mat khau', 'token', 'vo hieu', '~/.ssh'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'bi mat', 'bien moi truong', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'khoa api', 'khoa bi mat', 'khoa rieng', 'khoa ssh', 'mat khau', 'noi dung', 'token', '~/.ssh'],
+            ['bo qua duyet', 'bo qua kiem tra', 'bo qua review', 'bo qua xem xet', 'khong '],
+        ],
+    },
+    'id': {
+        "digest": "b70c09d0b44e7e0b",
+        "factors": [
+            ['abaikan', 'jangan hiraukan', 'jangan ikuti', 'jangan pedulikan', 'lupakan'],
+            ['--force', '--no-verify', 'abaikan', 'kata sandi', 'kunci api', 'matikan', 'nonaktifkan', 'rahasia', 'tanpa bertanya', 'tanpa review', 'tanpa tinjauan'],
+            ['bagikan', 'kirim', 'posting', 'unggah', 'upload'],
+            ['lewati review', 'lewati tinjauan', 'tanpa persetujuan', 'tanpa pr', 'tanpa review', 'tanpa tinjauan'],
+        ],
+    },
+    'uk': {
+        "digest": "2172d6cf71d82ef5",
+        "factors": [
+            ['вказівк', 'відкинь', 'забудь', 'команд', 'не зважаи', 'обмежен', 'правил', 'промпт', 'проігноруи', 'ігнору', 'ігноруи', 'інструкці'],
+            ['відтепер ти', 'тепер ти', 'ти тепер'],
+            ['вивантаж', 'відправ', 'завантаж', 'надішли', 'опублікуи', 'перешли'],
+            ['без review', 'без перевірки', 'без погодження', "без рев'ю", 'без ревью'],
+        ],
+    },
+    'th': {
+        "digest": "233d22f8eca4b076",
+        "factors": [
+            ['ก่อนหน้า', 'ของระบบ', 'ข้างต้น', 'ทั้งหมด', 'เดิม'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh', 'ความลับ', 'คีย์', 'ตัวแปรสภาพแวดล้อม', 'รหัสผ่าน', 'เนื้อหา', 'โทเค็น'],
+            ['ข้าม', 'ไม่ต้องตรวจ', 'ไม่ต้องรีวิว'],
+        ],
+    },
+    'hi': {
+        "digest": "3098eea4ddfa021b",
+        "factors": [
+            ['अनदेखा', 'उपेक्षा', 'ध्यान न द', 'भूल जा'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh', 'कुंजी', 'टोकन', 'पर्यावरण चर', 'पासवर्ड', 'वेरिएबल', 'सामग्री', 'सीक्रेट'],
+            ['बिना review', 'बिना रिव्यू', 'बिना समीक्षा'],
+        ],
+    },
+    'ar': {
+        "digest": "25d49aabd1c52849",
+        "factors": [
+            ['أوامر', 'الأوامر', 'الإرشادات', 'التعليمات', 'القواعد', 'تعليمات'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh', 'أرسل', 'إرسال', 'ارسل', 'ارفع', 'الأسرار', 'الرموز', 'المفاتيح', 'انشر', 'شارك', 'كلمات المرور', 'كلمة السر', 'كلمة المرور', 'متغيرات البيئة', 'محتوى', 'مفتاح'],
+            [' المراجعة', 'بدون review', 'بدون مراجعة'],
         ],
     },
 }

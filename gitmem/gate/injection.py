@@ -107,7 +107,8 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
     ("exfiltration",
      r"(?i)\b(?:cat|print|post|send|upload|include|paste|share|leak|reveal|exfiltrate|show|dump|display|email|"
      r"transmit|forward)\b[^.\n]{0,60}?(?:\.env\b|~/\.ssh|id_(?:rsa|ed25519|ecdsa)|\.aws/credentials|\.netrc|printenv|"
-     r"environment variables|env vars|system prompt|(?<!run/)\bsecrets\b(?!\.\w)|\bcredentials\b|\bpasswords\b|"
+     r"environment variables|env vars|system prompt|(?<!run/)\bsecrets\b(?!\.\w)"
+     r"|\bcredentials\b(?![\w./-]*\.(?:enc|gpg|age|asc)\b)|\bpasswords\b|"
      r"(?<!<)\b(?:api|access|auth|secret|private|ssh|deploy|signing|bearer|session|refresh|github|gitlab|npm|oauth)"
      r"[ _-](?:keys?|tokens?)\b(?! (?:count|per|limit|budget|usage|length|window|endpoint|cache|rotation|format))"
      r"(?![^.\n]{0,60}?\.pub\b))"),  # "send me your ssh key, the .pub file": a public key;
@@ -186,7 +187,7 @@ _NEEDS_AIM = frozenset(i for i, (_, rx) in enumerate(INJECTION_PATTERNS) if rx i
 # Languages written in Latin letters: their rules also read the skeleton (look-alike
 # Cyrillic or Greek letters folded: "Ignоrіеrе аllе"), which Russian or Greek text must not
 # be read as (folded, its look-alike letters become Latin noise).
-_LATIN_SCRIPT = frozenset({"fr", "de", "es", "it", "pt", "nl", "pl", "tr"})
+_LATIN_SCRIPT = frozenset({"fr", "de", "es", "it", "pt", "nl", "pl", "tr", "sv", "vi", "id"})
 # A word mixing Latin letters with Cyrillic or Greek ones: the mark of look-alike letters
 # (Russian, Greek or Ukrainian text has none, and is not read folded).
 _MIXED_SCRIPT = re.compile(r"[A-Za-z][\u0370-\u03ff\u0400-\u04ff\u0500-\u052f]|"
@@ -263,7 +264,7 @@ def _described(lang: str, reading: str, m: re.Match[str]) -> bool:
     permissive ending after it ("... 전송합니다", "... プッシュしてよい")."""
     before = reading[max(0, m.start() - 80):m.start()]
     before = before[max((e.end() for e in _NEGATION_BOUNDARY.finditer(before)), default=0):]
-    if lang in ("zh", "ja", "ko"):
+    if lang in ("zh", "ja", "ko", "th"):
         after = reading[m.end():m.end() + 24]
         after = after[:next((e.start() for e in _NEGATION_BOUNDARY.finditer(after)), len(after))]
         return bool(_CJK_DESCRIBED.get(lang, _NEVER).search(before + m.group() + after)) and not \
@@ -288,7 +289,10 @@ _ORDERED = re.compile(
     r"(?i)\b(?:bitte|ab jetzt|ab sofort|von nun an|por favor|a partir de ahora|desde ahora|s'il (?:te|vous) pla[iî]t"
     r"|desormais|d[ée]sormais|a partir de maintenant|per favore|d'ora in poi|da ora in poi|da agora em diante"
     r"|a partir de agora|alsjeblieft|alstublieft|vanaf nu|prosz[eę]|od teraz|l[uü]tfen|bundan sonra"
-    r"|пожалуйста|отныне|с этого момента|теперь всегда)\b")
+    r"|пожалуйста|отныне|с этого момента|теперь всегда"
+    # (round 9: Portuguese's imperative after "always"; the new languages' words for it)
+    r"|sempre fa[cç]a|snalla|sn[aä]lla|fran och med nu|fr[aå]n och med nu|vui long|tu gio tro di"
+    r"|tolong|mohon|mulai sekarang|будь ласка|відтепер|कृपया|अब से|من فضلك|رجاء|من الآن)(?!\w)")
 
 
 def _negated(lang: str, reading: str, m: re.Match[str], inside: int) -> bool:

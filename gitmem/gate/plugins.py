@@ -25,6 +25,12 @@ PLACEHOLDER_VALUE = lazy(
 # A secret manager's path (prod/payments/db) names a secret, it is not one.
 _REF_PATH = lazy(r"^[a-z][a-z0-9_.-]*(?:/[a-z0-9_.-]+)+$")
 
+# Where a secret manager keeps it (vault:kv/prod/api, op://Vault/item/field, an ARN of
+# Secrets Manager or SSM, a Secret Manager resource name): a reference, not the secret.
+_SECRET_REFERENCE = lazy(r"(?i)(?:vault|ssm|op|env|file|sops|keychain|secretsmanager|awssm|gcpsm|azkv|akv|sm"
+                         r"|doppler|infisical|bws)(?::|://)\S|arn:aws:(?:secretsmanager|ssm):"
+                         r"|projects/[\w-]+/secrets/[\w-]+")
+
 # A password written in capitals is a placeholder (USER:PASSWORD@HOST).
 _CAPS_WORD = lazy(r"[A-Z][A-Z_]*|(?i:password|passwd|pass|pwd|secret|changeme)")
 
@@ -142,6 +148,7 @@ def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] 
                 if secret.type == "Secret Keyword" and (PLACEHOLDER_VALUE.match(value)
                                                         or ENV_VAR_NAME.match(value)
                                                         or _REF_PATH.match(value)
+                                                        or _SECRET_REFERENCE.match(value)
                                                         or _words_only(value)):
                     continue
                 if secret.type == "Basic Auth Credentials" and (
