@@ -144,7 +144,8 @@ _POST = (r"(?![_.-](?:stdin|file|path|env|cmd|command|eval|fd|prompt)\b)"
          r"(?:[0-9a-fA-F]{32}(?:[0-9a-fA-F]{8})?(?:[0-9a-fA-F]{24})?(?:[0-9a-fA-F]{64})?|\$2[aby]?\$|\$argon2)"
          r"(?![0-9a-zA-Z]))"
          r"(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])")
-_GAP = r"(?:\s+(?:(?!\(\?)[^\s:=`\[\]^{}]){1,60}){0,8}?"                     # "password for the lab router is ..."
+# (on the key word's line: a log's next line is no value, "DB_PASSWORD is empty\npanic: ...")
+_GAP = r"(?:[ \t]+(?:(?!\(\?)[^\s:=`\[\]^{}]){1,60}){0,8}?"                     # "password for the lab router is ..."
 _SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|->|→|[:=：])\s*|\s+(?:you asked for|you wanted|as requested)\s*:?\s*|\\\"\s*:\s*\\?(?=\")|\s*(?:は|是|为|為|는|은)\s*"
         r"|\s*:\s*&?(?:'static\s+)?[A-Za-z_][\w:<>\[\]]{0,80}\s*=\s*"  # const PASS: &str = ... (bounded: a run of "pw:pw:..." made it quadratic)
         r"|\s?[\u0e00-\u0e7f]{0,40}?คือ\s*"                           # Thai writes few spaces
