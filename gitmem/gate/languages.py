@@ -1,5 +1,5 @@
 """Prompt injection in languages other than English, as data: the rules for
-twelve languages and the commonest words that say a text may be in one.
+nineteen languages and the commonest words that say a text may be in one.
 
 Why a module of its own: the table grows with every language and corpus round,
 apart from the scanning (``injection``), which compiles a language's rules only
