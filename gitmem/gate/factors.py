@@ -5,7 +5,7 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "fcdaca6a80eb0ffe",
+    "digest": "9d0054d7f4a4bdbf",
     "factors": [
         ['aws'],
         ['github_pat_'],
@@ -164,12 +164,12 @@ SECRETS: dict[str, Any] = {
         ['access', 'admin', 'anahtar', 'api', 'apikey', 'app', 'auth', 'avain', 'chave', 'chiave', 'cle', 'client', 'clé', 'community string', 'community-string', 'community_string', 'cred', 'credential', 'encryption', 'integration', 'jeton', 'klic', 'klič', 'klucz', 'klíc', 'klíč', 'license', 'login', 'master', 'nogle', 'nyckel', 'nøgle', 'pass', 'pat', 'private', 'pw', 'pwd', 'recovery', 'routing', 'schlussel', 'schlüssel', 'secret', 'seed', 'signing', 'sleutel', 'token', 'unseal', 'ключ', 'токен', 'トークン', '令牌', '秘钥', '토큰'],
         ['"parameter', '"secret', '"value'],
         ['<value'],
-        ['--password', '--reveal', '-field ', '-field=', 'find-generic', 'find-internet', 'gopass', 'item', 'op://', 'password', 'secret', 'token'],
+        ['find-generic', 'find-internet', 'gopass', 'item', 'lpass', 'password', 'read', 'vault'],
     ],
 }
 
 INJECTION: dict[str, Any] = {
-    "digest": "ef3ad666f910646b",
+    "digest": "a3d320f441da3f8c",
     "factors": [
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
@@ -214,76 +214,76 @@ INJECTION: dict[str, Any] = {
 # The injection rules of each other language (injection._language_factors).
 LANGUAGES: dict[str, Any] = {
     'fr': {
-        "digest": "5916c4ce426379cf",
+        "digest": "e2134dd26969a5bc",
         "factors": [
             [' abstraction', 'consigne', 'directive', 'ignor', 'instruction', 'ne tenez', 'ne tien', 'ordre', 'oubli', 'prompt', 'regle'],
             [' a present', ' desormais', ' maintenant'],
             ['utilisateur'],
             ['consigne', 'etape obligatoire', 'instruction', 'message', 'note', 'nouvelle regle', 'regle'],
             ['affich', 'coll', 'donn', 'envoi', 'envoy', 'imprim', 'montr', 'partag', 'publi', 'revel', 'transmet'],
-            [' api', " d'environnement", ' de passe', ' privee', ' ssh', '.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'envoi', 'envoy', 'expedi', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'identifiants', 'jeton', "l'environnement", 'partag', 'post', 'publi', 'secrets', 'televers', 'token', 'transmet', 'upload', '~/.ssh'],
+            [' api', " d'environnement", ' de passe', ' privee', ' ssh', '.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'envoi', 'envoy', 'expedi', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'identifiants', 'jeton', "l'environnement", 'partag', 'post', 'publi', 'secrets', 'televers', 'token', 'transmet', 'upload', '~/.ssh/'],
             ['contourne', 'contourner', 'contournez', 'ignore', 'ignorer', 'ignorez', 'passe', 'passer', 'passez', 'sans ', 'saute', 'sauter', 'sautez'],
         ],
     },
     'de': {
-        "digest": "db59cba2a4613eaf",
+        "digest": "53b3686929356a3e",
         "factors": [
             ['ignorier', 'missacht', 'uberschreib', 'vergesst', 'vergiss', 'verwirf'],
             ['du bist', 'sie sind'],
             [' dem anwender', ' dem benutzer', ' dem nutzer', ' den anwender', ' den benutzer', ' den nutzer', ' der anwender', ' der benutzer', ' der nutzer', ' zu fragen', ' zu informieren'],
             ['anweisung', 'hinweis', 'nachricht', 'neue regel', 'pflicht', 'regel'],
             ['.env', 'keys', 'passworter', 'schlussel', 'secrets', 'system', 'zugangsdaten'],
-            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'env-variabl', 'hochlad', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'keys', 'lade', 'passworter', 'poste', 'schick', 'schlussel', 'secrets', 'send', 'token', 'ubermittel', 'ubertrag', 'umgebungsvariabl', 'upload', 'zugangsdaten', '~/.ssh'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'env-variabl', 'hochlad', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'keys', 'lade', 'passworter', 'poste', 'schick', 'schlussel', 'secrets', 'send', 'token', 'ubermittel', 'ubertrag', 'umgebungsvariabl', 'upload', 'zugangsdaten', '~/.ssh/'],
             ['freigabe', 'prufung', 'review', 'uberspring'],
         ],
     },
     'es': {
-        "digest": "71dc30aa5161f11f",
+        "digest": "ab7ed11fc5180167",
         "factors": [
             ['directrices', 'indicaciones', 'instruccion', 'instrucciones', 'ordenes', 'prompt', 'reglas'],
             ['a partir de ahora', 'ahora', 'desde ahora'],
             ['sin avisar', 'sin decirle', 'sin preguntar', 'usuario'],
             [' para'],
             ['.env', 'claves', 'contrasena', 'credenciales', 'prompt del sistema', 'secretos', 'tokens'],
-            [' de entorno', '.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'claves', 'compart', 'contrasena', 'credenciales', 'el entorno', 'envi', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'mand', 'public', 'secretos', 'suba', 'subamos', 'suban', 'sube', 'subela', 'subelas', 'subelo', 'subelos', 'subir', 'token', 'transmit', '~/.ssh'],
+            [' de entorno', '.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'claves', 'compart', 'contrasena', 'credenciales', 'el entorno', 'envi', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'mand', 'public', 'secretos', 'suba', 'subamos', 'suban', 'sube', 'subela', 'subelas', 'subelo', 'subelos', 'subir', 'token', 'transmit', '~/.ssh/'],
             ['aprobacion', 'review', 'revision'],
         ],
     },
     'it': {
-        "digest": "5597718bc22738c2",
+        "digest": "a6bcfaa3d9f9f217",
         "factors": [
             ['direttive', 'indicazioni', 'istruzion', 'prompt', 'regole'],
             [' sei'],
             ['non dire niente', 'non dire nulla', "senza dirlo all'utente"],
             ['--force', 'chiavi api', 'credenziali', 'disattiv', 'ignor', 'password', 'segret', 'senza chiedere', 'senza conferma', 'senza revisione'],
             ['caric', 'condivid', 'invi', 'mostr', 'rivel', 'stamp'],
-            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'caric', 'chiavi', 'condivid', 'credenziali', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'invi', "l'ambiente", 'mand', 'password', 'pubblic', 'segreti', 'token', 'trasmett', "variabili d'", 'variabili di ', '~/.ssh'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'caric', 'chiavi', 'condivid', 'credenziali', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'invi', "l'ambiente", 'mand', 'password', 'pubblic', 'segreti', 'token', 'trasmett', "variabili d'", 'variabili di ', '~/.ssh/'],
             ['review', 'revisione'],
         ],
     },
     'pt': {
-        "digest": "8d15d27e48849346",
+        "digest": "f4a024eaf3c5b526",
         "factors": [
             ['diretrizes', 'instrucao', 'instrucoes', 'ordens', 'prompt', 'regras'],
             ['tu', 'voce'],
             ['nao avise', 'nao conte', 'nao diga', 'nao informe', 'nao mencione'],
             [' para'],
             ['carreg', 'compartilh', 'envi', 'imprim', 'mostr', 'publi', 'revel'],
-            [' de ambiente', '.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'carreg', 'chaves', 'compartilh', 'credenciais', 'envi', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'mand', 'o ambiente', 'publi', 'segredos', 'senha', 'sobe', 'suba', 'subam', 'subir', 'token', 'transmit', '~/.ssh'],
+            [' de ambiente', '.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'carreg', 'chaves', 'compartilh', 'credenciais', 'envi', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'mand', 'o ambiente', 'publi', 'segredos', 'senha', 'sobe', 'suba', 'subam', 'subir', 'token', 'transmit', '~/.ssh/'],
             ['empurr', 'merge', 'push', 'review', 'revisao', 'sem '],
         ],
     },
     'nl': {
-        "digest": "b1bbf6d76df855ca",
+        "digest": "c4e7ff533fdbeace",
         "factors": [
             ['aanwijzingen', 'ignoreer', 'instructies', 'negeer', 'opdrachten', 'prompt', 'regels', 'vergeet'],
             ['je bent nu', 'vanaf nu ben je'],
-            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'deel', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'inloggegevens', 'omgevingsvariabel', 'post', 'secrets', 'sleutels', 'stuur', 'token', 'upload', 'verstuur', 'verzend', 'wachtwoorden', '~/.ssh'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'deel', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'inloggegevens', 'omgevingsvariabel', 'post', 'secrets', 'sleutels', 'stuur', 'token', 'upload', 'verstuur', 'verzend', 'wachtwoorden', '~/.ssh/'],
             ['review', 'review overslaan', 'zonder goedkeuring', 'zonder review'],
         ],
     },
     'pl': {
-        "digest": "b8e5c9b7256dc005",
+        "digest": "3f44d72a3639006a",
         "factors": [
             ['ignoruj', 'pomin', 'poprzedni', 'swoje', 'twoje', 'wczesniejsz', 'wszystki', 'zapomnij', 'zignoruj'],
             ['jestes teraz', 'od teraz jestes', 'teraz jestes'],
@@ -292,27 +292,27 @@ LANGUAGES: dict[str, Any] = {
         ],
     },
     'tr': {
-        "digest": "dfedd818b5ee045a",
+        "digest": "993d4ef5adacbe3a",
         "factors": [
             ['istem', 'komut', 'kural', 'talimat', 'yonerge'],
             [' icin'],
-            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'anahtarlar', 'gizli', 'gonder', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'ilet', 'ortam degisken', 'paylas', 'sifreler', 'token', 'yukle', '~/.ssh'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'anahtarlar', 'gizli', 'gonder', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'ilet', 'ortam degisken', 'paylas', 'sifreler', 'token', 'yukle', '~/.ssh/'],
             ['inceleme', 'incelemesiz', 'review'],
         ],
     },
     'ru': {
-        "digest": "057a61e7f25c8f28",
+        "digest": "ab9ad31cff6879d4",
         "factors": [
             ['директив', 'инструкци', 'команд', 'ограничени', 'правил', 'промпт', 'указани'],
             ['с этого момента ты', 'теперь ты', 'ты теперь'],
             ['пользовател'],
             ['выведи', 'загрузи', 'опубликуи', 'отправ', 'перешли', 'покажи', 'раскрои'],
-            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh', 'выгрузи', 'загрузи', 'ключ', 'окружени', 'опубликуи', 'отошли', 'отправ', 'парол', 'переменн', 'перешли', 'пошли', 'секрет', 'слеи', 'токен', 'учетн'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh/', 'выгрузи', 'загрузи', 'ключ', 'окружени', 'опубликуи', 'отошли', 'отправ', 'парол', 'переменн', 'перешли', 'пошли', 'секрет', 'слеи', 'токен', 'учетн'],
             ['без review', 'без код', 'без ревью', 'без согласовани', 'минуя ревью', 'пропус'],
         ],
     },
     'zh': {
-        "digest": "47fb30264245a5c4",
+        "digest": "1400ef8ab1c3e445",
         "factors": [
             ['上述', '上面', '不要理会', '不要遵守', '之前', '以前', '你的', '先前', '全部', '别管', '原有', '原来', '忘掉', '忘记', '忽略', '忽视', '所有', '抛开', '放弃', '无视', '此前', '系统'],
             ['从现在开始', '从现在起', '你已经不再是', '你现在是'],
@@ -323,7 +323,7 @@ LANGUAGES: dict[str, Any] = {
         ],
     },
     'ja': {
-        "digest": "7e3feb455d6f45e6",
+        "digest": "29b8a3f7c1eb902f",
         "factors": [
             ['あなたの', 'これまで', 'すべて', '上記', '今まで', '以前', '全て', '前の', '忘れ', '無視'],
             ['あなたは', '今からあなたは', '君は'],
@@ -334,7 +334,7 @@ LANGUAGES: dict[str, Any] = {
         ],
     },
     'ko': {
-        "digest": "6a93f880baf7b4bf",
+        "digest": "82db6f0edb04caa6",
         "factors": [
             ['기존', '모든', '무시', '앞의', '위의', '이전', '잊어'],
             [' 이제', '이제 너는', '이제 당신은'],
@@ -345,34 +345,31 @@ LANGUAGES: dict[str, Any] = {
         ],
     },
     'sv': {
-        "digest": "17c3aca693f6b060",
+        "digest": "9de622b8b8437b46",
         "factors": [
             ['anvisning', 'direktiv', 'instruktion', 'prompt', 'regler'],
-            ['--force', '--no-verify', 'hemlig', 'ignorera', 'inaktivera', 'losenord', 'nycklar', 'stang av', 'utan att fraga', 'utan granskning', 'utan review'],
-            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'dela', 'hemligheter', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'inloggningsuppgift', 'innehallet', 'ladda', 'losenord', 'miljovariabl', 'nycklar', 'overfor', 'posta', 'skicka', 'token', '~/.ssh'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'dela', 'hemligheter', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'inloggningsuppgift', 'ladda', 'losenord', 'miljovariabl', 'nycklar', 'overfor', 'posta', 'skicka', '~/.ssh/'],
             [' over granskning', ' over review', 'utan godkannande', 'utan granskning', 'utan review'],
         ],
     },
     'vi': {
-        "digest": "62215213576924ea",
+        "digest": "c7d7877bea11a64e",
         "factors": [
             ['bo qua', 'lam theo', 'lo di', 'phot lo', 'quan tam', 'quen di', 'tuan theo'],
-            ['--force', '--no-verify', '.env', 'bi mat', 'bo qua', 'mat khau', 'token', 'vo hieu', '~/.ssh'],
-            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'bi mat', 'bien moi truong', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'khoa api', 'khoa bi mat', 'khoa rieng', 'khoa ssh', 'mat khau', 'noi dung', 'token', '~/.ssh'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'bien moi truong', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'khoa api', 'khoa bi mat', 'khoa rieng', 'khoa ssh', 'mat khau', 'thong tin dang nhap', '~/.ssh/'],
             ['bo qua duyet', 'bo qua kiem tra', 'bo qua review', 'bo qua xem xet', 'khong '],
         ],
     },
     'id': {
-        "digest": "b70c09d0b44e7e0b",
+        "digest": "2a6c64729161b9dd",
         "factors": [
             ['abaikan', 'jangan hiraukan', 'jangan ikuti', 'jangan pedulikan', 'lupakan'],
-            ['--force', '--no-verify', 'abaikan', 'kata sandi', 'kunci api', 'matikan', 'nonaktifkan', 'rahasia', 'tanpa bertanya', 'tanpa review', 'tanpa tinjauan'],
             ['bagikan', 'kirim', 'posting', 'unggah', 'upload'],
             ['lewati review', 'lewati tinjauan', 'tanpa persetujuan', 'tanpa pr', 'tanpa review', 'tanpa tinjauan'],
         ],
     },
     'uk': {
-        "digest": "2172d6cf71d82ef5",
+        "digest": "97794063ec8fd9df",
         "factors": [
             ['вказівк', 'відкинь', 'забудь', 'команд', 'не зважаи', 'обмежен', 'правил', 'промпт', 'проігноруи', 'ігнору', 'ігноруи', 'інструкці'],
             ['відтепер ти', 'тепер ти', 'ти тепер'],
@@ -381,26 +378,26 @@ LANGUAGES: dict[str, Any] = {
         ],
     },
     'th': {
-        "digest": "233d22f8eca4b076",
+        "digest": "f8802314920c108d",
         "factors": [
             ['ก่อนหน้า', 'ของระบบ', 'ข้างต้น', 'ทั้งหมด', 'เดิม'],
-            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh', 'ความลับ', 'คีย์', 'ตัวแปรสภาพแวดล้อม', 'รหัสผ่าน', 'เนื้อหา', 'โทเค็น'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh/', 'ข้อมูลรับรอง', 'คีย์', 'ตัวแปรสภาพแวดล้อม', 'รหัสผ่าน'],
             ['ข้าม', 'ไม่ต้องตรวจ', 'ไม่ต้องรีวิว'],
         ],
     },
     'hi': {
-        "digest": "3098eea4ddfa021b",
+        "digest": "e025c1f2f48854b5",
         "factors": [
             ['अनदेखा', 'उपेक्षा', 'ध्यान न द', 'भूल जा'],
-            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh', 'कुंजी', 'टोकन', 'पर्यावरण चर', 'पासवर्ड', 'वेरिएबल', 'सामग्री', 'सीक्रेट'],
+            [' कुंजी', '.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh/', 'एनवायरनमेंट वेरिएबल', 'पर्यावरण चर', 'पासवर्ड'],
             ['बिना review', 'बिना रिव्यू', 'बिना समीक्षा'],
         ],
     },
     'ar': {
-        "digest": "25d49aabd1c52849",
+        "digest": "ad6f099c4fab2374",
         "factors": [
             ['أوامر', 'الأوامر', 'الإرشادات', 'التعليمات', 'القواعد', 'تعليمات'],
-            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh', 'أرسل', 'إرسال', 'ارسل', 'ارفع', 'الأسرار', 'الرموز', 'المفاتيح', 'انشر', 'شارك', 'كلمات المرور', 'كلمة السر', 'كلمة المرور', 'متغيرات البيئة', 'محتوى', 'مفتاح'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh/', 'أرسل', 'إرسال', 'ارسل', 'ارفع', 'المفاتيح الخاصة', 'المفاتيح السرية', 'انشر', 'بيانات الاعتماد', 'شارك', 'كلمات المرور', 'كلمة السر', 'كلمة المرور', 'متغيرات البيئة', 'مفتاح api', 'مفتاح ssh', 'مفتاح خاص', 'مفتاح سري'],
             [' المراجعة', 'بدون review', 'بدون مراجعة'],
         ],
     },

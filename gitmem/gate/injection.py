@@ -108,7 +108,7 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
      r"(?i)\b(?:cat|print|post|send|upload|include|paste|share|leak|reveal|exfiltrate|show|dump|display|email|"
      r"transmit|forward)\b[^.\n]{0,60}?(?:\.env\b|~/\.ssh|id_(?:rsa|ed25519|ecdsa)|\.aws/credentials|\.netrc|printenv|"
      r"environment variables|env vars|system prompt|(?<!run/)\bsecrets\b(?!\.\w)"
-     r"|\bcredentials\b(?![\w./-]*\.(?:enc|gpg|age|asc)\b)|\bpasswords\b|"
+     r"|\bcredentials\b(?![\w./-]*\.(?:enc|gpg|age|asc)(?![\w.-])(?![^\n]*(?:\||https?://|@|\bto\b)))|\bpasswords\b|"
      r"(?<!<)\b(?:api|access|auth|secret|private|ssh|deploy|signing|bearer|session|refresh|github|gitlab|npm|oauth)"
      r"[ _-](?:keys?|tokens?)\b(?! (?:count|per|limit|budget|usage|length|window|endpoint|cache|rotation|format))"
      r"(?![^.\n]{0,60}?\.pub\b))"),  # "send me your ssh key, the .pub file": a public key;
@@ -279,8 +279,9 @@ _CJK_DESCRIBED = {
     "zh": re.compile(r"会|将会|可以|我们|脚本|流水线|任务会|程序会|系统会"),
     "ja": re.compile(r"してよい|しても(?:よい|いい)|します(?:。|$)|しています|されます|できます"),
     "ko": re.compile(r"(?:합니다|됩니다|습니다|해도 됩니다)"),
+    "th": re.compile(r"สคริปต์|ไปป์ไลน์|ระบบ|งาน|บอท|เรา|จะ"),  # a script, pipeline, system, job, bot, we; will
 }
-_CJK_ORDERED = re.compile(r"请|務必|务必|必须|立即|马上|一律|ください|しろ|せよ|すること|하세요|하십시오|해라|하라")
+_CJK_ORDERED = re.compile(r"请|務必|务必|必须|立即|马上|一律|ください|しろ|せよ|すること|하세요|하십시오|해라|하라|กรุณา|โปรด")
 
 
 # What makes a clause an order whatever stands before its verb: "please", "from now on"
@@ -303,6 +304,8 @@ def _negated(lang: str, reading: str, m: re.Match[str], inside: int) -> bool:
     before = before[max((e.end() for e in _NEGATION_BOUNDARY.finditer(before)), default=0):]
     after = reading[m.end():m.end() + 15]
     after = after[:next((e.start() for e in _CLAUSE_END.finditer(after)), len(after))]
+    if lang in ("th", "hi"):  # bound to the verb, wherever it stands (Hindi puts it last)
+        return bool(_negation(lang).search(before + m.group() + after))
     return bool(_negation(lang).search(f"{before} {m.group()[:inside]} {after}"))
 
 

@@ -111,9 +111,10 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
     "tr": [("instruction override", _concept(
         r"yok say\w*|gormezden gel\w*|unut\w*|dikkate alma\w*", r"onceki|tum|butun|sistem\w*",
         r"talimat\w*|kural\w*|yonerge\w*|komut\w*|istem\w*")),
-        # "Asistan için: ..." (the agent before its postposition)
-        ("agent addressed", r"(?i)\b(?:asistan|ajan|yapay zeka|ai|bot)(?:a|e|ya|ye)? icin\b[^\n]{0,140}?"
-         r"(?:\bdevre d[iı]s[iı]|--no-verify|--force|\byok say|\bgizli|\bsifre|\btoken|\batla)")],
+        # "Asistan için: ..." opening a line (the agent before its postposition), then an
+        # order to turn a check off (bırak, not its negation bırakma)
+        ("agent addressed", r"(?im)^[ \t]*(?:asistan|ajan|yapay zeka|ai|bot)(?:a|e|ya|ye)? icin[ \t]*:[^\n]{0,140}?"
+         r"(?:\bdevre d[iı]s[iı] b[iı]rak(?!ma)|\bkapat(?!ma)\w*\b|--no-verify|\byok say(?!ma))")],
     "ru": [("instruction override", _concept(
         r"игнорир\w*|проигнорир\w*|забуд\w*|забыть|не обращаи внимания|отбрось\w*|пренебрег\w*|не учитываи\w*",
         r"предыдущ\w*|прежн\w*|все\w*|свои\w*|твои\w*|ваши\w*|ранее|систем\w*|исходн\w*",
@@ -145,30 +146,18 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
         ("concealment", r"사용자(?:에게|한테)[^.\n]{0,8}?(?:말하지|알리지) 마"),
         ("exfiltration", r"(?:시스템 프롬프트|\.env|비밀번호|자격 증명|API 키|비밀 키|개인 키|토큰)[^.\n]{0,20}?(?:보내|전송|업로드|공개|출력)")],
     # After round 9's dev part: seven more languages, each with the words for "ignore the
-    # previous instructions" and a line addressed to an agent (Thai, Hindi and Arabic with
-    # no word boundaries: Thai writes none, the others attach particles and marks).
+    # previous instructions" (Thai, Hindi and Arabic with no word boundaries: Thai writes
+    # none, the others attach particles and marks), and the two families below.
     "sv": [("instruction override", _concept(
         r"ignorera\w*|glom\w*|bortse fran|strunta i", r"tidigare|alla|dina|era|ursprungliga|foregaende|ovanstaende",
-        r"instruktion\w*|regler\w*|anvisning\w*|direktiv\w*|prompt\w*")),
-        ("agent addressed", _addressed(
-            r"(?:till|for|instruktion till|meddelande till|notering for)(?: den| alla)?",
-            r"ai-?assistent\w*|assistent\w*|agent\w*|ai|bot",
-            r"ignorera\w*|--force|--no-verify|inaktivera\w*|stang av|hemlig\w*|losenord\w*|api-?nycklar"
-            r"|utan (?:granskning|review|att fraga)"))],
+        r"instruktion\w*|regler\w*|anvisning\w*|direktiv\w*|prompt\w*"))],
     "vi": [("instruction override", _concept(
         r"bo qua|phot lo|lo di|quen di|khong (?:can )?(?:tuan theo|quan tam|lam theo)",
         r"moi|tat ca|truoc (?:d|\u0111)o|truoc|cu|ban (?:d|\u0111)au|he thong",
-        r"huong (?:d|\u0111)an|chi thi|chi (?:d|\u0111)an|lenh|quy tac|yeu cau|prompt")),
-        ("agent addressed", r"(?i)\b(?:gui|cho|danh cho|luu y cho)\s+(?:tro ly|tac tu|agent|ai|bot)(?: ai)?\b"
-         r"[^\n]{0,140}?(?:\bbo qua\b|--force|--no-verify|\bvo hieu|\bmat khau\b|\bbi mat\b|\btoken\b"
-         r"|\.env\b|~/\.ssh)")],
+        r"huong (?:d|\u0111)an|chi thi|chi (?:d|\u0111)an|lenh|quy tac|yeu cau|prompt"))],
     "id": [("instruction override", _concept(
         r"abaikan|lupakan|jangan (?:ikuti|hiraukan|pedulikan)", r"sebelumnya|semua|seluruh|awal|sistem",
-        r"instruksi|perintah|aturan|arahan|petunjuk|prompt")),
-        ("agent addressed", _addressed(
-            r"(?:untuk|kepada|instruksi untuk|catatan untuk)", r"asisten(?: ai)?|agen(?: ai)?|ai|bot",
-            r"abaikan|--force|--no-verify|nonaktifkan|matikan|rahasia|kata sandi|kunci api"
-            r"|tanpa (?:review|tinjauan|bertanya)"))],
+        r"instruksi|perintah|aturan|arahan|petunjuk|prompt"))],
     "uk": [("instruction override", _concept(
         r"ігноруи\w*|проігноруи\w*|ігнору\w*|забудь\w*|не зважаи\w*|відкинь\w*",
         r"попередн\w*|всі|усі|свої|твої|ваші|системн\w*|початков\w*",
@@ -199,7 +188,8 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
 # (verbs of sending, the environment and secrets, push words, main, review or CI skipped)
 # Files that hold credentials, named the same in every language (what the round-9 languages
 # send; matched without a word boundary before them: "~/.ssh/id_rsa", ".env").
-_CRED_FILES = (r"(?<!\w)(?:~/\.ssh\S*|id_(?:rsa|ed25519|ecdsa)|~?/?\.aws/credentials|~?/?\.kube/config|\.netrc"
+_CRED_FILES = (r"(?<!\w)(?:~/\.ssh/(?!\S*\.pub\b|known_hosts|config\b|authorized_keys)\S+|id_(?:rsa|ed25519|ecdsa)(?!\.pub)"
+               r"|~?/?\.aws/credentials|~?/?\.kube/config|\.netrc"
                r"|\.npmrc|\.pypirc|\.git-credentials|\.docker/config\.json|\.env)\b")
 _SEND: dict[str, tuple[str, str, str, str]] = {
     "fr": (r"envo[iy]\w*|transmet\w*|upload\w*|televers\w*|publi\w*|post\w*|partag\w*|expedi\w*",
@@ -262,31 +252,31 @@ _SEND: dict[str, tuple[str, str, str, str]] = {
            r"푸시|push|머지|병합",
            r"(?:리뷰|검토|승인)[^.\n]{0,6}?(?:건너뛰|생략|없이|스킵|우회)"),
     "sv": (r"skicka\w*|ladda\w* upp|posta\w*|dela|overfor\w*",
-           r"miljovariabl\w*|inloggningsuppgift\w*|losenord\w*|nycklar\w*|hemligheter\w*|tokens?|innehallet",
+           r"miljovariabl\w*|inloggningsuppgift\w*|losenord(?!s?aterstall)\w*|(?:api|ssh|privata)-?nycklar\w*|hemligheter\w*",
            r"push\w*|pusha\w*|merge\w*|sla ihop",
            r"utan (?:granskning|review|godkannande)|hoppa\w* over (?:granskning\w*|review\w*)"),
     "vi": (r"gui|tai len|upload|(?:d|\u0111)ang len|chia se|chuyen",
-           r"bien moi truong|mat khau|khoa (?:api|ssh|bi mat|rieng)|bi mat|token|noi dung",
+           r"bien moi truong|(?<!doi )(?<!dat lai )mat khau|khoa (?:api|ssh|bi mat|rieng)|thong tin dang nhap",
            r"push|(?:d|\u0111)ay",
            r"khong (?:can )?(?:review|duyet|kiem tra|xem xet)|bo qua (?:review|duyet|kiem tra|xem xet)"),
     "id": (r"kirim\w*|unggah\w*|upload|posting|bagikan",
-           r"variabel lingkungan|kata sandi|kunci|rahasia|token|isi",
+           r"variabel lingkungan|(?<!ganti )(?<!reset )kata sandi|kunci (?:api|ssh|rahasia|privat)|kredensial",
            r"push",
            r"tanpa (?:review|tinjauan|persetujuan|pr)|lewati (?:review|tinjauan)"),
     "uk": (r"надішли\w*|відправ\w*|завантаж\w*|вивантаж\w*|опублікуи\w*|перешли\w*",
-           r"змінн\w* (?:середовища|оточення)|парол\w*|ключ\w*|секрет\w*|токен\w*|облікові дані|вміст",
+           r"змінн\w* (?:середовища|оточення)|(?<!скидання )(?<!зміни )парол\w*|(?:api|ssh|приватн\w*|секретн\w*)[ -]ключ\w*|облікові дані",
            r"пуш\w*|запуш\w*|push\w*",
            r"без (?:рев'ю|ревью|review|перевірки|погодження)"),
     "th": (r"ส่ง|อัปโหลด|อัพโหลด|โพสต์",
-           r"ตัวแปรสภาพแวดล้อม|รหัสผ่าน|คีย์|โทเค็น|ความลับ|เนื้อหา",
+           r"ตัวแปรสภาพแวดล้อม|(?<!รีเซ็ต)(?<!เปลี่ยน)รหัสผ่าน|คีย์(?:ส่วนตัว| ?API| ?SSH|ลับ)|ข้อมูลรับรอง",
            r"push|พุช",
            r"ไม่ต้อง(?:รีวิว|ตรวจ)|ข้าม(?:การ)?(?:รีวิว|ตรวจ)"),
     "hi": (r"भेज|अपलोड|पोस्ट|साझा",
-           r"सामग्री|पासवर्ड|कुंजी|टोकन|वेरिएबल|पर्यावरण चर|सीक्रेट",
+           r"पासवर्ड(?! रीसेट| बदल)|(?:API|SSH|निजी|गुप्त) कुंजी|एनवायरनमेंट वेरिएबल|पर्यावरण चर",
            r"push|पुश",
            r"बिना (?:रिव्यू|समीक्षा|review)"),
     "ar": (r"أرسل|ارسل|إرسال|ارفع|انشر|شارك",
-           r"متغيرات البيئة|كلمات المرور|كلمة المرور|كلمة السر|المفاتيح|مفتاح|الأسرار|الرموز|محتوى",
+           r"متغيرات البيئة|(?<!تعيين )(?<!تغيير )(?:كلمات المرور|كلمة المرور|كلمة السر)|مفتاح (?:API|SSH|خاص|سري)|المفاتيح (?:الخاصة|السرية)|بيانات الاعتماد",
            r"push|ادفع",
            r"بدون (?:مراجعة|review)|تخط\w* المراجعة"),
 }
@@ -295,13 +285,23 @@ _MAIN = r"(?<![a-z])(?:main|master)(?![a-z])|主分支|主干|メインブラン
 _URL = r"https?://"
 
 
-def _sent_to_url(verbs: str, what: str, b: str) -> str:
-    """A verb of sending, what is sent and a URL in one sentence, in any order ("sube las
-    variables de entorno a https://...", "... an https://... schicken", "把环境变量发送到 https://...")."""
+_ANY_ORDER = ("vwu", "wvu", "wuv", "uwv", "vuw", "uvw")
+
+
+def _sent_to_url(verbs: str, what: str, b: str, orders: tuple[str, ...] = _ANY_ORDER) -> str:
+    """A verb of sending, what is sent and a URL in one sentence, in any of ``orders`` ("sube
+    las variables de entorno a https://...", "... an https://... schicken", "把环境变量发送到
+    https://...")."""
     s = r"[^.\n。]"
     parts = {"v": rf"{b}(?:{verbs})", "w": rf"(?:{b}(?:{what})|{_CRED_FILES})", "u": rf"(?:{_URL})\S{{0,200}}+"}
-    return "(?i)" + "|".join(f"{parts[a]}{s}{{0,60}}?{parts[c]}{s}{{0,60}}?{parts[d]}"
-                             for a, c, d in ("vwu", "wvu", "wuv", "uwv", "vuw", "uvw"))
+    return "(?i)" + "|".join(f"{parts[o[0]]}{s}{{0,60}}?{parts[o[1]]}{s}{{0,60}}?{parts[o[2]]}"
+                             for o in orders)
+
+
+# The languages round 9 added name what is sent before the URL: after it, the words are a
+# page's subject ("send the link https://.../reset on changing the password").
+_WHAT_FIRST = ("vwu", "wvu", "wuv")
+_ROUND_9 = frozenset({"sv", "vi", "id", "uk", "th", "hi", "ar"})
 
 
 def _pushed_unreviewed(push: str, skip: str, b: str) -> str:
@@ -323,7 +323,8 @@ for _lang, (_verbs, _what, _push, _skip) in _SEND.items():
     _b = "" if _lang in _UNSPACED else r"\b"  # no word boundary inside CJK or Thai text
     _REQUIRES[_lang, len(_LANGS[_lang])] = "://"
     _REQUIRES[_lang, len(_LANGS[_lang]) + 1] = "main|master|主分支|主干|メインブランチ|메인 브랜치|основн|principal"
-    _LANGS[_lang] += [("exfiltration", _sent_to_url(_verbs, _what, _b)),
+    _orders = _WHAT_FIRST if _lang in _ROUND_9 else _ANY_ORDER
+    _LANGS[_lang] += [("exfiltration", _sent_to_url(_verbs, _what, _b, _orders)),
                       ("safety bypass", _pushed_unreviewed(_push, _skip, _b))]
 
 # Words that turn an order into a rule against it ("禁止强制推送", "nie direkt auf main",

@@ -27,9 +27,11 @@ _REF_PATH = lazy(r"^[a-z][a-z0-9_.-]*(?:/[a-z0-9_.-]+)+$")
 
 # Where a secret manager keeps it (vault:kv/prod/api, op://Vault/item/field, an ARN of
 # Secrets Manager or SSM, a Secret Manager resource name): a reference, not the secret.
-_SECRET_REFERENCE = lazy(r"(?i)(?:vault|ssm|op|env|file|sops|keychain|secretsmanager|awssm|gcpsm|azkv|akv|sm"
-                         r"|doppler|infisical|bws)(?::|://)\S|arn:aws:(?:secretsmanager|ssm):"
-                         r"|projects/[\w-]+/secrets/[\w-]+")
+# (Its shape, not only its prefix: "vault:Hunter2xQ9!mZ" or "env:Kx92..." is a password.)
+_SECRET_REFERENCE = lazy(r"(?:op://[^/\s\"']+/[^/\n\"']+/[^\n\"']+|vault:(?:op://[^\n\"']+|[\w.-]+(?:/[\w. -]+)+)"
+                         r"|env:[A-Z_][A-Z0-9_]*|ssm:/[\w./-]+|(?:awssm|gcpsm|azkv|akv|sm|doppler|infisical|bws"
+                         r"|sops|keychain|secretsmanager)://?[\w.-]+/[\w./ -]+)$|arn:aws:(?:secretsmanager|ssm):"
+                         r"|projects/[\w-]+/secrets/[\w-]+$")
 
 # A password written in capitals is a placeholder (USER:PASSWORD@HOST).
 _CAPS_WORD = lazy(r"[A-Z][A-Z_]*|(?i:password|passwd|pass|pwd|secret|changeme)")

@@ -144,8 +144,11 @@ _POST = (r"(?![_.-](?:stdin|file|path|env|cmd|command|eval|fd|prompt)\b)"
          r"(?:[0-9a-fA-F]{32}(?:[0-9a-fA-F]{8})?(?:[0-9a-fA-F]{24})?(?:[0-9a-fA-F]{64})?|\$2[aby]?\$|\$argon2)"
          r"(?![0-9a-zA-Z]))"
          r"(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])")
-# (on the key word's line: a log's next line is no value, "DB_PASSWORD is empty\npanic: ...")
-_GAP = r"(?:[ \t]+(?:(?!\(\?)[^\s:=`\[\]^{}]){1,60}){0,8}?"                     # "password for the lab router is ..."
+# (A gap may wrap to the next line, as prose hard-wrapped at 72 columns does, but not into a
+# line that starts with a label of its own: a log's "DB_PASSWORD is empty\npanic: ...",
+# a list's "...auth-gw\n- dashboard: ...")
+_GAP = (r"(?:(?:[ \t]+|[ \t]*\n[ \t]*(?:>[ \t]*)?(?![-*+•]?[ \t]*(?!(?:is|are|was|were)[ \t]*:)[\w.-]+[ \t]*:))"
+        r"(?:(?!\(\?)[^\s:=`\[\]^{}]){1,60}){0,8}?")                     # "password for the lab router is ..."
 _SEP = (r"(?:\s*[\"'\]]?\s*(?::=|=>|->|→|[:=：])\s*|\s+(?:you asked for|you wanted|as requested)\s*:?\s*|\\\"\s*:\s*\\?(?=\")|\s*(?:は|是|为|為|는|은)\s*"
         r"|\s*:\s*&?(?:'static\s+)?[A-Za-z_][\w:<>\[\]]{0,80}\s*=\s*"  # const PASS: &str = ... (bounded: a run of "pw:pw:..." made it quadratic)
         r"|\s?[\u0e00-\u0e7f]{0,40}?คือ\s*"                           # Thai writes few spaces
@@ -550,12 +553,15 @@ EXTRA_PATTERNS += [
 ]
 
 # --- round 9 (fixtures/gate/figures, "round": 9): dev misses, each family said generally ---
-_NAMED = rf"(?:[^\"<\n]{{0,80}}[/_. -])?{_KW}(?:[_. -]?[A-Za-z0-9]{{1,20}}){{0,3}}"  # PLAID_SECRET, /prod/db/password
+# A name's parts after its key word that say it is not the credential (AUTH0_CLIENT_ID,
+# SIGNING_KEY_ID, LoginItem, passwordFieldId).
+_NOT_IT = r"(?!(?i:id|ids|name|item|field|ttl|url|uri|path|file|type|length|expiry|expires|hint|policy)(?![a-z]))"
+_NAMED = rf"(?:[^\"<\n]{{0,80}}[/_. -])?{_KW}(?:[_. -]?{_NOT_IT}[A-Za-z0-9]{{1,20}}){{0,3}}"  # PLAID_SECRET, /prod/db/password
 EXTRA_PATTERNS += [
     # A declaration with a type between the name and its value (Scala, Kotlin, Swift, TypeScript):
     # val secretKeyBase: String = "...", var token: String? = "..."
     ("typed-assignment",
-     rf"(?i){_PRE}{_KW}(?-i:(?:[A-Z][a-z0-9]{{1,20}}){{0,2}}){_POST}\s*:\s*[A-Za-z][\w.]{{0,30}}[?!]?\s*=\s*"
+     rf"(?i){_PRE}{_KW}(?-i:(?:{_NOT_IT}[A-Z][a-z0-9]{{1,20}}){{0,2}}){_POST}\s*:\s*[A-Za-z][\w.]{{0,30}}[?!]?\s*=\s*"
      rf"(?-i:{_VALUE})",
      "name: Type = value, the type between a credential's name and its value"),
     # A name and its value as two fields of one record: the GitLab variables API and AWS SSM
@@ -571,9 +577,12 @@ EXTRA_PATTERNS += [
     # --reveal, bw get password, lpass show --password, security find-generic-password -w,
     # vault kv get -field=password, gopass show.
     ("password-manager-output",
-     r"(?im)^[ \t]*(?:[$#>❯%][ \t]*)?(?:op\s+(?:item\s+get|read)\b[^\n]*(?:--reveal|password|secret|token|op://)"
-     r"|bw\s+get\s+(?:password|item)\b|lpass\s+show\b[^\n]*--password|security\s+find-(?:generic|internet)-password\b[^\n]*\s-w\b"
-     r"|vault\s+(?:kv\s+get|read)\b[^\n]*-field[= ]\w*(?:pass|secret|token|key)\w*|gopass\s+(?:show\s+)?-o\b)[^\n]*\n"
+     # (what the command line must hold is looked ahead for once, from the line's start:
+     # scanning back for it from each of its words was quadratic on one long line)
+     r"(?im)^[ \t]*(?:[$#>❯%][ \t]*)?(?:op\s+(?:item\s+get|read)\b(?=[^\n]*(?:--reveal|password|secret|token|op://))"
+     r"|bw\s+get\s+(?:password|item)\b|lpass\s+show\b(?=[^\n]*--password)"
+     r"|security\s+find-(?:generic|internet)-password\b(?=[^\n]*\s-w\b)"
+     r"|vault\s+(?:kv\s+get|read)\b(?=[^\n]*-field[= ]\w*(?:pass|secret|token|key))|gopass\s+(?:show\s+)?-o\b)[^\n]*+\n"
      rf"[ \t]*(?:[^\s,]{{1,64}},)?{_HUMAN_CHOSEN}[ \t]*$",
      "a password manager's command and the password it printed on the next line"),
 ]
