@@ -7,7 +7,7 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "64f86dbf20f3ec44",
+    "digest": "580b04bcd2685ba5",
     "factors": [
         ['aws'],
         ['github_pat_'],
@@ -69,7 +69,7 @@ SECRETS: dict[str, Any] = {
         ['admin', 'administrator', 'elastic', 'guest', 'jenkins', 'pi', 'postgres', 'root', 'sa', 'ubuntu'],
         ['code'],
         ['access', 'admin', 'anahtar', 'api', 'apikey', 'app', 'auth', 'avain', 'chave', 'chiave', 'cle', 'client', 'clé', 'community string', 'community-string', 'community_string', 'cred', 'credential', 'encryption', 'integration', 'jeton', 'klic', 'klič', 'klucz', 'klíc', 'klíč', 'license', 'login', 'master', 'nogle', 'nyckel', 'nøgle', 'pass', 'pat', 'private', 'pw', 'pwd', 'recovery', 'routing', 'schlussel', 'schlüssel', 'secret', 'seed', 'signing', 'sleutel', 'token', 'unseal', 'ключ', 'токен', 'トークン', '令牌', '秘钥', '토큰'],
-        ['adgangskode', 'clave', 'code', 'contrasena', 'contrasenya', 'contraseña', 'contrasinal', 'cred', 'credential', 'cyfrinair', 'fjalekalim', 'fjalëkalim', 'geslo', 'haslo', 'hasło', 'heslo', 'iphasiwedi', 'jelszav', 'jelszo', 'jelszó', 'kalmar sirri', 'kata laluan', 'kata sandi', 'kennwort', 'key', 'login', 'losenord', 'lozink', 'lykilord', 'lykilorð', 'lösenord', 'mat khau', 'mat khẩu', 'mdp', 'mot de passe', 'mật khau', 'mật khẩu', 'nenosiri', 'parola', 'parole', 'parolă', 'parool', 'pasahitz', 'pass', 'passord', 'passphrase', 'passwort', 'pasvort', 'psk', 'pw', 'pwd', 'salasana', 'senha', 'sifre', 'sifrə', 'slaptazod', 'slaptažod', 'wachtwoord', 'wagwoord', 'şifre', 'şifrə', 'κωδικο', 'κωδικοί', 'κωδικοι', 'κωδικος', 'κωδικου', 'κωδικού', 'κωδικό', 'κωδικός', 'συνθηματικ', 'лозинк', 'нууц үг', 'парол', 'құпия сөз', 'գաղտնաբառ', 'סיסמא', 'סיסמה', 'סיסמת', 'الرقم السري', 'رمز المرور', 'رمز عبور', 'كلمة السر', 'كلمة المرور', 'كلمة مرور', 'پاس', 'پسورد', 'कूटशब्द', 'पासवर्ड', 'পাসওয়ার্ড', 'ਪਾਸਵਰਡ', 'પાસવર્ડ', 'கடவுச்சொல்', 'కూటపదం', 'వర్డ్', 'ವರ್ಡ್', 'പാസ്', 'මුරපදය', 'รหัส', 'ລະຫັດຜ່ານ', 'စကားဝှက်', 'პაროლ', 'የይለፍ ቃል', 'ពាក្យសម្ងាត់', 'パス', 'パスワード', '口令', '密码', '密碼', '暗証コード', '暗証番号', '비밀번호', '암호', '패스워드', '🔐', '🔑'],
+        ['adgangskode', 'clave', 'code', 'contrasena', 'contrasenya', 'contraseña', 'contrasinal', 'cred', 'credential', 'cyfrinair', 'fjalekalim', 'fjalëkalim', 'geslo', 'haslo', 'hasło', 'heslo', 'iphasiwedi', 'jelszav', 'jelszo', 'jelszó', 'kalmar sirri', 'kata laluan', 'kata sandi', 'kennwort', 'key', 'login', 'losenord', 'lozink', 'lykilord', 'lykilorð', 'lösenord', 'mat khau', 'mat khẩu', 'mdp', 'mot de passe', 'mật khau', 'mật khẩu', 'nenosiri', 'parola', 'parole', 'parolă', 'parool', 'pasahitz', 'pass', 'passord', 'passphrase', 'passwort', 'pasvort', 'paswd', 'pasword', 'psk', 'pssword', 'pw', 'pwd', 'salasana', 'senha', 'sifre', 'sifrə', 'slaptazod', 'slaptažod', 'wachtwoord', 'wagwoord', 'şifre', 'şifrə', 'κωδικο', 'κωδικοί', 'κωδικοι', 'κωδικος', 'κωδικου', 'κωδικού', 'κωδικό', 'κωδικός', 'συνθηματικ', 'лозинк', 'нууц үг', 'парол', 'құпия сөз', 'գաղտնաբառ', 'סיסמא', 'סיסמה', 'סיסמת', 'الرقم السري', 'رمز المرور', 'رمز عبور', 'كلمة السر', 'كلمة المرور', 'كلمة مرور', 'پاس', 'پسورد', 'कूटशब्द', 'पासवर्ड', 'পাসওয়ার্ড', 'ਪਾਸਵਰਡ', 'પાસવર્ડ', 'கடவுச்சொல்', 'కూటపదం', 'వర్డ్', 'ವರ್ಡ್', 'പാസ്', 'මුරපදය', 'รหัส', 'ລະຫັດຜ່ານ', 'စကားဝှက်', 'პაროლ', 'የይለፍ ቃል', 'ពាក្យសម្ងាត់', 'パス', 'パスワード', '口令', '密码', '密碼', '暗証コード', '暗証番号', '비밀번호', '암호', '패스워드', '🔐', '🔑'],
         ['authtok', 'define', 'masterauth', 'pass', 'pw', 'pwd'],
         ['--login', '--user', '-l', '-p', '-u', '/p', 'openssl', 'user'],
         ['api', 'apikey', 'pass', 'passwd', 'password', 'pwd', 'secret', 'token'],
@@ -90,7 +90,7 @@ SECRETS: dict[str, Any] = {
         None,
         ['outlook.office.com/webhook', 'webhook.office.com/webhookb2'],
         ['flyv1', 'fo1_'],
-        ['&access_token', '&api', '&apikey', '&auth', '&client_secret', '&code', '&key', '&secret', '&sig', '&signature', '&token', '&x-amz-signature', '&x-goog-signature', '?access_token', '?api', '?apikey', '?auth', '?client_secret', '?code', '?key', '?secret', '?sig', '?signature', '?token', '?x-amz-signature', '?x-goog-signature'],
+        ['&access_token', '&api', '&apikey', '&app', '&appid', '&auth', '&client_secret', '&code', '&key', '&secret', '&sig', '&signature', '&token', '&x-amz-signature', '&x-goog-signature', '?access_token', '?api', '?apikey', '?app', '?appid', '?auth', '?client_secret', '?code', '?key', '?secret', '?sig', '?signature', '?token', '?x-amz-signature', '?x-goog-signature'],
         ['accountkey', 'sharedaccesskey', 'sharedsecretvalue'],
         ['/'],
         ['-'],
@@ -163,6 +163,10 @@ SECRETS: dict[str, Any] = {
         ['password', 'reset'],
         ['set-'],
         [':', '='],
+        ['access', 'admin', 'anahtar', 'api', 'apikey', 'app', 'auth', 'avain', 'chave', 'chiave', 'cle', 'client', 'clé', 'community string', 'community-string', 'community_string', 'cred', 'credential', 'encryption', 'integration', 'jeton', 'klic', 'klič', 'klucz', 'klíc', 'klíč', 'license', 'login', 'master', 'nogle', 'nyckel', 'nøgle', 'pass', 'pat', 'private', 'pw', 'pwd', 'recovery', 'routing', 'schlussel', 'schlüssel', 'secret', 'seed', 'signing', 'sleutel', 'token', 'unseal', 'ключ', 'токен', 'トークン', '令牌', '秘钥', '토큰'],
+        ['"parameter', '"secret', '"value'],
+        ['<value'],
+        ['find-generic', 'find-internet', 'gopass', 'item', 'lpass', 'password', 'read', 'vault'],
     ],
     "also": [
         [[':', '='], ['key', 'secret']],
@@ -246,7 +250,7 @@ SECRETS: dict[str, Any] = {
         [],
         [['/'], ['/incomingwebhook/'], ['https://']],
         [],
-        [['&', '?'], ['='], ['access_token', 'api', 'apikey', 'auth', 'client_secret', 'code', 'key', 'secret', 'sig', 'signature', 'token', 'x-amz-signature', 'x-goog-signature']],
+        [['&', '?'], ['='], ['access_token', 'api', 'apikey', 'app', 'appid', 'auth', 'client_secret', 'code', 'key', 'secret', 'sig', 'signature', 'token', 'x-amz-signature', 'x-goog-signature']],
         [['=']],
         [[':'], ['@']],
         [],
@@ -319,6 +323,10 @@ SECRETS: dict[str, Any] = {
         [[':'], ['new'], ['password', 'value']],
         [['key', 'password', 'secret', 'token']],
         [['-']],
+        [[':'], ['=']],
+        [['"'], [':'], ['env', 'key', 'name', 'parameter', 'variable'], ['parameter', 'secret', 'value']],
+        [['<'], ['</'], ['>'], ['key', 'name']],
+        [['\n']],
     ],
     "guards": [
         '(?=(?i:[\\x61]))',
@@ -475,11 +483,15 @@ SECRETS: dict[str, Any] = {
         '(?=(?i:[\\x70\\x72]))',
         '(?=(?i:[\\w\\x2d\\x73]))',
         None,
+        '(?=(?i:[\\x30-\\x39\\x41-\\x5a\\x5f\\x61\\x61-\\x7a\\x63\\x65\\x69\\x6a\\x6b\\x6c\\x6d\\x6e\\x70\\x72\\x73\\x74\\x75\\u043a\\u0442\\u30c8\\u4ee4\\u79d8\\ud1a0]))',
+        None,
+        None,
+        '(?=(?i:[\\x09\\x20\\x23\\x24\\x25\\x3e\\x62\\x67\\x6c\\x6f\\x73\\x76\\u276f]))',
     ],
 }
 
 INJECTION: dict[str, Any] = {
-    "digest": "be1c422406f066ac",
+    "digest": "a3d320f441da3f8c",
     "factors": [
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
@@ -602,14 +614,14 @@ INJECTION: dict[str, Any] = {
 # The injection rules of each other language (injection._language_factors).
 LANGUAGES: dict[str, Any] = {
     'fr': {
-        "digest": "8515d238b4207552",
+        "digest": "e2134dd26969a5bc",
         "factors": [
             [' abstraction', 'consigne', 'directive', 'ignor', 'instruction', 'ne tenez', 'ne tien', 'ordre', 'oubli', 'prompt', 'regle'],
             [' a present', ' desormais', ' maintenant'],
             ['utilisateur'],
             ['consigne', 'etape obligatoire', 'instruction', 'message', 'note', 'nouvelle regle', 'regle'],
             ['affich', 'coll', 'donn', 'envoi', 'envoy', 'imprim', 'montr', 'partag', 'publi', 'revel', 'transmet'],
-            [' api', " d'environnement", ' de passe', ' privee', ' ssh', '.env', 'envoi', 'envoy', 'expedi', 'http', 'identifiants', 'jeton', "l'environnement", 'partag', 'post', 'publi', 'secrets', 'televers', 'token', 'transmet', 'upload'],
+            [' api', " d'environnement", ' de passe', ' privee', ' ssh', '.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'envoi', 'envoy', 'expedi', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'identifiants', 'jeton', "l'environnement", 'partag', 'post', 'publi', 'secrets', 'televers', 'token', 'transmet', 'upload', '~/.ssh/'],
             ['contourne', 'contourner', 'contournez', 'ignore', 'ignorer', 'ignorez', 'passe', 'passer', 'passez', 'sans ', 'saute', 'sauter', 'sautez'],
         ],
         "also": [
@@ -627,19 +639,19 @@ LANGUAGES: dict[str, Any] = {
             '(?=(?i:[\\x6e]))',
             '(?=(?i:[\\x63\\x65\\x69\\x6d\\x6e\\x72]))',
             '(?=(?i:[\\x61\\x63\\x64\\x65\\x69\\x6d\\x70\\x72\\x74]))',
-            '(?=(?i:[\\x2e\\x63\\x65\\x68\\x69\\x6a\\x6c\\x6d\\x70\\x73\\x74\\x75\\x76]))',
+            '(?=(?i:[\\x2e\\x2f\\x63\\x65\\x68\\x69\\x6a\\x6c\\x6d\\x70\\x73\\x74\\x75\\x76\\x7e]))',
             '(?=(?i:[\\x61\\x63\\x66\\x69\\x6c\\x6d\\x70\\x73\\u043e\\u30e1\\u4e3b\\uba54]))',
         ],
     },
     'de': {
-        "digest": "4e64a01d5ca83d84",
+        "digest": "53b3686929356a3e",
         "factors": [
             ['ignorier', 'missacht', 'uberschreib', 'vergesst', 'vergiss', 'verwirf'],
             ['du bist', 'sie sind'],
             [' dem anwender', ' dem benutzer', ' dem nutzer', ' den anwender', ' den benutzer', ' den nutzer', ' der anwender', ' der benutzer', ' der nutzer', ' zu fragen', ' zu informieren'],
             ['anweisung', 'hinweis', 'nachricht', 'neue regel', 'pflicht', 'regel'],
             ['.env', 'keys', 'passworter', 'schlussel', 'secrets', 'system', 'zugangsdaten'],
-            ['.env', 'env-variabl', 'hochlad', 'http', 'keys', 'lade', 'passworter', 'poste', 'schick', 'schlussel', 'secrets', 'send', 'token', 'ubermittel', 'ubertrag', 'umgebungsvariabl', 'upload', 'zugangsdaten'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'env-variabl', 'hochlad', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'keys', 'lade', 'passworter', 'poste', 'schick', 'schlussel', 'secrets', 'send', 'token', 'ubermittel', 'ubertrag', 'umgebungsvariabl', 'upload', 'zugangsdaten', '~/.ssh/'],
             ['freigabe', 'prufung', 'review', 'uberspring'],
         ],
         "also": [
@@ -657,19 +669,19 @@ LANGUAGES: dict[str, Any] = {
             '(?=(?i:[\\x65\\x6f\\x73\\x76]))',
             '(?=(?i:[\\x61\\x68\\x6e\\x70\\x72]))',
             '(?=(?i:[\\x67\\x6c\\x70\\x73\\x76\\x7a]))',
-            '(?=(?i:[\\x2e\\x61\\x65\\x68\\x6c\\x70\\x73\\x74\\x75\\x7a]))',
+            '(?=(?i:[\\x2e\\x2f\\x61\\x65\\x68\\x69\\x6c\\x70\\x73\\x74\\x75\\x7a\\x7e]))',
             '(?=(?i:[\\x61\\x63\\x66\\x69\\x6c\\x6d\\x6f\\x70\\x72\\x75\\u043e\\u30e1\\u4e3b\\uba54]))',
         ],
     },
     'es': {
-        "digest": "ebbb3f1f3b48c083",
+        "digest": "ab7ed11fc5180167",
         "factors": [
             ['directrices', 'indicaciones', 'instruccion', 'instrucciones', 'ordenes', 'prompt', 'reglas'],
             ['a partir de ahora', 'ahora', 'desde ahora'],
             ['sin avisar', 'sin decirle', 'sin preguntar', 'usuario'],
             [' para'],
             ['.env', 'claves', 'contrasena', 'credenciales', 'prompt del sistema', 'secretos', 'tokens'],
-            [' de entorno', '.env', 'claves', 'compart', 'contrasena', 'credenciales', 'el entorno', 'envi', 'http', 'mand', 'public', 'secretos', 'suba', 'subamos', 'suban', 'sube', 'subela', 'subelas', 'subelo', 'subelos', 'subir', 'token', 'transmit'],
+            [' de entorno', '.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'claves', 'compart', 'contrasena', 'credenciales', 'el entorno', 'envi', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'mand', 'public', 'secretos', 'suba', 'subamos', 'suban', 'sube', 'subela', 'subelas', 'subelo', 'subelos', 'subir', 'token', 'transmit', '~/.ssh/'],
             ['aprobacion', 'review', 'revision'],
         ],
         "also": [
@@ -687,19 +699,19 @@ LANGUAGES: dict[str, Any] = {
             '(?=(?i:[\\x6e\\x73]))',
             '(?=(?i:[\\x61\\x69\\x6d\\x6e\\x70\\x72]))',
             '(?=(?i:[\\x63\\x65\\x69\\x6d\\x70\\x72\\x73]))',
-            '(?=(?i:[\\x2e\\x63\\x65\\x68\\x6d\\x70\\x73\\x74\\x76]))',
+            '(?=(?i:[\\x2e\\x2f\\x63\\x65\\x68\\x69\\x6d\\x70\\x73\\x74\\x76\\x7e]))',
             '(?=(?i:[\\x61\\x65\\x66\\x69\\x6c\\x6d\\x6f\\x70\\x73\\u043e\\u30e1\\u4e3b\\uba54]))',
         ],
     },
     'it': {
-        "digest": "11653d3789fdd630",
+        "digest": "a6bcfaa3d9f9f217",
         "factors": [
             ['direttive', 'indicazioni', 'istruzion', 'prompt', 'regole'],
             [' sei'],
             ['non dire niente', 'non dire nulla', "senza dirlo all'utente"],
             ['--force', 'chiavi api', 'credenziali', 'disattiv', 'ignor', 'password', 'segret', 'senza chiedere', 'senza conferma', 'senza revisione'],
             ['caric', 'condivid', 'invi', 'mostr', 'rivel', 'stamp'],
-            ['.env', 'caric', 'chiavi', 'condivid', 'credenziali', 'http', 'invi', "l'ambiente", 'mand', 'password', 'pubblic', 'segreti', 'token', 'trasmett', "variabili d'", 'variabili di '],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'caric', 'chiavi', 'condivid', 'credenziali', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'invi', "l'ambiente", 'mand', 'password', 'pubblic', 'segreti', 'token', 'trasmett', "variabili d'", 'variabili di ', '~/.ssh/'],
             ['review', 'revisione'],
         ],
         "also": [
@@ -717,20 +729,20 @@ LANGUAGES: dict[str, Any] = {
             '(?=(?i:[\\x6e\\x73]))',
             '(?=(?i:[\\x69\\x6d\\x6e\\x70\\x72]))',
             '(?=(?i:[\\x63\\x69\\x6d\\x72\\x73]))',
-            '(?=(?i:[\\x2e\\x63\\x68\\x69\\x6c\\x6d\\x70\\x73\\x74\\x76]))',
+            '(?=(?i:[\\x2e\\x2f\\x63\\x68\\x69\\x6c\\x6d\\x70\\x73\\x74\\x76\\x7e]))',
             '(?=(?i:[\\x61\\x69\\x6c\\x6d\\x70\\x73\\u043e\\u30e1\\u4e3b\\uba54]))',
         ],
     },
     'pt': {
-        "digest": "e56ba88fc269402e",
+        "digest": "f4a024eaf3c5b526",
         "factors": [
             ['diretrizes', 'instrucao', 'instrucoes', 'ordens', 'prompt', 'regras'],
             ['tu', 'voce'],
             ['nao avise', 'nao conte', 'nao diga', 'nao informe', 'nao mencione'],
             [' para'],
             ['carreg', 'compartilh', 'envi', 'imprim', 'mostr', 'publi', 'revel'],
-            [' de ambiente', '.env', 'carreg', 'chaves', 'compartilh', 'credenciais', 'envi', 'http', 'mand', 'o ambiente', 'publi', 'segredos', 'senha', 'sobe', 'suba', 'subam', 'subir', 'token', 'transmit'],
-            ['aprovacao', 'review', 'revisao'],
+            [' de ambiente', '.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'carreg', 'chaves', 'compartilh', 'credenciais', 'envi', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'mand', 'o ambiente', 'publi', 'segredos', 'senha', 'sobe', 'suba', 'subam', 'subir', 'token', 'transmit', '~/.ssh/'],
+            ['empurr', 'merge', 'push', 'review', 'revisao', 'sem '],
         ],
         "also": [
             [],
@@ -747,16 +759,16 @@ LANGUAGES: dict[str, Any] = {
             '(?=(?i:[\\x6e]))',
             '(?=(?i:[\\x69\\x6d\\x6e\\x70\\x72]))',
             '(?=(?i:[\\x63\\x65\\x69\\x6d\\x70\\x72]))',
-            '(?=(?i:[\\x2e\\x63\\x65\\x68\\x6d\\x6f\\x70\\x73\\x74\\x76]))',
+            '(?=(?i:[\\x2e\\x2f\\x63\\x65\\x68\\x69\\x6d\\x6f\\x70\\x73\\x74\\x76\\x7e]))',
             '(?=(?i:[\\x61\\x65\\x69\\x6c\\x6d\\x70\\x73\\u043e\\u30e1\\u4e3b\\uba54]))',
         ],
     },
     'nl': {
-        "digest": "d57570ac4c869608",
+        "digest": "c4e7ff533fdbeace",
         "factors": [
             ['aanwijzingen', 'ignoreer', 'instructies', 'negeer', 'opdrachten', 'prompt', 'regels', 'vergeet'],
             ['je bent nu', 'vanaf nu ben je'],
-            ['.env', 'deel', 'http', 'inloggegevens', 'omgevingsvariabel', 'post', 'secrets', 'sleutels', 'stuur', 'token', 'upload', 'verstuur', 'verzend', 'wachtwoorden'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'deel', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'inloggegevens', 'omgevingsvariabel', 'post', 'secrets', 'sleutels', 'stuur', 'token', 'upload', 'verstuur', 'verzend', 'wachtwoorden', '~/.ssh/'],
             ['review', 'review overslaan', 'zonder goedkeuring', 'zonder review'],
         ],
         "also": [
@@ -768,12 +780,12 @@ LANGUAGES: dict[str, Any] = {
         "guards": [
             '(?=(?i:[\\x61\\x65\\x69\\x6a\\x6e\\x6f\\x75\\x76]))',
             '(?=(?i:[\\x6a\\x76]))',
-            '(?=(?i:[\\x2e\\x64\\x68\\x69\\x6f\\x70\\x73\\x74\\x75\\x76\\x77]))',
+            '(?=(?i:[\\x2e\\x2f\\x64\\x68\\x69\\x6f\\x70\\x73\\x74\\x75\\x76\\x77\\x7e]))',
             '(?=(?i:[\\x61\\x69\\x6c\\x6d\\x70\\x72\\x73\\x7a\\u043e\\u30e1\\u4e3b\\uba54]))',
         ],
     },
     'pl': {
-        "digest": "d9217c42b5ebdb9f",
+        "digest": "3f44d72a3639006a",
         "factors": [
             ['ignoruj', 'pomin', 'poprzedni', 'swoje', 'twoje', 'wczesniejsz', 'wszystki', 'zapomnij', 'zignoruj'],
             ['jestes teraz', 'od teraz jestes', 'teraz jestes'],
@@ -789,36 +801,39 @@ LANGUAGES: dict[str, Any] = {
         "guards": [
             '(?=(?i:[\\x69\\x70\\x73\\x74\\x77\\x7a]))',
             '(?=(?i:[\\x6a\\x6f\\x74]))',
-            '(?=(?i:[\\x2e\\x64\\x68\\x6b\\x6f\\x70\\x73\\x74\\x75\\x77\\x7a]))',
+            '(?=(?i:[\\x2e\\x2f\\x64\\x68\\x69\\x6b\\x6f\\x70\\x73\\x74\\x75\\x77\\x7a\\x7e]))',
             '(?=(?i:[\\x61\\x62\\x69\\x6c\\x6d\\x70\\x73\\x77\\u043e\\u30e1\\u4e3b\\uba54]))',
         ],
     },
     'tr': {
-        "digest": "38a963533c7bbdbe",
+        "digest": "993d4ef5adacbe3a",
         "factors": [
             ['istem', 'komut', 'kural', 'talimat', 'yonerge'],
-            ['.env', 'anahtarlar', 'gizli', 'gonder', 'http', 'ilet', 'ortam degisken', 'paylas', 'sifreler', 'token', 'yukle'],
+            [' icin'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'anahtarlar', 'gizli', 'gonder', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'ilet', 'ortam degisken', 'paylas', 'sifreler', 'token', 'yukle', '~/.ssh/'],
             ['inceleme', 'incelemesiz', 'review'],
         ],
         "also": [
             [],
+            [[':'], ['ai', 'ajan', 'asistan', 'bot', 'yapay zeka']],
             [],
             [],
         ],
         "guards": [
             '(?=(?i:[\\x62\\x64\\x67\\x6f\\x73\\x74\\x75\\x79]))',
-            '(?=(?i:[\\x2e\\x61\\x67\\x68\\x69\\x6f\\x70\\x73\\x74\\x79]))',
+            '(?=(?i:[\\x09\\x20\\x61\\x62\\x79]))',
+            '(?=(?i:[\\x2e\\x2f\\x61\\x67\\x68\\x69\\x6f\\x70\\x73\\x74\\x79\\x7e]))',
             '(?=(?i:[\\x61\\x67\\x69\\x6c\\x6d\\x70\\x72\\u043e\\u30e1\\u4e3b\\uba54]))',
         ],
     },
     'ru': {
-        "digest": "03c0d8acfbfc8c3e",
+        "digest": "ab9ad31cff6879d4",
         "factors": [
             ['директив', 'инструкци', 'команд', 'ограничени', 'правил', 'промпт', 'указани'],
             ['с этого момента ты', 'теперь ты', 'ты теперь'],
             ['пользовател'],
             ['выведи', 'загрузи', 'опубликуи', 'отправ', 'перешли', 'покажи', 'раскрои'],
-            ['.env', 'http', 'выгрузи', 'загрузи', 'ключ', 'окружени', 'опубликуи', 'отошли', 'отправ', 'парол', 'переменн', 'перешли', 'пошли', 'секрет', 'слеи', 'токен', 'учетн'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'http', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh/', 'выгрузи', 'загрузи', 'ключ', 'окружени', 'опубликуи', 'отошли', 'отправ', 'парол', 'переменн', 'перешли', 'пошли', 'секрет', 'слеи', 'токен', 'учетн'],
             ['без review', 'без код', 'без ревью', 'без согласовани', 'минуя ревью', 'пропус'],
         ],
         "also": [
@@ -834,12 +849,12 @@ LANGUAGES: dict[str, Any] = {
             '(?=(?i:[\\u0441\\u0442]))',
             '(?=(?i:[\\u043d]))',
             '(?=(?i:[\\u0432\\u0437\\u043e\\u043f\\u0440]))',
-            '(?=(?i:[\\x2e\\x68\\u0432\\u0437\\u043a\\u043e\\u043f\\u0441\\u0442\\u0443]))',
+            '(?=(?i:[\\x2e\\x2f\\x68\\x69\\x7e\\u0432\\u0437\\u043a\\u043e\\u043f\\u0441\\u0442\\u0443]))',
             '(?=(?i:[\\x61\\x69\\x6c\\x6d\\x70\\u0431\\u0432\\u0437\\u043c\\u043e\\u043f\\u30e1\\u4e3b\\uba54]))',
         ],
     },
     'zh': {
-        "digest": "902b190167b3ea9a",
+        "digest": "1400ef8ab1c3e445",
         "factors": [
             ['上述', '上面', '不要理会', '不要遵守', '之前', '以前', '你的', '先前', '全部', '别管', '原有', '原来', '忘掉', '忘记', '忽略', '忽视', '所有', '抛开', '放弃', '无视', '此前', '系统'],
             ['从现在开始', '从现在起', '你已经不再是', '你现在是'],
@@ -861,12 +876,12 @@ LANGUAGES: dict[str, Any] = {
             None,
             None,
             '(?=(?-i:[\\x2e\\u4e0a\\u4ee4\\u51ed\\u53d1\\u5bc6\\u5c55\\u6253\\u663e\\u6cc4\\u79c1\\u7cfb\\u8f93\\u900f]))',
-            '(?=(?i:[\\x2e\\x68\\u4e0a\\u4ee4\\u4f20\\u51ed\\u53d1\\u5bc6\\u63d0\\u73af\\u79c1\\u8f6c]))',
+            '(?=(?i:[\\x2e\\x2f\\x68\\x69\\x7e\\u4e0a\\u4ee4\\u4f20\\u51ed\\u53d1\\u5bc6\\u63d0\\u73af\\u79c1\\u8f6c]))',
             '(?=(?i:[\\x61\\x69\\x6c\\x6d\\x70\\u043e\\u30e1\\u4e0d\\u4e3b\\u514d\\u5408\\u5f3a\\u63a8\\u63d0\\u65e0\\u7701\\u7ed5\\u8df3\\uba54]))',
         ],
     },
     'ja': {
-        "digest": "b11eed6e6463df15",
+        "digest": "29b8a3f7c1eb902f",
         "factors": [
             ['あなたの', 'これまで', 'すべて', '上記', '今まで', '以前', '全て', '前の', '忘れ', '無視'],
             ['あなたは', '今からあなたは', '君は'],
@@ -888,12 +903,12 @@ LANGUAGES: dict[str, Any] = {
             '(?=(?-i:[\\u3042\\u4eca\\u541b]))',
             None,
             None,
-            '(?=(?i:[\\x2e\\x41\\x50\\x68\\u30a2\\u30c8\\u30d1\\u74b0\\u79d8\\u8a8d\\u8ee2\\u9001]))',
+            '(?=(?i:[\\x2e\\x2f\\x41\\x50\\x68\\x69\\x7e\\u30a2\\u30c8\\u30d1\\u74b0\\u79d8\\u8a8d\\u8ee2\\u9001]))',
             '(?=(?i:[\\x61\\x69\\x6c\\x6d\\x70\\u043e\\u30d7\\u30de\\u30e1\\u30ec\\u4e3b\\u627f\\uba54]))',
         ],
     },
     'ko': {
-        "digest": "f7f14af14422b5be",
+        "digest": "82db6f0edb04caa6",
         "factors": [
             ['기존', '모든', '무시', '앞의', '위의', '이전', '잊어'],
             [' 이제', '이제 너는', '이제 당신은'],
@@ -915,8 +930,137 @@ LANGUAGES: dict[str, Any] = {
             '(?=(?-i:[\\ub108\\ub2f9\\uc774]))',
             None,
             None,
-            '(?=(?i:[\\x2e\\x41\\x68\\uac1c\\ubcf4\\ube44\\uc5c5\\uc790\\uc804\\ud1a0\\ud658]))',
+            '(?=(?i:[\\x2e\\x2f\\x41\\x68\\x69\\x7e\\uac1c\\ubcf4\\ube44\\uc5c5\\uc790\\uc804\\ud1a0\\ud658]))',
             '(?=(?i:[\\x61\\x69\\x6c\\x6d\\x70\\u043e\\u30e1\\u4e3b\\uac80\\ub9ac\\uba38\\uba54\\ubcd1\\uc2b9\\ud478]))',
+        ],
+    },
+    'sv': {
+        "digest": "9de622b8b8437b46",
+        "factors": [
+            ['anvisning', 'direktiv', 'instruktion', 'prompt', 'regler'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'dela', 'hemligheter', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'inloggningsuppgift', 'ladda', 'losenord', 'miljovariabl', 'nycklar', 'overfor', 'posta', 'skicka', '~/.ssh/'],
+            [' over granskning', ' over review', 'utan godkannande', 'utan granskning', 'utan review'],
+        ],
+        "also": [
+            [],
+            [],
+            [],
+        ],
+        "guards": [
+            '(?=(?i:[\\x61\\x62\\x64\\x65\\x66\\x67\\x69\\x6f\\x73\\x74\\x75]))',
+            '(?=(?i:[\\x2e\\x2f\\x61\\x64\\x68\\x69\\x6c\\x6d\\x6f\\x70\\x73\\x7e]))',
+            '(?=(?i:[\\x61\\x68\\x69\\x6c\\x6d\\x70\\x73\\x75\\u043e\\u30e1\\u4e3b\\uba54]))',
+        ],
+    },
+    'vi': {
+        "digest": "c7d7877bea11a64e",
+        "factors": [
+            ['bo qua', 'lam theo', 'lo di', 'phot lo', 'quan tam', 'quen di', 'tuan theo'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'bien moi truong', 'id_ecdsa', 'id_ed25519', 'id_rsa', 'khoa api', 'khoa bi mat', 'khoa rieng', 'khoa ssh', 'mat khau', 'thong tin dang nhap', '~/.ssh/'],
+            ['bo qua duyet', 'bo qua kiem tra', 'bo qua review', 'bo qua xem xet', 'khong '],
+        ],
+        "also": [
+            [],
+            [],
+            [],
+        ],
+        "guards": [
+            '(?=(?i:[\\x62\\x63\\x68\\x6b\\x6c\\x6d\\x70\\x71\\x74]))',
+            '(?=(?i:[\\x2e\\x2f\\x62\\x63\\x64\\x67\\x69\\x6b\\x6d\\x74\\x75\\x7e\\u0111]))',
+            '(?=(?i:[\\x61\\x62\\x64\\x69\\x6b\\x6c\\x6d\\x70\\u0111\\u043e\\u30e1\\u4e3b\\uba54]))',
+        ],
+    },
+    'id': {
+        "digest": "2a6c64729161b9dd",
+        "factors": [
+            ['abaikan', 'jangan hiraukan', 'jangan ikuti', 'jangan pedulikan', 'lupakan'],
+            ['bagikan', 'kirim', 'posting', 'unggah', 'upload'],
+            ['lewati review', 'lewati tinjauan', 'tanpa persetujuan', 'tanpa pr', 'tanpa review', 'tanpa tinjauan'],
+        ],
+        "also": [
+            [],
+            [],
+            [],
+        ],
+        "guards": [
+            '(?=(?i:[\\x61\\x6a\\x6c\\x73]))',
+            '(?=(?i:[\\x2e\\x2f\\x62\\x69\\x6b\\x70\\x75\\x76\\x7e]))',
+            '(?=(?i:[\\x61\\x69\\x6c\\x6d\\x70\\x74\\u043e\\u30e1\\u4e3b\\uba54]))',
+        ],
+    },
+    'uk': {
+        "digest": "97794063ec8fd9df",
+        "factors": [
+            ['вказівк', 'відкинь', 'забудь', 'команд', 'не зважаи', 'обмежен', 'правил', 'промпт', 'проігноруи', 'ігнору', 'ігноруи', 'інструкці'],
+            ['відтепер ти', 'тепер ти', 'ти тепер'],
+            ['вивантаж', 'відправ', 'завантаж', 'надішли', 'опублікуи', 'перешли'],
+            ['без review', 'без перевірки', 'без погодження', "без рев'ю", 'без ревью'],
+        ],
+        "also": [
+            [],
+            [],
+            [],
+            [],
+        ],
+        "guards": [
+            '(?=(?i:[\\u0432\\u0437\\u043d\\u043f\\u0441\\u0442\\u0443\\u0456]))',
+            '(?=(?i:[\\u0432\\u0442]))',
+            '(?=(?i:[\\x2e\\x2f\\x61\\x69\\x73\\x7e\\u0432\\u0437\\u043d\\u043e\\u043f\\u0441]))',
+            '(?=(?i:[\\x61\\x69\\x6c\\x6d\\x70\\u0431\\u0437\\u043e\\u043f\\u30e1\\u4e3b\\uba54]))',
+        ],
+    },
+    'th': {
+        "digest": "f8802314920c108d",
+        "factors": [
+            ['ก่อนหน้า', 'ของระบบ', 'ข้างต้น', 'ทั้งหมด', 'เดิม'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh/', 'ข้อมูลรับรอง', 'คีย์', 'ตัวแปรสภาพแวดล้อม', 'รหัสผ่าน'],
+            ['ข้าม', 'ไม่ต้องตรวจ', 'ไม่ต้องรีวิว'],
+        ],
+        "also": [
+            [],
+            [],
+            [],
+        ],
+        "guards": [
+            '(?=(?i:[\\u0e01\\u0e02\\u0e17\\u0e25\\u0e40\\u0e44]))',
+            '(?=(?i:[\\x2e\\x2f\\x69\\x7e\\u0e02\\u0e04\\u0e15\\u0e23\\u0e2a\\u0e2d\\u0e42]))',
+            '(?=(?i:[\\x61\\x69\\x6c\\x6d\\x70\\u043e\\u0e02\\u0e1e\\u0e44\\u30e1\\u4e3b\\uba54]))',
+        ],
+    },
+    'hi': {
+        "digest": "e025c1f2f48854b5",
+        "factors": [
+            ['अनदेखा', 'उपेक्षा', 'ध्यान न द', 'भूल जा'],
+            [' कुंजी', '.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh/', 'एनवायरनमेंट वेरिएबल', 'पर्यावरण चर', 'पासवर्ड'],
+            ['बिना review', 'बिना रिव्यू', 'बिना समीक्षा'],
+        ],
+        "also": [
+            [],
+            [],
+            [],
+        ],
+        "guards": [
+            '(?=(?i:[\\u0905\\u0909\\u0927\\u092a\\u092d\\u092e\\u0938]))',
+            '(?=(?i:[\\x2e\\x2f\\x41\\x53\\x69\\x7e\\u0905\\u090f\\u0917\\u0928\\u092a\\u092d\\u0938]))',
+            '(?=(?i:[\\x61\\x69\\x6c\\x6d\\x70\\u043e\\u092a\\u092c\\u30e1\\u4e3b\\uba54]))',
+        ],
+    },
+    'ar': {
+        "digest": "ad6f099c4fab2374",
+        "factors": [
+            ['أوامر', 'الأوامر', 'الإرشادات', 'التعليمات', 'القواعد', 'تعليمات'],
+            ['.aws/credentials', '.docker/config.json', '.env', '.git-credentials', '.kube/config', '.netrc', '.npmrc', '.pypirc', 'id_ecdsa', 'id_ed25519', 'id_rsa', '~/.ssh/', 'أرسل', 'إرسال', 'ارسل', 'ارفع', 'المفاتيح الخاصة', 'المفاتيح السرية', 'انشر', 'بيانات الاعتماد', 'شارك', 'كلمات المرور', 'كلمة السر', 'كلمة المرور', 'متغيرات البيئة', 'مفتاح api', 'مفتاح ssh', 'مفتاح خاص', 'مفتاح سري'],
+            [' المراجعة', 'بدون review', 'بدون مراجعة'],
+        ],
+        "also": [
+            [],
+            [],
+            [],
+        ],
+        "guards": [
+            '(?=(?i:[\\u0623\\u0627\\u062a\\u062c\\u0643\\u0644]))',
+            '(?=(?i:[\\x2e\\x2f\\x69\\x7e\\u0623\\u0625\\u0627\\u0628\\u0634\\u0643\\u0645]))',
+            '(?=(?i:[\\x61\\x69\\x6c\\x6d\\x70\\u043e\\u0627\\u0628\\u062a\\u30e1\\u4e3b\\uba54]))',
         ],
     },
 }

@@ -107,7 +107,8 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
     ("exfiltration",
      r"(?i)\b(?:cat|print|post|send|upload|include|paste|share|leak|reveal|exfiltrate|show|dump|display|email|"
      r"transmit|forward)\b[^.\n]{0,60}?(?:\.env\b|~/\.ssh|id_(?:rsa|ed25519|ecdsa)|\.aws/credentials|\.netrc|printenv|"
-     r"environment variables|env vars|system prompt|(?<!run/)\bsecrets\b(?!\.\w)|\bcredentials\b|\bpasswords\b|"
+     r"environment variables|env vars|system prompt|(?<!run/)\bsecrets\b(?!\.\w)"
+     r"|\bcredentials\b(?![\w./-]*\.(?:enc|gpg|age|asc)(?![\w.-])(?![^\n]*(?:\||https?://|@|\bto\b)))|\bpasswords\b|"
      r"(?<!<)\b(?:api|access|auth|secret|private|ssh|deploy|signing|bearer|session|refresh|github|gitlab|npm|oauth)"
      r"[ _-](?:keys?|tokens?)\b(?! (?:count|per|limit|budget|usage|length|window|endpoint|cache|rotation|format))"
      r"(?![^.\n]{0,60}?\.pub\b))"),  # "send me your ssh key, the .pub file": a public key;
@@ -186,7 +187,7 @@ _NEEDS_AIM = frozenset(i for i, (_, rx) in enumerate(INJECTION_PATTERNS) if rx i
 # Languages written in Latin letters: their rules also read the skeleton (look-alike
 # Cyrillic or Greek letters folded: "Ignоrіеrе аllе"), which Russian or Greek text must not
 # be read as (folded, its look-alike letters become Latin noise).
-_LATIN_SCRIPT = frozenset({"fr", "de", "es", "it", "pt", "nl", "pl", "tr"})
+_LATIN_SCRIPT = frozenset({"fr", "de", "es", "it", "pt", "nl", "pl", "tr", "sv", "vi", "id"})
 # A word mixing Latin letters with Cyrillic or Greek ones: the mark of look-alike letters
 # (Russian, Greek or Ukrainian text has none, and is not read folded).
 _MIXED_SCRIPT = re.compile(r"[A-Za-z][\u0370-\u03ff\u0400-\u04ff\u0500-\u052f]|"
@@ -283,7 +284,7 @@ def _described(lang: str, reading: str, m: re.Match[str]) -> bool:
     permissive ending after it ("... 전송합니다", "... プッシュしてよい")."""
     before = reading[max(0, m.start() - 80):m.start()]
     before = before[max((e.end() for e in _NEGATION_BOUNDARY.finditer(before)), default=0):]
-    if lang in ("zh", "ja", "ko"):
+    if lang in ("zh", "ja", "ko", "th"):
         after = reading[m.end():m.end() + 24]
         after = after[:next((e.start() for e in _NEGATION_BOUNDARY.finditer(after)), len(after))]
         return bool(_CJK_DESCRIBED.get(lang, _NEVER).search(before + m.group() + after)) and not \
@@ -298,8 +299,9 @@ _CJK_DESCRIBED = {
     "zh": re.compile(r"会|将会|可以|我们|脚本|流水线|任务会|程序会|系统会"),
     "ja": re.compile(r"してよい|しても(?:よい|いい)|します(?:。|$)|しています|されます|できます"),
     "ko": re.compile(r"(?:합니다|됩니다|습니다|해도 됩니다)"),
+    "th": re.compile(r"สคริปต์|ไปป์ไลน์|ระบบ|งาน|บอท|เรา|จะ"),  # a script, pipeline, system, job, bot, we; will
 }
-_CJK_ORDERED = re.compile(r"请|務必|务必|必须|立即|马上|一律|ください|しろ|せよ|すること|하세요|하십시오|해라|하라")
+_CJK_ORDERED = re.compile(r"请|務必|务必|必须|立即|马上|一律|ください|しろ|せよ|すること|하세요|하십시오|해라|하라|กรุณา|โปรด")
 
 
 # What makes a clause an order whatever stands before its verb: "please", "from now on"
@@ -308,7 +310,10 @@ _ORDERED = re.compile(
     r"(?i)\b(?:bitte|ab jetzt|ab sofort|von nun an|por favor|a partir de ahora|desde ahora|s'il (?:te|vous) pla[iî]t"
     r"|desormais|d[ée]sormais|a partir de maintenant|per favore|d'ora in poi|da ora in poi|da agora em diante"
     r"|a partir de agora|alsjeblieft|alstublieft|vanaf nu|prosz[eę]|od teraz|l[uü]tfen|bundan sonra"
-    r"|пожалуйста|отныне|с этого момента|теперь всегда)\b")
+    r"|пожалуйста|отныне|с этого момента|теперь всегда"
+    # (round 9: Portuguese's imperative after "always"; the new languages' words for it)
+    r"|sempre fa[cç]a|snalla|sn[aä]lla|fran och med nu|fr[aå]n och med nu|vui long|tu gio tro di"
+    r"|tolong|mohon|mulai sekarang|будь ласка|відтепер|कृपया|अब से|من فضلك|رجاء|من الآن)(?!\w)")
 
 
 def _negated(lang: str, reading: str, m: re.Match[str], inside: int) -> bool:
@@ -319,6 +324,8 @@ def _negated(lang: str, reading: str, m: re.Match[str], inside: int) -> bool:
     before = before[max((e.end() for e in _NEGATION_BOUNDARY.finditer(before)), default=0):]
     after = reading[m.end():m.end() + 15]
     after = after[:next((e.start() for e in _CLAUSE_END.finditer(after)), len(after))]
+    if lang in ("th", "hi"):  # bound to the verb, wherever it stands (Hindi puts it last)
+        return bool(_negation(lang).search(before + m.group() + after))
     return bool(_negation(lang).search(f"{before} {m.group()[:inside]} {after}"))
 
 

@@ -119,7 +119,9 @@ VALUE_JUDGES = {"keyword-assignment": _machine_or_chosen, "credential-call": _ma
                 "stand-in-credential": _made_by_a_machine, "key-argument": _made_by_a_machine,
                 "set-token-command": _made_by_a_machine, "credential-word-hex": _after_a_key_word,
                 "grouped-key-after-key": _after_a_key_word, "personal-key-hex": _called_ones_own,
-                "plist-credential": _machine_or_chosen, "android-meta-credential": _machine_or_chosen}
+                "plist-credential": _machine_or_chosen, "android-meta-credential": _machine_or_chosen,
+                "typed-assignment": _machine_or_chosen, "name-value-record": _machine_or_chosen,
+                "name-value-entry": _machine_or_chosen}
 
 
 # A run of one character standing in for a value (ghp_xxxx..., T00000000, ****).

@@ -1,5 +1,5 @@
 """Prompt injection in languages other than English, as data: the rules for
-twelve languages and the commonest words that say a text may be in one.
+nineteen languages and the commonest words that say a text may be in one.
 
 Why a module of its own: the table grows with every language and corpus round,
 apart from the scanning (``injection``), which compiles a language's rules only
@@ -110,7 +110,11 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
         ("role reassignment", r"(?i)\b(?:jestes teraz|od teraz jestes|teraz jestes)\b")],
     "tr": [("instruction override", _concept(
         r"yok say\w*|gormezden gel\w*|unut\w*|dikkate alma\w*", r"onceki|tum|butun|sistem\w*",
-        r"talimat\w*|kural\w*|yonerge\w*|komut\w*|istem\w*"))],
+        r"talimat\w*|kural\w*|yonerge\w*|komut\w*|istem\w*")),
+        # "Asistan için: ..." opening a line (the agent before its postposition), then an
+        # order to turn a check off (bırak, not its negation bırakma)
+        ("agent addressed", r"(?im)^[ \t]*(?:asistan|ajan|yapay zeka|ai|bot)(?:a|e|ya|ye)? icin[ \t]*:[^\n]{0,140}?"
+         r"(?:\bdevre d[iı]s[iı] b[iı]rak(?!ma)|\bkapat(?!ma)\w*\b|--no-verify|\byok say(?!ma))")],
     "ru": [("instruction override", _concept(
         r"игнорир\w*|проигнорир\w*|забуд\w*|забыть|не обращаи внимания|отбрось\w*|пренебрег\w*|не учитываи\w*",
         r"предыдущ\w*|прежн\w*|все\w*|свои\w*|твои\w*|ваши\w*|ранее|систем\w*|исходн\w*",
@@ -141,6 +145,34 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
         ("role reassignment", r"(?:너는|당신은) 이제|이제 (?:너는|당신은)"),
         ("concealment", r"사용자(?:에게|한테)[^.\n]{0,8}?(?:말하지|알리지) 마"),
         ("exfiltration", r"(?:시스템 프롬프트|\.env|비밀번호|자격 증명|API 키|비밀 키|개인 키|토큰)[^.\n]{0,20}?(?:보내|전송|업로드|공개|출력)")],
+    # After round 9's dev part: seven more languages, each with the words for "ignore the
+    # previous instructions" (Thai, Hindi and Arabic with no word boundaries: Thai writes
+    # none, the others attach particles and marks), and the two families below.
+    "sv": [("instruction override", _concept(
+        r"ignorera\w*|glom\w*|bortse fran|strunta i", r"tidigare|alla|dina|era|ursprungliga|foregaende|ovanstaende",
+        r"instruktion\w*|regler\w*|anvisning\w*|direktiv\w*|prompt\w*"))],
+    "vi": [("instruction override", _concept(
+        r"bo qua|phot lo|lo di|quen di|khong (?:can )?(?:tuan theo|quan tam|lam theo)",
+        r"moi|tat ca|truoc (?:d|\u0111)o|truoc|cu|ban (?:d|\u0111)au|he thong",
+        r"huong (?:d|\u0111)an|chi thi|chi (?:d|\u0111)an|lenh|quy tac|yeu cau|prompt"))],
+    "id": [("instruction override", _concept(
+        r"abaikan|lupakan|jangan (?:ikuti|hiraukan|pedulikan)", r"sebelumnya|semua|seluruh|awal|sistem",
+        r"instruksi|perintah|aturan|arahan|petunjuk|prompt"))],
+    "uk": [("instruction override", _concept(
+        r"ігноруи\w*|проігноруи\w*|ігнору\w*|забудь\w*|не зважаи\w*|відкинь\w*",
+        r"попередн\w*|всі|усі|свої|твої|ваші|системн\w*|початков\w*",
+        r"інструкці\w*|вказівк\w*|правил\w*|команд\w*|промпт\w*|обмежен\w*")),
+        ("role reassignment", r"(?i)\b(?:тепер ти|ти тепер|відтепер ти)\b[^.\n]{0,20}?"
+         r"(?:асистент|агент|бот|модел|помічник|без обмежен|вільн)")],
+    "th": [("instruction override", _concept(
+        r"ไม่ต้องสนใจ|เพิกเฉย|ลืม|ละเว้น|ไม่ต้องทำตาม", r"ก่อนหน้า|ทั้งหมด|เดิม|ข้างต้น|ของระบบ",
+        r"คำสั่ง|คำแนะนำ|กฎ|ข้อกำหนด|ข้อความระบบ", gap=20, b=""))],
+    "hi": [("instruction override", _concept(
+        r"अनदेखा|उपेक्षा|भूल जा|ध्यान न द", r"पिछले|पहले के|सभी|सारे|पूर्व|मूल",
+        r"निर्देश|आदेश|नियम|प्रॉम्प्ट|हिदायत", gap=30, b=""))],
+    "ar": [("instruction override", _concept(
+        r"تجاهل|انس|أهمل|اهمل|لا تلتزم", r"السابقة|جميع|كل|الأصلية|النظام",
+        r"التعليمات|تعليمات|الأوامر|أوامر|القواعد|الإرشادات", gap=30, b=""))],
 }
 
 
@@ -154,6 +186,11 @@ _LANGS: dict[str, list[tuple[str, str]]] = {
 #   docs-only commit says it); a negation near them ("禁止",
 #   "nie", "no") makes it a rule against it (injection._LANG_NEGATION).
 # (verbs of sending, the environment and secrets, push words, main, review or CI skipped)
+# Files that hold credentials, named the same in every language (what the round-9 languages
+# send; matched without a word boundary before them: "~/.ssh/id_rsa", ".env").
+_CRED_FILES = (r"(?<!\w)(?:~/\.ssh/(?!\S*\.pub\b|known_hosts|config\b|authorized_keys)\S+|id_(?:rsa|ed25519|ecdsa)(?!\.pub)"
+               r"|~?/?\.aws/credentials|~?/?\.kube/config|\.netrc"
+               r"|\.npmrc|\.pypirc|\.git-credentials|\.docker/config\.json|\.env)\b")
 _SEND: dict[str, tuple[str, str, str, str]] = {
     "fr": (r"envo[iy]\w*|transmet\w*|upload\w*|televers\w*|publi\w*|post\w*|partag\w*|expedi\w*",
            r"variables? d'environnement|l'environnement|identifiants|mots? de passe|cles? (?:api|ssh|privees?)"
@@ -181,7 +218,7 @@ _SEND: dict[str, tuple[str, str, str, str]] = {
     "pt": (r"envi(?!ron)\w*|mand\w*|carreg\w*|publi\w*|compartilh\w*|transmit\w*|sub(?:a|am|ir|ir)\b|sobe",
            r"variave(?:is|l) de ambiente|o ambiente|credenciais|senhas?|chaves|segredos|tokens?|\.env\b",
            r"push\w*|empurr\w*|merge\w*",
-           r"sem (?:nenhuma |a |o )?(?:revisao|review|aprovacao)"
+           r"sem (?:nenhuma |a |o )?(?:revisao|review|aprovacao|pr|pull request|rodar (?:os )?testes)"
            r"|(?:pul\w*|ignor\w*) (?:a |o |os |as )?(?:revisao|review)"),
     "nl": (r"stuur\w*|verstuur\w*|upload\w*|post\w*|deel|verzend\w*",
            r"omgevingsvariabel\w*|inloggegevens|wachtwoorden|sleutels|secrets|tokens?|\.env\b",
@@ -214,19 +251,57 @@ _SEND: dict[str, tuple[str, str, str, str]] = {
            r"환경 ?변수|비밀번호|자격 증명|API 키|비밀 키|개인 키|토큰|\.env",
            r"푸시|push|머지|병합",
            r"(?:리뷰|검토|승인)[^.\n]{0,6}?(?:건너뛰|생략|없이|스킵|우회)"),
+    "sv": (r"skicka\w*|ladda\w* upp|posta\w*|dela|overfor\w*",
+           r"miljovariabl\w*|inloggningsuppgift\w*|losenord(?!s?aterstall)\w*|(?:api|ssh|privata)-?nycklar\w*|hemligheter\w*",
+           r"push\w*|pusha\w*|merge\w*|sla ihop",
+           r"utan (?:granskning|review|godkannande)|hoppa\w* over (?:granskning\w*|review\w*)"),
+    "vi": (r"gui|tai len|upload|(?:d|\u0111)ang len|chia se|chuyen",
+           r"bien moi truong|(?<!doi )(?<!dat lai )mat khau|khoa (?:api|ssh|bi mat|rieng)|thong tin dang nhap",
+           r"push|(?:d|\u0111)ay",
+           r"khong (?:can )?(?:review|duyet|kiem tra|xem xet)|bo qua (?:review|duyet|kiem tra|xem xet)"),
+    "id": (r"kirim\w*|unggah\w*|upload|posting|bagikan",
+           r"variabel lingkungan|(?<!ganti )(?<!reset )kata sandi|kunci (?:api|ssh|rahasia|privat)|kredensial",
+           r"push",
+           r"tanpa (?:review|tinjauan|persetujuan|pr)|lewati (?:review|tinjauan)"),
+    "uk": (r"надішли\w*|відправ\w*|завантаж\w*|вивантаж\w*|опублікуи\w*|перешли\w*",
+           r"змінн\w* (?:середовища|оточення)|(?<!скидання )(?<!зміни )парол\w*|(?:api|ssh|приватн\w*|секретн\w*)[ -]ключ\w*|облікові дані",
+           r"пуш\w*|запуш\w*|push\w*",
+           r"без (?:рев'ю|ревью|review|перевірки|погодження)"),
+    "th": (r"ส่ง|อัปโหลด|อัพโหลด|โพสต์",
+           r"ตัวแปรสภาพแวดล้อม|(?<!รีเซ็ต)(?<!เปลี่ยน)รหัสผ่าน|คีย์(?:ส่วนตัว| ?API| ?SSH|ลับ)|ข้อมูลรับรอง",
+           r"push|พุช",
+           r"ไม่ต้อง(?:รีวิว|ตรวจ)|ข้าม(?:การ)?(?:รีวิว|ตรวจ)"),
+    "hi": (r"भेज|अपलोड|पोस्ट|साझा",
+           r"पासवर्ड(?! रीसेट| बदल)|(?:API|SSH|निजी|गुप्त) कुंजी|एनवायरनमेंट वेरिएबल|पर्यावरण चर",
+           r"push|पुश",
+           r"बिना (?:रिव्यू|समीक्षा|review)"),
+    "ar": (r"أرسل|ارسل|إرسال|ارفع|انشر|شارك",
+           r"متغيرات البيئة|(?<!تعيين )(?<!تغيير )(?:كلمات المرور|كلمة المرور|كلمة السر)|مفتاح (?:API|SSH|خاص|سري)|المفاتيح (?:الخاصة|السرية)|بيانات الاعتماد",
+           r"push|ادفع",
+           r"بدون (?:مراجعة|review)|تخط\w* المراجعة"),
 }
 _MAIN = r"(?<![a-z])(?:main|master)(?![a-z])|主分支|主干|メインブランチ|메인 브랜치|основн\w* ветк\w*|la branche principale" \
         r"|la rama principal|il branch principale|a branch principal"
 _URL = r"https?://"
 
 
-def _sent_to_url(verbs: str, what: str, b: str) -> str:
-    """A verb of sending, what is sent and a URL in one sentence, in any order ("sube las
-    variables de entorno a https://...", "... an https://... schicken", "把环境变量发送到 https://...")."""
+_ANY_ORDER = ("vwu", "wvu", "wuv", "uwv", "vuw", "uvw")
+
+
+def _sent_to_url(verbs: str, what: str, b: str, orders: tuple[str, ...] = _ANY_ORDER) -> str:
+    """A verb of sending, what is sent and a URL in one sentence, in any of ``orders`` ("sube
+    las variables de entorno a https://...", "... an https://... schicken", "把环境变量发送到
+    https://...")."""
     s = r"[^.\n。]"
-    parts = {"v": rf"{b}(?:{verbs})", "w": rf"{b}(?:{what})", "u": rf"(?:{_URL})\S{{0,200}}+"}
-    return "(?i)" + "|".join(f"{parts[a]}{s}{{0,60}}?{parts[c]}{s}{{0,60}}?{parts[d]}"
-                             for a, c, d in ("vwu", "wvu", "wuv", "uwv", "vuw", "uvw"))
+    parts = {"v": rf"{b}(?:{verbs})", "w": rf"(?:{b}(?:{what})|{_CRED_FILES})", "u": rf"(?:{_URL})\S{{0,200}}+"}
+    return "(?i)" + "|".join(f"{parts[o[0]]}{s}{{0,60}}?{parts[o[1]]}{s}{{0,60}}?{parts[o[2]]}"
+                             for o in orders)
+
+
+# The languages round 9 added name what is sent before the URL: after it, the words are a
+# page's subject ("send the link https://.../reset on changing the password").
+_WHAT_FIRST = ("vwu", "wvu", "wuv")
+_ROUND_9 = frozenset({"sv", "vi", "id", "uk", "th", "hi", "ar"})
 
 
 def _pushed_unreviewed(push: str, skip: str, b: str) -> str:
@@ -240,12 +315,16 @@ def _pushed_unreviewed(push: str, skip: str, b: str) -> str:
 # What these rules need in the text, one quick search (injection skips them without it: a
 # non-ASCII text runs every rule of its languages, the literal prefilter being for ASCII
 # text only, and a six-order rule tried at every position costs ~0.2 ms a note).
+# Scripts whose words are not set apart by \b: no spaces (CJK, Thai), or particles and
+# marks joined to them (Hindi's vowel signs, Arabic's article).
+_UNSPACED = frozenset({"zh", "ja", "ko", "th", "hi", "ar"})
 _REQUIRES: dict[tuple[str, int], str] = {}
 for _lang, (_verbs, _what, _push, _skip) in _SEND.items():
-    _b = "" if _lang in ("zh", "ja", "ko") else r"\b"  # no word boundary inside CJK text
+    _b = "" if _lang in _UNSPACED else r"\b"  # no word boundary inside CJK or Thai text
     _REQUIRES[_lang, len(_LANGS[_lang])] = "://"
     _REQUIRES[_lang, len(_LANGS[_lang]) + 1] = "main|master|主分支|主干|メインブランチ|메인 브랜치|основн|principal"
-    _LANGS[_lang] += [("exfiltration", _sent_to_url(_verbs, _what, _b)),
+    _orders = _WHAT_FIRST if _lang in _ROUND_9 else _ANY_ORDER
+    _LANGS[_lang] += [("exfiltration", _sent_to_url(_verbs, _what, _b, _orders)),
                       ("safety bypass", _pushed_unreviewed(_push, _skip, _b))]
 
 # Words that turn an order into a rule against it ("禁止强制推送", "nie direkt auf main",
@@ -257,7 +336,12 @@ _NEGATIONS = {
     "pt": r"\bnao\b|\bnunca\b|\bjamais\b|\bproibido", "nl": r"\bniet\b|\bnooit\b|\bverboden|\bgeen\b",
     "pl": r"\bnie\b|\bnigdy\b|\bzakaz\w*", "tr": r"\basla\b|\byasak\w*|\byapma\w*",
     "ru": r"\bне\b|\bникогда\b|\bзапрещ\w*", "zh": r"不要|禁止|不得|不能|切勿|严禁|不准|别|不可|勿|从不|绝不|决不",
-    "ja": r"しないで|しない|禁止|ないで|いけない|ダメ|不可|しては", "ko": r"마세요|마십시오|금지|안 됩니다|하지 마|않"}
+    "ja": r"しないで|しない|禁止|ないで|いけない|ダメ|不可|しては", "ko": r"마세요|마십시오|금지|안 됩니다|하지 마|않",
+    "sv": r"\binte\b|\baldrig\b|\bforbjud\w*", "vi": r"\bkhong\b|\bcam\b|\bdung\b|\bchang\b",
+    "id": r"\bjangan\b|\btidak\b|\bdilarang\b", "uk": r"\bне\b|\bніколи\b|\bзаборон\w*",
+    # (a negation bound to the verb: "ห้ามบอกผู้ใช้" after an order only hides it from the user)
+    "th": r"(?:ห้าม|อย่า)(?:ส่ง|อัป|อัพ|โพสต์|push|พุช)", "hi": r"(?:मत|न|ना|कभी नहीं) (?:भेज|अपलोड|पोस्ट|push|पुश)",
+    "ar": r"لا (?:ترسل|ترفع|تنشر|تدفع)|ممنوع|إياك"}
 
 
 # A sentence in a language has some of its commonest words (or its script): a language's
@@ -266,5 +350,8 @@ _HINTS = {
     "fr": r"les|des|est|une|et|tes|vos|tu|vous|du|ne|pas|le|la", "de": r"der|die|das|und|nicht|du|dem|den|alle|ist",
     "es": r"las|los|el|y|tus|del|ahora|eres|no|le|la|haz|sube|envia", "it": r"le|il|di|e|sei|tutte|gli|non|ora|adesso",
     "pt": r"as|os|e|voce|do|da|nao|todas|agora|envie|suba", "nl": r"de|het|en|je|alle|een|nu", "pl": r"i|w|na|sie|jestes|teraz",
-    "tr": r"ve|bu|tum|onceki|bir|yok", "ru": "[а-я]", "zh": "[\u4e00-\u9fff]", "ja": "[\u3040-\u30ff]",
-    "ko": "[\uac00-\ud7af]"}
+    "tr": r"ve|bu|tum|onceki|bir|yok|icin|ile|adresine|sonra|lutfen", "ru": "[а-я]", "zh": "[\u4e00-\u9fff]",
+    "ja": "[\u3040-\u30ff]", "ko": "[\uac00-\ud7af]",
+    "sv": r"och|att|det|till|alla|inte|for|med|som|skicka|ignorera|innan|du", "vi": r"va|cac|nhung|khong|cho|gui|hay|moi|la|nay|tro",
+    "id": r"dan|yang|di|ke|ini|untuk|dengan|semua|kirim|abaikan|jangan", "uk": "[ієґ]", "th": "[\u0e00-\u0e7f]",
+    "hi": "[\u0900-\u097f]", "ar": "[\u0600-\u06ff]"}

@@ -25,6 +25,14 @@ PLACEHOLDER_VALUE = lazy(
 # A secret manager's path (prod/payments/db) names a secret, it is not one.
 _REF_PATH = lazy(r"^[a-z][a-z0-9_.-]*(?:/[a-z0-9_.-]+)+$")
 
+# Where a secret manager keeps it (vault:kv/prod/api, op://Vault/item/field, an ARN of
+# Secrets Manager or SSM, a Secret Manager resource name): a reference, not the secret.
+# (Its shape, not only its prefix: "vault:Hunter2xQ9!mZ" or "env:Kx92..." is a password.)
+_SECRET_REFERENCE = lazy(r"(?:op://[^/\s\"']+/[^/\n\"']+/[^\n\"']+|vault:(?:op://[^\n\"']+|[\w.-]+(?:/[\w. -]+)+)"
+                         r"|env:[A-Z_][A-Z0-9_]*|ssm:/[\w./-]+|(?:awssm|gcpsm|azkv|akv|sm|doppler|infisical|bws"
+                         r"|sops|keychain|secretsmanager)://?[\w.-]+/[\w./ -]+)$|arn:aws:(?:secretsmanager|ssm):"
+                         r"|projects/[\w-]+/secrets/[\w-]+$")
+
 # A password written in capitals is a placeholder (USER:PASSWORD@HOST).
 _CAPS_WORD = lazy(r"[A-Z][A-Z_]*|(?i:password|passwd|pass|pwd|secret|changeme)")
 
@@ -195,6 +203,7 @@ def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] 
                 if secret.type == "Secret Keyword" and (PLACEHOLDER_VALUE.match(value)
                                                         or ENV_VAR_NAME.match(value)
                                                         or _REF_PATH.match(value)
+                                                        or _SECRET_REFERENCE.match(value)
                                                         or _words_only(value)):
                     continue
                 if secret.type == "Basic Auth Credentials" and (

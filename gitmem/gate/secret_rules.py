@@ -134,7 +134,7 @@ _PW_WORDS = (r"passwort\w*|kennwort\w*|contrase(?:ñ|n)a\w*|mot de passe|wachtwo
              r"|wagwoord\w*|pasvort\w*|kalmar sirri|iphasiwedi|የይለፍ ቃል|కూటపదం|పాస్\u200c?వర్డ్"
              r"|ಪಾಸ್\u200c?ವರ್ಡ್|പാസ്\u200c?വേഡ്|પાસવર્ડ|ਪਾਸਵਰਡ|මුරපදය|ពាក្យសម្ងាត់|ລະຫັດຜ່ານ|စကားဝှက်"
              r"|パス(?:コード)?|暗証コード|암호|패스워드|كلمة مرور|الرقم السري|رمز المرور|कूटशब्द")
-_HUMAN_KW = (rf"(?:pass(?:word|wd|phrase|code)?|pwd|pw|login|creds?|credentials?|{_PW_WORDS}"
+_HUMAN_KW = (rf"(?:pass(?:word|wd|phrase|code|wrd|owrd)?|pasword|pssword|paswd|pwd|pw|login|creds?|credentials?|{_PW_WORDS}"
              r"|(?:wi-?fi|wlan|wpa[23]?)[ -]?(?:key|psk|passphrase|code)|psk)")  # chosen by people
 # bounded repetitions: an unbounded (?:[A-Za-z0-9]+[_.-])* is quadratic on long snake_case runs
 _PRE = r"(?<![A-Za-z0-9])(?<!\d{12}:)_?(?:[A-Za-z0-9]{1,40}[_.-]){0,6}(?:(?-i:(?:[a-z][a-z0-9]{0,39}|[A-Z][a-z0-9]{1,39})(?:[A-Z][a-z0-9]{1,20}){0,3}(?=[A-Z])))?(?:pg)?"
@@ -144,7 +144,11 @@ _POST = (r"(?![_.-](?:stdin|file|path|env|cmd|command|eval|fd|prompt)\b)"
          r"(?:[0-9a-fA-F]{32}(?:[0-9a-fA-F]{8})?(?:[0-9a-fA-F]{24})?(?:[0-9a-fA-F]{64})?|\$2[aby]?\$|\$argon2)"
          r"(?![0-9a-zA-Z]))"
          r"(?:[ _.-](?:token|key|secret|password|passwd|pwd|pw|codes?|string|pat))?(?:[_.-][A-Za-z0-9]{1,40}){0,6}(?![A-Za-z0-9])")
-_GAP = r"(?:\s+(?:(?!\(\?)[^\s:=`\[\]^{}]){1,60}){0,8}?"                     # "password for the lab router is ..."
+# (A gap may wrap to the next line, as prose hard-wrapped at 72 columns does, but not into a
+# line that starts with a label of its own: a log's "DB_PASSWORD is empty\npanic: ...",
+# a list's "...auth-gw\n- dashboard: ...")
+_GAP = (r"(?:(?:[ \t]+|[ \t]*\n[ \t]*(?:>[ \t]*)?(?![-*+•]?[ \t]*(?!(?:is|are|was|were)[ \t]*:)[\w.-]+[ \t]*:))"
+        r"(?:(?!\(\?)[^\s:=`\[\]^{}]){1,60}){0,8}?")                     # "password for the lab router is ..."
 # What a separator can start with after its white space: a quote, an operator, a backslash, a
 # particle, a Thai letter, or the first letter of one of its words (tests/test_gate_prefilter.py
 # derives the set from _SEP). Looked at first, possessively: _GAP tries _SEP after every word
@@ -299,7 +303,7 @@ EXTRA_PATTERNS += [
     ("flyio-token", r"\bFlyV1\s+fm\d_[A-Za-z0-9_-]{20,}|\bfo1_[A-Za-z0-9_-]{30,}", "no Fly.io plugin"),
     # --- round 3 (fixtures/gate/figures, "round": 3): dev misses ---
     ("url-query-credential",
-     r"(?i)[?&](?:code|sig|signature|x-amz-signature|x-goog-signature|token|access_token|api_?key"
+     r"(?i)[?&](?:code|sig|signature|x-amz-signature|x-goog-signature|token|access_token|api_?key|appid|app_?key"
      r"|apikey|key|secret|client_secret|auth)=(?![<{$*]|%\()(?=[^&\s#]{0,300}\d)(?=[^&\s#]{0,300}[A-Za-z])"
      r"[A-Za-z0-9%._~+/=-]{20,}", "a signature, function key or token in a URL's query"),
     ("azure-shared-key", r"(?i)\b(?:SharedAccessKey|AccountKey|SharedSecretValue)\s*=\s*[A-Za-z0-9+/]{30,}={0,2}",
@@ -552,4 +556,39 @@ EXTRA_PATTERNS += [
      r"-(?=[A-Z0-9]{0,5}\d)(?=[A-Z0-9]{0,5}[A-Z])[A-Z0-9]{4,6}\b)[A-Z0-9]{4,6}(?:-[A-Z0-9]{4,6}){3,})\b",
      "a key in groups of capitals and digits, two groups or more of them mixed (PTNR-HDCS3-ZT4Z9-...),"
      " after the word key (judges.py reads the words before)"),
+]
+
+# --- round 9 (fixtures/gate/figures, "round": 9): dev misses, each family said generally ---
+# A name's parts after its key word that say it is not the credential (AUTH0_CLIENT_ID,
+# SIGNING_KEY_ID, LoginItem, passwordFieldId).
+_NOT_IT = r"(?!(?i:id|ids|name|item|field|ttl|url|uri|path|file|type|length|expiry|expires|hint|policy)(?![a-z]))"
+_NAMED = rf"(?:[^\"<\n]{{0,80}}[/_. -])?{_KW}(?:[_. -]?{_NOT_IT}[A-Za-z0-9]{{1,20}}){{0,3}}"  # PLAID_SECRET, /prod/db/password
+EXTRA_PATTERNS += [
+    # A declaration with a type between the name and its value (Scala, Kotlin, Swift, TypeScript):
+    # val secretKeyBase: String = "...", var token: String? = "..."
+    ("typed-assignment",
+     rf"(?i){_PRE}{_KW}(?-i:(?:{_NOT_IT}[A-Z][a-z0-9]{{1,20}}){{0,2}}){_POST}\s*:\s*[A-Za-z][\w.]{{0,30}}[?!]?\s*=\s*"
+     rf"(?-i:{_VALUE})",
+     "name: Type = value, the type between a credential's name and its value"),
+    # A name and its value as two fields of one record: the GitLab variables API and AWS SSM
+    # print {"key"/"Name": "PLAID_SECRET", "value"/"Value": "..."}, KeePass XML has
+    # <Key>Password</Key><Value>...</Value>.
+    ("name-value-record",
+     rf"(?i)\"(?:key|name|variable|parameter_?key|parameter_?name|env_?var)\"\s*:\s*\"{_NAMED}\""
+     rf"[^{{}}\[\]]{{0,300}}?\"(?:value|parameter_?value|secret_?value)\"\s*:\s*(?-i:{_VALUE})",
+     "a credential's name and its value as fields of one JSON record"),
+    ("name-value-entry", rf"(?i)<(?:key|name)>{_NAMED}</(?:key|name)>\s*<value\b[^>]*>(?-i:{_VALUE})",
+     "a credential's name and its value as an XML entry's two elements (KeePass)"),
+    # What a password manager's command prints on the line after it: op item get ...
+    # --reveal, bw get password, lpass show --password, security find-generic-password -w,
+    # vault kv get -field=password, gopass show.
+    ("password-manager-output",
+     # (what the command line must hold is looked ahead for once, from the line's start:
+     # scanning back for it from each of its words was quadratic on one long line)
+     r"(?im)^[ \t]*(?:[$#>❯%][ \t]*)?(?:op\s+(?:item\s+get|read)\b(?=[^\n]*(?:--reveal|password|secret|token|op://))"
+     r"|bw\s+get\s+(?:password|item)\b|lpass\s+show\b(?=[^\n]*--password)"
+     r"|security\s+find-(?:generic|internet)-password\b(?=[^\n]*\s-w\b)"
+     r"|vault\s+(?:kv\s+get|read)\b(?=[^\n]*-field[= ]\w*(?:pass|secret|token|key))|gopass\s+(?:show\s+)?-o\b)[^\n]*+\n"
+     rf"[ \t]*(?:[^\s,]{{1,64}},)?{_HUMAN_CHOSEN}[ \t]*$",
+     "a password manager's command and the password it printed on the next line"),
 ]

@@ -143,10 +143,15 @@ def _line_end(text: str, at: int) -> int:
 # "secure: v1:...", a SealedSecret's encryptedData, an Ansible vault's body.
 _ENCRYPTED = lazy(
     r"ENC\[[^\]]*\]?|\bsecure:\s*v1:\S+|\$ANSIBLE_VAULT;[^\n]*(?:\n[ \t]+[0-9a-f]+)*"
-    r"|^([ \t]*)encryptedData:[^\n]*(?:\n\1[ \t]+[^\n]*)*", re.M)
+    r"|^([ \t]*)encryptedData:[^\n]*(?:\n\1[ \t]+[^\n]*)*"
+    # an age file or PGP message (sops keeps its data key so): ciphertext for a key not here;
+    # its body base64 lines only (armor headers aside), so nothing else hides inside
+    r"|-----BEGIN (AGE ENCRYPTED FILE|PGP MESSAGE)-----\n(?:[ \t]*(?:Version|Comment|Hash|Charset):[^\n]*+\n)*+"
+    r"(?:[ \t]*[A-Za-z0-9+/=]*+\n)*+[ \t]*-----END \2-----", re.M)
 
 
 _TEST_VECTOR = lazy(r"(?i)\btest[ -]vectors?\b")
+
 # The findings a published test vector can explain: bare hex after a key word. Never a
 # vendor format, a key block or a password ("ghp_... (the test vector suite passes)").
 _HEX_RULES = frozenset({"hex-near-key", "encryption-key-hex", "credential-word-hex", "Hex High Entropy String"})
