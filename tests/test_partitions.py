@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 import gitmem
 from conftest import git, gm, make_team, no_env_identity, ok
 from gitmem import ops
-from gitmem.oplog import refs as refs_module
-from gitmem.oplog.refs import Packed
+from gitmem.oplog import packedrefs
+from gitmem.oplog.packedrefs import Packed
 
 MALLORY = ops.Author(name="Mallory", email="mallory@example.com")
 AT = 1_780_000_000
@@ -102,9 +102,9 @@ def test_no_change_among_many_partitions_is_missed(flood: dict[str, Path],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     bob, mallory = flood["b"], flood["c"]
     ok(gm("recall", "widgets", cwd=bob))  # packs the flood
-    # packed-refs was just written: trusted by identity only once settled (refs.py);
+    # packed-refs was just written: trusted by identity only once settled (packedrefs.py);
     # here nothing else writes it within the tick, so it is trusted at once.
-    monkeypatch.setattr(refs_module, "SETTLED_SECONDS", 0.0)
+    monkeypatch.setattr(packedrefs, "SETTLED_SECONDS", 0.0)
     store = gitmem.open(bob)
     try:
         proj = store.projection

@@ -392,7 +392,7 @@ class Pool:
     def pack_flooded(self) -> None:
         """Pack the refs when a flood of fetched partitions left over PACK_LOOSE_FROM
         loose ones (one file per ref): the next commands then look at one file
-        (refs.Packed) instead of thousands. Never on a read-only .git."""
+        (packedrefs.Packed) instead of thousands. Never on a read-only .git."""
         if self._temporary is not None:
             return
         view = self.log.refs_view()
