@@ -24,7 +24,8 @@ from .damage import ProjectionCorrupt
 from .graph import MAX_EDGES
 from .tables import DB_NAME, SCHEMA_VERSION
 from .scope import Scope
-from .store import Projection, RefsMark
+from .marks import RefsMark
+from .store import Projection
 from .usage import Usage
 from .generations import VEC_NAME
 from .vectors import EMBED_BATCH, DocEmbedder

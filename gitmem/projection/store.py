@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from ..model import RefreshReport
-from . import code, connection, firstpass, graph, queries, signals, tables
+from . import code, connection, firstpass, graph, marks, queries, signals, tables
 from . import lexical as lexical_channel
 from .damage import ProjectionCorrupt, guarded, guarded_read
+from .marks import RefsMark
 from .tables import DB_NAME
 from .scope import Scope
 from . import distances
@@ -84,33 +85,6 @@ def _identity(path: Path) -> tuple[int, int] | None:
 def fts_segments(c: sqlite3.Connection) -> int:
     """How many segments the full-text index has (each is searched for every word)."""
     return int(c.execute("SELECT count(DISTINCT segid) FROM memories_fts_idx").fetchone()[0])
-
-
-# The meta row holding the mark of the refs the replayed tips are the listing of.
-MARK_KEY = "refs"
-
-
-class RefsMark:
-    """What the refs are made of now, as the op-log can say it cheaply (the api
-    builds it; the projection only compares and records it).
-
-    ``value`` names the refs' state (recorded in meta when the replayed tips are
-    its listing). ``since`` is the recorded value it was compared with, and
-    ``only`` the refs that may have moved since then (None: any): while the
-    recorded mark is still ``since``, a refresh lists and compares those alone
-    (20,000 partitions, one moved: one ref read, one row compared).
-    ``expected(current, only)`` says whether ``current`` (of ``only``, or of
-    every partition) is exactly the listing ``value`` stands for."""
-
-    # (A plain class: dataclasses imports inspect, which a hot command never loads.)
-    __slots__ = ("value", "since", "only", "expected")
-
-    def __init__(self, value: str, since: str | None, only: frozenset[str] | None,
-                 expected: Callable[[dict[str, str], frozenset[str] | None], bool]) -> None:
-        self.value = value
-        self.since = since
-        self.only = only
-        self.expected = expected
 
 
 class Projection:
@@ -325,16 +299,8 @@ class Projection:
 
     @guarded_read
     def refs_mark(self) -> str | None:
-        """The mark of the refs the replayed tips are the listing of (RefsMark), or None."""
-        row = self._c.execute("SELECT value FROM meta WHERE key = ?", (MARK_KEY,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def _listing(self, source: LogSource, only: frozenset[str] | None
-                 ) -> tuple[dict[str, str], dict[str, str]]:
-        """(the refs, the tips replayed) of every partition, or of ``only``."""
-        if only is None:
-            return source.partitions(), self.watermarks()
-        return source.tips(sorted(only)), self.watermarks(sorted(only))
+        """The mark of the refs the replayed tips are the listing of (marks.py), or None."""
+        return marks.recorded(self._c)
 
     @guarded
     def refresh(self, source: LogSource, *, full: bool = False, embed: bool = True,
@@ -352,9 +318,8 @@ class Projection:
         start = time.perf_counter()
         report = RefreshReport(full_rebuild=full)
         recorded = self.refs_mark() if mark is not None else None
-        only = (mark.only if mark is not None and not full and mark.since is not None
-                and recorded == mark.since else None)
-        current, stored = self._listing(source, only)
+        only = marks.narrowed(mark, full, recorded)
+        current, stored = marks.listing(self.watermarks, source, only)
         if not full and current == stored and (not embed or self._vectors_current()) and (
                 mark is None or recorded == mark.value or not mark.expected(current, only)):
             return report  # the common case: nothing moved, nothing walked
@@ -390,29 +355,18 @@ class Projection:
             # refs the mark names only while the recorded mark is still the one
             # it was narrowed from (every transaction that moves tips records or
             # deletes it), and only for refs that were added or moved forward.
-            recorded = c.execute("SELECT value FROM meta WHERE key = ?",
-                                 (MARK_KEY,)).fetchone()
-            only = (mark.only if mark is not None and not full and mark.since is not None
-                    and recorded is not None and recorded[0] == mark.since else None)
-            current, stored = self._listing(source, only) if not full else (
-                source.partitions(), {})
-            if only is not None and any(
-                    ref not in current or (current[ref] != tip
-                                           and not source.is_ancestor(tip, current[ref]))
-                    for ref, tip in stored.items()):
+            only = marks.narrowed(mark, full, marks.recorded(c))
+            current, stored = (marks.listing(self.watermarks, source, only) if not full
+                               else (source.partitions(), {}))
+            if only is not None and marks.lost_any(source, current, stored):
                 only = None  # a partition gone or rewritten: dropped rows, so all are compared
-                current, stored = self._listing(source, None)
+                current, stored = marks.listing(self.watermarks, source, None)
             if full:
                 replaying.clear()
             if current != stored:
                 report.complete = replaying.apply_moves(source, current, stored, report,
                                                         None if full else deadline)
-            if (mark is not None and report.complete
-                    and mark.expected(current, only)):
-                c.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) "
-                          "DO UPDATE SET value = excluded.value", (MARK_KEY, mark.value))
-            else:
-                c.execute("DELETE FROM meta WHERE key = ?", (MARK_KEY,))
+            marks.settle(c, mark, report.complete, current, only)
             if (embed or full) and report.complete:
                 report.embedded, report.embedded_ahead = self._embed_pending(
                     reset=full, deadline=None if full else deadline, ahead=ahead)
