@@ -234,8 +234,26 @@ class Oplog:
     def pack_refs(self) -> bool:
         """Move loose refs into packed-refs (``git pack-refs --all``, what ``git gc``
         does): a flood of fetched partitions then costs one file to look at, not
-        one per ref. False when git could not (a read-only .git, a lock held)."""
-        return Git(self.workdir)("pack-refs", "--all").returncode == 0
+        one per ref. False when git could not (a read-only .git, a lock held, no git
+        on PATH) or should not: a ``reference-transaction`` hook would see every
+        branch of the user's created and deleted by a read (git before 2.42 cannot
+        pack refs/memory alone), so then nothing is packed and reads list the loose
+        files, as before."""
+        from ..errors import GitMemError
+
+        git = Git(self.workdir)
+        try:
+            hook = git("rev-parse", "--git-path", "hooks/reference-transaction")
+            if hook.returncode != 0:
+                return False
+            path = Path(hook.stdout.strip())
+            if not path.is_absolute():
+                path = self.workdir / path
+            if os.access(path, os.X_OK):
+                return False
+            return git("pack-refs", "--all").returncode == 0
+        except (OSError, GitMemError):
+            return False
 
     def is_commit(self, oid: str) -> bool:
         """True when ``oid`` names a commit this repository has."""
