@@ -41,15 +41,14 @@ from ..errors import (
 )
 from ..model import RefreshReport
 from ..oplog import REF_PREFIX, Integrated, Oplog
-from ..oplog.refs import RefsView, tracked_partition
 from ..oplog.state import State
-from . import embedding, gating, settings
+from . import embedding, gating, refsmarks, settings
 from ..timefmt import now_from_env
 from .readview import integrated_view
 from .validate import check_writable
 
 if TYPE_CHECKING:
-    from ..projection import Projection, RefsMark, Usage
+    from ..projection import Projection, Usage
     from ..projection.damage import ProjectionUnwritable
 
 T = TypeVar("T")
@@ -63,46 +62,6 @@ CORRUPT = "projection was corrupt; rebuilt it from the op-log"
 _ODD_ROWS = (LookupError, TypeError, ValueError, AttributeError, ArithmeticError)
 Progress = Callable[[str, int, int | None], None]
 MakeOp = Callable[[ops.Author, str, int, int, int], ops.Op]
-
-
-# From this many loose refs under refs/memory*/ a read packs them (Oplog.pack_refs).
-PACK_LOOSE_FROM = 1000
-
-
-def _encode_view(view: RefsView) -> str:
-    import msgspec
-
-    return msgspec.json.encode(view, order="sorted").decode()
-
-
-def _fetched_part(view: RefsView) -> tuple[list[int] | None, dict[str, str]]:
-    """What a view says of remote-tracking refs (and of packed-refs, which holds both)."""
-    return view.packed, {r: t for r, t in view.loose.items() if not r.startswith(REF_PREFIX)}
-
-
-def _moved_since(view: RefsView | None, since: str | None) -> frozenset[str] | None:
-    """The partitions (names) whose refs, local or remote-tracking, may have moved
-    since the projection recorded ``since``; None when only a whole look can tell."""
-    if view is None or since is None:
-        return None
-    import msgspec
-
-    try:
-        old = msgspec.json.decode(since, type=RefsView)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return None
-    changed = view.changed_since(old)
-    if changed is None:
-        return None
-    names = set()
-    for ref in changed:
-        if ref.startswith(REF_PREFIX):
-            names.add(ref[len(REF_PREFIX):])
-        else:
-            name = tracked_partition(ref)
-            if name is not None:
-                names.add(name)
-    return frozenset(names)
 
 
 def _exists(path: Path) -> bool:
@@ -355,27 +314,27 @@ class Pool:
             return self.last_refresh or RefreshReport(complete=False)
         view = self.log.refs_view()  # before integrating: see _mark
         loose = len(view.loose) if view is not None else 0
-        if loose > PACK_LOOSE_FROM:
+        if loose > refsmarks.PACK_LOOSE_FROM:
             view = None  # a mark that big would cost what it saves: packed below
         since = proj.refs_mark() if view is not None and not full else None
-        moved = _moved_since(view, since)
+        moved = refsmarks.moved_since(view, since)
         integ = self.log.integrate(only=moved)
         if view is not None and (integ.created or integ.fast_forwarded or integ.replaced):
             # The refs integration moved are in a view taken after it; that view
             # marks integration done only if no remote-tracking ref moved meanwhile.
             after = self.log.refs_view()
-            view = after if after is not None and _fetched_part(after) == _fetched_part(
+            view = after if after is not None and refsmarks.fetched_part(after) == refsmarks.fetched_part(
                 view) else None
-            moved = _moved_since(view, since)
+            moved = refsmarks.moved_since(view, since)
         self.warn_conflicts(integ)
         proj.progress = self.progress
         source = integrated_view(self.log, integ)
-        mark = (self._mark(view, since, moved)
+        mark = (refsmarks.mark_for(self.log, view, since, moved)
                 if view is not None and source is self.log and not integ.conflicts else None)
         report = proj.refresh(source, full=full, embed=embed,
                               deadline=None if full else self.deadline, mark=mark)
         self.log.save_memos()
-        if loose > PACK_LOOSE_FROM and self.deadline is None:
+        if loose > refsmarks.PACK_LOOSE_FROM and self.deadline is None:
             self.pack_flooded()  # (a hook's read has no time for it: the catch-up packs)
         self.behind = not report.complete
         self.last_refresh = report
@@ -390,31 +349,14 @@ class Pool:
         return report
 
     def pack_flooded(self) -> None:
-        """Pack the refs when a flood of fetched partitions left over PACK_LOOSE_FROM
+        """Pack the refs when a flood of fetched partitions left over refsmarks.PACK_LOOSE_FROM
         loose ones (one file per ref): the next commands then look at one file
         (packedrefs.Packed) instead of thousands. Never on a read-only .git."""
         if self._temporary is not None:
             return
         view = self.log.refs_view()
-        if view is not None and len(view.loose) > PACK_LOOSE_FROM:
+        if view is not None and len(view.loose) > refsmarks.PACK_LOOSE_FROM:
             self.log.pack_refs()
-
-    def _mark(self, view: RefsView, since: str | None,
-              moved: frozenset[str] | None) -> RefsMark:
-        """The projection's mark for ``view``, taken before integration: recorded
-        only when the tips replayed are exactly its listing. Integration ran after
-        it, so a remote-tracking ref that moved since is one the mark does not
-        hold, and the next read looks at it again; a ref integration moved makes
-        the listing differ from the view's, and nothing is recorded."""
-        from ..projection import RefsMark
-
-        log = self.log
-
-        def expected(current: dict[str, str], only: frozenset[str] | None) -> bool:
-            return view.settled and log.listing_of(view, only) == current
-
-        only = None if moved is None else frozenset(REF_PREFIX + n for n in moved)
-        return RefsMark(value=_encode_view(view), since=since, only=only, expected=expected)
 
     def warn_conflicts(self, integ: Integrated) -> None:
         for name in integ.conflicts:
