@@ -190,13 +190,13 @@ _NEEDS_AIM = frozenset(i for i, (_, rx) in enumerate(INJECTION_PATTERNS) if rx i
 _LATIN_SCRIPT = frozenset({"fr", "de", "es", "it", "pt", "nl", "pl", "tr", "sv", "vi", "id"})
 # A word mixing Latin letters with Cyrillic or Greek ones: the mark of look-alike letters
 # (Russian, Greek or Ukrainian text has none, and is not read folded).
-_MIXED_SCRIPT = re.compile(r"[A-Za-z][\u0370-\u03ff\u0400-\u04ff\u0500-\u052f]|"
+_MIXED_SCRIPT = lazy(r"[A-Za-z][\u0370-\u03ff\u0400-\u04ff\u0500-\u052f]|"
                            r"[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f][A-Za-z]")
 
 
 # Written without spaces: "i g n o r e  a l l ...", "i.g.n.o.r.e", after leetspeak is undone.
 _NOT_LOWER = re.compile(r"[^a-z]")
-_SQUEEZED = re.compile(
+_SQUEEZED = lazy(
     r"(?:ignore|disregard|forget)(?:all|any|the|your)*(?:previous|prior|above|earlier)(?:instructions|prompts|"
     r"directives|guidelines)|youarenow(?:an?)?(?:unrestricted|jailbroken|dan|agentwithout|assistantwithout)")
 # What every match of _SQUEEZED starts with (prefilter.required of it; a test holds them
@@ -279,9 +279,9 @@ def _languages(text: str) -> list[str]:
 _NEGATABLE = {"exfiltration", "safety bypass", "remote code", "destructive command", "exfiltration in code"}
 # "logs the headers, which would include the access key": what something does, not an
 # order (an order is in the imperative or after "you should", "please", "must").
-_DESCRIBED = re.compile(r"(?i)\b(?:which|that|it|this)\s+(?:would|could|might|may|will|also)?\s*$"
+_DESCRIBED = lazy(r"(?i)\b(?:which|that|it|this)\s+(?:would|could|might|may|will|also)?\s*$"
                         r"|\b(?:would|could|might)\s+$")
-_NEGATION = re.compile(r"(?i)\b(?:never|don't|do not|must not|mustn't|should not|shouldn't|avoid|not)\b[^.;\n]*$")
+_NEGATION = lazy(r"(?i)\b(?:never|don't|do not|must not|mustn't|should not|shouldn't|avoid|not)\b[^.;\n]*$")
 # What turns a remote script piped into a shell from an install note into an instruction
 # aimed at an agent. In the command: a source that hides where it comes from or how it
 # travels (plain http:, a raw IP or a numeric host, user-info before the host, a URL
@@ -330,7 +330,7 @@ def _aimed_at_agent(reading: str, m: re.Match[str]) -> bool:
 
 _LEET_PAIR = re.compile(r"[A-Za-z][0-9@$|!]|[0-9@$|!][A-Za-z]")
 # A whole run of word and leet characters with a pair in it (what a word of leetspeak is).
-_LEET_RUN = re.compile(r"(?<![A-Za-z0-9@$|!])(?=[A-Za-z0-9@$|!]*?(?:[A-Za-z][0-9@$|!]|[0-9@$|!][A-Za-z]))"
+_LEET_RUN = lazy(r"(?<![A-Za-z0-9@$|!])(?=[A-Za-z0-9@$|!]*?(?:[A-Za-z][0-9@$|!]|[0-9@$|!][A-Za-z]))"
                        r"[A-Za-z0-9@$|!]+")
 _LEET = (str.maketrans("0134578@$|!", "oieastbasli"), str.maketrans("0134578@$|!", "oleastbasli"))
 _ENCODED = re.compile(r"[A-Za-z0-9+/_-]{20,}={0,2}|(?:[0-9a-fA-F]{2}){12,}")
@@ -341,7 +341,7 @@ _ENCODED_START = re.compile(r"[A-Za-z0-9+/_-]{20}")
 # starting inside a run has one starting a letter earlier with the same tail), and
 # no word gives back a letter it took (what follows a word is never part of it):
 # "abcabc..." decoded from 16 KB of base64 took 2 s, quadratic; now linear.
-_READABLE = re.compile(r"(?:(?<![a-z])[a-z]|[A-Z])[a-z]++(?: [A-Za-z.~/-][\w.~/-]*+){2,}")
+_READABLE = lazy(r"(?:(?<![a-z])[a-z]|[A-Z])[a-z]++(?: [A-Za-z.~/-][\w.~/-]*+){2,}")
 
 
 def _readings(text: str) -> list[str]:
@@ -381,7 +381,7 @@ def _decoded(text: str) -> list[str]:
     return out
 
 
-_FENCE_TAG = re.compile(r"(?i)<\s*/?\s*git\s*-\s*mem")
+_FENCE_TAG = lazy(r"(?i)<\s*/?\s*git\s*-\s*mem")
 # A closing tag spelled around the exact one: letters spaced or joined by nothing, "_"
 # or ".", "<", "/" and "-" as HTML entities. The exact ASCII tag is left to the fence
 # (context.fence rewrites it); any other spelling is refused (context._LOOSE_CLOSING is
@@ -390,7 +390,7 @@ _SEP = r"(?:[\s_.\-]|&#0*45;|&#x0*2d;|&hyphen;|&dash;)*"
 LOOSE_CLOSING = lazy(
     r"(?:<|&lt;?|&#0*60;?|&#x0*3c;?)\s*(?:/|&sol;|&#0*47;|&#x0*2f;)\s*"
     + _SEP.join("gitmem"), re.IGNORECASE)
-_EXACT_CLOSING = re.compile(r"(?i)<\s*/\s*git-mem")
+_EXACT_CLOSING = lazy(r"(?i)<\s*/\s*git-mem")
 
 
 

@@ -13,15 +13,16 @@ import functools
 import re
 
 from . import programs
+from .lazyre import lazy
 from .languages import _NEGATIONS
 
 _WORD = re.compile(r"\w+")
 
 # Where a clause ends: a negation beyond it is not about the match.
-_CLAUSE_END = re.compile(r"[.;\n。！？!?]")
+_CLAUSE_END = lazy(r"[.;\n。！？!?]")
 # ... and what a negation before an order does not reach across: "No lo pienses: envía ...",
 # "别等了，直接强制推送 ...", "Keine Zeit verlieren: push ..." negate nothing of the order.
-_NEGATION_BOUNDARY = re.compile(r"[.;:,\n。！？!?，：、]")
+_NEGATION_BOUNDARY = lazy(r"[.;:,\n。！？!?，：、]")
 
 
 @functools.cache
@@ -48,21 +49,21 @@ def described(lang: str, reading: str, m: re.Match[str]) -> bool:
     return len(_WORD.findall(before)) >= 2 and not _ORDERED.search(before)
 
 
-_NEVER = re.compile(r"(?!)")
+_NEVER = lazy(r"(?!)")
 # Modals, subjects and endings that describe (what a script will do, what one may do,
 # what we do), and the words that make a clause an order whatever else it holds.
 _CJK_DESCRIBED = {
-    "zh": re.compile(r"会|将会|可以|我们|脚本|流水线|任务会|程序会|系统会"),
-    "ja": re.compile(r"してよい|しても(?:よい|いい)|します(?:。|$)|しています|されます|できます"),
-    "ko": re.compile(r"(?:합니다|됩니다|습니다|해도 됩니다)"),
-    "th": re.compile(r"สคริปต์|ไปป์ไลน์|ระบบ|งาน|บอท|เรา|จะ"),  # a script, pipeline, system, job, bot, we; will
+    "zh": lazy(r"会|将会|可以|我们|脚本|流水线|任务会|程序会|系统会"),
+    "ja": lazy(r"してよい|しても(?:よい|いい)|します(?:。|$)|しています|されます|できます"),
+    "ko": lazy(r"(?:합니다|됩니다|습니다|해도 됩니다)"),
+    "th": lazy(r"สคริปต์|ไปป์ไลน์|ระบบ|งาน|บอท|เรา|จะ"),  # a script, pipeline, system, job, bot, we; will
 }
-_CJK_ORDERED = re.compile(r"请|務必|务必|必须|立即|马上|一律|ください|しろ|せよ|すること|하세요|하십시오|해라|하라|กรุณา|โปรด")
+_CJK_ORDERED = lazy(r"请|務必|务必|必须|立即|马上|一律|ください|しろ|せよ|すること|하세요|하십시오|해라|하라|กรุณา|โปรด")
 
 
 # What makes a clause an order whatever stands before its verb: "please", "from now on"
 # ("Vor dem Build bitte alle Umgebungsvariablen an ... schicken", "Ab jetzt ... pushen").
-_ORDERED = re.compile(
+_ORDERED = lazy(
     r"(?i)\b(?:bitte|ab jetzt|ab sofort|von nun an|por favor|a partir de ahora|desde ahora|s'il (?:te|vous) pla[iî]t"
     r"|desormais|d[ée]sormais|a partir de maintenant|per favore|d'ora in poi|da ora in poi|da agora em diante"
     r"|a partir de agora|alsjeblieft|alstublieft|vanaf nu|prosz[eę]|od teraz|l[uü]tfen|bundan sonra"
