@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from . import programs
@@ -71,8 +72,10 @@ def _class_chars(op: Any, arg: Any) -> list[str] | None:
     return None
 
 
-def _sequence(items: Any) -> Factors:
-    best: Factors = None
+def _stretches(items: Any) -> Iterator[tuple[list[str], Any, Any]]:
+    """The sequence ``items`` walked once: each node that is not a literal or a small
+    class, with the strings the stretch of literals just before it can be ([""]: none),
+    and a last (stretch, None, None). What _sequence and _every both read."""
     runs = [""]  # the strings the current literal stretch can be
     for op, arg in items:
         if op is _LITERAL:
@@ -82,16 +85,22 @@ def _sequence(items: Any) -> Factors:
         if chars is not None and len(runs) * len(chars) <= _MAX_SPELLINGS:
             runs = [r + c for r in runs for c in chars]
             continue
+        yield runs, op, arg
+        runs = [""]
+    yield runs, None, None
+
+
+def _sequence(items: Any) -> Factors:
+    best: Factors = None
+    for runs, op, arg in _stretches(items):
         if runs != [""]:
             best = _better(best, frozenset(runs))
             if op is _BRANCH:
                 # The parser hoists a prefix all branches share (pass|pw is p(?:ass|w)): the
                 # run joined to each branch's own leading literals is required as well.
                 best = _better(best, frozenset(r + _leading(b) for r in runs for b in arg[1]))
-            runs = [""]
-        best = _better(best, _node(op, arg))
-    if runs != [""]:
-        best = _better(best, frozenset(runs))
+        if op is not None:
+            best = _better(best, _node(op, arg))
     return best
 
 
@@ -129,18 +138,11 @@ def required(pattern: str) -> Factors:
 def _every(items: Any, out: list[frozenset[str]]) -> None:
     """Every factor set a match of the sequence ``items`` must hold one of (what
     ``_sequence`` chooses its best from, and those of the parts it must pass through)."""
-    runs = [""]
-    for op, arg in items:
-        if op is _LITERAL:
-            runs = [r + chr(arg) for r in runs]
-            continue
-        chars = _class_chars(op, arg)
-        if chars is not None and len(runs) * len(chars) <= _MAX_SPELLINGS:
-            runs = [r + c for r in runs for c in chars]
-            continue
+    for runs, op, arg in _stretches(items):
         if runs != [""]:
             out.append(frozenset(runs))
-            runs = [""]
+        if op is None:
+            continue
         if op is _SUBPATTERN:
             _every(arg[-1], out)
         elif _ATOMIC is not None and op is _ATOMIC:
@@ -151,8 +153,6 @@ def _every(items: Any, out: list[frozenset[str]]) -> None:
             found = _node(op, arg)
             if found is not None:
                 out.append(found)
-    if runs != [""]:
-        out.append(frozenset(runs))
 
 
 def also_required(pattern: str) -> list[frozenset[str]]:
