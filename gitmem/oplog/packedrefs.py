@@ -21,18 +21,31 @@ SETTLED_SECONDS = 3.0
 Identity = tuple[int, int, int, int]
 
 
-def packed_identity(commondir: Path) -> tuple[Identity | None, bool]:
-    """(inode, size, mtime, ctime) of packed-refs, None when there is none, and
-    whether it is settled (unchanged for SETTLED_SECONDS: see there). git never
-    edits packed-refs in place: it writes ``packed-refs.lock`` and renames it."""
+_UNREADABLE: Identity = (-1, -1, -1, -1)
+
+
+def file_identity(path: str | os.PathLike[str]) -> Identity | None:
+    """(inode, size, mtime, ctime) of a file git replaces by rename (packed-refs,
+    shallow), None when there is none; _UNREADABLE when it cannot be looked at."""
     try:
-        st = os.stat(os.path.join(commondir, "packed-refs"))
+        st = os.stat(path)
     except FileNotFoundError:
-        return None, True
+        return None
     except OSError:
-        return (-1, -1, -1, -1), False
-    ident = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    age = time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns)
+        return _UNREADABLE
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def packed_identity(commondir: Path) -> tuple[Identity | None, bool]:
+    """packed-refs' file_identity, and whether it is settled (unchanged for
+    SETTLED_SECONDS: see there). git never edits packed-refs in place: it writes
+    ``packed-refs.lock`` and renames it."""
+    ident = file_identity(os.path.join(commondir, "packed-refs"))
+    if ident is None:
+        return None, True
+    if ident == _UNREADABLE:
+        return ident, False
+    age = time.time_ns() - max(ident[2], ident[3])
     return ident, age > SETTLED_SECONDS * 1e9
 
 

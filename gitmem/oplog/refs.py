@@ -23,7 +23,7 @@ import msgspec
 from ..errors import LogBusy, from_os_error
 from .libgit2 import Libgit2, pygit2
 from .objects import HEX_OID
-from .packedrefs import Identity, Packed, packed_identity, read_packed
+from .packedrefs import Packed, file_identity, packed_identity, read_packed
 
 REF_PREFIX = "refs/memory/"
 # Where fetched partitions land before we move local refs ourselves, after
@@ -247,15 +247,9 @@ class Refs:
                 return None
             loose.update(found)
         ident, settled = packed_identity(self._commondir)  # after the loose files: see read_ref_files
-        try:
-            st = os.stat(self._commondir / "shallow")
-            shallow: list[int] | None = [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-        except FileNotFoundError:
-            shallow = None
-        except OSError:
-            shallow = [-1, -1, -1, -1]
+        shallow = file_identity(self._commondir / "shallow")
         return RefsView(packed=list(ident) if ident is not None else None, settled=settled,
-                        loose=loose, shallow=shallow)
+                        loose=loose, shallow=list(shallow) if shallow is not None else None)
 
     def lookup(self, names: list[str]) -> dict[str, str] | None:
         """The ids of the refs ``names`` that exist (loose first, then packed-refs

@@ -65,12 +65,12 @@ def narrowed(mark: RefsMark | None, full: bool, now: str | None) -> frozenset[st
     return mark.only
 
 
-def listing(c_watermarks: Callable[..., dict[str, str]], source: LogSource,
+def listing(watermarks: Callable[..., dict[str, str]], source: LogSource,
             only: frozenset[str] | None) -> tuple[dict[str, str], dict[str, str]]:
     """(the refs, the tips replayed) of every partition, or of ``only``."""
     if only is None:
-        return source.partitions(), c_watermarks()
-    return source.tips(sorted(only)), c_watermarks(sorted(only))
+        return source.partitions(), watermarks()
+    return source.tips(sorted(only)), watermarks(sorted(only))
 
 
 def lost_any(source: LogSource, current: dict[str, str], stored: dict[str, str]) -> bool:
