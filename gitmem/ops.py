@@ -57,6 +57,9 @@ MAX_CLOCK = 2**53
 # by more than this between two of its ops: a bigger jump is taken as an
 # attempt to exhaust the clock space and the op is skipped on replay.
 MAX_CLOCK_JUMP = 2**32
+# A line number of a code anchor: every integer of an op has an upper bound that
+# SQLite's 64-bit INTEGER holds (an unbounded one, stored, failed every replay).
+MAX_LINE = 2**31 - 1
 MIN_TIME = -62135596800  # 0001-01-01T00:00:00Z
 MAX_TIME = 253402300799  # 9999-12-31T23:59:59Z
 UnixTime = Annotated[int, msgspec.Meta(ge=MIN_TIME, le=MAX_TIME)]
@@ -79,8 +82,8 @@ class CodeAnchor(msgspec.Struct, frozen=True, omit_defaults=True):
     path: ShortStr
     type: Literal["blob", "tree"]
     oid: Annotated[str, msgspec.Meta(pattern="^(?:[0-9a-f]{40}|[0-9a-f]{64})$")]
-    start: Annotated[int, msgspec.Meta(ge=1)] | None = None
-    end: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    start: Annotated[int, msgspec.Meta(ge=1, le=MAX_LINE)] | None = None
+    end: Annotated[int, msgspec.Meta(ge=1, le=MAX_LINE)] | None = None
     symbol: ShortStr | None = None
 
 
@@ -415,6 +418,9 @@ def field_problem(op: Op) -> str | None:
         for value, what in ((m.source, "source"), (m.session, "session")):
             if value is not None and (problem := line_problem(value, what)):
                 return problem
+        if m.valid_from is not None and m.valid_until is not None \
+                and m.valid_until < m.valid_from:
+            return "valid-until is before valid-from"
         if m.link is not None:
             for value, what in ((m.link.src, "link source"), (m.link.dst, "link target")):
                 if problem := line_problem(value, what):

@@ -41,10 +41,13 @@ def split_range(given: str) -> tuple[str, tuple[int, int] | None]:
     m = _RANGE.match(given.strip())
     if not m:
         return given, None
-    start = int(m.group(2))
-    end = int(m.group(3)) if m.group(3) else start
-    if start < 1 or end < start:
-        raise InvalidInput(f"'{given}' is not a line range", "write FILE:START-END, with 1 <= START <= END")
+    # (A number of thousands of digits: int() refuses it, or takes long.)
+    too_long = max(len(m.group(2)), len(m.group(3) or "")) > len(str(ops.MAX_LINE))
+    start = 0 if too_long else int(m.group(2))
+    end = int(m.group(3)) if m.group(3) and not too_long else start
+    if start < 1 or end < start or end > ops.MAX_LINE:
+        raise InvalidInput(f"'{given}' is not a line range",
+                           f"write FILE:START-END, with 1 <= START <= END <= {ops.MAX_LINE}")
     return m.group(1), (start, end)
 
 
