@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from .. import ops
 from ..errors import InvalidInput
 from ..model import Exported, Record
+from . import settings
 
 if TYPE_CHECKING:
     from ..projection import Projection
@@ -38,19 +39,28 @@ _SECTIONS = (("procedure", "Procedures"), ("convention", "Conventions"),
 
 
 def select(pool: Pool, kinds: list[str]) -> list[Record]:
-    """The current memories to export, oldest first within a section."""
+    """The memories to export: what holds now, as ``get`` and ``context`` say it
+    (a key's winning value; nothing whose validity has not started or has ended),
+    oldest first within a section."""
     from ..projection import Scope
+    from .facts import key_values
 
     for kind in kinds:
         if kind not in ops.KINDS:
             raise InvalidInput(f"unknown kind '{kind}'", f"use one of: {', '.join(ops.KINDS)}")
+    now = settings.now()
 
     def run(p: Projection) -> list[Record]:
+        unkeyed = [r for r in p.browse(Scope(kinds=tuple(kinds), now=now), limit=-1)[0]
+                   if r.key is None and (r.valid_from is None or settings.ts(r.valid_from) <= now)]
+        winners: dict[str, Record] = {}
+        for v in key_values(pool, p, None, None, None):  # winner first per key
+            winners.setdefault(v.key or "", v)
+        keyed = [v for v in winners.values() if not kinds or v.kind in kinds]
         if kinds:
-            return p.browse(Scope(kinds=tuple(kinds)), limit=-1)[0]
-        return [r for r in p.browse(Scope(), limit=-1)[0]
-                if r.kind == "procedure" or r.key is not None
-                or {"convention", "decision"} & set(r.tags)]
+            return unkeyed + keyed
+        return keyed + [r for r in unkeyed
+                        if r.kind == "procedure" or {"convention", "decision"} & set(r.tags)]
 
     # In the order they were recorded (the log's order: clock, then id).
     return sorted(pool.read(run), key=lambda r: (r.clock, r.id))
@@ -79,16 +89,27 @@ def render(records: list[Record], fmt: str) -> str:
             continue
         lines += ["", f"### {title}", ""]
         for r in picked:
-            text = " ".join((r.text or "").split())
-            lines.append(f"- {r.key}: {text}" if r.key else f"- {text}")
+            # An HTML comment in a memory would hide from a reader of the rendered
+            # file, and one that spells this block's end marker would make every
+            # later --into add a copy of the rest: the comment's brackets are escaped.
+            text = _no_comments(" ".join((r.text or "").split()))
+            lines.append(f"- {_no_comments(r.key)}: {text}" if r.key else f"- {text}")
     body = "\n".join(lines) + "\n"
     return f"{BEGIN}\n{body}{END}\n" if fmt == "agents-md" else body
 
 
+def _no_comments(text: str) -> str:
+    return text.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
+
+
 def _record(r: Record) -> dict[str, object]:
+    """A memory as a line of ``git mem import``: with both of its times, so that
+    an import elsewhere knows when it was learned and when it holds."""
     out: dict[str, object] = {"text": r.text, "kind": r.kind}
     for name, value in (("key", r.key), ("tags", r.tags), ("about", r.entities),
-                        ("paths", r.anchors.paths), ("source", r.source)):
+                        ("paths", r.anchors.paths), ("source", r.source),
+                        ("valid_from", r.valid_from), ("valid_until", r.valid_until),
+                        ("recorded_at", r.recorded_at)):
         if value:
             out[name] = value
     if r.importance != 0.5:

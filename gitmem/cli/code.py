@@ -81,7 +81,10 @@ def export(fmt: str, kinds: tuple[str, ...], into: str | None, as_json: bool) ->
 
     For agents and people who do not run git mem: an AGENTS.md section (between
     markers, so a re-export replaces only its own block), Markdown, or JSON lines
-    that 'git mem import' takes back.
+    that 'git mem import' takes back. What holds now, as 'get' and 'context' say
+    it: a key's winning value, nothing whose validity has not started or has
+    ended. JSON lines keep valid_from, valid_until and recorded_at. HTML comments
+    in a memory are escaped in Markdown (they would hide from readers).
 
     \b
     Example:
