@@ -115,6 +115,15 @@ class RepositoryUnreadable(NotARepository):
                     "list with a line that is no commit id (.git/shallow) is one cause")
 
 
+class RepositoryUnsupported(RepositoryUnreadable):
+    """The repository uses a format the bundled libgit2 cannot read (sha256 object
+    ids, the reftable ref store): git reads it, git mem cannot yet."""
+
+    code = "repository_unsupported"
+    default_hint = ("git mem needs a repository with sha1 object ids and files for refs "
+                    "(git's default); see docs/architecture.md, Limits")
+
+
 class BareRepository(GitMemError):
     code = "bare_repository"
     exit_code = 3

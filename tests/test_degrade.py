@@ -626,3 +626,26 @@ def test_a_closed_or_full_stderr_or_a_closed_stdin_is_not_a_bug(repo: Path, fast
             assert lost.returncode == 5 and json.loads(lost.stdout)["error"]["exit_code"] == 5
     shut = run("add", "-", close=0, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert shut.returncode == 2 and "stdin is closed" in shut.stderr, shut.stderr
+
+
+@pytest.mark.parametrize("make", ["sha256", "reftable"])
+def test_a_repository_format_libgit2_cannot_read_is_one_line(make: str, tmp_path: Path) -> None:
+    """git mem writes through libgit2 and its own lock-file protocol on sha1 object
+    ids and ref files: any other format is refused before anything is written."""
+    repo = tmp_path / make
+    if make == "sha256":
+        git("init", "-q", "--object-format=sha256", str(repo), cwd=tmp_path)
+    else:  # (the git here cannot make one; the config is what marks it)
+        git("init", "-q", str(repo), cwd=tmp_path)
+    git("commit", "-q", "--allow-empty", "-m", "init", cwd=repo)
+    if make == "reftable":
+        git("config", "core.repositoryformatversion", "1", cwd=repo)
+        git("config", "extensions.refStorage", "reftable", cwd=repo)
+    for args in (["add", "a note"], ["sync"]):
+        proc = gm(*args, "--json", cwd=repo)
+        assert proc.returncode == 3, proc.stderr
+        assert json.loads(proc.stdout)["error"]["code"] == "repository_unsupported"
+        proc = gm(*args, cwd=repo)
+        assert proc.stderr.count("\n") == 1 and "not supported" in proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert not (repo / ".git" / "refs" / "memory").exists()

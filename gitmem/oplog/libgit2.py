@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import RepositoryUnreadable
+from ..errors import RepositoryUnreadable, RepositoryUnsupported
 
 
 class _LazyPygit2:
@@ -50,5 +50,10 @@ class Libgit2:
             try:
                 self._repo = pygit2.Repository(str(self._gitdir))
             except pygit2.GitError as exc:
-                raise RepositoryUnreadable(f"libgit2 cannot open the repository: {exc}") from None
+                said = str(exc)
+                if "unknown object format" in said or "unsupported extension" in said:
+                    # (libgit2 1.9 reads neither sha256 ids nor reftable.)
+                    raise RepositoryUnsupported(
+                        f"this repository's format is not supported: {said}") from None
+                raise RepositoryUnreadable(f"libgit2 cannot open the repository: {said}") from None
         return self._repo
