@@ -124,6 +124,15 @@ class RepositoryUnsupported(RepositoryUnreadable):
                     "(git's default); see docs/architecture.md, Limits")
 
 
+class PathTooLong(NotARepository):
+    """The projection's path is longer than SQLite opens (504 bytes: its 512-byte
+    limit, less the room for a '-journal' suffix)."""
+
+    code = "path_too_long"
+    default_hint = ("clone or move the repository to a shorter path (SQLite cannot open "
+                    "a file whose path is longer than 504 bytes)")
+
+
 class BareRepository(GitMemError):
     code = "bare_repository"
     exit_code = 3

@@ -649,3 +649,20 @@ def test_a_repository_format_libgit2_cannot_read_is_one_line(make: str, tmp_path
         assert proc.stderr.count("\n") == 1 and "not supported" in proc.stderr
         assert "Traceback" not in proc.stderr
     assert not (repo / ".git" / "refs" / "memory").exists()
+
+
+def test_a_repository_path_too_long_for_sqlite_is_one_line(tmp_path: Path) -> None:
+    """SQLite opens paths of up to 504 bytes (512 less a suffix's room): past that,
+    every command said 'internal error: ProjectionCorrupt ... this is a bug'."""
+    deep = tmp_path
+    while len(os.fsencode(deep / ".git/mem/cache/projection.sqlite3")) <= 504:
+        deep = deep / ("d" * min(60, 505 - len(os.fsencode(deep / ".git/mem/cache/projection.sqlite3"))))
+    git("init", "-q", str(deep), cwd=tmp_path)
+    git("commit", "-q", "--allow-empty", "-m", "init", cwd=deep)
+    for args in (["add", "a note about the long path"], ["recall", "long path"], ["status"]):
+        proc = gm(*args, "--json", cwd=deep)
+        assert proc.returncode == 3, proc.stderr
+        assert json.loads(proc.stdout)["error"]["code"] == "path_too_long"
+        proc = gm(*args, cwd=deep)
+        assert proc.stderr.count("\n") == 1 and "shorter path" in proc.stderr
+    assert git("for-each-ref", "refs/memory", cwd=deep).stdout == ""

@@ -35,6 +35,7 @@ from ..errors import (
     DiskFull,
     GitMemError,
     InvalidInput,
+    PathTooLong,
     ReadOnly,
     UnknownId,
     from_os_error,
@@ -54,6 +55,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _HEX = re.compile(r"^[0-9a-f]+$")
 CACHE_DIR = "cache"
+# SQLite's unix VFS opens paths of up to 512 bytes, a database's own with room for
+# the "-journal" it may add: longer, "unable to open database file" (as if corrupt).
+SQLITE_MAX_PATH = 504
 PROGRAMS_DIR = "regex"  # in CACHE_DIR: gate/programs.py
 BUILT_MARKER = "projection-built"
 USAGE_NAME = "usage.sqlite3"  # local use counts (a salience signal), never pushed
@@ -171,6 +175,10 @@ class Pool:
         # then the marker, so "no marker yet" can never look like a lost projection.
         had_marker = _exists(marker)
         missing = not _exists(proj.path)
+        size = len(os.fsencode(proj.path.absolute()))
+        if size > SQLITE_MAX_PATH:
+            raise PathTooLong(f"the projection's path (.git/mem/cache/ in this repository) "
+                              f"is {size} bytes long")
         try:
             proj.open()
         except ProjectionCorrupt:
