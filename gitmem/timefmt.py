@@ -33,16 +33,31 @@ _UNIT_SECONDS = {
 _GIT_ISO_OFFSET = r"^(.*\d)\s+([+-]\d{2}):?(\d{2})$"
 
 
+# An op's UTC offset is under a day either way (ops.Offset). A local zone past it
+# (TZ=UTC+24 is valid POSIX) records the time in UTC: the instant stays exact, only
+# the offset it is shown in is lost. An offset written in a date is refused instead.
+_MAX_OFFSET = 1439
+
+
 def _local_offset_minutes(ts: float) -> int:
     lt = time.localtime(ts)
-    return int((lt.tm_gmtoff or 0) // 60)
+    minutes = int((lt.tm_gmtoff or 0) // 60)
+    return minutes if abs(minutes) <= _MAX_OFFSET else 0
 
 
-def _from_datetime(dt: datetime) -> tuple[int, int]:
+def _from_datetime(dt: datetime, *, local: bool = False) -> tuple[int, int]:
     if dt.tzinfo is None:
-        dt = dt.astimezone()  # naive means local time, as in git
-    off = dt.utcoffset() or timedelta(0)
-    return int(dt.timestamp()), int(off.total_seconds() // 60)
+        try:
+            dt = dt.astimezone()  # naive means local time, as in git
+        except (OverflowError, OSError, ValueError):  # year 1: before any zone's rules
+            dt = dt.replace(tzinfo=timezone.utc)
+        local = True
+    minutes = int((dt.utcoffset() or timedelta(0)).total_seconds() // 60)
+    if abs(minutes) > _MAX_OFFSET:
+        if not local:
+            raise InvalidDate(f"UTC offset of {minutes} minutes is a day or more")
+        minutes = 0
+    return int(dt.timestamp()), minutes
 
 
 def parse_date(text: str, *, now: float | None = None) -> tuple[int, int]:
@@ -62,12 +77,14 @@ def parse_date(text: str, *, now: float | None = None) -> tuple[int, int]:
     if low == "now":
         return int(current), _local_offset_minutes(current)
     if low in ("today", "yesterday"):
-        day = datetime.fromtimestamp(current).astimezone().replace(
-            hour=0, minute=0, second=0, microsecond=0
-        )
+        try:
+            day = datetime.fromtimestamp(current).astimezone()
+        except (OverflowError, OSError, ValueError):  # a local zone a day or more off
+            day = datetime.fromtimestamp(current, timezone.utc)
+        day = day.replace(hour=0, minute=0, second=0, microsecond=0)
         if low == "yesterday":
             day -= timedelta(days=1)
-        return _from_datetime(day)
+        return _from_datetime(day, local=True)
     m = re.match(_AGO, s)
     if m:
         ts = int(current) - int(m.group(1)) * _UNIT_SECONDS[m.group(2).lower()]
@@ -79,7 +96,11 @@ def parse_date(text: str, *, now: float | None = None) -> tuple[int, int]:
         ts = int(m.group(1))
         if m.group(2):
             sign = 1 if m.group(2) == "+" else -1
-            return ts, sign * (int(m.group(3)) * 60 + int(m.group(4)))
+            minutes = int(m.group(3)) * 60 + int(m.group(4))
+            if minutes > _MAX_OFFSET:
+                raise InvalidDate(f"UTC offset {m.group(2)}{m.group(3)}{m.group(4)} "
+                                  "is a day or more")
+            return ts, sign * minutes
         return ts, 0
     iso = s
     g = re.match(_GIT_ISO_OFFSET, iso)

@@ -428,3 +428,22 @@ def test_a_rewording_of_a_memory_not_embedded_yet_is_refused_with_or_without_the
         err = json.loads(near.stdout)["error"]
         assert err["code"] == "near_duplicate" and err["existing"] == first["id"]  # type: ignore[index]
         assert err["cosine"] >= 0.97
+
+
+@pytest.mark.parametrize("tz", ["UTC+24", "UTC-24", "XXX-24:59", "UTC+167"])
+def test_a_local_zone_a_day_or_more_off_records_utc(tz: str, repo: Path) -> None:
+    """POSIX allows such zones (git records -2400); an op's offset is under a day,
+    so the time is recorded in UTC: every add failed, blaming the memory."""
+    proc = gm("add", f"a memory about the deploy window in {tz}", cwd=repo,
+              env={"TZ": tz, "GIT_COMMITTER_DATE": ""})
+    assert proc.returncode == 0, proc.stderr
+    shown = json.loads(ok(gm("show", proc.stdout.strip(), "--json", cwd=repo)).stdout)["data"]
+    assert shown["memory"]["recorded_at"].endswith("Z")
+    assert ok(gm("recall", "deploy window", "--as-of", "today", cwd=repo, env={"TZ": tz}))
+
+
+def test_as_of_year_one_reads_as_a_date(repo: Path) -> None:
+    ok(gm("add", "the first memory of the repository", cwd=repo))
+    out = gm("recall", "first memory", "--as-of", "0001-01-01", "--json", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["data"]["hits"] == []

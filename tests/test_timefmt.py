@@ -47,3 +47,15 @@ def test_iso_rendering() -> None:
     assert iso(1700000000, 0) == "2023-11-14T22:13:20Z"
     assert iso(1700000000, 60) == "2023-11-14T23:13:20+01:00"
     assert iso(None) is None
+
+
+@pytest.mark.parametrize("text", ["@1700000000 +2400", "1700000000 -9959",
+                                  "2023-11-14T23:13:20+24:30"])
+def test_an_offset_of_a_day_or_more_is_refused(text: str) -> None:
+    with pytest.raises(InvalidDate):
+        parse_date(text)
+
+
+def test_year_one_is_a_date_in_every_form() -> None:
+    assert parse_date("0001-01-01") == (-62135596800, 0)
+    assert parse_date("0001-01-01T00:00:00Z") == (-62135596800, 0)
