@@ -109,3 +109,19 @@ def test_the_hook_goes_where_core_hookspath_says(team: dict[str, Path], tmp_path
     _commit(a, "x")
     git("push", "-q", "origin", "main", cwd=a)
     assert len(_remote_memory(team)) == 1
+
+
+def test_a_hooks_directory_in_the_work_tree_is_left_to_the_team(team: dict[str, Path]) -> None:
+    """A committed .githooks (core.hooksPath=.githooks) holds the team's files: the
+    hook is refused there, and nothing in the work tree changes."""
+    a = team["a"]
+    (a / ".githooks").mkdir()
+    (a / ".githooks" / "pre-push").write_text("#!/bin/sh\nmake lint\n")
+    git("add", "-A", cwd=a)
+    git("commit", "-q", "-m", "team hooks", cwd=a)
+    git("config", "core.hooksPath", ".githooks", cwd=a)
+    out = gm("init", "--pre-push", cwd=a)
+    assert out.returncode == 2, out.stderr
+    assert "inside the work tree" in out.stderr and out.stderr.count("\n") == 1
+    assert git("status", "--short", cwd=a).stdout == ""
+    assert (a / ".githooks" / "pre-push").read_text() == "#!/bin/sh\nmake lint\n"

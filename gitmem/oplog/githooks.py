@@ -57,6 +57,17 @@ def hooks_dir(workdir: Path) -> Path:
     return path if path.is_absolute() else workdir / path
 
 
+def _in_work_tree(workdir: Path, d: Path) -> bool:
+    """``d`` lies in the work tree, outside its .git (a linked worktree's .git is a
+    file, and its hooks are in the common directory, outside the work tree)."""
+    try:
+        here, there = workdir.resolve(), d.resolve()
+    except OSError:
+        return False
+    return (there == here or here in there.parents) and not (
+        there == here / ".git" or (here / ".git") in there.parents)
+
+
 def _ours(path: Path) -> bool:
     try:
         return MARK in path.read_text(encoding="utf-8", errors="replace")
@@ -73,11 +84,17 @@ def state(workdir: Path) -> str:
 
 
 def install(workdir: Path) -> str:
-    """Install the hook; what it did: 'installed', 'chained' or 'already'."""
+    """Install the hook; what it did: 'installed', 'chained' or 'already'. Refused
+    (FileExistsError) where ``core.hooksPath`` points into the work tree: those are
+    the team's files (a committed .githooks), and a commit -a would ship ours."""
     d = hooks_dir(workdir)
     hook = d / "pre-push"
     if _ours(hook):
         return "already"
+    if _in_work_tree(workdir, d):
+        raise FileExistsError(
+            f"core.hooksPath is {d}, inside the work tree: git mem does not change files "
+            "the team shares; add 'git mem push \"$1\"' to that pre-push hook yourself")
     d.mkdir(parents=True, exist_ok=True)
     chained = False
     if hook.exists() or hook.is_symlink():
