@@ -76,8 +76,14 @@ def create(store: api.Store, token: str) -> tuple[Starlette, Panel]:
             if given is not None and panel.token is not None and \
                     secrets.compare_digest(given, panel.token):
                 panel.token = None  # spent
-                resp = RedirectResponse(request.url.path, status_code=303)
+                # A page that sets the cookie and moves on, not a redirect: the browser
+                # comes here from the file:// page serve() opened, and a SameSite=Strict
+                # cookie set in a redirect chain that began on another site is not sent
+                # on its next hop. The move from this page is our own site's.
+                resp = panel.page("enter.html", request, target=request.url.path)
                 resp.set_cookie(COOKIE, panel.session, httponly=True, samesite="strict")
+                resp.headers["Cache-Control"] = "no-store"
+                resp.headers["Referrer-Policy"] = "no-referrer"
                 return resp
             cookie = request.cookies.get(COOKIE, "")
             if not secrets.compare_digest(cookie, panel.session):
