@@ -15,6 +15,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -276,6 +277,63 @@ def test_the_panel_listens_on_loopback_and_its_token_works_once(
     assert "cockroachdb" in page
 
 
+class _Slider(HTMLParser):
+    """The as-of slider's attributes, as a browser reads them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attrs: dict[str, str | None] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if dict(attrs).get("id") == "as-of":
+            self.attrs = dict(attrs)
+
+
+def _tag_at(repo: str, name: str, when: str) -> None:
+    """Tag a commit of its own made at ``when`` (HEAD stays where it is)."""
+    env = {**os.environ, "GIT_COMMITTER_DATE": when, "GIT_AUTHOR_DATE": when}
+    commit = git("commit-tree", "HEAD^{tree}", "-m", name, cwd=repo, env=env).stdout.strip()
+    git("tag", name, commit, cwd=repo)
+
+
+def _signed_in(url: str) -> urllib.request.OpenerDirector:
+    me = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(
+        http.cookiejar.CookieJar()))
+    assert _get(me, url)[0] == 200
+    return me
+
+
+def test_what_a_page_echoes_is_inert(panel: tuple[str, dict[str, str]]) -> None:
+    url, ids = panel
+    base = url.split("?")[0]
+    me = _signed_in(url)
+    # A NUL or a bidi override asked for in the URL came back raw in the error page.
+    for asked, shown in (("%00", "\\x00"), ("a%E2%80%AEb", "a\\u202eb"),
+                         ("%1B%5B31m", "\\x1b[31m")):
+        status, page = _get(me, base + "memory/" + asked)
+        assert status == 200 and f"&#39;{shown}&#39; is not a memory id" in page, page
+        assert not any(ch in page for ch in "\x00\x1b\u202e")
+    status, page = _get(me, base + "facts?key=%00k")
+    assert "\\x00k" in page and "\x00" not in page
+
+
+def test_the_slider_labels_are_a_list(panel: tuple[str, dict[str, str]]) -> None:
+    url, ids = panel
+    base = url.split("?")[0]
+    me = _signed_in(url)
+    # The slider's labels went to the script joined with "|", so a tag named "v0|rc1"
+    # became two labels and every later stop showed its neighbour's name.
+    _tag_at(ids["repo"], "v0|rc1", "2026-01-05T12:00:00+00:00")
+    status, page = _get(me, base + "timeline")
+    slider = _Slider()
+    slider.feed(page)
+    labels = json.loads(slider.attrs["data-labels"] or "")
+    assert len(labels) == int(slider.attrs["max"] or "") + 1
+    assert labels[:2] == ["v0|rc1", "2026-01-10"] and "v1.0" in labels
+    assert 'oninput="document.getElementById(\'as-of-label\').textContent = ' \
+        'JSON.parse(this.dataset.labels)[this.value]"' in page
+
+
 @needs_browser
 def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
         seeded: dict[str, str], launch: Callable[..., Launched]) -> None:
@@ -354,7 +412,7 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
         def slide(to: str) -> str:
             """Move the slider to the stop labelled ``to``; the facts then."""
             slider = driver.find_element(By.ID, "as-of")
-            stops = (slider.get_attribute("data-labels") or "").split("|")
+            stops = json.loads(slider.get_attribute("data-labels") or "")
             assert to in stops, stops
             driver.execute_script("arguments[0].value = arguments[1];"
                                   "arguments[0].dispatchEvent(new Event('input'));"
@@ -364,8 +422,16 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
             wait.until(ec.url_contains(f"at={stops.index(to)}"))
             return str(driver.find_element(By.ID, "facts-then").text)
 
+        _tag_at(repo, "v0|rc1", "2026-01-05T12:00:00+00:00")  # a "|" in a tag name
         driver.get(base + "/timeline")
-        stops = driver.find_element(By.ID, "as-of").get_attribute("data-labels").split("|")
+        slider = driver.find_element(By.ID, "as-of")
+        stops = json.loads(slider.get_attribute("data-labels"))
+        # The label the script shows while the slider moves, before the page reloads:
+        # each stop's own, the tag with a "|" and the stop after it alike.
+        for i in (stops.index("v0|rc1"), stops.index("v0|rc1") + 1, len(stops) - 1):
+            driver.execute_script("arguments[0].value = arguments[1];"
+                                  "arguments[0].dispatchEvent(new Event('input'));", slider, i)
+            assert driver.find_element(By.ID, "as-of-label").text == stops[i]
         assert "2026-01-12" not in stops  # no op was recorded that day
         # Move the slider to the tag: what the memory believed then.
         then = slide("v1.0")
