@@ -156,11 +156,11 @@ class Launched:
         self.url = line.split(": ", 1)[1].strip()
         self.base = self.url.split("?")[0]
 
-    def browser(self, within: float = 10.0) -> dict[str, Any]:
+    def browser(self, within: float = 20.0) -> dict[str, Any]:
         """What the stand-in browser was given (it must have started within ``within`` s)."""
         return self._wait(self.log, within)
 
-    def page(self, within: float = 10.0) -> dict[str, Any]:
+    def page(self, within: float = 20.0) -> dict[str, Any]:
         """Where following it led (the browser must have got there within ``within`` s)."""
         return self._wait(Path(str(self.log) + ".page"), within)
 
@@ -223,12 +223,11 @@ def test_a_terminal_browser_that_waits_for_the_page_gets_it(
     """w3m or lynx: webbrowser.open() waits for the browser to exit, the browser waits
     for the page. The browser was started before the server served: a deadlock."""
     ui = launch(seeded["repo"], linger=60)  # the user reads the page for a minute
-    started = time.monotonic()
-    got = ui.page(within=10)
+    # (Before, the stand-in's request hung until its own 30 s timeout: the page never came.)
+    got = ui.page(within=20)
     assert got["status"] == 200 and "tests live in spec/" in got["page"], got["status"]
     # The browser is still open, and the server answers everyone else meanwhile.
     assert _get(urllib.request.build_opener(), ui.base)[0] == 403
-    assert time.monotonic() - started < 10
 
 
 def _get(opener: urllib.request.OpenerDirector, url: str) -> tuple[int, str]:
