@@ -8,11 +8,14 @@ import http.cookiejar
 import json
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +84,152 @@ def panel(seeded: dict[str, str]) -> Iterator[tuple[str, dict[str, str]]]:
         proc.wait(timeout=20)
 
 
+# A stand-in browser for `git mem ui` to start through $BROWSER (Python's webbrowser
+# then runs it as a GenericBrowser and waits for it to exit, as it does for w3m and
+# lynx). It records its argv, the mode of the file it is given, whether the token is
+# on any process's command line, then (GITMEM_TEST_BROWSER=follow) follows the page
+# as a browser would, and stays open for GITMEM_TEST_BROWSER_LINGER seconds.
+STUB = """#!{python}
+import html, http.cookiejar, json, os, re, sys, time, urllib.parse, urllib.request
+log = os.environ["GITMEM_TEST_BROWSER_LOG"]
+open(log + ".pid", "w").write(str(os.getpid()))
+rec = {{"argv": sys.argv[1:]}}
+url = sys.argv[1]
+if url.startswith("file://"):
+    path = urllib.request.url2pathname(urllib.parse.urlsplit(url).path)
+    rec["file"] = path
+    rec["mode"] = oct(os.stat(path).st_mode & 0o777)
+    rec["dir_mode"] = oct(os.stat(os.path.dirname(path)).st_mode & 0o777)
+    page = open(path, encoding="utf-8").read()
+    url = html.unescape(re.search(r'http-equiv="refresh" content="0;url=([^"]+)"', page)[1])
+token = url.partition("token=")[2]
+seen = []
+for pid in os.listdir("/proc") if token and os.path.isdir("/proc") else []:
+    try:
+        with open(f"/proc/{{pid}}/cmdline", "rb") as f:
+            if token.encode() in f.read():
+                seen.append(pid)
+    except OSError:
+        pass
+rec["token_in_cmdlines"] = seen
+def write(name, rec):
+    with open(name + ".tmp", "w") as f:
+        json.dump(rec, f)
+    os.replace(name + ".tmp", name)
+write(log, rec)
+if os.environ.get("GITMEM_TEST_BROWSER") == "follow":
+    me = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(
+        http.cookiejar.CookieJar()))
+    try:
+        with me.open(url, timeout=30) as r:  # sets the cookie, then moves on
+            page, at = r.read().decode(), r.url
+        nxt = re.search(r'http-equiv="refresh" content="0;url=([^"]+)"', page)
+        if nxt:
+            with me.open(urllib.parse.urljoin(at, html.unescape(nxt[1])), timeout=30) as r:
+                page = r.read().decode()
+        got = {{"status": r.status, "page": page}}
+    except Exception as e:
+        got = {{"status": repr(e)}}
+    write(log + ".page", got)
+time.sleep(float(os.environ.get("GITMEM_TEST_BROWSER_LINGER", "0")))
+"""
+
+
+class Launched:
+    """`git mem ui` started as a user starts it: it opens the (stand-in) browser."""
+
+    def __init__(self, repo: str, folder: Path, mode: str, linger: float) -> None:
+        stub = folder / "stub-browser"
+        stub.write_text(STUB.format(python=sys.executable))
+        stub.chmod(0o755)
+        self.log = folder / "browser.json"
+        env = {**os.environ, "BROWSER": str(stub), "GITMEM_TEST_BROWSER": mode,
+               "GITMEM_TEST_BROWSER_LOG": str(self.log),
+               "GITMEM_TEST_BROWSER_LINGER": str(linger)}
+        env.pop("DISPLAY", None)
+        env.pop("WAYLAND_DISPLAY", None)
+        self.proc = subprocess.Popen([GIT_MEM, "ui"], cwd=repo, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line.startswith("git mem ui: http://127.0.0.1:"), line
+        self.url = line.split(": ", 1)[1].strip()
+        self.base = self.url.split("?")[0]
+
+    def browser(self, within: float = 20.0) -> dict[str, Any]:
+        """What the stand-in browser was given (it must have started within ``within`` s)."""
+        return self._wait(self.log, within)
+
+    def page(self, within: float = 20.0) -> dict[str, Any]:
+        """Where following it led (the browser must have got there within ``within`` s)."""
+        return self._wait(Path(str(self.log) + ".page"), within)
+
+    @staticmethod
+    def _wait(path: Path, within: float) -> dict[str, Any]:
+        deadline = time.monotonic() + within
+        while not path.exists():
+            assert time.monotonic() < deadline, f"the browser wrote no {path.name} in time"
+            time.sleep(0.05)
+        return dict(json.loads(path.read_text()))
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=20)
+        pid = Path(str(self.log) + ".pid")
+        if pid.exists():  # the stand-in outlives the panel, as a terminal browser would
+            try:
+                os.kill(int(pid.read_text()), signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+@pytest.fixture
+def launch(tmp_path: Path) -> Iterator[Callable[..., Launched]]:
+    started: list[Launched] = []
+
+    def start(repo: str, mode: str = "follow", linger: float = 0) -> Launched:
+        started.append(Launched(repo, tmp_path, mode, linger))
+        return started[-1]
+
+    yield start
+    for ui in started:
+        ui.stop()
+
+
+def test_the_browser_is_given_a_private_page_and_never_the_token(
+        seeded: dict[str, str], launch: Callable[..., Launched]) -> None:
+    """The token was on the browser's command line, where any local user could read it
+    (ps, /proc/PID/cmdline) and spend it first; the user's browser then got a 403."""
+    ui = launch(seeded["repo"])
+    got = ui.browser()
+    token = ui.url.partition("token=")[2]
+    assert token and not any(token in arg for arg in got["argv"]), got["argv"]
+    assert got["argv"][0].startswith("file://") and got["token_in_cmdlines"] == []
+    assert (got["mode"], got["dir_mode"]) == ("0o600", "0o700")
+    # Following the page signs the browser in: the search page, with the memories.
+    led = ui.page()
+    assert led["status"] == 200, led["status"]
+    assert "<title>Search · git mem</title>" in led["page"] and "tests live in spec/" in led["page"]
+    assert _get(urllib.request.build_opener(), ui.url)[0] == 403  # spent by the browser
+    page = Path(got["file"])
+    assert page.exists()
+    ui.stop()
+    assert not page.exists() and not page.parent.exists()  # removed when the server stops
+
+
+def test_a_terminal_browser_that_waits_for_the_page_gets_it(
+        seeded: dict[str, str], launch: Callable[..., Launched]) -> None:
+    """w3m or lynx: webbrowser.open() waits for the browser to exit, the browser waits
+    for the page. The browser was started before the server served: a deadlock."""
+    ui = launch(seeded["repo"], linger=60)  # the user reads the page for a minute
+    # (Before, the stand-in's request hung until its own 30 s timeout: the page never came.)
+    got = ui.page(within=20)
+    assert got["status"] == 200 and "tests live in spec/" in got["page"], got["status"]
+    # The browser is still open, and the server answers everyone else meanwhile.
+    assert _get(urllib.request.build_opener(), ui.base)[0] == 403
+
+
 def _get(opener: urllib.request.OpenerDirector, url: str) -> tuple[int, str]:
     try:
         with opener.open(url, timeout=20) as r:
@@ -98,7 +247,9 @@ def test_the_panel_listens_on_loopback_and_its_token_works_once(
     assert _get(stranger, base)[0] == 403  # no token, no cookie
     me = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(
         http.cookiejar.CookieJar()))
-    status, page = _get(me, url)
+    status, page = _get(me, url)  # the token: a page that sets the cookie, then moves on
+    assert status == 200 and '<meta http-equiv="refresh" content="0;url=/">' in page
+    status, page = _get(me, base)
     assert status == 200 and "tests live in spec/" in page
     assert "&lt;b&gt;bold&lt;/b&gt;" in page  # memory text is escaped, never markup
     late = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(
@@ -125,9 +276,66 @@ def test_the_panel_listens_on_loopback_and_its_token_works_once(
     assert "cockroachdb" in page
 
 
+class _Slider(HTMLParser):
+    """The as-of slider's attributes, as a browser reads them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attrs: dict[str, str | None] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if dict(attrs).get("id") == "as-of":
+            self.attrs = dict(attrs)
+
+
+def _tag_at(repo: str, name: str, when: str) -> None:
+    """Tag a commit of its own made at ``when`` (HEAD stays where it is)."""
+    env = {**os.environ, "GIT_COMMITTER_DATE": when, "GIT_AUTHOR_DATE": when}
+    commit = git("commit-tree", "HEAD^{tree}", "-m", name, cwd=repo, env=env).stdout.strip()
+    git("tag", name, commit, cwd=repo)
+
+
+def _signed_in(url: str) -> urllib.request.OpenerDirector:
+    me = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(
+        http.cookiejar.CookieJar()))
+    assert _get(me, url)[0] == 200
+    return me
+
+
+def test_what_a_page_echoes_is_inert(panel: tuple[str, dict[str, str]]) -> None:
+    url, ids = panel
+    base = url.split("?")[0]
+    me = _signed_in(url)
+    # A NUL or a bidi override asked for in the URL came back raw in the error page.
+    for asked, shown in (("%00", "\\x00"), ("a%E2%80%AEb", "a\\u202eb"),
+                         ("%1B%5B31m", "\\x1b[31m")):
+        status, page = _get(me, base + "memory/" + asked)
+        assert status == 200 and f"&#39;{shown}&#39; is not a memory id" in page, page
+        assert not any(ch in page for ch in "\x00\x1b\u202e")
+    status, page = _get(me, base + "facts?key=%00k")
+    assert "\\x00k" in page and "\x00" not in page
+
+
+def test_the_slider_labels_are_a_list(panel: tuple[str, dict[str, str]]) -> None:
+    url, ids = panel
+    base = url.split("?")[0]
+    me = _signed_in(url)
+    # The slider's labels went to the script joined with "|", so a tag named "v0|rc1"
+    # became two labels and every later stop showed its neighbour's name.
+    _tag_at(ids["repo"], "v0|rc1", "2026-01-05T12:00:00+00:00")
+    status, page = _get(me, base + "timeline")
+    slider = _Slider()
+    slider.feed(page)
+    labels = json.loads(slider.attrs["data-labels"] or "")
+    assert len(labels) == int(slider.attrs["max"] or "") + 1
+    assert labels[:2] == ["v0|rc1", "2026-01-10"] and "v1.0" in labels
+    assert 'oninput="document.getElementById(\'as-of-label\').textContent = ' \
+        'JSON.parse(this.dataset.labels)[this.value]"' in page
+
+
 @needs_browser
 def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
-        panel: tuple[str, dict[str, str]]) -> None:
+        seeded: dict[str, str], launch: Callable[..., Launched]) -> None:
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
@@ -135,8 +343,11 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
-    url, ids = panel
+    ids = seeded
     repo = ids["repo"]
+    ui = launch(repo, mode="record")  # `git mem ui` starts the browser: record what it is given
+    given = ui.browser()["argv"][0]
+    url = ui.url
     proposals = json.loads(ok(gm("inbox", "--json", cwd=repo)).stdout)["data"]
     clock = next(p["id"] for p in proposals if "fake clock" in p["text"])
     base = url.split("?")[0].rstrip("/")
@@ -160,8 +371,12 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
                 element.screenshot(target)
 
     try:
-        driver.get(url)  # the token becomes the session cookie
-        assert driver.title == "Search · git mem"
+        # What `git mem ui` hands the browser: a file that leads to the token URL, where
+        # the token becomes the session cookie (a SameSite=Strict one, which a redirect
+        # from a file:// page would not carry on: the token page moves on by itself).
+        driver.get(given)
+        wait.until(ec.presence_of_element_located((By.ID, "results")))
+        assert driver.title == "Search · git mem" and driver.current_url == base + "/"
         assert "tests live in spec/" in driver.find_element(By.ID, "results").text
         box = driver.find_element(By.NAME, "q")
         box.send_keys("how do we run the tests")  # live search through htmx
@@ -196,7 +411,7 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
         def slide(to: str) -> str:
             """Move the slider to the stop labelled ``to``; the facts then."""
             slider = driver.find_element(By.ID, "as-of")
-            stops = (slider.get_attribute("data-labels") or "").split("|")
+            stops = json.loads(slider.get_attribute("data-labels") or "")
             assert to in stops, stops
             driver.execute_script("arguments[0].value = arguments[1];"
                                   "arguments[0].dispatchEvent(new Event('input'));"
@@ -206,8 +421,16 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
             wait.until(ec.url_contains(f"at={stops.index(to)}"))
             return str(driver.find_element(By.ID, "facts-then").text)
 
+        _tag_at(repo, "v0|rc1", "2026-01-05T12:00:00+00:00")  # a "|" in a tag name
         driver.get(base + "/timeline")
-        stops = driver.find_element(By.ID, "as-of").get_attribute("data-labels").split("|")
+        slider = driver.find_element(By.ID, "as-of")
+        stops = json.loads(slider.get_attribute("data-labels"))
+        # The label the script shows while the slider moves, before the page reloads:
+        # each stop's own, the tag with a "|" and the stop after it alike.
+        for i in (stops.index("v0|rc1"), stops.index("v0|rc1") + 1, len(stops) - 1):
+            driver.execute_script("arguments[0].value = arguments[1];"
+                                  "arguments[0].dispatchEvent(new Event('input'));", slider, i)
+            assert driver.find_element(By.ID, "as-of-label").text == stops[i]
         assert "2026-01-12" not in stops  # no op was recorded that day
         # Move the slider to the tag: what the memory believed then.
         then = slide("v1.0")

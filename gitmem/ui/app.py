@@ -49,7 +49,7 @@ class Panel:
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitmem-ui")
         folder = resources.files("gitmem.ui") / "templates"
         self.env = Environment(loader=FileSystemLoader(str(folder)),
-                               autoescape=select_autoescape(["html"]))
+                               autoescape=select_autoescape(["html"]), finalize=visible)
 
     async def do(self, fn: Callable[[api.Store], T]) -> T:
         loop = asyncio.get_running_loop()
@@ -76,8 +76,14 @@ def create(store: api.Store, token: str) -> tuple[Starlette, Panel]:
             if given is not None and panel.token is not None and \
                     secrets.compare_digest(given, panel.token):
                 panel.token = None  # spent
-                resp = RedirectResponse(request.url.path, status_code=303)
+                # A page that sets the cookie and moves on, not a redirect: the browser
+                # comes here from the file:// page serve() opened, and a SameSite=Strict
+                # cookie set in a redirect chain that began on another site is not sent
+                # on its next hop. The move from this page is our own site's.
+                resp = panel.page("enter.html", request, target=request.url.path)
                 resp.set_cookie(COOKIE, panel.session, httponly=True, samesite="strict")
+                resp.headers["Cache-Control"] = "no-store"
+                resp.headers["Referrer-Policy"] = "no-referrer"
                 return resp
             cookie = request.cookies.get(COOKIE, "")
             if not secrets.compare_digest(cookie, panel.session):
@@ -210,6 +216,25 @@ def create(store: api.Store, token: str) -> tuple[Starlette, Panel]:
         Mount("/static", app=static),
     ])
     return app, panel
+
+
+# Characters a page must not carry raw: C0 and C1 controls (a NUL in an id asked for
+# in the URL, say), DEL, the line and paragraph separators, and the bidi controls
+# that reorder what is shown ("Trojan Source"). Tab and newline stay.
+_UNSAFE = [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F,
+           0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_ESCAPES = str.maketrans({cp: f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}"
+                          for cp in _UNSAFE})
+
+
+def visible(value: Any) -> Any:
+    """Every value a template echoes, before it is escaped (the Environment's
+    ``finalize``): text with each unsafe character written as an inert escape
+    (``\\x00``, ``\\u202e``). Markup (``tojson``'s) keeps its type: its
+    ``translate`` returns Markup."""
+    if isinstance(value, str):
+        return value.translate(_ESCAPES)
+    return value
 
 
 def _many(values: list[str]) -> list[str]:
