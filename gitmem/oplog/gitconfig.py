@@ -67,8 +67,8 @@ class GitConfig:
         self._commondir = commondir
         # This work tree's own folder: the clone's state folder for the main
         # work tree (the same file as ever), its git dir's for a linked one.
-        same = state.path == gitdir / STATE_DIR
-        self._state = state if same else State(gitdir / STATE_DIR)
+        own = gitdir is commondir or gitdir == commondir
+        self._state = state if own else State(gitdir / STATE_DIR)
         self._entry: dict[str, Any] | None = None
 
     # -- what callers ask ------------------------------------------------------------
@@ -169,9 +169,8 @@ def _read_own(path: Path) -> Any:
         if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid()
                 or st.st_mode & 0o022 or st.st_size > MEMO_BYTES):
             return None
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(MEMO_BYTES + 1)
-        return msgspec.json.decode(data) if len(data) <= MEMO_BYTES else None
+        data = os.read(fd, st.st_size + 1)  # one read: the size was checked
+        return msgspec.json.decode(data) if len(data) <= st.st_size else None
     except (OSError, ValueError, RecursionError, msgspec.DecodeError):
         return None
     finally:
