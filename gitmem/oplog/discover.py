@@ -156,6 +156,8 @@ def _owned_plain(dotgit_uid: int, gitfile: Path | None, workdir: Path, gitdir: P
     """``_owned`` for what ``_discover_plain`` found, its ``lstat`` of ``.git``
     reused: one more ``lstat`` (the work tree) for a ``.git`` folder, two (and
     the git dir) for a ``.git`` file."""
+    if not hasattr(os, "geteuid"):
+        return True  # Windows: owners are SIDs, not checked here (a known gap, see the docs)
     if dotgit_uid != os.geteuid():
         return False
     return _owned(None, workdir, None if gitfile is None else gitdir)
@@ -165,6 +167,8 @@ def _owned(gitfile: Path | None, workdir: Path | None, gitdir: Path | None) -> b
     """Whether each path given is owned by the user running, by git's rule for
     the ordinary case (``is_path_owned_by_current_uid``: ``lstat``, and root's
     files are root's). False sends the question to git (``_ask_git_about_owner``)."""
+    if not hasattr(os, "geteuid"):
+        return True  # Windows: see _owned_plain
     euid = os.geteuid()
     for path in (gitfile, workdir, gitdir):
         if path is None:
