@@ -22,7 +22,8 @@ differs, the git binary decides (``git rev-parse`` in the same place), so
 every rule of the installed git applies (its version's ``safe.directory``
 syntax, ``SUDO_UID``) and the two never disagree; libgit2, whose own check
 differs (it accepts root's files for everyone and reads ``safe.directory``
-its own way), is then told to leave the decision to us.
+its own way), is told on load to leave the decision to discovery
+(libgit2.py).
 """
 
 from __future__ import annotations
@@ -133,9 +134,9 @@ def _open_with_libgit2(start_path: str) -> Any:
         found = None
     if not found:
         raise NotARepository(f"not a git repository (or any parent): {start_path}")
-    # Opened without libgit2's own owner check, which differs from git's;
-    # git's is applied below, before anything of the repository is used.
-    _leave_owner_check_to_us()
+    # Opened without libgit2's own owner check, which differs from git's
+    # (libgit2.py turns it off on load); git's is applied below, before
+    # anything of the repository is used.
     try:
         repo = pygit2.Repository(found)
     except pygit2.GitError as exc:
@@ -197,8 +198,7 @@ def _ask_git_about_owner(start: str, top: Path) -> None:
             f"{where} is owned by another user, and git could not be run to check "
             f"safe.directory: {exc}", _trust_hint(where)) from None
     if proc.returncode == 0:
-        _leave_owner_check_to_us()
-        return
+        return  # libgit2, if it is ever loaded, follows (libgit2.py)
     owner = _owner(top)
     said = last_line(proc.stderr) if "dubious ownership" not in proc.stderr else ""
     raise DubiousOwnership(
@@ -226,17 +226,6 @@ def _trust_hint(where: str) -> str:
 
     return ("if you trust the user who owns it, add an exception as git says: "
             f"git config --global --add safe.directory {shlex.quote(where)}")
-
-
-def _leave_owner_check_to_us() -> None:
-    """Turn off libgit2's own owner check, once discovery has applied git's.
-
-    libgit2's rule differs from git's: it accepts files owned by root for
-    every user (git does not, off Windows) and reads ``safe.directory`` with
-    its own syntax, so a repository git uses could fail to open (and one git
-    refuses could open). Every repository git mem opens comes through
-    ``discover``, which applies git's rule first, so libgit2 follows it."""
-    pygit2.option(pygit2.enums.Option.SET_OWNER_VALIDATION, False)
 
 
 def create(path: Path) -> None:
