@@ -38,6 +38,9 @@ EXIT_CODES: dict[int, str] = {
         "(nothing was written half-way; free space and retry)",
     14: "read-only: the repository's .git cannot be written (writes are refused; reads "
         "still answer, from a temporary projection)",
+    15: "the repository belongs to another user, and git's safe.directory does not name it: "
+        "refused, as git refuses it (git config --global --add safe.directory PATH if you "
+        "trust that user)",
     130: "interrupted (Ctrl-C)",
     141: "the reader of the output went away before it was written (a closed pipe, as "
          "in `git mem context | head -1`): nothing more to say",
@@ -140,6 +143,16 @@ class BareRepository(GitMemError):
         "git mem keeps its projection in a work tree's .git directory; "
         "clone the repository ('git clone <path>') and run it there"
     )
+
+
+class DubiousOwnership(GitMemError):
+    """The repository found is owned by another user (git's CVE-2022-24765 check):
+    its memory would brief your agent and its config name commands git mem runs."""
+
+    code = "dubious_ownership"
+    exit_code = 15
+    default_hint = ("if you trust the user who owns it: git config --global --add "
+                    "safe.directory PATH")
 
 
 class NoIdentity(GitMemError):

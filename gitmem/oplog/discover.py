@@ -6,19 +6,39 @@ system without loading libgit2; anything unusual goes to libgit2, whose
 rules and errors are complete. The identity, the ``gitmem.*`` settings and
 revision times come from the git binary itself, so they are exactly what git
 would use.
+
+A repository that belongs to another user is refused, as git refuses it
+(CVE-2022-24765, ``safe.directory``): whoever owns a ``.git`` above your
+working folder would otherwise brief your agent, receive your writes and
+name the commands git mem runs (``gitmem.extractor``). git's rule
+(setup.c ``ensure_valid_ownership``): the work tree, the git dir and a
+``.git`` file, when there is one, must each be owned by the user running
+(``lstat``; root also accepts root's own files, and a root running under sudo
+the files of ``SUDO_UID``), unless ``safe.directory`` (read from the system
+and global config and the command line, never the repository's own) names
+the repository or is ``*``; a repository named by ``GIT_DIR`` is not
+checked. The ordinary case costs an ``lstat`` of each path. When an owner
+differs, the git binary decides (``git rev-parse`` in the same place), so
+every rule of the installed git applies (its version's ``safe.directory``
+syntax, ``SUDO_UID``) and the two never disagree; libgit2, whose own check
+differs (it accepts root's files for everyone and reads ``safe.directory``
+its own way), is told on load to leave the decision to discovery
+(libgit2.py).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from .. import ops
-from ..errors import BareRepository, NoIdentity, NotARepository
+from ..errors import BareRepository, DubiousOwnership, NoIdentity, NotARepository
 from .gitconfig import GitConfig, latin1_reading, not_utf8
 from .libgit2 import pygit2
 from .state import STATE_DIR
@@ -40,7 +60,9 @@ def discover(start: str) -> tuple[Location, Any]:
     opened: Any = None
     fast = _discover_plain(Path(start))
     if fast is not None:
-        gitdir, workdir = fast
+        gitdir, workdir, gitfile, dotgit_uid = fast
+        if not _owned_plain(dotgit_uid, gitfile, workdir, gitdir):
+            _ask_git_about_owner(start, workdir)
     else:
         opened = _open_with_libgit2(start)
         workdir = Path(opened.workdir)
@@ -54,8 +76,11 @@ def discover(start: str) -> tuple[Location, Any]:
     return Location(gitdir, workdir, commondir, commondir / STATE_DIR), opened
 
 
-def _discover_plain(start: Path) -> tuple[Path, Path] | None:
-    """Find ``(gitdir, workdir)`` by walking up for ``.git``, as git does.
+def _discover_plain(start: Path) -> tuple[Path, Path, Path | None, int] | None:
+    """Find ``(gitdir, workdir, gitfile, owner)`` by walking up for ``.git``, as
+    git does: ``gitfile`` is the ``.git`` file that named the git dir, if one
+    did, and ``owner`` the uid owning ``.git`` itself (``lstat``: the one stat
+    both the walk and git's owner check need).
 
     Only the ordinary cases: anything unusual (GIT_DIR and friends, ceiling
     directories, a bare repository, no repository at all) returns None and
@@ -71,19 +96,34 @@ def _discover_plain(start: Path) -> tuple[Path, Path] | None:
     for d in (here, *here.parents):
         dotgit = d / ".git"
         try:
-            if dotgit.is_dir():
-                return (dotgit, d) if (dotgit / "HEAD").is_file() else None
-            if dotgit.is_file():
+            mode, owner = _lstat(dotgit)
+            if stat.S_ISLNK(mode):  # a link to the git dir (or file): what it leads to
+                mode = _lstat(dotgit, follow=True)[0]
+            if stat.S_ISDIR(mode):
+                return (dotgit, d, None, owner) if (dotgit / "HEAD").is_file() else None
+            if stat.S_ISREG(mode):
                 text = dotgit.read_text().strip()
                 if not text.startswith("gitdir:"):
                     return None
                 gitdir = (d / text[len("gitdir:"):].strip()).resolve()
-                return (gitdir, d) if (gitdir / "HEAD").is_file() else None
+                return (gitdir, d, dotgit, owner) if (gitdir / "HEAD").is_file() else None
             if (d / "HEAD").is_file() and (d / "objects").is_dir():
                 return None  # a bare repository (or a .git dir itself): libgit2 says so
         except OSError:
             return None
     return None
+
+
+def _lstat(path: Path, follow: bool = False) -> tuple[int, int]:
+    """``(st_mode, st_uid)`` of ``path``; ``(0, -1)`` when nothing is there (what
+    pathlib's is_dir and is_file take as False; other errors are raised)."""
+    try:
+        st = os.stat(path, follow_symlinks=follow)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EBADF):
+            return 0, -1
+        raise
+    return st.st_mode, st.st_uid
 
 
 def _open_with_libgit2(start_path: str) -> Any:
@@ -94,13 +134,98 @@ def _open_with_libgit2(start_path: str) -> Any:
         found = None
     if not found:
         raise NotARepository(f"not a git repository (or any parent): {start_path}")
+    # Opened without libgit2's own owner check, which differs from git's
+    # (libgit2.py turns it off on load); git's is applied below, before
+    # anything of the repository is used.
     try:
         repo = pygit2.Repository(found)
     except pygit2.GitError as exc:
         raise NotARepository(f"cannot open git repository at {found}: {exc}") from exc
+    if not git_dir_env:  # git trusts a repository named by GIT_DIR: so do we
+        gitdir = Path(repo.path)
+        workdir = Path(repo.workdir) if repo.workdir else None
+        dotgit = workdir / ".git" if workdir is not None else None
+        gitfile = dotgit if dotgit is not None and dotgit.is_file() else None
+        if not _owned(gitfile, workdir, gitdir):
+            _ask_git_about_owner(start_path, workdir or gitdir)
     if repo.is_bare:
         raise BareRepository(f"{repo.path} is a bare repository")
     return repo
+
+
+def _owned_plain(dotgit_uid: int, gitfile: Path | None, workdir: Path, gitdir: Path) -> bool:
+    """``_owned`` for what ``_discover_plain`` found, its ``lstat`` of ``.git``
+    reused: one more ``lstat`` (the work tree) for a ``.git`` folder, two (and
+    the git dir) for a ``.git`` file."""
+    if not hasattr(os, "geteuid"):
+        return True  # Windows: owners are SIDs, not checked here (a known gap, see the docs)
+    if dotgit_uid != os.geteuid():
+        return False
+    return _owned(None, workdir, None if gitfile is None else gitdir)
+
+
+def _owned(gitfile: Path | None, workdir: Path | None, gitdir: Path | None) -> bool:
+    """Whether each path given is owned by the user running, by git's rule for
+    the ordinary case (``is_path_owned_by_current_uid``: ``lstat``, and root's
+    files are root's). False sends the question to git (``_ask_git_about_owner``)."""
+    if not hasattr(os, "geteuid"):
+        return True  # Windows: see _owned_plain
+    euid = os.geteuid()
+    for path in (gitfile, workdir, gitdir):
+        if path is None:
+            continue
+        try:
+            if os.lstat(path).st_uid != euid:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _ask_git_about_owner(start: str, top: Path) -> None:
+    """A path of the repository has another owner: git decides, as it would
+    for ``git status`` here. Returns when git uses the repository (a
+    ``safe.directory`` names it, or sudo's ``SUDO_UID`` owns it); else raises
+    DubiousOwnership with git's own hint. Never on the ordinary path: it starts
+    a process."""
+    from .gitcmd import last_line, run_git  # subprocess: only when an owner differs
+
+    where = _real(top)
+    try:
+        proc = run_git("rev-parse", "--absolute-git-dir", cwd=Path(start), errors="replace")
+    except OSError as exc:
+        raise DubiousOwnership(
+            f"{where} is owned by another user, and git could not be run to check "
+            f"safe.directory: {exc}", _trust_hint(where)) from None
+    if proc.returncode == 0:
+        return  # libgit2, if it is ever loaded, follows (libgit2.py)
+    owner = _owner(top)
+    said = last_line(proc.stderr) if "dubious ownership" not in proc.stderr else ""
+    raise DubiousOwnership(
+        f"detected dubious ownership in repository at '{where}' (owned by "
+        f"{owner}, not by you: uid {os.geteuid()}); git refuses it too"
+        + (f" ({said})" if said else ""), _trust_hint(where))
+
+
+def _real(path: Path) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return str(path)
+
+
+def _owner(path: Path) -> str:
+    try:
+        return f"uid {os.lstat(path).st_uid}"
+    except OSError:
+        return "someone else"
+
+
+def _trust_hint(where: str) -> str:
+    import shlex  # only for this refusal
+
+    return ("if you trust the user who owns it, add an exception as git says: "
+            f"git config --global --add safe.directory {shlex.quote(where)}")
 
 
 def create(path: Path) -> None:

@@ -4,14 +4,26 @@ between processes.
 Why this exists: every command reads the ``gitmem.*`` settings, reads look at
 the remotes and ``add`` needs the identity. Asking git costs a process start
 and the import of ``subprocess``, a large share of a fresh ``git mem recall``.
-So the answers are kept in ``.git/mem/gitconfig.json`` beside a fingerprint
-of everything they depend on, and git is asked again when any of it differs:
+So the answers are kept in ``mem/gitconfig.json`` in the work tree's own git
+dir (``.git/mem/`` for the main work tree, ``.git/worktrees/<id>/mem/`` for a
+linked one: each has its own ``config.worktree``, ``HEAD`` and ``gitdir:``
+includes, so one answer cannot serve them all, and two work trees never
+overwrite each other's) beside a fingerprint of everything they depend on,
+and git is asked again when any of it differs:
 
 - the stat (mtime, size, inode) of every file git read config from, as
   ``--show-origin`` names it (included files too), and of every standard
-  location even while it is absent, so a file created later is noticed;
+  location even while it is absent, so a file created later is noticed
+  (``config.worktree`` is this work tree's);
+- the git dir's path, which ``includeIf "gitdir:..."`` matches (a repository
+  moved or copied elsewhere is asked again);
 - ``HEAD`` when a conditional include could depend on the branch;
 - the environment git consults (``GIT_*``, ``HOME``, ``XDG_CONFIG_HOME``, ``EMAIL``).
+
+The file names commands git mem runs (``gitmem.extractor``), so it is used
+only when it is a regular file owned by the user running and writable by no
+one else (it is written with mode 0600); anything else is ignored and git is
+asked, whatever the fingerprint says.
 
 Racy files are not trusted, as git does with its index: when a config file
 changed within the last ``RACY_SECONDS``, nothing is saved, because a second
@@ -29,15 +41,18 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ..errors import NoIdentity
-from .state import State
+from .state import MEMO_BYTES, STATE_DIR, State
 
 CACHE_FILE = "gitconfig.json"
-FORMAT = 1
+FORMAT = 2  # 2: kept per work tree, the git dir's path in the fingerprint
 RACY_SECONDS = 2.0
 _ENV_NAMES = ("HOME", "XDG_CONFIG_HOME", "EMAIL", "PREFIX")
 _IDENT = re.compile(r"^(.*) <(.*)> (\d+) ([+-]\d{4})$")
@@ -50,7 +65,10 @@ class GitConfig:
         self._workdir = workdir
         self._gitdir = gitdir
         self._commondir = commondir
-        self._state = state
+        # This work tree's own folder: the clone's state folder for the main
+        # work tree (the same file as ever), its git dir's for a linked one.
+        own = gitdir is commondir or gitdir == commondir
+        self._state = state if own else State(gitdir / STATE_DIR)
         self._entry: dict[str, Any] | None = None
 
     # -- what callers ask ------------------------------------------------------------
@@ -81,7 +99,8 @@ class GitConfig:
             return self._entry
         env = _environment()
         saved = self._load()
-        if saved is not None and saved.get("env") == env and _unchanged(saved.get("files")):
+        if (saved is not None and saved.get("env") == env
+                and saved.get("gitdir") == str(self._gitdir) and _unchanged(saved.get("files"))):
             self._entry = saved
             return saved
         watched = self._standard_files()
@@ -95,8 +114,8 @@ class GitConfig:
         if listing.conditional:
             head = str(self._gitdir / "HEAD")
             files.setdefault(head, _signature(head))
-        entry = {"format": FORMAT, "env": env, "files": files, "settings": listing.settings,
-                 "remotes": listing.remotes, "identity": None}
+        entry = {"format": FORMAT, "env": env, "gitdir": str(self._gitdir), "files": files,
+                 "settings": listing.settings, "remotes": listing.remotes, "identity": None}
         self._entry = entry
         self._save(entry)
         return entry
@@ -114,7 +133,7 @@ class GitConfig:
         return paths
 
     def _load(self) -> dict[str, Any] | None:
-        data = self._state.read_json(CACHE_FILE)  # a FIFO or deep nesting there hung or broke every command
+        data = _read_own(self._state.path / CACHE_FILE)
         ok = (isinstance(data, dict) and data.get("format") == FORMAT
               and isinstance(data.get("settings"), dict) and isinstance(data.get("remotes"), dict)
               and all(isinstance(k, str) and isinstance(v, str)
@@ -127,9 +146,52 @@ class GitConfig:
             if sig is not None and now - sig[0] / 1e9 < RACY_SECONDS:
                 return  # too fresh to trust the stat: ask git again next time
         try:
-            self._state.replace(CACHE_FILE, json.dumps(entry, sort_keys=True) + "\n")
+            _write_own(self._state.path, CACHE_FILE, json.dumps(entry, sort_keys=True) + "\n")
         except OSError:
             pass  # a read-only .git: ask git every time
+
+
+def _read_own(path: Path) -> Any:
+    """The JSON in the file at ``path``, or None: absent, not a regular file (a
+    FIFO there hung every command: opened without blocking), a link, too big,
+    not JSON, nested too deep, or not owned by the user running or writable by
+    others (it names commands that would run as us: a file someone else could
+    write is never believed). Checked with fstat on what was opened: no race
+    between a check and the read."""
+    flags = (os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+             | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        # Windows has neither uids nor these mode bits: there only the kind is checked.
+        mine = (st.st_uid == os.geteuid() and not st.st_mode & 0o022
+                if hasattr(os, "geteuid") else True)
+        if not stat.S_ISREG(st.st_mode) or not mine or st.st_size > MEMO_BYTES:
+            return None
+        data = os.read(fd, st.st_size + 1)  # one read: the size was checked
+        return msgspec.json.decode(data) if len(data) <= st.st_size else None
+    except (OSError, ValueError, RecursionError, msgspec.DecodeError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _write_own(folder: Path, name: str, text: str) -> None:
+    """Write ``folder/name`` whole (a temp file renamed over it), readable and
+    writable by its owner only, whatever the umask."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{name}.{os.getpid()}.{os.urandom(16).hex()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, folder / name)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 class _Listing:

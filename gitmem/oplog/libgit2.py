@@ -28,6 +28,12 @@ class _LazyPygit2:
     def __getattr__(self, name: str) -> Any:
         import pygit2 as real
 
+        # libgit2's own owner check (CVE-2022-24765) differs from git's: it
+        # accepts root's files for every user and reads safe.directory its own
+        # way. Every repository git mem opens was found by discover.py, which
+        # applies git's rule (the git binary deciding when an owner differs),
+        # so libgit2 follows that decision instead of making another.
+        real.option(real.enums.Option.SET_OWNER_VALIDATION, False)
         globals()["pygit2"] = real
         return getattr(real, name)
 
