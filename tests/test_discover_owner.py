@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,18 @@ def test_a_linked_worktree_of_another_user_is_refused(tmp_path: Path) -> None:
     _chown_tree(main / ".git" / "worktrees" / "wt", NOBODY)  # only the git dir it names
     assert "dubious ownership" in git("status", cwd=tmp_path / "wt", check=False).stderr
     assert gm("status", cwd=tmp_path / "wt").returncode == 15
+
+
+@needs_root
+def test_the_session_end_hook_writes_nothing_into_another_users_repository(
+        foreign: tuple[Path, Path]) -> None:
+    """The hook starts the capture in the background, logging to <git dir>/mem:
+    found by a cheap walk of its own, it wrote into their repository."""
+    repo, mine = foreign
+    log = repo / ".git" / "mem" / "capture.log"
+    before = log.exists()
+    hook = json.dumps({"hook_event_name": "SessionEnd", "cwd": str(mine), "session_id": "s1",
+                       "transcript_path": str(mine / "none.jsonl"), "reason": "exit"})
+    gm("hook", "session-end", cwd=mine, input=hook)
+    time.sleep(1.0)  # the capture runs detached; it would have opened the log by now
+    assert log.exists() == before

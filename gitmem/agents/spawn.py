@@ -67,6 +67,17 @@ def _safe(agent: str) -> str:
     return "".join(c for c in agent if c.isalnum() or c in "-_.")[:64] or "agent"
 
 
+def _ours(*paths: str) -> bool:
+    """Each path is owned by the user running (git's rule, the ordinary case; the
+    capture itself runs discovery, which applies the rest of it)."""
+    if not hasattr(os, "geteuid"):
+        return True  # Windows: owners are SIDs (not checked: docs/security.md)
+    try:
+        return all(os.lstat(p).st_uid == os.geteuid() for p in paths)
+    except OSError:
+        return False
+
+
 def _log_file(start: str) -> str | None:
     """``<git dir>/mem/capture.log`` for the work tree around ``start`` (found the
     cheap way: the nearest ``.git`` folder, or a worktree's ``.git`` file)."""
@@ -85,6 +96,8 @@ def _log_file(start: str) -> str | None:
             if line.startswith("gitdir:"):
                 gitdir = os.path.join(here, line[len("gitdir:"):].strip())
         if gitdir is not None:
+            if not _ours(here, gitdir):
+                return None  # another user's repository: discovery refuses it (no log there)
             mem = os.path.join(gitdir, "mem")
             try:
                 os.makedirs(mem, exist_ok=True)
