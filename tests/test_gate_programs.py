@@ -215,3 +215,29 @@ def test_a_folder_that_is_a_link_is_neither_read_nor_written(tmp_path: Path) -> 
     finally:
         programs.keep_in(None)
     assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("whose", ["writable by others", "another user's"])
+def test_a_forged_program_that_is_not_ours_is_never_used(kept: Path, whose: str) -> None:
+    """A program with a valid CRC that names this pattern but holds another's
+    code makes the gate pass what it should refuse: only a file of the user
+    running, writable by no one else, is believed (a repository trusted through
+    safe.directory is written by someone else)."""
+    if whose == "another user's" and os.geteuid() != 0:
+        pytest.skip("needs root: the file is given to another uid with chown")
+    import zlib
+
+    rx = r"(?i)\bpass(?:word)?\s*[:=]\s*(?P<value>\S{6,})"
+    other = r"(?i)\btoken\s*[:=]\s*(?P<value>\S{6,})"
+    path = _file_of(kept, rx)
+    body = _relabelled(_file_of(kept, other), rx)
+    path.unlink()
+    path.write_bytes(programs._MAGIC + zlib.crc32(body).to_bytes(4, "little") + body)
+    if whose == "writable by others":
+        os.chmod(path, 0o666)
+    else:
+        os.chmod(path, 0o644)
+        os.chown(path, 65534, 65534)
+    compiled = programs.compile(rx)
+    assert compiled.search("Password: hunter22").group("value") == "hunter22"
+    assert path.stat().st_uid == os.geteuid() and path.stat().st_mode & 0o777 == 0o644

@@ -12,7 +12,7 @@ take one repository's files for another's.
 
 Trust: a file here is a disposable cache. It is used only when it is a regular
 file (looked at with lstat first, never opened through a link, never in a way
-that blocks), its CRC holds, it names the very pattern and flags asked for,
+that blocks) of the user running, writable by no one else, its CRC holds, it names the very pattern and flags asked for,
 and it was written by the same interpreter build (its full version, byte order,
 Unicode database version and the engine's MAGIC are in the file's name). That
 finds damage, not forgery: ``_sre.compile`` checks a program only in part, and
@@ -203,7 +203,10 @@ def _keep(folder: Path, path: Path, program: _Program) -> None:
         if folder not in _tidied:  # once a process that writes (a new build, new rules)
             _tidied.add(folder)
             tidy(folder)
-        temporary.write_bytes(data)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, 0o644)  # (a umask of 002 would leave it group-writable: not read)
         os.replace(temporary, path)  # whole or absent, whoever writes it too
     except OSError:
         _folders[folder] = False  # read-only, full, or in the way: compile, keep nothing
@@ -250,6 +253,10 @@ def _read(path: Path) -> bytes | None:
         return None
     if not stat.S_ISREG(before.st_mode) or before.st_size > MAX_BYTES:
         raise OSError(f"{path} is not a program file")
+    if hasattr(os, "geteuid") and (before.st_uid != os.geteuid() or before.st_mode & 0o022):
+        # Not ours, or writable by others: whoever wrote it could make the gate pass
+        # what it should refuse (a repository trusted by safe.directory included).
+        raise OSError(f"{path} is not a program file of ours")
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
                  | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
     try:
