@@ -24,10 +24,10 @@ def identity() -> tuple[str, int]:
     """(version, dimensions) of the projection's vectors: the embedder's version and
     the recipe that turns its rows into the stored int8 rows."""
     from .. import embed
-    from ..embed.text import DOC_RECIPE
+    from ..embed.text import doc_recipe
 
     _, version, dim = embed.identity()
-    return f"{version}/{DOC_RECIPE}", dim
+    return f"{version}/{doc_recipe()}", dim
 
 
 def doc_embedder(chars: int) -> Any:
