@@ -32,7 +32,6 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 DATA = Path(__file__).resolve().parent / "data" / "concepts" / "concepts.jsonl"
 # Its compact form, made by scripts/gen_concepts.py (dump_index), what a process reads.
@@ -42,6 +41,7 @@ ENV = "GITMEM_CONCEPTS"
 # A word: letters and digits, and a "+" or "#" right after them ("c++", "c#"). What
 # FTS5's tokenizer drops ("." of "node.js") splits a name into words, as it does.
 _WORD = re.compile(r"[^\W_]+[+#]*")
+_SPLIT = re.compile(r"[^\W_]+[+#]*|\n")  # the words of several texts, "\n" between them
 # How many words one memory's expansion holds at most (a memory naming every tool of
 # the thesaurus must not index thousands of words: its first entries win).
 MAX_WORDS = 96
@@ -89,35 +89,36 @@ class Thesaurus:
     def entries(self, texts: list[str]) -> list[int]:
         """The entries ``texts`` mention (a phrase within one of them), in the
         thesaurus's order."""
+        return self._entries(_SPLIT.findall("\n".join(texts).casefold()))
+
+    def _entries(self, seq: list[str]) -> list[int]:
+        """The entries a word sequence mentions ("\n" between texts: no phrase holds it)."""
+        hits = self.starts.intersection(seq)
+        if not hits:
+            return []  # most texts: done
         found: set[int] = set()
-        for text in texts:
-            seq = _words(text)
-            hits = self.starts.intersection(seq)
-            if not hits:
+        folded: list[str] | None = None
+        for i, w in enumerate(seq):
+            if w not in hits:
                 continue
-            folded: list[str] | None = None
-            for i, w in enumerate(seq):
-                if w not in hits:
-                    continue
-                for phrase, ents in self._phrases(_fold(w)):
-                    k = len(phrase)
-                    if k > 1:
-                        if folded is None:
-                            folded = [_fold(x) for x in seq]
-                        if tuple(folded[i:i + k]) != phrase:
-                            continue
-                    found.update(ents)
+            for phrase, ents in self._phrases(_fold(w)):
+                k = len(phrase)
+                if k > 1:
+                    if folded is None:
+                        folded = [_fold(x) for x in seq]
+                    if tuple(folded[i:i + k]) != phrase:
+                        continue
+                found.update(ents)
         return sorted(found)
 
     def expansion(self, texts: list[str]) -> str:
         """The words the entries ``texts`` mention add to them, space-separated
         ("" when they mention none): each once, none that ``texts`` hold already."""
-        if not self.starts:
-            return ""
-        hits = self.entries(texts)
+        seq = _SPLIT.findall("\n".join(texts).casefold())
+        hits = self._entries(seq)
         if not hits:
             return ""
-        have = {_fold(w) for text in texts for w in _words(text)}
+        have = {_fold(w) for w in seq}
         out: list[str] = []
         for e in hits:
             for w in self.words[e].split(" "):
@@ -292,4 +293,13 @@ def version() -> str:
 def expansion(*parts: str | None) -> str:
     """The words the thesaurus adds to a memory made of ``parts`` (its text, key,
     tags, entities; a phrase is matched within one of them)."""
-    return thesaurus().expansion([p for p in parts if p])
+    global _LAST
+    named = os.environ.get(ENV)
+    if _LAST is None or _LAST[0] != named:
+        _LAST = (named, thesaurus())
+    return _LAST[1].expansion([p for p in parts if p])
+
+
+# The thesaurus of the last call and the setting it was found by: a rebuild calls
+# expansion once a memory (twice: the index, the vector), so no path is made each time.
+_LAST: tuple[str | None, Thesaurus] | None = None
