@@ -11,19 +11,23 @@ two kinds of line:
 
 At index time (the projection's write side: a replay, a refresh, a rebuild)
 the entries a memory mentions (a name, an alias or a ``same`` phrase, as whole
-words, case-insensitive, a final plural "s" ignored) are found in one pass over
-its words, and ``expansion`` gives the words those entries add: a named
-entry's name, aliases and ``is`` phrases, a ``same`` group's other members,
-less the words the memory holds already. The full-text index gets them in a
-column of their own (projection/tables.py, memories_text) and the memory's
-vector is embedded from its text followed by them (embed/text.py). Nothing of
-it is stored: the projection computes it where it needs it, a pure function of
-the memory and the thesaurus, whose digest is part of the projection's version
-(a changed thesaurus rebuilds the index and re-embeds). Recall never prints it.
+words, case-insensitive, a final plural "s" ignored; a single common English
+word names nothing, see COMMON_RANK) are found in one pass over its words, and
+``expansion`` gives the words those entries add: a named entry's name, aliases
+and ``is`` phrases, a ``same`` group's other members, less the words the memory
+holds already. The full-text index gets them in a column of their own
+(projection/tables.py: memories_text computes it with the SQL function
+``concepts``), so the lexical channel finds "Error tracking is Sentry" for
+"exception reporting". Nothing of it is stored: it is a pure function of the
+memory and the thesaurus, whose version is part of the projection's (a changed
+thesaurus rebuilds the index). Recall never prints it, and a recall that folds
+nothing new never loads the thesaurus. (Embedding the words into the memory's vector too, and
+expanding the query, were measured and lost: docs/recall.md.)
 
-The thesaurus is read once per process, on first use only (a recall that folds
-nothing never reads it); a malformed line is skipped. ``GITMEM_CONCEPTS``
-names another file (tests; trying another thesaurus), "" none at all.
+A process reads the thesaurus once, on first use only, from its compact index
+(INDEX, ~1.3 ms); a malformed line of the source is skipped.
+``GITMEM_CONCEPTS`` names another file of JSON lines (tests; trying another
+thesaurus), compiled when first used; "" turns expansion off.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "concepts" / "concepts.jsonl"
@@ -38,10 +43,17 @@ DATA = Path(__file__).resolve().parent / "data" / "concepts" / "concepts.jsonl"
 INDEX = DATA.with_name("concepts.index")
 ENV = "GITMEM_CONCEPTS"
 
-# A word: letters and digits, and a "+" or "#" right after them ("c++", "c#"). What
-# FTS5's tokenizer drops ("." of "node.js") splits a name into words, as it does.
-_WORD = re.compile(r"[^\W_]+[+#]*")
-_SPLIT = re.compile(r"[^\W_]+[+#]*|\n")  # the words of several texts, "\n" between them
+# A word: letters and digits, with a "." between two of them ("node.js", "users.py": a
+# file's extension is no mention of a language), and a "+" or "#" right after them
+# ("c++", "c#"). Anything else splits words ("on-call": "on", "call"), as FTS5 splits them.
+_WORD = re.compile(r"[^\W_]+(?:\.[^\W_]+)*[+#]*")
+_SPLIT = re.compile(r"[^\W_]+(?:\.[^\W_]+)*[+#]*|\n")  # the words of several texts, "\n" between them
+# A single word of the embedder's vocabulary up to this id (relevance.RARE_RANK's line
+# between common and rare English words: "week" is 1,736) names no entry: "Make",
+# "Go", "Moment" (Moment.js) and "Idea" (IntelliJ IDEA) are tools, but "make", "go",
+# "moment" and "idea" in a text are nearly always the English words, which the
+# embedder knows; a phrase ("google cloud") still names its entry.
+COMMON_RANK = 8000
 # How many words one memory's expansion holds at most (a memory naming every tool of
 # the thesaurus must not index thousands of words: its first entries win).
 MAX_WORDS = 96
@@ -137,9 +149,10 @@ def _strings(value: object) -> list[str] | None:
     return value
 
 
-def compile_lines(data: bytes) -> Thesaurus:
+def compile_lines(data: bytes, common: Callable[[str], bool] | None = None) -> Thesaurus:
     """The matcher for a thesaurus's bytes. A line that is not a JSON object of one
-    of the two shapes (or names nothing) is skipped and counted."""
+    of the two shapes (or names nothing) is skipped and counted. ``common``: a word
+    the embedder knows well; a phrase made of such words only names nothing."""
     phrases: dict[tuple[str, ...], set[int]] = {}
     words: list[tuple[str, ...]] = []
     skipped = 0
@@ -171,7 +184,10 @@ def compile_lines(data: bytes) -> Thesaurus:
         index = len(words)
         named = False
         for key in keys:
-            folded = tuple(_fold(w) for w in _words(key))
+            said = _words(key)
+            if common is not None and len(said) == 1 and common(said[0]):
+                continue
+            folded = tuple(_fold(w) for w in said)
             if folded:
                 phrases.setdefault(folded, set()).add(index)
                 named = True
@@ -193,30 +209,53 @@ def compile_lines(data: bytes) -> Thesaurus:
 
 
 def digest(data: bytes) -> str:
-    """A thesaurus's version: 16 hex digits of its bytes' digest ("none": no thesaurus)."""
+    """16 hex digits of a digest of ``data``."""
     from . import hashes
 
-    return hashes.blake2b(data, digest_size=8).hexdigest() if data else "none"
+    return hashes.blake2b(data, digest_size=8).hexdigest()
+
+
+def _common() -> tuple[Callable[[str], bool], str]:
+    """(whether a word is one the embedder knows well, the version of that judgement)."""
+    from . import embed
+
+    rank = embed.query_embedder().word_rank
+
+    def common(word: str) -> bool:
+        r = rank(word)
+        return r is not None and r <= COMMON_RANK
+
+    return common, f"{embed.identity()[1]} {COMMON_RANK}"
+
+
+def compiled(data: bytes) -> tuple[str, Thesaurus]:
+    """(version, matcher) of a thesaurus's bytes, as a process uses it: a single word
+    the embedder knows well names nothing. The version covers the bytes and that
+    judgement ("none": no thesaurus)."""
+    if not data:
+        return "none", _EMPTY
+    common, judged = _common()
+    return digest(data + b"\0" + judged.encode()), compile_lines(data, common)
 
 
 _MAGIC = "gitmem-concepts-index 1"
 
 
 def dump_index(data: bytes) -> str:
-    """The compact index of a thesaurus's bytes (what INDEX holds): a header line (the
-    source's digest, the counts), the start words, then the first words, their
-    phrases and each entry's words, a line each. Read in ~0.5 ms (load_index) where
-    compiling the JSON lines takes ~20 ms."""
-    t = compile_lines(data)
+    """The compact index of a thesaurus's bytes (what INDEX holds): a header line (its
+    version, the counts), the start words, then the first words, their phrases and
+    each entry's words, a line each. Read in ~1.3 ms (load_index) where compiling
+    the JSON lines takes ~60 ms."""
+    version, t = compiled(data)
     keys = list(t.records)
-    head = f"{_MAGIC} {digest(data)} {len(keys)} {len(t.words)} {t.skipped}"
+    head = f"{_MAGIC} {version} {len(keys)} {len(t.words)} {t.skipped}"
     return "\n".join([head, " ".join(sorted(t.starts)), *keys,
                       *(t.records[k] for k in keys), *t.words]) + "\n"
 
 
 def load_index(text: str) -> tuple[str, Thesaurus]:
-    """(the source's digest, its matcher) from dump_index's text; ValueError if it is
-    not one."""
+    """(the thesaurus's version, its matcher) from dump_index's text; ValueError if it
+    is not one."""
     lines = text.split("\n")
     head = lines[0].rsplit(" ", 4)
     if head[0] != _MAGIC:
@@ -271,8 +310,7 @@ def _load(full: bool) -> tuple[str, Thesaurus | None]:
         except (OSError, ValueError, IndexError, UnicodeError):
             got = ("none", _EMPTY)  # no usable index: nothing is expanded
     else:
-        data = _read(path)
-        got = (digest(data), compile_lines(data) if data else _EMPTY)
+        got = compiled(_read(path))
     _LOADED[name] = got
     return got
 
@@ -285,8 +323,8 @@ def thesaurus() -> Thesaurus:
 
 
 def version() -> str:
-    """The thesaurus's digest: part of the projection's version, so a changed
-    thesaurus rebuilds the projection (and re-embeds every memory)."""
+    """The thesaurus's version: part of the projection's, so a changed thesaurus
+    rebuilds the projection."""
     return _load(False)[0]
 
 

@@ -24,10 +24,10 @@ def identity() -> tuple[str, int]:
     """(version, dimensions) of the projection's vectors: the embedder's version and
     the recipe that turns its rows into the stored int8 rows."""
     from .. import embed
-    from ..embed.text import doc_recipe
+    from ..embed.text import DOC_RECIPE
 
     _, version, dim = embed.identity()
-    return f"{version}/{doc_recipe()}", dim
+    return f"{version}/{DOC_RECIPE}", dim
 
 
 def doc_embedder(chars: int) -> Any:

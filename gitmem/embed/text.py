@@ -15,18 +15,9 @@ from typing import Any
 CHUNK_CHARS = 400
 
 
-# Whether the thesaurus's words enter a memory's vector (gitmem/concepts.py).
-CONCEPTS = True
-
-
 def embed_text(key: str | None, text: str, entities: Sequence[str], tags: Sequence[str]) -> str:
-    """What a memory's vector is computed from: its key, entities, text and tags,
-    then the words the thesaurus adds to them (gitmem/concepts.py)."""
+    """What a memory's vector is computed from: its key, entities, text and tags."""
     parts = [key or "", *entities, text, *tags]
-    if CONCEPTS:
-        from .. import concepts
-
-        parts.append(concepts.expansion(*parts))
     return " ".join(p for p in parts if p)
 
 
@@ -81,15 +72,6 @@ WEIGHT_BITS = 24
 # How the projection's rows are made, part of the version it stores: a change
 # here must re-embed every memory.
 DOC_RECIPE = "int-sums-1"
-
-
-def doc_recipe() -> str:
-    """DOC_RECIPE and the thesaurus's digest, when its words enter the rows."""
-    if not CONCEPTS:
-        return DOC_RECIPE
-    from .. import concepts
-
-    return f"{DOC_RECIPE}+concepts-{concepts.version()}"
 
 
 def quantize_sums(sums: Any) -> bytes:

@@ -24,8 +24,10 @@ BROAD = 1000
 COMMON = 250  # at most BROAD: words are counted up to BROAD rows
 # Words a broad query pairs up (the rarest): the pairs grow as the square of the words.
 BROAD_WORDS = 4
-# bm25's column weights: text, key, tags, entities, and the words the thesaurus adds.
-CONCEPTS_WEIGHT = 0.3
+# bm25's column weights: text, key, tags, entities, and the words the thesaurus adds
+# (gitmem/concepts.py). Chosen on the coding benchmark's dev part among 0.15, 0.3, 0.5
+# and 1.0 (docs/recall.md, "Concept expansion").
+CONCEPTS_WEIGHT = 1.0
 BM25 = f"bm25(memories_fts, 1.0, 0.6, 0.4, 0.4, {CONCEPTS_WEIGHT})"
 
 
