@@ -42,7 +42,8 @@ def write(path: Path, entries: list[object], extra: str = "") -> Path:
 
 @pytest.fixture
 def thesaurus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = write(tmp_path / "concepts.jsonl", THESAURUS)
+    # (A malformed line among them: skipped, the others used.)
+    path = write(tmp_path / "concepts.jsonl", THESAURUS, extra='{"name": "Broken", "is": [\n')
     monkeypatch.setenv(concepts.ENV, str(path))
     return path
 
