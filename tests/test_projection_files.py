@@ -38,8 +38,9 @@ def file_bytes(repo: Path) -> bytes:
 
 def index_matches_memories(db: Path) -> None:
     """FTS5's own check: every row of memories_text is in the index with exactly
-    its words, and the index holds nothing else (raises if not)."""
-    c = sqlite3.connect(db)
+    its words, and the index holds nothing else (raises if not). (The projection's
+    own connection: memories_text computes the thesaurus's words with its function.)"""
+    c = connection.connect(db)
     try:
         c.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)")
     finally:
@@ -155,7 +156,7 @@ def test_a_projection_of_the_previous_schema_is_rebuilt(repo: Path) -> None:
     db = cache(repo) / "projection.sqlite3"
     with sqlite3.connect(db) as c:
         names = {name for (name,) in c.execute("SELECT name FROM sqlite_master")}
-        assert dict(c.execute("SELECT key, value FROM meta WHERE key IN ('schema', 'format')")) \
+        assert dict(c.execute("SELECT key, value FROM meta WHERE key IN ('schema', 'format', 'concepts')")) \
             == tables.wanted_meta()
         assert c.execute("SELECT count(*) FROM memories").fetchone() == (2,)
     assert {"memories_fts_content", "memories_status"} & names == set()

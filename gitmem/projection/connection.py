@@ -49,6 +49,9 @@ def connect(path: Path) -> sqlite3.Connection:
         if sqlite3.sqlite_version_info < (3, 41):
             # A text id to the bytes memories.digest holds: SQLite's own unhex() from 3.41.
             conn.create_function("unhex", 1, _unhex, deterministic=True)
+        # The words the thesaurus adds to a memory (memories_text's concepts column):
+        # computed where the full-text index reads them, never stored.
+        conn.create_function("concepts", 4, _concepts, deterministic=True)
     except BaseException:
         conn.close()
         raise
@@ -117,6 +120,19 @@ def release(conn: sqlite3.Connection, path: Path, *, one_shot: bool) -> None:
     _PARKED[str(path)] = conn
     if older is not None and older is not conn:
         older.close()
+
+
+def _concepts(text: object, key: object, tags: object, entities: object) -> str:
+    """The thesaurus's words for a memory's text, key, tags and entities (as the
+    memories table holds them). Never raises (an exception in a function would read
+    as a damaged file): a value of another type adds nothing."""
+    from .. import concepts
+
+    try:
+        return concepts.expansion(*(v for v in (text, key, tags, entities)
+                                    if isinstance(v, str)))
+    except Exception:  # pragma: no cover - a bug here must not read as damage
+        return ""
 
 
 def _unhex(text: object) -> bytes | None:

@@ -24,7 +24,8 @@ import sqlite3
 
 FTS_BITS = 24
 
-# (row in the index, text, key, tags, entities): what memories_text gives back
+# (row in the index, text, key, tags, entities): what memories_text gives back (its
+# concepts column is computed from them, by the same SQL function here)
 Row = tuple[int, str, str | None, str, str]
 
 
@@ -71,12 +72,14 @@ class FtsRows:
             # in the index yet: all of them in one statement, in row order, read from
             # the table itself (no copy of their text is held here, so a replay of any
             # size holds no more in memory than one of a few ops).
-            self._c.execute("INSERT INTO memories_fts(rowid, text, key, tags, entities) "
-                            "SELECT fts, text, key, tags, entities FROM memories_text "
+            self._c.execute("INSERT INTO memories_fts(rowid, text, key, tags, entities, "
+                            "concepts) SELECT fts, text, key, tags, entities, concepts "
+                            "FROM memories_text "
                             "ORDER BY fts")
         if self._pending:
             self._c.executemany(
-                "INSERT INTO memories_fts(rowid, text, key, tags, entities) VALUES (?,?,?,?,?)",
+                "INSERT INTO memories_fts(rowid, text, key, tags, entities, concepts) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, concepts(?2, ?3, ?4, ?5))",
                 sorted(self._pending.values()))
             self._pending.clear()
 
@@ -124,7 +127,7 @@ class FtsRows:
                 c.execute("DELETE FROM memories_fts WHERE rowid = "
                           "(SELECT fts FROM memories WHERE rowid = ?)", (rowid,))
                 c.execute("UPDATE memories SET fts = ? WHERE rowid = ?", (new, rowid))
-                c.execute("INSERT INTO memories_fts(rowid, text, key, tags, entities) "
-                          "SELECT fts, text, key, tags, entities FROM memories_text "
+                c.execute("INSERT INTO memories_fts(rowid, text, key, tags, entities, concepts) "
+                          "SELECT fts, text, key, tags, entities, concepts FROM memories_text "
                           "WHERE fts = ?", (new,))
         return row

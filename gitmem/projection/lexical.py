@@ -24,6 +24,11 @@ BROAD = 1000
 COMMON = 250  # at most BROAD: words are counted up to BROAD rows
 # Words a broad query pairs up (the rarest): the pairs grow as the square of the words.
 BROAD_WORDS = 4
+# bm25's column weights: text, key, tags, entities, and the words the thesaurus adds
+# (gitmem/concepts.py). Chosen on the coding benchmark's dev part among 0.15, 0.3, 0.5
+# and 1.0 (docs/recall.md, "Concept expansion").
+CONCEPTS_WEIGHT = 1.0
+BM25 = f"bm25(memories_fts, 1.0, 0.6, 0.4, 0.4, {CONCEPTS_WEIGHT})"
 
 
 def _phrase(word: str) -> str:
@@ -102,7 +107,7 @@ def _ranked(c: sqlite3.Connection, match: str, scope: Scope, limit: int) -> list
     want = 4 * limit + 32
     while True:
         ranked = c.execute(
-            "SELECT rowid, bm25(memories_fts, 1.0, 0.6, 0.4, 0.4) AS r FROM memories_fts "
+            f"SELECT rowid, {BM25} AS r FROM memories_fts "
             "WHERE memories_fts MATCH ? ORDER BY r, rowid LIMIT ?", (match, want)).fetchall()
         if not ranked:
             return []
@@ -126,7 +131,7 @@ def _ranked(c: sqlite3.Connection, match: str, scope: Scope, limit: int) -> list
         want *= 8
     # The filters reject nearly every match (a narrow scope): one join.
     sql, args = filters(
-        "SELECT m.id, bm25(memories_fts, 1.0, 0.6, 0.4, 0.4) AS r "
+        f"SELECT m.id, {BM25} AS r "
         "FROM memories_fts JOIN memories m ON m.fts = memories_fts.rowid "
         "WHERE memories_fts MATCH ?", [match], scope)
     args.append(limit)

@@ -43,13 +43,19 @@ from .damage import ProjectionCorrupt
 # 16: memories_top, memories_author and memories_clock end in fts, which follows
 #     the id: ties of clock are ordered by the index (a flood of 20,000 partitions
 #     puts 20,000 memories at clock 1; the context's walks sorted them all).
-SCHEMA_VERSION = 16
+# 17: memories_fts has a concepts column: the words the thesaurus adds to a memory
+#     (gitmem/concepts.py), computed in memories_text by the concepts() function;
+#     meta holds the thesaurus's digest.
+SCHEMA_VERSION = 17
 DB_NAME = "projection.sqlite3"
 
 
 def wanted_meta() -> dict[str, str]:
     """What ``meta`` must say for the file to be used as it is."""
-    return {"schema": str(SCHEMA_VERSION), "format": str(ops.FORMAT_VERSION)}
+    from .. import concepts
+
+    return {"schema": str(SCHEMA_VERSION), "format": str(ops.FORMAT_VERSION),
+            "concepts": concepts.version()}
 
 
 def read_meta(c: sqlite3.Connection) -> dict[str, str]:
@@ -333,10 +339,11 @@ CREATE INDEX memories_session ON memories(session, clock, digest) WHERE session 
 -- entities are indexed as their JSON text: no tag or entity holds a control
 -- character, so JSON's escapes add no word. The view holds exactly the rows the
 -- index holds: a forgotten memory's row leaves the index before it is scrubbed.
-CREATE VIEW memories_text(fts, text, key, tags, entities) AS
-    SELECT fts, text, key, tags, entities FROM memories WHERE status != 'forgotten';
+CREATE VIEW memories_text(fts, text, key, tags, entities, concepts) AS
+    SELECT fts, text, key, tags, entities, concepts(text, key, tags, entities)
+    FROM memories WHERE status != 'forgotten';
 CREATE VIRTUAL TABLE memories_fts USING fts5(
-    text, key, tags, entities, content = 'memories_text', content_rowid = 'fts',
+    text, key, tags, entities, concepts, content = 'memories_text', content_rowid = 'fts',
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 -- The write gate's verdicts (verdicts.Verdicts): a pure function of the op's bytes and
