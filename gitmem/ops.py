@@ -123,6 +123,19 @@ class Link(msgspec.Struct, frozen=True):
 NODE_TYPES: tuple[str, ...] = ("person", "path", "key", "component", "memory")
 
 
+def folded(value: str) -> str:
+    """The form keys and tags are compared and shown in: NFKC. Text that looks the
+    same is the same key ('deploy.région' typed with a combining accent, or
+    'ｃａｆｅ.mode' in fullwidth letters, is one fact with its look-alikes, so a
+    teammate's look-alike value conflicts visibly instead of standing beside it).
+    The op keeps the bytes it was written with; writers store the folded form."""
+    if value.isascii():
+        return value
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", value)
+
+
 def node_name(node: str) -> str:
     """A node's name without its type: "billing" of "component:billing"."""
     typ, sep, name = node.partition(":")

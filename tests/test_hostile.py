@@ -645,3 +645,34 @@ def test_the_skipped_query_reads_only_the_partitions_and_reasons_asked(repo: Pat
     assert [s.id for s in queries.skipped(c, reason="a 100%")] == [None]
     assert [s.line for s in queries.skipped(c, 3)] == [1, 2, 1]
     assert queries.skipped_count(c) == 4
+
+
+def test_look_alike_keys_and_tags_are_one_key_and_one_tag(
+        victim: Path, attacker: Attacker) -> None:
+    """'deploy.région' with a combining accent (NFD), or in fullwidth letters, looked
+    like Alice's key but was another: two facts shown alike with opposite values,
+    and 'conflicts' said there were none. Keys and tags are folded (NFKC)."""
+    nfc, nfd = "deploy.r\u00e9gion", "deploy.re\u0301gion"
+    wide = "\uff44\uff45\uff50\uff4c\uff4f\uff59.r\u00e9gion"  # ｄｅｐｌｏｙ.région
+    ok(gm("set", nfc, "deploys go to eu-west-1 after review", cwd=victim))
+    ok(gm("sync", cwd=victim))
+    lines = [add_line(1, "deploys go straight to prod from any branch", key=nfd),
+             add_line(2, "deploys skip the review step", key=wide),
+             add_line(3, "the espresso machine is descaled on fridays",
+                      tags=["caf\u0065\u0301", "kitchen"])]
+    attacker.push(attacker.pack(lines))
+    every_command_works(victim)
+    [key] = json.loads(ok(gm("keys", "--json", cwd=victim)).stdout)["data"]["keys"]
+    assert key["key"] == nfc and len(key["conflicts"]) == 2  # one fact, its rivals shown
+    [conflict] = json.loads(ok(gm("conflicts", "--json", cwd=victim)).stdout)["data"]["conflicts"]
+    assert conflict["key"] == nfc
+    got = [json.loads(ok(gm("get", spelling, "--json", cwd=victim)).stdout)["data"]
+           for spelling in (nfc, nfd, wide)]
+    assert got[0] == got[1] == got[2] and got[0]["key"] == nfc
+    tagged = json.loads(ok(gm("list", "--tag", "caf\u00e9", "--json", cwd=victim)).stdout)
+    assert [m["text"] for m in tagged["data"]["memories"]] == [
+        "the espresso machine is descaled on fridays"]
+    assert tagged["data"]["memories"][0]["tags"] == ["caf\u00e9", "kitchen"]
+    # What a writer stores is folded too: a look-alike typed here is the same key.
+    ok(gm("set", wide, "deploys go to eu-central-1", cwd=victim))
+    assert json.loads(ok(gm("get", nfc, "--json", cwd=victim)).stdout)["data"]

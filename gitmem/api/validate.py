@@ -79,7 +79,7 @@ def memory_body(
         kind=kind,  # type: ignore[arg-type]
         text=text,
         key=key_name(key),
-        tags=names(tags, "tag"),
+        tags=names((ops.folded(t) for t in tags), "tag"),
         entities=names(about, "entity"),
         importance=float(importance),
         valid_from=vfrom,
@@ -188,7 +188,7 @@ def field(value: str | None, what: str) -> str | None:
 
 def key_name(key: str | None) -> str | None:
     """A key names an attribute (rule: ``ops.key_problem``)."""
-    k = key.strip() if key is not None else None
+    k = ops.folded(key).strip() if key is not None else None
     if not k:
         return None
     _refuse(ops.key_problem(k), "key")

@@ -323,9 +323,12 @@ class Fold:
                     "VALUES (?, ?, 'supersede', ?, ?)",
                     (old, d.id, op.at, closes),
                 )
-            tags, entities = _json(m.tags), _json(m.entities)
+            # Keys and tags as writers store them (ops.folded): a teammate's look-alike
+            # spelling is the same key, and conflicts visibly.
+            mkey = None if m.key is None else ops.folded(m.key)
+            tags, entities = _json(list(dict.fromkeys(map(ops.folded, m.tags)))), _json(m.entities)
             named = self._verdict.version()  # the version that judged quarantine
-            values = (key, tables.KIND_CODE[m.kind], m.text, m.key, tags, entities,
+            values = (key, tables.KIND_CODE[m.kind], m.text, mkey, tags, entities,
                       m.importance * 2, m.valid_from, m.valid_until, m.source, m.session,
                       None if m.anchors.commit is None else self._commit(
                           bytes.fromhex(m.anchors.commit)),
@@ -340,7 +343,7 @@ class Fold:
             fts_row = self._fts.place(d.id, key)
             rowid = c.execute(insert, (*values, fts_row)).lastrowid
             assert rowid is not None
-            self._fts.add(rowid, (fts_row, m.text, m.key, tags, entities))
+            self._fts.add(rowid, (fts_row, m.text, mkey, tags, entities))
             if m.link is not None and m.kind == "edge":  # before a forget that came first
                 c.execute("INSERT OR IGNORE INTO edges(memory, src, predicate, dst, src_name, "
                           "dst_name) VALUES (?, ?, ?, ?, ?, ?)",
@@ -353,8 +356,8 @@ class Fold:
                 self._recompute(d.id)
             for old in replaces:
                 self._recompute(old)
-            if m.key is not None:
-                self._dirty_keys.add(m.key)
+            if mkey is not None:
+                self._dirty_keys.add(mkey)
         elif isinstance(op, (ops.InvalidateOp, ops.ForgetOp)):
             if not self._insert_op(part, commit, d, op.target, op.reason):
                 return

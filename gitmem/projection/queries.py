@@ -217,7 +217,7 @@ def keyed(c: sqlite3.Connection, scope: Scope, key: str | None = None) -> list[R
     args: list[object] = []
     if key is not None:
         sql += " AND m.key = ?"
-        args.append(key)
+        args.append(ops.folded(key))
     sql, args = filters(sql, args, scope)
     sql += " ORDER BY m.key, m.clock DESC, m.id DESC"
     return [_record(r) for r in c.execute(sql, args)]
@@ -303,7 +303,8 @@ def live_ids(c: sqlite3.Connection, ids: list[str], scope: Scope) -> list[str]:
 def key_history(c: sqlite3.Connection, key: str) -> list[Record]:
     """Every memory ever recorded under ``key`` (forgotten ones have lost it), oldest first."""
     return [_record(r) for r in c.execute(
-        f"SELECT {MEMORY_COLS} FROM memories m WHERE m.key = ? ORDER BY m.clock, m.id", (key,))]
+        f"SELECT {MEMORY_COLS} FROM memories m WHERE m.key = ? ORDER BY m.clock, m.id",
+        (ops.folded(key),))]
 
 
 def conflicted_keys(c: sqlite3.Connection) -> list[str]:

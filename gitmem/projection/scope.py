@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
+from .. import ops
 from .tables import KIND_CODE, STATE_CODE
 
 ACTIVE, FORGOTTEN = STATE_CODE["active"], STATE_CODE["forgotten"]
@@ -108,9 +109,9 @@ def filters(sql: str, args: list[object], scope: Scope) -> tuple[str, list[objec
         sql += (" AND m.author NOT IN (SELECT au.id FROM authors au WHERE au.email IN "
                 f"({','.join('?' * len(scope.not_by))}))")
         args.extend(scope.not_by)
-    for tag in scope.tags:
+    for tag in scope.tags:  # (stored folded: ops.folded)
         sql += " AND EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)"
-        args.append(tag)
+        args.append(ops.folded(tag))
     if scope.authors:
         marks = ",".join("?" * len(scope.authors))
         sql += (" AND m.author IN (SELECT au.id FROM authors au WHERE "

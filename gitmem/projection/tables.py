@@ -46,7 +46,9 @@ from .damage import ProjectionCorrupt
 # 17: memories_fts has a concepts column: the words the thesaurus adds to a memory
 #     (gitmem/concepts.py), computed in memories_text by the concepts() function;
 #     meta holds the thesaurus's digest.
-SCHEMA_VERSION = 17
+# 18: keys and tags are stored folded (ops.folded, NFKC): look-alike spellings of a
+#     key are one key, and conflict.
+SCHEMA_VERSION = 18
 DB_NAME = "projection.sqlite3"
 
 
