@@ -214,3 +214,28 @@ def test_the_shipped_index_is_current() -> None:
     assert concepts.INDEX.read_text("utf-8") == concepts.dump_index(concepts.DATA.read_bytes())
     assert concepts.source() == concepts.DATA
     assert concepts.version() == concepts.compiled(concepts.DATA.read_bytes())[0]
+
+
+def test_a_long_lived_process_with_another_thesaurus_never_damages_the_index(
+        team: Path, thesaurus: Path) -> None:
+    """A server keeps the thesaurus it loaded; a CLI with a changed one rebuilds the
+    projection; the server then indexed new memories with its own words, and the
+    CLI's forget deleted them by the CLI's words: the index no longer matched its
+    rows ('database disk image is malformed' from FTS5's integrity check)."""
+    with gitmem.open(team) as server:
+        server.recall("observability")  # its thesaurus is loaded: Grafana is observability
+        write(thesaurus, [{"name": "Grafana", "is": ["dashboards for graphs"]}])
+        ok(gm("list", cwd=team))  # another process, the changed thesaurus: rebuilt
+        added = server.add("Grafana also pages the on-call engineer", force=True)
+        server.recall("observability")  # the server replays its add, with its words
+        ok(gm("forget", added.id, cwd=team))  # the CLI deletes it, by its words
+    concepts._LOADED.clear()  # this process now reads the thesaurus as the CLI does
+    concepts._LAST = None
+    c = connection.connect(team / ".git" / "mem" / "cache" / "projection.sqlite3")
+    c.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)")
+    c.close()
+    with gitmem.open(team) as s:
+        s.refresh()
+        before = s.projection.dump()
+        s.rebuild()
+        assert s.projection.dump() == before

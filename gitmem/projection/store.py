@@ -323,6 +323,17 @@ class Projection:
         if not full and current == stored and (not embed or self._vectors_current()) and (
                 mark is None or recorded == mark.value or not mark.expected(current, only)):
             return report  # the common case: nothing moved, nothing walked
+        if tables.read_meta(self._c).get("concepts") != tables.wanted_meta()["concepts"]:
+            # Another process rebuilt the file with another thesaurus since this one
+            # opened it (a long-lived server after an upgrade): the words its rows were
+            # indexed with are not ours, and FTS5 deletes a row by its words as they
+            # were indexed. Start again under ours, as open() does on a schema change.
+            self.open()
+            if tables.read_meta(self._c).get("concepts") == tables.wanted_meta()["concepts"]:
+                return self.refresh(source, full=True, embed=embed, deadline=deadline,
+                                    mark=mark)
+            raise ProjectionCorrupt("another process keeps rebuilding the projection with "
+                                    "another thesaurus")
         # Not under a deadline: a read that must answer in time (a hook, a slice of a
         # catch-up) would wait for the child or fork one per slice for nothing.
         ahead = (self._embed_ahead(source, current, {} if full else stored)
