@@ -339,5 +339,5 @@ def expansion(*parts: str | None) -> str:
 
 
 # The thesaurus of the last call and the setting it was found by: a rebuild calls
-# expansion once a memory (twice: the index, the vector), so no path is made each time.
+# expansion once a memory (for the index), so no path is made each time.
 _LAST: tuple[str | None, Thesaurus] | None = None

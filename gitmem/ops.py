@@ -30,6 +30,7 @@ from typing import Annotated, Literal, Union
 import msgspec
 
 from . import hashes
+from .folding import folded as folded  # ops.folded: the form of keys and tags
 
 FORMAT_VERSION = 1
 
@@ -121,19 +122,6 @@ class Link(msgspec.Struct, frozen=True):
 
 
 NODE_TYPES: tuple[str, ...] = ("person", "path", "key", "component", "memory")
-
-
-def folded(value: str) -> str:
-    """The form keys and tags are compared and shown in: NFKC. Text that looks the
-    same is the same key ('deploy.région' typed with a combining accent, or
-    'ｃａｆｅ.mode' in fullwidth letters, is one fact with its look-alikes, so a
-    teammate's look-alike value conflicts visibly instead of standing beside it).
-    The op keeps the bytes it was written with; writers store the folded form."""
-    if value.isascii():
-        return value
-    import unicodedata
-
-    return unicodedata.normalize("NFKC", value)
 
 
 def node_name(node: str) -> str:
@@ -422,12 +410,18 @@ def field_problem(op: Op) -> str | None:
         return problem
     if isinstance(op, AddOp):
         m = op.memory
-        if m.key is not None and (problem := key_problem(m.key)):
+        # Keys and tags as the projection stores them too (folded): a look-alike
+        # spelling must not carry what the writer refuses ('\ufe64' folds to '<').
+        if m.key is not None and (problem := key_problem(m.key) or key_problem(folded(m.key))
+                                  or (None if folded(m.key) else "key is blank")):
             return problem
         for values, what in ((m.tags, "tag"), (m.entities, "entity")):
             for v in values:
                 if problem := line_problem(v, what):
                     return problem
+        for v in m.tags:
+            if problem := line_problem(folded(v), "tag") or (None if folded(v) else "tag is blank"):
+                return problem
         for value, what in ((m.source, "source"), (m.session, "session")):
             if value is not None and (problem := line_problem(value, what)):
                 return problem

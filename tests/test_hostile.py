@@ -350,6 +350,12 @@ HOSTILE_FIELDS = [
      "malformed op: Expected `int` <= 2147483647"),
     (add_line(17, "a validity that ends before it starts",
               valid_from=1768471200, valid_until=1768400000), "valid-until is before valid-from"),
+    # What a key or tag becomes once folded (NFKC) as the projection stores it.
+    (add_line(18, "a key of small angle brackets", key="e\ufe64b\ufe65"),
+     "key contains '<' or '>'"),
+    (add_line(19, "a key that grows past the limit", key="\ufdfa" * 29),
+     "key is 522 characters; the limit is 512"),
+    (add_line(20, "a tag of a no-break space", tags=["\u00a0"]), "tag is blank"),
 ]
 
 
@@ -676,3 +682,12 @@ def test_look_alike_keys_and_tags_are_one_key_and_one_tag(
     # What a writer stores is folded too: a look-alike typed here is the same key.
     ok(gm("set", wide, "deploys go to eu-central-1", cwd=victim))
     assert json.loads(ok(gm("get", nfc, "--json", cwd=victim)).stdout)["data"]
+
+
+@pytest.mark.parametrize("key", ["\u00a8x", "x\u00a8", "\uff44b.\uff45ngine"])
+def test_a_key_whose_folded_form_has_spaces_reads_back(key: str, repo: Path) -> None:
+    """'x¨' folds to 'x ̈' (NFKC puts a space before the mark): the writer stored it
+    stripped and readers looked it up unstripped, so get said it was never set."""
+    ok(gm("set", key, "value one", cwd=repo))
+    assert ok(gm("get", key, cwd=repo)).stdout.startswith("value one")
+    assert "value one" in ok(gm("history", key, cwd=repo)).stdout

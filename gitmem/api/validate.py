@@ -188,7 +188,7 @@ def field(value: str | None, what: str) -> str | None:
 
 def key_name(key: str | None) -> str | None:
     """A key names an attribute (rule: ``ops.key_problem``)."""
-    k = ops.folded(key).strip() if key is not None else None
+    k = ops.folded(key) if key is not None else None
     if not k:
         return None
     _refuse(ops.key_problem(k), "key")

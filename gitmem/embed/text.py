@@ -12,23 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..folding import folded
+
 CHUNK_CHARS = 400
-
-
-def _nfkc(value: str) -> str:
-    # ops.folded's form (embed sits below ops): the row a memory's vector is made
-    # from is the same whether its op or its projection row is read.
-    if value.isascii():
-        return value
-    import unicodedata
-
-    return unicodedata.normalize("NFKC", value)
 
 
 def embed_text(key: str | None, text: str, entities: Sequence[str], tags: Sequence[str]) -> str:
     """What a memory's vector is computed from: its key, entities, text and tags
     (key and tags as the projection stores them, ops.folded: NFKC)."""
-    parts = [_nfkc(key or ""), *entities, text, *dict.fromkeys(map(_nfkc, tags))]
+    parts = [folded(key or ""), *entities, text, *dict.fromkeys(map(folded, tags))]
     return " ".join(p for p in parts if p)
 
 

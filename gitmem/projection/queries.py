@@ -519,7 +519,8 @@ def term_frequencies(c: sqlite3.Connection,
 
 def term_presence(c: sqlite3.Connection, ids: list[str],
                   matches: dict[str, str]) -> dict[str, set[str]]:
-    """memory id -> which of ``matches``' words its text, key, tags or entities hold."""
+    """memory id -> which of ``matches``' words its indexed columns hold (text, key, tags,
+    entities, and the words the thesaurus adds: concepts.py)."""
     rows = dict(by_ids(c, "SELECT id, fts FROM memories WHERE digest IN", digests(ids)))
     out: dict[str, set[str]] = {mid: set() for mid in ids}
     for mid, row in rows.items():
