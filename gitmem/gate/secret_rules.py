@@ -155,7 +155,7 @@ _GAP = (r"(?:(?:[ \t]+|[ \t]*\n[ \t]*(?:>[ \t]*)?(?![-*+•]?[ \t]*(?!(?:is|are|
 # and every letter of the 8 words after a key word, where it mostly fails ("pw pw pw ...":
 # password-in-prose 5.2 -> 2.1 ms a KB, keyword-assignment 4.8 -> 1.8; the same matches).
 _SEP_START = r"(?=\s*+[\"'\]:=\-→：\\は是为為는은\u0e00-\u0e7fyaiwäveéèojzlt\u0435c\u0647\u09b9nε\u05d4s])"
-_SEP = (_SEP_START + r"(?:\s*[\"'\]]?\s*(?::=|=>|->|→|[:=：])\s*|\s+(?:you asked for|you wanted|as requested)\s*:?\s*|\\\"\s*:\s*\\?(?=\")|\s*(?:は|是|为|為|는|은)\s*"
+_SEP = (_SEP_START + r"(?:\s*[\"'\]]?\s*(?::=|=>|->|→|[:：]|=(?![ \t]*\n))\s*|\s+(?:you asked for|you wanted|as requested)\s*:?\s*|\\\"\s*:\s*\\?(?=\")|\s*(?:は|是|为|為|는|은)\s*"
         r"|\s*:\s*&?(?:'static\s+)?[A-Za-z_][\w:<>\[\]]{0,80}\s*=\s*"  # const PASS: &str = ... (bounded: a run of "pw:pw:..." made it quadratic)
         r"|\s?[\u0e00-\u0e7f]{0,40}?คือ\s*"                           # Thai writes few spaces
         r"|\s+(?:is|was|are|were|ist|war|är|var|est|es|és|era|è|é|er|on|jest|je|zijn|wordt|lautet|to|este|ay|е|contains"
@@ -187,8 +187,8 @@ EXTRA_PATTERNS += [
     # is most of the cost, so it is matched once; the two (?P<>) groups steer the branch).
     ("password-in-prose", rf"(?i)(?:(?<![A-Za-z0-9])|(?=[^\x00-\x7f]))(?<!\[sudo\] )"
      rf"(?:(?={_PASS_VERB})(?P<verb>)|(?!{_PASS_VERB})){_HUMAN_KW}{_POST}"
-     rf"(?:(?={_ABOUT_IT})(?P<about>)|(?!{_ABOUT_IT}))(?:{_GAP}{_SEP}(?P<sep>)|\s+\(?)"
-     rf"(?:(?:[\w.@-]+ ?/ ?)?{_HUMAN_CHOSEN}|(?(verb)(?!)|(?(sep){_NOT_HUMAN}[\"'`]?(?:{_JOINED_PHRASE}"
+     rf"(?:(?={_ABOUT_IT})(?P<about>)|(?!{_ABOUT_IT}))(?:{_GAP}{_SEP}(?P<sep>)|[ \t]+\(?)"
+     rf"(?:(?(about)(?!)|(?:[\w.@-]+ ?/ ?)?{_HUMAN_CHOSEN})|(?(verb)(?!)|(?(sep){_NOT_HUMAN}[\"'`]?(?:{_JOINED_PHRASE}"
      rf"|(?(about)(?!)|{_SPACED_PHRASE}))|(?!))))",
      "a password a person chose, after the word for it: 'the password is hunter2', 'pw for the nas: ...',"
      " 'the nas pw is river glacier poppy'"),
@@ -203,7 +203,7 @@ _PW_NAME = r"(?:pass(?:word|wd|phrase)?|pwd|pw|authtok)"
 _USER_OPT = r"(?:-u|-U|-l|--user(?:name)?|--login)(?:\s+|=)(?![-$<{])\S+"
 EXTRA_PATTERNS += [
     ("password-setting",
-     rf"(?i){_PRE}(?:(?={_PASS_VERB})(?P<verb>)|(?!{_PASS_VERB})){_PW_NAME}(?![A-Za-z0-9])\s*[\"'\]]?\s*(?::=|=>|[:=])\s*"
+     rf"(?i){_PRE}(?:(?={_PASS_VERB})(?P<verb>)|(?!{_PASS_VERB})){_PW_NAME}(?![A-Za-z0-9])\s*[\"'\]]?\s*(?::=|=>|:|=(?![ \t]*\n))\s*"
      rf"(?:{_HUMAN_CHOSEN}|(?(verb)(?!)|{_NOT_HUMAN}[\"'`]?{_JOINED_PHRASE}))"
      rf"|(?m:^[ \t]*(?:[\w.-]{{0,40}}?pass(?:word|wd)?|masterauth)[ \t]+{_HUMAN}[ \t]*$)"
      rf"|#[ \t]*define[ \t]+\w*(?i:pass(?:word|wd)?|pwd)\w*[ \t]+{_HUMAN}",

@@ -44,7 +44,10 @@ def key_block_spans(text: str) -> list[tuple[int, int]]:
 # A run of token characters long enough to be a credential.
 _TOKEN_RUN = lazy(r"[A-Za-z0-9_+/=.-]{24,}")
 # What such a run is when it is public: a hash or digest, a public key's body.
-_PUBLIC_PREFIX = lazy(r"(?i)(?:sha\d+|h1|md5)[-:]|eyJ|AAAA[A-Za-z0-9+/]{8}|pk_(?:live|test)_|phc_")
+_PUBLIC_PREFIX = lazy(r"(?i)(?:sha\d+|h1|md5)[-:]|eyJ|AAAA[A-Za-z0-9+/]{8}|pk_(?:live|test)_|phc_"
+                      # a wallet's extended public key (BIP32 xpub, ypub, zpub, tpub; its private
+                      # twin is xprv/yprv/zprv/tprv): base58, 111 characters, public by design
+                      r"|(?-i:[xyztuvYZUV]pub[1-9A-HJ-NP-Za-km-z]{107}$)")
 _PUBLIC_BEFORE = lazy(
     r"(?i)(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+|sha(?:256|384|512)[-:]|h1:|@|base64,"
     r"|(?-i:\"(?:n|e|x|y)\"\s*:\s*\")|\bkid\b[^\n]{0,30}|\b(?:state|nonce)\b[^\n]{0,30}|sitekey=[\"']?"  # public JWK members, key ids
@@ -54,7 +57,10 @@ _PUBLIC_BEFORE = lazy(
     r"|\b(?:page|pagination|next|continuation|sync)[ _-]?token[\"']?\s*[:=]?)\s*[\"'`]?$")
 # A vendor's short prefix before the random part (cus_, ord_, gsk_): object ids are
 # short, so what is random must be 32 characters long on its own.
-_HASH_PART = lazy(r"(?:^|[-_.])[0-9a-f]{32,}(?:$|[-_.])")
+_HASH_PART = lazy(r"(?:^|[-_.])[0-9a-f]{32,}(?:$|[-_.])"
+                  # ... or an object id of a type tag in capitals glued to a 128-bit hex id (a
+                  # Twilio SID: SM..., CA..., AC...): a name for a record, never its key
+                  r"|^[A-Z]{2}[0-9a-f]{32}$")
 _ID_PREFIX = lazy(r"^[A-Za-z]{1,10}[_-]")
 # One name of a dotted chain: CamelCase words, capitals, digits, joined by underscores.
 _NAME_PART = lazy(r"(?:[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+[0-9]*|[0-9]+)(?:_(?:[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+[0-9]*|[0-9]+))*")
@@ -132,8 +138,35 @@ def random_token_spans(text: str, holds_secret: Callable[[str], object]) -> list
         block = text.rfind("-----BEGIN ", 0, start)
         if block >= 0 and _PUBLIC_BLOCK.match(text, block) and "-----END" not in text[block:start]:
             continue
+        if _in_a_list_of_public_keys(text, start):
+            continue
         spans.append((start, m.end()))
     return spans
+
+
+_PUBLIC_KEYS_HEAD = lazy(r"(?i)\bpublic[ _-]?keys?\b")
+_PRIVATE_WORD = lazy(r"(?i)priv|secret|\bpsk\b|pre-?shared|passw|token")
+
+
+def _in_a_list_of_public_keys(text: str, start: int) -> bool:
+    """The token at ``start`` is a row of a list whose first line says it lists public keys
+    ("peer list for wg0 (public keys only)" over "name  <key>  10.0.0.2/32" rows), and
+    neither its row nor a row above it names anything private (the head may: "private
+    keys never leave the devices"). A WireGuard or age public key has a private key's
+    shape: only what the list says of it tells them apart."""
+    row_start = text.rfind("\n", 0, start) + 1
+    row_end = text.find("\n", start)
+    rows = 0
+    at = row_start
+    while at > 0 and rows < 64:
+        head_start = text.rfind("\n", 0, at - 1) + 1
+        head = text[head_start:at - 1]
+        if not head.strip():
+            return False  # a blank line ends the list before a head was found
+        if _PUBLIC_KEYS_HEAD.search(head):
+            return not _PRIVATE_WORD.search(text, at, row_end if row_end >= 0 else len(text))
+        at, rows = head_start, rows + 1
+    return False
 
 
 # A generated password, the shapes password managers and generators print: groups of
