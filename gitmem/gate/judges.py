@@ -109,6 +109,30 @@ def _called_ones_own(m: re.Match[str]) -> bool:
     return bool(_ONES_OWN.search(m.string, max(0, m.start() - 40), m.start()))
 
 
+def _pasted_token(m: re.Match[str]) -> bool:
+    """A chat's pasted answer: a lone token counts when a machine made it (a branch name or
+    a file name is words); codes, mnemonics and chosen passwords have their shape already."""
+    return m.group("value") is None or _made_by_a_machine(m)
+
+
+_SPOKEN_FOR = lazy(r"(?i)\b(?:pass(?:word|phrase|code)?|pw|psk|pin|key|secret|code)\b")
+
+
+def _said_to_be_a_password(m: re.Match[str]) -> bool:
+    """The word for a password, a key or a code comes before the spelled-out value, on its
+    line or the line before ("can you read me the Wi-Fi password?" / "it's capital ...")."""
+    start = m.string.rfind("\n", 0, max(0, m.string.rfind("\n", 0, m.start()))) + 1
+    return bool(_SPOKEN_FOR.search(m.string, max(start, m.start() - 300), m.start()))
+
+
+def _random_bytes(m: re.Match[str]) -> bool:
+    """A list of bytes is a key when its bytes look drawn at random: ten or more distinct
+    values (not 0, 1, 2, ... or a repeated filler)."""
+    values = [v.strip().lower() for v in m.group("value").split(",")]
+    numbers = [int(v, 16) if v.startswith("0x") else int(v) for v in values]
+    return len(set(numbers)) >= 10 and numbers != sorted(numbers)
+
+
 # Names cost 2-4.5 bits a character (identifiers of several words, about 3-4).
 _NAME_BITS = 4.5
 # Rules whose match holds a (?P<value>...) group, and what that value must be.
@@ -121,7 +145,10 @@ VALUE_JUDGES = {"keyword-assignment": _machine_or_chosen, "credential-call": _ma
                 "grouped-key-after-key": _after_a_key_word, "personal-key-hex": _called_ones_own,
                 "plist-credential": _machine_or_chosen, "android-meta-credential": _machine_or_chosen,
                 "typed-assignment": _machine_or_chosen, "name-value-record": _machine_or_chosen,
-                "name-value-entry": _machine_or_chosen}
+                "name-value-entry": _machine_or_chosen, "pasted-answer": _pasted_token,
+                "credential-name-value": _made_by_a_machine, "byte-list-key": _random_bytes,
+                "spoken-password": _said_to_be_a_password}
+
 
 
 # A run of one character standing in for a value (ghp_xxxx..., T00000000, ****).
