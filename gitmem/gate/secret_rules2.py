@@ -1,5 +1,7 @@
 """The secret rules, continued: families found after ``secret_rules`` passed 500 lines.
 
+Round 9 (fixtures/gate/figures, "round": 9): credentials in typed declarations, in
+records that hold a name and its value, and what a password manager printed.
 Round 10 (fixtures/gate/figures, "round": 10) leaned on how people hand a secret to
 each other: pasted into a chat as the answer to a question, read out letter by
 letter on a call, kept in a setting named for a key whose value is base64, written
@@ -8,6 +10,47 @@ appends them to EXTRA_PATTERNS, ``judges`` has the last word on a ``value`` grou
 """
 
 from __future__ import annotations
+
+# --- round 9 (fixtures/gate/figures, "round": 9): dev misses, each family said generally ---
+# A name's parts after its key word that say it is not the credential (AUTH0_CLIENT_ID,
+# SIGNING_KEY_ID, LoginItem, passwordFieldId).
+_NOT_IT = r"(?!(?i:id|ids|name|item|field|ttl|url|uri|path|file|type|length|expiry|expires|hint|policy)(?![a-z]))"
+
+
+def round9(_KW: str, _PRE: str, _POST: str, _VALUE: str, _HUMAN_CHOSEN: str) -> list[tuple[str, str, str]]:
+    """Round 9's rules, in secret_rules' words: its key words, the parts of a name before and after
+    them, a value, a password a person chose."""
+    _NAMED = rf"(?:[^\"<\n]{{0,80}}[/_. -])?{_KW}(?:[_. -]?{_NOT_IT}[A-Za-z0-9]{{1,20}}){{0,3}}"  # PLAID_SECRET, /prod/db/password
+    return [
+        # A declaration with a type between the name and its value (Scala, Kotlin, Swift, TypeScript):
+        # val secretKeyBase: String = "...", var token: String? = "..."
+        ("typed-assignment",
+         rf"(?i){_PRE}{_KW}(?-i:(?:{_NOT_IT}[A-Z][a-z0-9]{{1,20}}){{0,2}}){_POST}\s*:\s*[A-Za-z][\w.]{{0,30}}[?!]?\s*=\s*"
+         rf"(?-i:{_VALUE})",
+         "name: Type = value, the type between a credential's name and its value"),
+        # A name and its value as two fields of one record: the GitLab variables API and AWS SSM
+        # print {"key"/"Name": "PLAID_SECRET", "value"/"Value": "..."}, KeePass XML has
+        # <Key>Password</Key><Value>...</Value>.
+        ("name-value-record",
+         rf"(?i)\"(?:key|name|variable|parameter_?key|parameter_?name|env_?var)\"\s*:\s*\"{_NAMED}\""
+         rf"[^{{}}\[\]]{{0,300}}?\"(?:value|parameter_?value|secret_?value)\"\s*:\s*(?-i:{_VALUE})",
+         "a credential's name and its value as fields of one JSON record"),
+        ("name-value-entry", rf"(?i)<(?:key|name)>{_NAMED}</(?:key|name)>\s*<value\b[^>]*>(?-i:{_VALUE})",
+         "a credential's name and its value as an XML entry's two elements (KeePass)"),
+        # What a password manager's command prints on the line after it: op item get ...
+        # --reveal, bw get password, lpass show --password, security find-generic-password -w,
+        # vault kv get -field=password, gopass show.
+        ("password-manager-output",
+         # (what the command line must hold is looked ahead for once, from the line's start:
+         # scanning back for it from each of its words was quadratic on one long line)
+         r"(?im)^[ \t]*(?:[$#>❯%][ \t]*)?(?:op\s+(?:item\s+get|read)\b(?=[^\n]*(?:--reveal|password|secret|token|op://))"
+         r"|bw\s+get\s+(?:password|item)\b|lpass\s+show\b(?=[^\n]*--password)"
+         r"|security\s+find-(?:generic|internet)-password\b(?=[^\n]*\s-w\b)"
+         r"|vault\s+(?:kv\s+get|read)\b(?=[^\n]*-field[= ]\w*(?:pass|secret|token|key))|gopass\s+(?:show\s+)?-o\b)[^\n]*+\n"
+         rf"[ \t]*(?:[^\s,]{{1,64}},)?{_HUMAN_CHOSEN}[ \t]*$",
+         "a password manager's command and the password it printed on the next line"),
+    ]
+
 
 # The words of a chat question that asks for a credential ("where's the W&B API key for
 # reports?", "what's the RADIUS shared secret?"): the thing asked for, not the verb.
@@ -52,8 +95,8 @@ def round10(human_chosen: str) -> list[tuple[str, str, str]]:
          "a password read out letter by letter (capital quebec, uniform, small t, seven, ...), as a call's"
          " transcript writes it, after the word for it"),
         ("credential-name-value",
-         r"\b(?![A-Z0-9_]*?(?:PUBLIC|PUB|HOST|GPG|PGP|CACHE|HASH|CHECKSUM|SHA|COMMIT|IDEMPOTENCY|REQUEST|TRACE"
-         r"|SORT|PARTITION|PAGE|CURSOR|NEXT|SYNC|MESSAGE|LOCK|DEDUP|SHARD)_)"
+         r"\b(?![A-Z0-9_]*?(?:PUBLIC|PUB|PUBLISHABLE|SITE|ANON|HOST|GPG|PGP|CACHE|HASH|CHECKSUM|SHA|COMMIT|IDEMPOTENCY"
+         r"|REQUEST|TRACE|SORT|PARTITION|PAGE|PAGINATION|CONTINUATION|CURSOR|NEXT|SYNC|MESSAGE|LOCK|DEDUP|SHARD)_)"
          r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*_(?:KEY|TOKEN|SECRET|KEYTAB|PSK|CREDENTIALS?)(?:_(?:B64|BASE64|DATA|VALUE))?"
          r"[\"']?\s*[:=]\s*[\"']?(?P<value>[A-Za-z0-9+/_.=-]{24,})",
          "AZURE_STORAGE_KEY=<base64>, KRB5_KEYTAB_B64=...: a setting named for a key, holding a machine-made value"
