@@ -1026,6 +1026,86 @@ def test_round_nine_look_alikes_pass(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)
 
 
+# Round 10 (gate 26): written for the families round 10's dev part showed, not copied from it.
+@pytest.mark.parametrize(("kind", "text"), [
+    # a chat's answer to a question asking for a credential: a line that is only the value
+    ("pasted-answer", "Noor: what's the Sentry auth token for payments?\nKai: one sec\nKai: Vq3TzR8mLx2NcW7pKd4HyB9s"),
+    ("pasted-answer", "[10:02] Ines: where are the backup codes for the admin account?\n[10:03] Theo: 48213 90577 11846"),
+    ("pasted-answer", "Mo: where's the vault seed phrase?\nAl: lemon tiger orbit candle maple river stone cloud "
+                      "piano eagle forest window"),
+    ("pasted-answer", "Ida: what's the router password?\nJon: лиса-гора2291"),
+    # read out letter by letter on a call
+    ("spoken-password", "[00:14] Rui: the VPN password? it's capital mike, small a, seven, hash, oscar, small k, "
+                        "two, two, dot, victor"),
+    # a setting named for a key, holding base64; a key as a list of bytes
+    ("credential-name-value", "export BLOB_ACCOUNT_KEY=Qm9vZ2xlOHh5K3Zsc2RmTW9yZVJhbmRvbUJ5dGVzSGVyZTEyMw=="),
+    ("credential-name-value", "  SERVICE_KEYTAB_B64: BQIGcGxhdGZvcm0ubG9jYWwAA3N2YwAAAAFm7kFzAQASACDx9Lp2"),
+    ("byte-list-key", "aes_key = [201, 14, 77, 3, 190, 45, 62, 118, 9, 240, 33, 87, 156, 12, 71, 208]"),
+    # a password in another script's letters, with its digits
+    ("password-in-prose", "Το συνθηματικό του Wi-Fi είναι θάλασσα-βουνό7731"),
+    ("password-setting", "ROUTER_PASSWORD=ночь!звезда4410"),
+    # a masked-looking start that is not a mask; a recovery code setting; network device keys
+    ("password-setting", "export SMTP_PASSWORD=*#Lq82vMzT0pWx"),
+    ("recovery-codes", "BACKUP_CODES=7h3k-p9qz-m2wx"),
+    ("cisco-plaintext-secret", "radius-server host 10.1.1.5\n key 0 PmWqZtrXkVbeNa"),
+    ("snmp-community-config", "snmp-server community qTrWvbNmaLkeZ RW 99"),
+    ("keyword-assignment", "TACACS+ key for the core switches: Hq8TmZ2vXw9KpL4rWx"),
+    ("keyword-assignment", "la chiave pre-shared key del tunnel è Hq8TmZ2vXw9KpL4r##"),
+    ("command-line-password", "security import build.p12 -k ci.keychain -P 'Orbit.lantern.QX2231'"),
+    ("seed-phrase", "钱包的 seed phrase 是 lemon tiger orbit candle maple river stone cloud piano eagle forest window"),
+])
+def test_round_ten_shapes_are_refused(kind: str, text: str) -> None:
+    assert kind in [f.kind for f in gate.scan(text) if f.category == "secret"], (text, gate.scan(text))
+
+
+@pytest.mark.parametrize("text", [
+    # a question about the credential, not for it; an answer that says where it is
+    "Noor: which commit rotated the Sentry auth token?\nKai: 4f1c2a9e8b7d6c5e4f3a2b1c0d9e8f7a6b5c4d3e",
+    "Noor: where's the Sentry auth token?\nKai: in 1Password, under payments/sentry",
+    "Noor: where's the deploy token?\nKai: <ask-ops>",
+    "Noor: what's the password policy?\nKai: 14 characters minimum",
+    # NATO words with no capitals named, or after a public key
+    "the racks are named alpha, bravo, charlie, delta, echo, foxtrot, golf, hotel, india",
+    "the host key fingerprint, read out: capital alpha, bravo, charlie, delta, echo, foxtrot, golf, hotel, "
+    "public key only",
+    # settings named for a key that hold no key: public, paginated, references, placeholders, truncated
+    "RECAPTCHA_SITE_KEY=6LdZq8Lm2Vx7Rk4Pt9Wb3Ny6CfHj1Ds5Ga0Eu8T",
+    "CONTINUATION_TOKEN: 9d055818400eaedcf3f18d5b4ef3315d9d055818",
+    "STORAGE_KEY=${STORAGE_KEY_FROM_VAULT}",
+    "STORAGE_KEY=<paste the key from the portal>",
+    "STORAGE_KEY=Qm9vZ2xlOHh5K3Zsc2Rm...",
+    "key_ids = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]",
+    "public_key_bytes = [201, 14, 77, 3, 190, 45, 62, 118, 9, 240, 33, 87, 156, 12, 71, 208]",
+    # policy text in other scripts: digits that do not end a word of letters
+    "비밀번호 정책: 최소12자 이상, 특수문자 포함",
+    "密码至少12位，必须包含大小写字母",
+    # a mask, a glob, emphasis
+    "password: ********",
+    "password: *required*",
+    # public keys: a wallet's extended public key, a list the note says is public keys
+    "watch-only wallet for accounting: xpub6gHpPsmvpia2vWrGi4zB8QXxGRb7dG1oETJCxrRBqt59ggV991x1ErEBxBKMDbykhECmDzR"
+    "L2QTBAH5NLufe1fknN5LPuLXmMCXXnC4H2pP",
+    "WireGuard peers (public keys):\nlaptop  Zq8Lm2Vx7Rk4Pt9Wb3Ny6CfHj1Ds5Ga0Eu8Ti2Yo4Q=  10.0.0.2/32",
+    # ids and empty settings
+    "twilio: message MM5f2d9a0c4b7e8f1a3c6d9e2b5a8f1c4d was undelivered (30005)",
+    "+SMTP_PASSWORD=\n+SMTP_PORT=587",
+    "argon2id for password hashing: m=65536, t=3, p=4",
+    ".gitignore:\ncredentials.json\n.vault_pass*",
+])
+def test_round_ten_look_alikes_pass(text: str) -> None:
+    assert [f for f in gate.scan(text) if f.category == "secret"] == [], gate.scan(text)
+
+
+def test_round_ten_a_private_key_in_a_public_list_is_still_refused() -> None:
+    """What a list's head says excuses its rows only while no row names anything private."""
+    rows = "WireGuard peers (public keys):\nlaptop  PrivateKey = Zq8Lm2Vx7Rk4Pt9Wb3Ny6CfHj1Ds5Ga0Eu8Ti2Yo4Q="
+    assert [f for f in gate.scan(rows) if f.category == "secret"]
+    # ... and a wallet's extended private key is no public key
+    xprv = ("xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGB"
+            "xrMPHi")
+    assert [f.kind for f in gate.scan(f"backup: {xprv}")] == ["random-token"]
+
+
 def test_reading_an_encrypted_credentials_file_is_no_exfiltration() -> None:
     """"cat config/credentials/production.yml.enc" shows ciphertext (Rails, sops, gpg, age):
     no order to leak anything. Decrypted, renamed, or sent somewhere, it still is one."""

@@ -173,7 +173,7 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
     # A note that orders itself kept and copied into every later memory (it means to outlive a purge).
     ("self-propagation",
      r"(?i)\b(?:re-?save|re-?store|re-?add|copy|repeat|propagate|replicate|re-?insert)\b[^.\n]{0,30}?\b(?:it|this|these)\b"
-     r"[^.\n]{0,30}?\b(?:every|all|each)\s+(?:new\s+|future\s+|later\s+)?(?:memor(?:y|ies)|notes?|sessions?)\b"),
+     r"[^.\n]{0,30}?\b(?:every|all|each)\s+(?:new\s+|future\s+|later\s+)?(?:memor(?:y|ies)|sessions?|contexts?)\b"),
     # A forged system notice announcing a policy ("[SYSTEM] New policy: ...", "[SYSTÈME] Nouvelle politique").
     ("fake role or system marker",
      r"(?im)^\s*\[\s*(?:system|systeme|sistema|systeem|systemu)\s*\]\s*:?\s*(?:new|nouvelle|neue|nueva|nuova|nova"
@@ -190,7 +190,7 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
     ("exfiltration",
      r"(?i)\b(?:collect|gather|harvest|grab|extract|find)\b[^.\n]{0,30}?\b(?:every|all|any)\b[^.\n]{0,20}?"
      r"\b(?:api keys?|passwords?|secrets|credentials|tokens?|private keys?)\b[^.\n]{0,80}?"
-     r"\b(?:e-?mail|send|post|upload|forward|paste)\b[^.\n]{0,20}?\b(?:them|it|all|to)\b"),
+     r"\b(?:e-?mail|send|post|upload|forward|paste)\s+(?:them|it|all of them|those|these)\b"),
     # rm -rf of a home or the root (not a folder under them): nothing a note recommends.
     ("destructive command",
      r"(?i)\brm\s+(?:-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|-r\s+-f|-f\s+-r)\s+(?:--no-preserve-root\s+)?"
@@ -299,7 +299,7 @@ def _languages(text: str) -> list[str]:
 
 # "never print secrets in CI logs" warns against what the rule looks for
 _NEGATABLE = {"exfiltration", "safety bypass", "remote code", "destructive command", "exfiltration in code",
-              "supply chain"}
+              "supply chain", "self-propagation"}
 # "logs the headers, which would include the access key": what something does, not an
 # order (an order is in the imperative or after "you should", "please", "must").
 _DESCRIBED = lazy(r"(?i)\b(?:which|that|it|this)\s+(?:would|could|might|may|will|also)?\s*$"

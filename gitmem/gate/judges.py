@@ -115,7 +115,8 @@ def _pasted_token(m: re.Match[str]) -> bool:
     return m.group("value") is None or _made_by_a_machine(m)
 
 
-_SPOKEN_FOR = lazy(r"(?i)\b(?:pass(?:word|phrase|code)?|pw|psk|pin|key|secret|code)\b")
+_SPOKEN_FOR = lazy(r"(?i)(?<!public )(?<!public-)(?<!host )\b(?:pass(?:word|phrase|code)?|pw|psk|pin|key|secret|code)\b"
+                   r"(?!\s+(?:fingerprint|id|hash|checksum))")
 
 
 def _said_to_be_a_password(m: re.Match[str]) -> bool:
