@@ -503,7 +503,7 @@ SECRETS: dict[str, Any] = {
 }
 
 INJECTION: dict[str, Any] = {
-    "digest": "90a08323c8c92cc2",
+    "digest": "9b9850a266ae3f59",
     "factors": [
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
@@ -540,7 +540,7 @@ INJECTION: dict[str, Any] = {
         ['allowed', 'approved', 'authorised', 'authorized', 'cleared', 'free', 'granted permission', 'granted the right', 'permitted'],
         ['approval', 'review'],
         ['http'],
-        ['memories', 'memory', 'note', 'session'],
+        ['context', 'memories', 'memory', 'session'],
         ['sistema', 'systeem', 'system', 'systeme', 'systemu'],
         ['comment out', 'delete', 'disable', 'remove', 'skip'],
         ['dependenc', 'library', 'module', 'package'],
@@ -588,7 +588,7 @@ INJECTION: dict[str, Any] = {
         [['['], [']'], ['beleid', 'instruction', 'policy', 'politica', 'politique', 'polityka', 'regle', 'richtlinie', 'rule'], ['eue', 'ew', 'ieuwe', 'ouvelle', 'ova', 'owa', 'ueva', 'uova'], ['istema', 'ysteem', 'ystem', 'ysteme', 'ystemu'], ['n'], ['s']],
         [['always be green', 'always go green', 'always pass', 'always succeed', 'exit 0', 'true'], ['test']],
         [['://'], ['all', 'each', 'every'], ['http'], ['in '], ['replace', 'repoint', 'swap', 'switch']],
-        [['all', 'any', 'every'], ['all', 'it', 'them', 'to'], ['collect', 'extract', 'find', 'gather', 'grab', 'harvest'], ['forward', 'mail', 'paste', 'post', 'send', 'upload']],
+        [['all', 'any', 'every'], ['all of them', 'it', 'them', 'these', 'those'], ['collect', 'extract', 'find', 'gather', 'grab', 'harvest'], ['forward', 'mail', 'paste', 'post', 'send', 'upload']],
         [['$home', '/', '/*', '~', '~/*'], ['-'], ['-f', '-r', 'f', 'r']],
         [],
     ],
