@@ -92,7 +92,7 @@ def test_the_corpora_are_as_large_as_promised() -> None:
     sizes = {c: sum(len(load_figures(c, p)) for p in ("dev", "holdout")) for c in TARGETS}
     assert sizes["secrets"] >= 80 and sizes["notes"] >= 300 and sizes["injection"] >= 60
     rows = [r for p in ("dev", "holdout") for r in load_figures("secrets", p)]
-    older = [r["kind"] for r in rows if r.get("round") not in (6, 7, 8, 9)]
+    older = [r["kind"] for r in rows if r.get("round") not in (6, 7, 8, 9, 10)]
     assert len(set(older)) == len(older)  # one secret per kind up to round 5
     assert len({r["kind"] for r in rows if r.get("round") == 6}) == 709  # round 6: 854 of 709 kinds
     seventh = [r["kind"] for r in rows if r.get("round") == 7]  # round 7: 658, every kind "-7"
@@ -101,6 +101,8 @@ def test_the_corpora_are_as_large_as_promised() -> None:
     assert len(eighth) == 660 and all(k.endswith("-8") for k in eighth)
     ninth = [r["kind"] for r in rows if r.get("round") == 9]  # round 9: 655, every kind "-9"
     assert len(ninth) == 655 and all(k.endswith("-9") for k in ninth)
+    tenth = [r["kind"] for r in rows if r.get("round") == 10]  # round 10: 450, every kind "-10"
+    assert len(tenth) == 450 and all(k.endswith("-10") for k in tenth)
     notes = [r for p in ("dev", "holdout") for r in load_figures("notes", p)]
     assert len([r for r in notes if r.get("round") == 7]) == 663
     assert len([r for r in notes if r.get("round") == 8]) == 649  # one was a round-6 hold-out text
@@ -108,6 +110,8 @@ def test_the_corpora_are_as_large_as_promised() -> None:
     assert len([r for r in injections if r.get("round") == 8]) == 43
     assert len([r for r in notes if r.get("round") == 9]) == 650
     assert len([r for r in injections if r.get("round") == 9]) == 42
+    assert len([r for r in notes if r.get("round") == 10]) == 850  # split by kind: 566 dev, 284 hold-out
+    assert len([r for r in injections if r.get("round") == 10]) == 41
     assert not (FIXTURES / "figures" / "round7").exists()  # joined the main files (gate 18)
     every = {r["kind"] for p in ("dev", "holdout") for r in load_figures("invisible", p)}
     assert {f"U+{cp:04X}" for cp in range(0x10FFFF) if gate._IGNORABLE.match(chr(cp))} <= every
