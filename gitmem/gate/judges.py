@@ -115,15 +115,25 @@ def _pasted_token(m: re.Match[str]) -> bool:
     return m.group("value") is None or _made_by_a_machine(m)
 
 
-_SPOKEN_FOR = lazy(r"(?i)(?<!public )(?<!public-)(?<!host )\b(?:pass(?:word|phrase|code)?|pw|psk|pin|key|secret|code)\b"
-                   r"(?!\s+(?:fingerprint|id|hash|checksum))")
+_CAPITAL_NAMED = lazy(r"(?i)\b(?:capital|small|big|upper(?:case)?|lower(?:case)?)\s")
+_NOT_SAID = lazy(r"(?i)\b(?:not|never|isn't|wasn't)\b|n't\b")
 
 
 def _said_to_be_a_password(m: re.Match[str]) -> bool:
-    """The word for a password, a key or a code comes before the spelled-out value, on its
-    line or the line before ("can you read me the Wi-Fi password?" / "it's capital ...")."""
-    start = m.string.rfind("\n", 0, max(0, m.string.rfind("\n", 0, m.start()))) + 1
-    return bool(_SPOKEN_FOR.search(m.string, max(start, m.start() - 300), m.start()))
+    """The spelled-out value names which letters are capitals, and nothing from its line's
+    start to it says it is not the password ("the plate, not a password: capital kilo, ...")."""
+    line_start = m.string.rfind("\n", 0, m.start()) + 1
+    return (bool(_CAPITAL_NAMED.search(m.group("value")))
+            and not _NOT_SAID.search(m.string, line_start, m.start("value")))
+
+
+# What a setting's value is when it is public: a public key's body (AAAA...), base64 of JSON (eyJ).
+_PUBLIC_BODY = lazy(r"AAAA[A-Za-z0-9+/]{8}|eyJ")
+
+
+def _named_and_made(m: re.Match[str]) -> bool:
+    """credential-name-value: a machine-made value that is not a public key's body or JSON."""
+    return not _PUBLIC_BODY.match(m.group("value")) and _made_by_a_machine(m)
 
 
 def _random_bytes(m: re.Match[str]) -> bool:
@@ -147,7 +157,7 @@ VALUE_JUDGES = {"keyword-assignment": _machine_or_chosen, "credential-call": _ma
                 "plist-credential": _machine_or_chosen, "android-meta-credential": _machine_or_chosen,
                 "typed-assignment": _machine_or_chosen, "name-value-record": _machine_or_chosen,
                 "name-value-entry": _machine_or_chosen, "pasted-answer": _pasted_token,
-                "credential-name-value": _made_by_a_machine, "byte-list-key": _random_bytes,
+                "credential-name-value": _named_and_made, "byte-list-key": _random_bytes,
                 "spoken-password": _said_to_be_a_password}
 
 

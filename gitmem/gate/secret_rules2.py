@@ -57,8 +57,11 @@ def round9(_KW: str, _PRE: str, _POST: str, _VALUE: str, _HUMAN_CHOSEN: str) -> 
 _ASKED_FOR = (r"(?:pass(?:word|phrase|code)|pw|pin|(?:api|access|secret|auth|license|app)[ _-]?(?:key|token)"
               r"|key|token|secret|seed(?:\s+phrase)?|mnemonic|(?:recovery|backup)\s+codes?|creds?|credentials?)")
 # ... and not when the question is about something else of it: its commit, hash, id, expiry.
+# when it changed, a number, a model, an item, an image or tag, an example; a key that opens a door
+# or a security key that ships.
 _NOT_THE_VALUE = (r"\b(?:commit|sha\d*|hash(?:es)?|checksum|digest|fingerprint|ids?|build|version|rotat\w*|expir\w*"
-                  r"|polic\w*|length|format|rules?)\b")
+                  r"|polic\w*|length|format|rules?|when|changed|number|model|item|image|tag|example|spec|sample|test"
+                  r"|vendor|shipment|tracking|serial|fob|security key|yubikey)\b")
 # A chat line: an optional [time] or time, a speaker's name and a colon ("Aiko: ...", "[03:48] Farid: ...").
 _SPEAKER = r"[ \t]*(?:\[[^\]\n]{1,12}\][ \t]*)?(?-i:[A-Z][\w.-]{0,30})[ \t]*:[ \t]+"
 # What a line holds when it is nothing but the answer: a machine-made token, groups of
@@ -89,9 +92,11 @@ def round10(human_chosen: str) -> list[tuple[str, str, str]]:
          rf"(?:[^\n]{{0,300}}\n){{0,2}}?{_SPEAKER}(?:{_PASTED}|{human_chosen})[ \t]*$",
          "a chat's answer to a question asking for a credential: a line that is nothing but the value"),
         ("spoken-password",
-         # (found from the list back: judges.py asks for the word for a password before it)
-         rf"(?i)(?<![\w-])(?=(?:{_SPOKEN_ITEM},\s*){{0,40}}{_CASE_WORD}\s)"  # (it says which letters are capitals)
-         rf"(?P<value>{_SPOKEN_ITEM}(?:,\s*{_SPOKEN_ITEM}){{7,}})",
+         # (looked for from the word for it, then the list within the line or the next; judges.py
+         # asks for a capital named in it and no "not" before it)
+         rf"(?i)(?<![\w-])(?<!public )(?<!host )(?:pass(?:word|phrase|code)?|pw|psk|pin|key|secret)(?![\w-])"
+         r"(?![^\n]{0,60}?\b(?:fingerprint|ids?|serial|plate|checksum|ticket)\b)"
+         rf"[^\n]{{0,60}}?(?:\n[^\n]{{0,60}}?)?(?<![\w-])(?P<value>{_SPOKEN_ITEM}(?:,\s*{_SPOKEN_ITEM}){{7,}})",
          "a password read out letter by letter (capital quebec, uniform, small t, seven, ...), as a call's"
          " transcript writes it, after the word for it"),
         ("credential-name-value",
@@ -102,7 +107,10 @@ def round10(human_chosen: str) -> list[tuple[str, str, str]]:
          "AZURE_STORAGE_KEY=<base64>, KRB5_KEYTAB_B64=...: a setting named for a key, holding a machine-made value"
          " (KeywordDetector wants quotes, credential-name-hex wants hex)"),
         ("byte-list-key",
-         r"(?i)(?<![\w-])(?![\w-]{0,40}?pub)[\w-]{0,40}?key[\w-]{0,40}[\"']?\s*[:=]\s*\[\s*"
+         # (key as a word of the name: network_key, aesKey, KEY_BYTES; not monkey, keymap, a
+         # test vector, an example, an S-box or a colour table)
+         r"(?i)(?<![\w-])(?![\w-]{0,40}?(?:pub|test|vector|example|sample|fips|rfc|nist|s_?box|schedule|colou?r|map"
+         r"|hot_?key|lookup|table))(?:[\w-]{0,40}?[_-]|(?-i:[\w-]{0,40}?[a-z](?=K)))?key(?-i:(?![a-z]))[\w-]{0,40}[\"']?\s*[:=]\s*\[\s*"
          r"(?P<value>(?:(?:0x)?[0-9a-f]{1,3}\s*,\s*){15}(?:0x)?[0-9a-f]{1,3}(?:\s*,\s*(?:0x)?[0-9a-f]{1,3}){0,16})\s*\]",
          "network_key: [9, 124, 75, ...]: a 16- or 32-byte key written as a list of bytes (Zigbee, a cipher's key)"),
     ]
