@@ -7,7 +7,7 @@ prefilter.py. A digest of the rules marks the table stale when a rule changes.""
 from typing import Any
 
 SECRETS: dict[str, Any] = {
-    "digest": "4c1e69ab289d204c",
+    "digest": "73656f710cdae7fa",
     "factors": [
         ['aws'],
         ['github_pat_'],
@@ -167,8 +167,8 @@ SECRETS: dict[str, Any] = {
         ['"parameter', '"secret', '"value'],
         ['<value'],
         ['find-generic', 'find-internet', 'gopass', 'item', 'lpass', 'password', 'read', 'vault'],
-        ['access', 'api', 'app', 'auth', 'backup', 'cred', 'credential', 'key', 'license', 'mnemonic', 'passcode', 'passphrase', 'password', 'pin', 'pw', 'recovery', 'secret', 'seed', 'token'],
-        ['key', 'pass', 'pin', 'psk', 'pw', 'secret'],
+        ['access', 'api', 'app', 'auth', 'backup', 'cred', 'credential', 'key', 'license', 'mnemonic', 'pass', 'pin', 'psk', 'pw', 'recovery', 'secret', 'seed', 'token'],
+        ['cred', 'credential', 'key', 'pass', 'pin', 'psk', 'pw', 'secret', 'token'],
         ['_credential', '_key', '_keytab', '_psk', '_secret', '_token'],
         ['key'],
     ],
@@ -496,14 +496,14 @@ SECRETS: dict[str, Any] = {
         None,
         '(?=(?i:[\\x09\\x20\\x23\\x24\\x25\\x3e\\x62\\x67\\x6c\\x6f\\x73\\x76\\u276f]))',
         None,
-        '(?=(?i:[\\x6b\\x70\\x73]))',
+        '(?=(?i:[\\x63\\x6b\\x70\\x73\\x74]))',
         '(?=(?-i:[\\x41-\\x5a]))',
         '(?=(?i:[\\w\\x2d\\x5f\\x61-\\x7a\\x6b]))',
     ],
 }
 
 INJECTION: dict[str, Any] = {
-    "digest": "a3d320f441da3f8c",
+    "digest": "e6a63599022917fd",
     "factors": [
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
         ['abandon', 'bypass', 'discard', 'disregard', 'forget', 'ignore', 'no longer follow', 'no longer obey', 'nullify', 'override', 'pay no attention', 'pay no heed', 'put aside', 'set aside', 'stop following', 'stop obeying', 'throw away', 'throw out'],
@@ -540,6 +540,9 @@ INJECTION: dict[str, Any] = {
         ['allowed', 'approved', 'authorised', 'authorized', 'cleared', 'free', 'granted permission', 'granted the right', 'permitted'],
         ['approval', 'review'],
         ['http'],
+        ['memories', 'memory'],
+        ['comment out', 'delete', 'disable', 'mark', 'remove', 'skip'],
+        ['api key', 'credentials', 'password', 'private keys', 'secrets', 'tokens'],
         ['rm'],
         ['cat', 'curl', 'env', 'http', 'printenv', 'set', 'wget'],
     ],
@@ -579,6 +582,9 @@ INJECTION: dict[str, Any] = {
         [['--no-verify', '.env', 'branch protection', 'credentials', 'hook', 'pre-commit', 'private key', 'safety', 'scann', 'secret', 'secrets', 'security', 'signing', 'the gate', 'tokens'], ['agent', 'ai', 'assistant', 'claude', 'copilot', 'gpt', 'llm', 'model'], ['are', 'is'], ['bypass', 'commit', 'delete', 'disable', 'ignore', 'push', 'remove', 'skip', 'switch off', 'turn off'], ['to']],
         [['bypass', 'skip'], ['force', 'push'], ['in', 'ster'], ['ma']],
         [],
+        [['add', 'copy', 'include', 'insert', 'keep', 'propagate', 'repeat', 'replicate', 'save'], ['all', 'each', 'every'], ['ies', 'y'], ['in', 'into', 'to'], ['it', 'these', 'this'], ['memor']],
+        [['always pass', 'always succeed', 'exit 0', 'true'], ['and'], ['test']],
+        [['@', 'http'], ['all', 'any', 'every'], ['collect', 'extract', 'find', 'gather', 'grab', 'harvest'], ['forward', 'mail', 'paste', 'post', 'send', 'upload'], ['to']],
         [['$home', '/', '/*', '~', '~/*'], ['-'], ['-f', '-r', 'f', 'r']],
         [],
     ],
@@ -618,6 +624,9 @@ INJECTION: dict[str, Any] = {
         '(?=(?i:[\\x61\\x63\\x67\\x6c\\x6d]))',
         '(?=(?i:[\\x21\\x2c\\x2e\\x3a\\x3b\\x3f\\x61\\x66\\x69\\x6a\\x6e\\x6f\\x70\\x73\\x74]))',
         '(?=(?i:[\\x68]))',
+        '(?=(?i:[\\x21\\x2e\\x3a\\x61\\x63\\x69\\x6b\\x70\\x72\\x73]))',
+        '(?=(?i:[\\x21\\x2e\\x3a\\x63\\x64\\x6d\\x70\\x72\\x73]))',
+        '(?=(?i:[\\x21\\x2e\\x3a\\x63\\x65\\x66\\x67\\x68\\x70]))',
         '(?=(?i:[\\x72]))',
         '(?=(?i:[\\x63\\x65\\x68\\x70\\x73\\x77]))',
     ],

@@ -54,8 +54,11 @@ def round9(_KW: str, _PRE: str, _POST: str, _VALUE: str, _HUMAN_CHOSEN: str) -> 
 
 # The words of a chat question that asks for a credential ("where's the W&B API key for
 # reports?", "what's the RADIUS shared secret?"): the thing asked for, not the verb.
-_ASKED_FOR = (r"(?:pass(?:word|phrase|code)|pw|pin|(?:api|access|secret|auth|license|app)[ _-]?(?:key|token)"
-              r"|key|token|secret|seed(?:\s+phrase)?|mnemonic|(?:recovery|backup)\s+codes?|creds?|credentials?)")
+# (One vocabulary for the words a chat or a call names a credential by: the question's and the
+# word before a spelled-out password, below.)
+_CREDENTIAL_WORD = r"(?:pass(?:word|phrase|code)?|pw|psk|pin|key|token|secret|creds?|credentials?)"
+_ASKED_FOR = (rf"(?:(?:api|access|secret|auth|license|app)[ _-]?(?:key|token)|seed(?:\s+phrase)?|mnemonic"
+              rf"|(?:recovery|backup)\s+codes?|{_CREDENTIAL_WORD})")
 # ... and not when the question is about something else of it: its commit, hash, id, expiry.
 # when it changed, a number, a model, an item, an image or tag, an example; a key that opens a door
 # or a security key that ships.
@@ -94,7 +97,7 @@ def round10(human_chosen: str) -> list[tuple[str, str, str]]:
         ("spoken-password",
          # (looked for from the word for it, then the list within the line or the next; judges.py
          # asks for a capital named in it and no "not" before it)
-         rf"(?i)(?<![\w-])(?<!public )(?<!host )(?:pass(?:word|phrase|code)?|pw|psk|pin|key|secret)(?![\w-])"
+         rf"(?i)(?<![\w-])(?<!public )(?<!host ){_CREDENTIAL_WORD}(?![\w-])"
          r"(?![^\n]{0,60}?\b(?:fingerprint|ids?|serial|plate|checksum|ticket)\b)"
          rf"[^\n]{{0,60}}?(?:\n[^\n]{{0,60}}?)?(?<![\w-])(?P<value>{_SPOKEN_ITEM}(?:,\s*{_SPOKEN_ITEM}){{7,}})",
          "a password read out letter by letter (capital quebec, uniform, small t, seven, ...), as a call's"
