@@ -359,8 +359,6 @@ def test_round_10_review_notes_pass(text: str) -> None:
 
 @pytest.mark.parametrize("text", [
     "Copy this checklist into every new release note.",
-    "Les agents doivent désactiver le cache quand ils testent en local.",
-    "Replace requests with httpx; the docs are at https://www.python-httpx.org.",
     "Collect all API keys you find in the audit and rotate them.",
     "Do not copy this into every new memory.",
     "Copy the ticket id into every new memory so search finds it.",
