@@ -92,7 +92,7 @@ def test_the_corpora_are_as_large_as_promised() -> None:
     sizes = {c: sum(len(load_figures(c, p)) for p in ("dev", "holdout")) for c in TARGETS}
     assert sizes["secrets"] >= 80 and sizes["notes"] >= 300 and sizes["injection"] >= 60
     rows = [r for p in ("dev", "holdout") for r in load_figures("secrets", p)]
-    older = [r["kind"] for r in rows if r.get("round") not in (6, 7, 8, 9)]
+    older = [r["kind"] for r in rows if r.get("round") not in (6, 7, 8, 9, 10)]
     assert len(set(older)) == len(older)  # one secret per kind up to round 5
     assert len({r["kind"] for r in rows if r.get("round") == 6}) == 709  # round 6: 854 of 709 kinds
     seventh = [r["kind"] for r in rows if r.get("round") == 7]  # round 7: 658, every kind "-7"
@@ -101,6 +101,8 @@ def test_the_corpora_are_as_large_as_promised() -> None:
     assert len(eighth) == 660 and all(k.endswith("-8") for k in eighth)
     ninth = [r["kind"] for r in rows if r.get("round") == 9]  # round 9: 655, every kind "-9"
     assert len(ninth) == 655 and all(k.endswith("-9") for k in ninth)
+    tenth = [r["kind"] for r in rows if r.get("round") == 10]  # round 10: 450, every kind "-10"
+    assert len(tenth) == 450 and all(k.endswith("-10") for k in tenth)
     notes = [r for p in ("dev", "holdout") for r in load_figures("notes", p)]
     assert len([r for r in notes if r.get("round") == 7]) == 663
     assert len([r for r in notes if r.get("round") == 8]) == 649  # one was a round-6 hold-out text
@@ -108,6 +110,8 @@ def test_the_corpora_are_as_large_as_promised() -> None:
     assert len([r for r in injections if r.get("round") == 8]) == 43
     assert len([r for r in notes if r.get("round") == 9]) == 650
     assert len([r for r in injections if r.get("round") == 9]) == 42
+    assert len([r for r in notes if r.get("round") == 10]) == 850  # split by kind: 566 dev, 284 hold-out
+    assert len([r for r in injections if r.get("round") == 10]) == 41
     assert not (FIXTURES / "figures" / "round7").exists()  # joined the main files (gate 18)
     every = {r["kind"] for p in ("dev", "holdout") for r in load_figures("invisible", p)}
     assert {f"U+{cp:04X}" for cp in range(0x10FFFF) if gate._IGNORABLE.match(chr(cp))} <= every
@@ -1024,6 +1028,144 @@ def test_round_nine_exclusions_trust_the_shape_not_a_word(text: str) -> None:
 ])
 def test_round_nine_look_alikes_pass(text: str) -> None:
     assert gate.scan(text) == [], gate.scan(text)
+
+
+# Round 10 (gate 26): written for the families round 10's dev part showed, not copied from it.
+@pytest.mark.parametrize(("kind", "text"), [
+    # a chat's answer to a question asking for a credential: a line that is only the value
+    ("pasted-answer", "Noor: what's the Sentry auth token for payments?\nKai: one sec\nKai: Vq3TzR8mLx2NcW7pKd4HyB9s"),
+    ("pasted-answer", "[10:02] Ines: where are the backup codes for the admin account?\n[10:03] Theo: 48213 90577 11846"),
+    ("pasted-answer", "Mo: where's the vault seed phrase?\nAl: lemon tiger orbit candle maple river stone cloud "
+                      "piano eagle forest window"),
+    ("pasted-answer", "Ida: what's the router password?\nJon: лиса-гора2291"),
+    # read out letter by letter on a call
+    ("spoken-password", "[00:14] Rui: the VPN password? it's capital mike, small a, seven, hash, oscar, small k, "
+                        "two, two, dot, victor"),
+    # a setting named for a key, holding base64; a key as a list of bytes
+    ("credential-name-value", "export BLOB_ACCOUNT_KEY=Qm9v+2xlOHh5K3Zsc2Rm/W9yZVJhbmRvbUJ5dGVzSGVyZTEyMw=="),
+    ("credential-name-value", "  SERVICE_KEYTAB_B64: BQIGcGxhdGZvcm0u/G9jYWwAA3N2YwAAAAFm7kFz+QASACDx9Lp2"),
+    ("byte-list-key", "aes_key = [201, 14, 77, 3, 190, 45, 62, 118, 9, 240, 33, 87, 156, 12, 71, 208]"),
+    # a password in another script's letters, with its digits
+    ("password-in-prose", "Το συνθηματικό του Wi-Fi είναι θάλασσα-βουνό7731"),
+    ("password-setting", "ROUTER_PASSWORD=ночь!звезда4410"),
+    # a masked-looking start that is not a mask; a recovery code setting; network device keys
+    ("password-setting", "export SMTP_PASSWORD=*#Lq82vMzT0pWx"),
+    ("recovery-codes", "BACKUP_CODES=7h3k-p9qz-m2wx"),
+    ("cisco-plaintext-secret", "radius-server host 10.1.1.5\n key 0 PmWqZtrXkVbeNa"),
+    ("snmp-community-config", "snmp-server community qTrWvbNmaLkeZ RW 99"),
+    ("keyword-assignment", "TACACS+ key for the core switches: Hq8TmZ2vXw9KpL4rWx"),
+    ("keyword-assignment", "la chiave pre-shared key del tunnel è Hq8TmZ2vXw9KpL4r##"),
+    ("command-line-password", "security import build.p12 -k ci.keychain -P 'Orbit.lantern.QX2231'"),
+    ("seed-phrase", "钱包的 seed phrase 是 lemon tiger orbit candle maple river stone cloud piano eagle forest window"),
+])
+def test_round_ten_shapes_are_refused(kind: str, text: str) -> None:
+    assert kind in [f.kind for f in gate.scan(text) if f.category == "secret"], (text, gate.scan(text))
+
+
+@pytest.mark.parametrize("text", [
+    # a question about the credential, not for it; an answer that says where it is
+    "Noor: which commit rotated the Sentry auth token?\nKai: 4f1c2a9e8b7d6c5e4f3a2b1c0d9e8f7a6b5c4d3e",
+    "Noor: where's the Sentry auth token?\nKai: in 1Password, under payments/sentry",
+    "Noor: where's the deploy token?\nKai: <ask-ops>",
+    "Noor: what's the password policy?\nKai: 14 characters minimum",
+    # NATO words with no capitals named, or after a public key
+    "the racks are named alpha, bravo, charlie, delta, echo, foxtrot, golf, hotel, india",
+    "the host key fingerprint, read out: capital alpha, bravo, charlie, delta, echo, foxtrot, golf, hotel, "
+    "public key only",
+    # settings named for a key that hold no key: public, paginated, references, placeholders, truncated
+    "RECAPTCHA_SITE_KEY=6LdZq8Lm2Vx7Rk4Pt9Wb3Ny6CfHj1Ds5Ga0Eu8T",
+    "CONTINUATION_TOKEN: 9d055818400eaedcf3f18d5b4ef3315d9d055818",
+    "STORAGE_KEY=${STORAGE_KEY_FROM_VAULT}",
+    "STORAGE_KEY=<paste the key from the portal>",
+    "STORAGE_KEY=Qm9vZ2xlOHh5K3Zsc2Rm...",
+    "key_ids = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]",
+    "public_key_bytes = [201, 14, 77, 3, 190, 45, 62, 118, 9, 240, 33, 87, 156, 12, 71, 208]",
+    # policy text in other scripts: digits that do not end a word of letters
+    "비밀번호 정책: 최소12자 이상, 특수문자 포함",
+    "密码至少12位，必须包含大小写字母",
+    # a mask, a glob, emphasis
+    "password: ********",
+    "password: *required*",
+    # public keys: a wallet's extended public key, a list the note says is public keys
+    "watch-only wallet for accounting: xpub6gHpPsmvpia2vWrGi4zB8QXxGRb7dG1oETJCxrRBqt59ggV991x1ErEBxBKMDbykhECmDzR"
+    "L2QTBAH5NLufe1fknN5LPuLXmMCXXnC4H2pP",
+    "WireGuard peers (public keys):\nlaptop  Zq8Lm2Vx7Rk4Pt9Wb3Ny6CfHj1Ds5Ga0Eu8Ti2Yo4Qg=  10.0.0.2/32",
+    # ids and empty settings
+    "twilio: message MM5f2d9a0c4b7e8f1a3c6d9e2b5a8f1c4d was undelivered (30005)",
+    "+SMTP_PASSWORD=\n+SMTP_PORT=587",
+    "argon2id for password hashing: m=65536, t=3, p=4",
+    ".gitignore:\ncredentials.json\n.vault_pass*",
+])
+def test_round_ten_look_alikes_pass(text: str) -> None:
+    assert [f for f in gate.scan(text) if f.category == "secret"] == [], gate.scan(text)
+
+
+def test_round_ten_a_private_key_in_a_public_list_is_still_refused() -> None:
+    """What a list's head says excuses only rows holding a 32-byte key (WireGuard's shape) that
+    name nothing private: a cookie, a signature, an HMAC key under the head are what they are."""
+    rows = ("# deploy settings (public keys are fine to commit)\nSHOP_NAME=outlet\n"
+            "CART_COOKIE=Wq7Lm2Zx8Tb3NcK9vHs4DpF6yJa1UeR5oGi0MzQk\nHOOK_SIG=Tz9Kq2Lm7Vb3Nc8Hs4DpF6yJa1UeR5oGi0MzQWr")
+    assert [f.kind for f in gate.scan(rows)] == ["random-token", "random-token"], gate.scan(rows)
+    hmac = "JWKS public keys rotated; the HMAC key we still sign with:\nQ7xr2LmVx7Tb3NcK9wHs4DpF6yJa1UeR5oGi0MzQxT"
+    assert [f.kind for f in gate.scan(hmac)] == ["random-token"], gate.scan(hmac)
+    private = "WireGuard peers (public keys):\nlaptop  PrivateKey = Zq8Lm2Vx7Rk4Pt9Wb3Ny6CfHj1Ds5Ga0Eu8Ti2Yo4Qg="
+    assert [f for f in gate.scan(private) if f.category == "secret"]
+    # ... and a wallet's extended private key is no public key
+    xprv = ("xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGB"
+            "xrMPHi")
+    assert [f.kind for f in gate.scan(f"backup: {xprv}")] == ["random-token"]
+
+
+# Gate 26's review (rev26): what its mended rules refuse again and what they leave alone now.
+@pytest.mark.parametrize(("kind", "text"), [
+    # 1. NAME= with its value on the next line (a log's or a diff's next line is not one)
+    ("password-setting", "SMTP_PASSWORD= \n    Lantern#4471"),
+    ("password-setting", "ADMIN_PASSWORD=\n\tKite!orbit5528"),
+    ("keyword-assignment", "DEPLOY_TOKEN=\nOrbit!kite5528zz"),
+    # 3. a chosen password after "reset", "change", "storage" (only policy/rules/format describe)
+    ("password-in-prose", "the wifi password reset to: maple-orbit-lantern-9"),
+    ("password-in-prose", "router password change: Kestrel#2291"),
+    # 12. a capital pair glued to 128-bit hex is a Twilio SID only with Twilio's type tags
+    ("random-token", "cache: QZd41d8cd98f00b204e9800998ecf8427e"),
+])
+def test_gate26_review_secrets_are_refused(kind: str, text: str) -> None:
+    assert kind in [f.kind for f in gate.scan(text)], (text, gate.scan(text))
+
+
+@pytest.mark.parametrize("text", [
+    # 4. a type-0 key line holding a placeholder or joined words
+    "tacacs server LAB2\n key 0 REPLACE_WITH_KEY",
+    "radius server R2\n key 0 PutYourSharedSecretHere",
+    "key 0 CHANGEME_Later1",
+    "ntp authentication-key 1 md5 0 NtpKey\n key 0 TheKeyLivesInVault",
+    # 5. a chat question that asks when, which number, which model, item or image
+    "Mia: when was the deploy key last changed?\nLu: 2026-10-01T08:00:00.000Z",
+    "Mia: what's the number for the key fob supplier?\nLu: 0800 5555 1212",
+    "Mia: what token proxy image do we run?\nLu: registry.example.io/token-proxy:20261101.0915",
+    "Mia: where's my new security key shipment?\nLu: 9876 5432 1098 7654",
+    # 6. key as part of another word, a named test vector, a colour table
+    "donkey_weights = [12, 200, 45, 33, 180, 90, 255, 17, 64, 128, 3, 77, 150, 99, 210, 5]",
+    "aes_test_vector_key = [0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6, 0xab, 0xf7, 0x15, 0x88, 0x09, 0xcf, 0x4f, 0x3c]",
+    "keymap = [27, 49, 50, 51, 52, 53, 54, 55, 56, 57, 48, 45, 61, 8, 9, 113]",
+    "palette_colour_key: [12, 200, 45, 33, 180, 90, 255, 17, 64, 128, 3, 77, 150, 99, 210, 5]",
+    # 7. a setting named for a key holding a public key's body or base64 JSON
+    "BUILD_SSH_KEY=AAAAC3NzaC1lZDI1NTE5AAAAIK9pXh3rQ6pZ8i3yWb5kRkQ1c9r2d1tAq3C0bq3vZ9fQ",
+    "UI_FLAGS_KEY=eyJuZXdOYXYiOnRydWUsImJldGEiOmZhbHNlfQ",
+    # 8. letters read out that are not a password: negated, a fingerprint, a spelling guide
+    "The caller read the order number, not a password: capital tango, kilo, one, two, three, four, five, six",
+    "Read the key's fingerprint back: capital alpha, bravo, seven, seven, four, two, charlie, delta",
+    "Phone guide: when you read a code aloud say capital alpha, bravo, charlie, delta, echo, foxtrot, golf, hotel.",
+    # 9. a word and its digits inside a sentence (a count, an error code)
+    "пароль: минимум10 знаков и цифра",
+    "пароль: ошибка403 после входа через SSO",
+    # 10. a readable CamelCase community; a spec's test mnemonic; a recovery-codes fixture
+    "snmp-server community CoreSwitchReadOnly RO",
+    "BIP39 test mnemonic は abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon "
+    "abandon about",
+    "backup_codes = ['wxyz-9876', 'abcd-5432']  # test fixture, not real",
+])
+def test_gate26_review_notes_pass(text: str) -> None:
+    assert [f for f in gate.scan(text) if f.category == "secret"] == [], (text, gate.scan(text))
 
 
 def test_reading_an_encrypted_credentials_file_is_no_exfiltration() -> None:

@@ -169,6 +169,26 @@ INJECTION_PATTERNS: list[tuple[str, str]] = [
      r"\b(?:main|master)\b[^.\n;]{0,40}?\b(?:skip|bypass)(?:ping)?\s+(?:the\s+|any\s+|all\s+)?(?:code\s+)?"
      r"(?:reviews?|approvals?)\b(?!\s+(?:only|unless|if|when|except))"),
     ("exfiltration in code", _SECRET_IN_URL),  # refused only when aimed at an agent: _NEEDS_AIM
+    # --- round 10 (fixtures/gate/figures, "round": 10), narrowed at gate 26's review to orders:
+    # an imperative opening its sentence, so a description ("a note may tell the agent to copy
+    # this ..."), a team's "we copy ..." or a negation ("Do not copy ...") is none.
+    # A note ordering itself re-saved into every later memory (it means to outlive a purge).
+    ("self-propagation",
+     r"(?im)(?:^|[.!:]\s+)(?:please\s+)?(?:(?:store|keep|remember|add)\b[^.;\n]{0,60}?\band\s+)?"
+     r"(?:re-?save|save|copy|repeat|replicate|propagate|re-?insert|re-?add|include|keep)\s+"
+     r"(?:it|this(?:\s+(?:note|rule|instruction))?|these(?:\s+instructions)?)\s+(?:in|into|to)\s+"
+     r"(?:every|all|each)\s+(?:new\s+|future\s+|later\s+)?memor(?:y|ies)\b"),
+    # An order to delete the tests and make CI pass whatever happens, in one sentence.
+    ("safety bypass",
+     r"(?im)(?:^|[.!:]\s+)(?:please\s+)?(?:delete|remove|disable|comment out|skip|mark)\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?"
+     r"(?:\w+\s+)?tests?\b[^.;\n]{0,40}?\band\b[^.;\n]{0,60}?(?:\bexit 0\b|\|\|\s*true\b|\b(?:make|set|force)\b[^.;\n]{0,30}?\balways (?:pass|succeed))"),
+    # An order to gather every credential and send it to an address or a URL (not to a team,
+    # and not "as names only" / "(no values)").
+    ("exfiltration",
+     r"(?im)(?:^|[.!:]\s+)(?:please\s+)?(?:collect|gather|harvest|grab|extract|find)\s+(?:every|all|any)\b[^.;\n]{0,20}?"
+     r"\b(?:api keys?|passwords?|secrets|credentials|tokens|private keys)\b[^.;\n]{0,80}?"
+     r"\b(?:e-?mail|send|post|upload|forward|paste)\s+(?:(?:them|it|those|these|the list|everything)\s+)?to\s+(?:[\w.+-]+@[\w-]+\.\w|https?://)"
+     r"(?![^\n]{0,80}?(?:no values|names only|ids only|without (?:the )?values))"),
     # rm -rf of a home or the root (not a folder under them): nothing a note recommends.
     ("destructive command",
      r"(?i)\brm\s+(?:-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|-r\s+-f|-f\s+-r)\s+(?:--no-preserve-root\s+)?"
@@ -341,7 +361,9 @@ _ENCODED_START = re.compile(r"[A-Za-z0-9+/_-]{20}")
 # starting inside a run has one starting a letter earlier with the same tail), and
 # no word gives back a letter it took (what follows a word is never part of it):
 # "abcabc..." decoded from 16 KB of base64 took 2 s, quadratic; now linear.
-_READABLE = lazy(r"(?:(?<![a-z])[a-z]|[A-Z])[a-z]++(?: [A-Za-z.~/-][\w.~/-]*+){2,}")
+# (Letters of any script: a payload in Russian is read as one in English is.)
+_READABLE = lazy(r"(?:(?<![a-z])[a-z]|[A-Z])[a-z]++(?: [A-Za-z.~/-][\w.~/-]*+){2,}"
+                 r"|(?<![^\W\d_])[^\W\d_\x00-\x7f]{2,}+(?: (?:[^\W\d_]|[.~/-])[\w.~/-]*+){2,}")
 
 
 def _readings(text: str) -> list[str]:

@@ -109,6 +109,41 @@ def _called_ones_own(m: re.Match[str]) -> bool:
     return bool(_ONES_OWN.search(m.string, max(0, m.start() - 40), m.start()))
 
 
+def _pasted_token(m: re.Match[str]) -> bool:
+    """A chat's pasted answer: a lone token counts when a machine made it (a branch name or
+    a file name is words); codes, mnemonics and chosen passwords have their shape already."""
+    return m.group("value") is None or _made_by_a_machine(m)
+
+
+_CAPITAL_NAMED = lazy(r"(?i)\b(?:capital|small|big|upper(?:case)?|lower(?:case)?)\s")
+_NOT_SAID = lazy(r"(?i)\b(?:not|never|isn't|wasn't)\b|n't\b")
+
+
+def _said_to_be_a_password(m: re.Match[str]) -> bool:
+    """The spelled-out value names which letters are capitals, and nothing from its line's
+    start to it says it is not the password ("the plate, not a password: capital kilo, ...")."""
+    line_start = m.string.rfind("\n", 0, m.start()) + 1
+    return (bool(_CAPITAL_NAMED.search(m.group("value")))
+            and not _NOT_SAID.search(m.string, line_start, m.start("value")))
+
+
+# What a setting's value is when it is public: a public key's body (AAAA...), base64 of JSON (eyJ).
+_PUBLIC_BODY = lazy(r"AAAA[A-Za-z0-9+/]{8}|eyJ")
+
+
+def _named_and_made(m: re.Match[str]) -> bool:
+    """credential-name-value: a machine-made value that is not a public key's body or JSON."""
+    return not _PUBLIC_BODY.match(m.group("value")) and _made_by_a_machine(m)
+
+
+def _random_bytes(m: re.Match[str]) -> bool:
+    """A list of bytes is a key when its bytes look drawn at random: ten or more distinct
+    values (not 0, 1, 2, ... or a repeated filler)."""
+    values = [v.strip().lower() for v in m.group("value").split(",")]
+    numbers = [int(v, 16) if v.startswith("0x") else int(v) for v in values]
+    return len(set(numbers)) >= 10 and numbers != sorted(numbers)
+
+
 # Names cost 2-4.5 bits a character (identifiers of several words, about 3-4).
 _NAME_BITS = 4.5
 # Rules whose match holds a (?P<value>...) group, and what that value must be.
@@ -121,7 +156,10 @@ VALUE_JUDGES = {"keyword-assignment": _machine_or_chosen, "credential-call": _ma
                 "grouped-key-after-key": _after_a_key_word, "personal-key-hex": _called_ones_own,
                 "plist-credential": _machine_or_chosen, "android-meta-credential": _machine_or_chosen,
                 "typed-assignment": _machine_or_chosen, "name-value-record": _machine_or_chosen,
-                "name-value-entry": _machine_or_chosen}
+                "name-value-entry": _machine_or_chosen, "pasted-answer": _pasted_token,
+                "credential-name-value": _named_and_made, "byte-list-key": _random_bytes,
+                "spoken-password": _said_to_be_a_password}
+
 
 
 # A run of one character standing in for a value (ghp_xxxx..., T00000000, ****).

@@ -44,7 +44,16 @@ def key_block_spans(text: str) -> list[tuple[int, int]]:
 # A run of token characters long enough to be a credential.
 _TOKEN_RUN = lazy(r"[A-Za-z0-9_+/=.-]{24,}")
 # What such a run is when it is public: a hash or digest, a public key's body.
-_PUBLIC_PREFIX = lazy(r"(?i)(?:sha\d+|h1|md5)[-:]|eyJ|AAAA[A-Za-z0-9+/]{8}|pk_(?:live|test)_|phc_")
+_PUBLIC_PREFIX = lazy(r"(?i)(?:sha\d+|h1|md5)[-:]|eyJ|AAAA[A-Za-z0-9+/]{8}|pk_(?:live|test)_|phc_"
+)
+# A wallet's extended public key (BIP32 xpub, ypub, zpub, tpub; its private twin is xprv,
+# yprv, ...): base58, 111 characters, public by design. (Its checksum is not checked: the
+# corpora's made-up xpubs fail it, and a private key's body typed behind "xpub" passes.)
+_EXTENDED_PUBLIC = lazy(r"[xyztuvYZUV]pub[1-9A-HJ-NP-Za-km-z]{107}")
+
+
+def _extended_public_key(token: str) -> bool:
+    return bool(_EXTENDED_PUBLIC.fullmatch(token))
 _PUBLIC_BEFORE = lazy(
     r"(?i)(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-\S+|sk-ssh-\S+|sha(?:256|384|512)[-:]|h1:|@|base64,"
     r"|(?-i:\"(?:n|e|x|y)\"\s*:\s*\")|\bkid\b[^\n]{0,30}|\b(?:state|nonce)\b[^\n]{0,30}|sitekey=[\"']?"  # public JWK members, key ids
@@ -54,7 +63,10 @@ _PUBLIC_BEFORE = lazy(
     r"|\b(?:page|pagination|next|continuation|sync)[ _-]?token[\"']?\s*[:=]?)\s*[\"'`]?$")
 # A vendor's short prefix before the random part (cus_, ord_, gsk_): object ids are
 # short, so what is random must be 32 characters long on its own.
-_HASH_PART = lazy(r"(?:^|[-_.])[0-9a-f]{32,}(?:$|[-_.])")
+_HASH_PART = lazy(r"(?:^|[-_.])[0-9a-f]{32,}(?:$|[-_.])"
+                  # ... or a Twilio SID, one of its type tags glued to a 128-bit hex id (SM a
+                  # message, CA a call, AC an account, ...): a name for a record, never its key
+                  r"|^(?:AC|SM|MM|CA|PN|MG|RE|CF|QU|AP|FW|IS|HX|CH|IM|TR|VE)[0-9a-f]{32}$")
 _ID_PREFIX = lazy(r"^[A-Za-z]{1,10}[_-]")
 # One name of a dotted chain: CamelCase words, capitals, digits, joined by underscores.
 _NAME_PART = lazy(r"(?:[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+[0-9]*|[0-9]+)(?:_(?:[A-Z]*[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+[0-9]*|[0-9]+))*")
@@ -111,7 +123,7 @@ def random_token_spans(text: str, holds_secret: Callable[[str], object]) -> list
                 or not any(ch.islower() for ch in token) or not any(ch.isupper() for ch in token)
                 or _switches(token) < 10):
             continue
-        if _PUBLIC_PREFIX.match(token) and token.count(".") < 2:
+        if (_PUBLIC_PREFIX.match(token) and token.count(".") < 2) or _extended_public_key(token):
             continue  # sha512-..., h1:..., base64 of '{"', a public key's AAAA...
         if _HASH_PART.search(token):
             continue  # an id built on a hash (node-cache-Linux-x64-npm-<sha256>)
@@ -132,8 +144,42 @@ def random_token_spans(text: str, holds_secret: Callable[[str], object]) -> list
         block = text.rfind("-----BEGIN ", 0, start)
         if block >= 0 and _PUBLIC_BLOCK.match(text, block) and "-----END" not in text[block:start]:
             continue
+        if _in_a_list_of_public_keys(text, start):
+            continue
         spans.append((start, m.end()))
     return spans
+
+
+_PUBLIC_KEYS_HEAD = lazy(r"(?i)\bpublic[ _-]?keys?\b")
+# What a row may name that is not public (the head may: "private keys never leave the devices").
+_PRIVATE_WORD = lazy(r"(?i)priv|secret|\bpsk\b|pre-?shared|passw|token|cookie|sig|hmac|session|cred|auth|mistake")
+# A 32-byte key in base64 (WireGuard, X25519): 43 characters and one "=". Only such a row is
+# excused: any other token under the head is what it is.
+_KEY32 = lazy(r"[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=")
+
+
+def _in_a_list_of_public_keys(text: str, start: int) -> bool:
+    """The token at ``start`` is a row of a list whose first line says it lists public keys
+    ("peer list for wg0 (public keys only)" over "name  <key>  10.0.0.2/32" rows), and
+    neither its row nor a row above it names anything private (the head may: "private
+    keys never leave the devices"). A WireGuard or age public key has a private key's
+    shape: only what the list says of it tells them apart."""
+    end = text.find("=", start, start + 44)
+    if end != start + 43 or not _KEY32.fullmatch(text, start, end + 1):
+        return False
+    row_start = text.rfind("\n", 0, start) + 1
+    row_end = text.find("\n", start)
+    rows = 0
+    at = row_start
+    while at > 0 and rows < 16:
+        head_start = text.rfind("\n", 0, at - 1) + 1
+        head = text[head_start:at - 1]
+        if not head.strip():
+            return False  # a blank line ends the list before a head was found
+        if _PUBLIC_KEYS_HEAD.search(head):
+            return not _PRIVATE_WORD.search(text, at, row_end if row_end >= 0 else len(text))
+        at, rows = head_start, rows + 1
+    return False
 
 
 # A generated password, the shapes password managers and generators print: groups of
