@@ -109,18 +109,23 @@ class Thesaurus:
         if not hits:
             return []  # most texts: done
         found: set[int] = set()
-        folded: list[str] | None = None
+        # Each place a phrase may start is looked at once per distinct run of words
+        # it starts (as long as its longest phrase): a text repeating one name
+        # thousands of times costs what one mention does (was 27 ms for 16 KB of
+        # "azure", which starts 60 phrases).
+        seen: set[tuple[str, ...]] = set()
         for i, w in enumerate(seq):
             if w not in hits:
                 continue
-            for phrase, ents in self._phrases(_fold(w)):
-                k = len(phrase)
-                if k > 1:
-                    if folded is None:
-                        folded = [_fold(x) for x in seq]
-                    if tuple(folded[i:i + k]) != phrase:
-                        continue
-                found.update(ents)
+            first = _fold(w)
+            phrases = self._phrases(first)  # longest first
+            run = (first, *map(_fold, seq[i + 1:i + len(phrases[0][0])]))
+            if run in seen:
+                continue
+            seen.add(run)
+            for phrase, ents in phrases:
+                if len(phrase) == 1 or run[:len(phrase)] == phrase:
+                    found.update(ents)
         return sorted(found)
 
     def expansion(self, texts: list[str]) -> str:

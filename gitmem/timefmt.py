@@ -60,7 +60,23 @@ def _from_datetime(dt: datetime, *, local: bool = False) -> tuple[int, int]:
     return int(dt.timestamp()), minutes
 
 
+# Years 1 to 9999, what every clone renders: ops.MIN_TIME and ops.MAX_TIME (a test
+# keeps them equal; timefmt sits below ops). A date past them is refused as a date,
+# not later as a field of the op it would have gone into.
+MIN_TIME = -62135596800
+MAX_TIME = 253402300799
+
+
 def parse_date(text: str, *, now: float | None = None) -> tuple[int, int]:
+    """Parse a date the way git reads ``GIT_COMMITTER_DATE`` (see _parse), within
+    years 1 to 9999. Raises InvalidDate otherwise."""
+    when = _parse(text, now=now)
+    if not MIN_TIME <= when[0] <= MAX_TIME:
+        raise InvalidDate(f"date '{text}' is outside years 1 to 9999")
+    return when
+
+
+def _parse(text: str, *, now: float | None = None) -> tuple[int, int]:
     """Parse a date the way git reads ``GIT_COMMITTER_DATE``.
 
     Returns ``(unix_seconds, utc_offset_minutes)``. Accepts ``@1700000000 +0100``,
@@ -127,7 +143,11 @@ def now_from_env() -> tuple[int, int]:
     """The time to record on a new op: ``GIT_COMMITTER_DATE`` if set, else now."""
     env = os.environ.get("GIT_COMMITTER_DATE")
     if env:
-        return parse_date(env)
+        try:
+            return parse_date(env)
+        except InvalidDate as exc:
+            raise InvalidDate(f"GIT_COMMITTER_DATE: {exc.message}",
+                              "unset it, or set a date git reads (years 1 to 9999)") from None
     ts = time.time()
     return int(ts), _local_offset_minutes(ts)
 

@@ -136,3 +136,30 @@ def test_the_session_end_hook_writes_nothing_into_another_users_repository(
     gm("hook", "session-end", cwd=mine, input=hook)
     time.sleep(1.0)  # the capture runs detached; it would have opened the log by now
     assert log.exists() == before
+
+
+@pytest.mark.parametrize("planted", ["link", "another user's file"])
+def test_the_session_end_hook_never_appends_through_a_planted_log(
+        planted: str, tmp_path: Path) -> None:
+    """Whoever can write .git/mem (a group-shared repository) could point
+    capture.log at any file: the hook appended its line there."""
+    if planted != "link" and os.geteuid() != 0:
+        pytest.skip("needs root: the log is given to another uid with chown")
+    repo = init_repo(tmp_path / "team")
+    target = tmp_path / "precious.txt"
+    target.write_text("precious\n")
+    mem = repo / ".git" / "mem"
+    mem.mkdir(exist_ok=True)
+    log = mem / "capture.log"
+    if planted == "link":
+        log.symlink_to(target)
+    else:
+        log.write_text("")
+        os.chown(log, NOBODY, NOBODY)
+    hook = json.dumps({"hook_event_name": "SessionEnd", "cwd": str(repo), "session_id": "s1",
+                       "transcript_path": str(tmp_path / "none.jsonl"), "reason": "exit"})
+    gm("hook", "session-end", cwd=repo, input=hook)
+    time.sleep(1.5)  # the capture runs detached; it would have written its line by now
+    assert target.read_text() == "precious\n"
+    if planted != "link":
+        assert log.read_text() == ""

@@ -327,3 +327,24 @@ def test_a_text_line_with_a_lone_surrogate_is_refused_like_bad_bytes(store: obje
         store.import_records(['{"text": "caf\udce9 au lait"}'])  # type: ignore[attr-defined]
     with pytest.raises(InvalidInput, match="line 1: not UTF-8 \\(a lone surrogate at column 11\\)"):
         store.import_records(['{"text": "\ud800 alone"}'])  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("path,code,says", [
+    ("a.py:1-99999999999999999999", 2, "is not a line range"),
+    ("a.py:9-2", 2, "is not a line range"),
+    ("a.py:1-3", 0, ""),
+])
+def test_an_imported_line_range_anchors_to_its_file(path: str, code: int, says: str,
+                                                    repo: Path) -> None:
+    """import stored 'a.py:1-99999999999999999999' as a file's name, which never
+    matched the file; add --path refuses such a range."""
+    (repo / "a.py").write_text("x = 1\n")
+    git("add", "a.py", cwd=repo)
+    git("commit", "-q", "-m", "a", cwd=repo)
+    line = json.dumps({"text": "a note about the parser in a.py", "paths": [path]})
+    out = gm("import", "-", cwd=repo, input=line + "\n")
+    assert out.returncode == code, out.stderr
+    assert says in out.stderr
+    if code == 0:
+        [memory] = json.loads(ok(gm("list", "--json", cwd=repo)).stdout)["data"]["memories"]
+        assert memory["anchors"]["paths"] == ["a.py"]

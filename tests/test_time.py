@@ -447,3 +447,12 @@ def test_as_of_year_one_reads_as_a_date(repo: Path) -> None:
     out = gm("recall", "first memory", "--as-of", "0001-01-01", "--json", cwd=repo)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["data"]["hits"] == []
+
+
+def test_a_commit_date_out_of_range_is_named_not_the_memory(repo: Path) -> None:
+    """GIT_COMMITTER_DATE past year 9999 made every add say 'this memory cannot be
+    stored: malformed op', pointing at the memory."""
+    out = gm("add", "a note written with a broken clock", cwd=repo,
+             env={"GIT_COMMITTER_DATE": "@300000000000 +0000"})
+    assert out.returncode == 2 and "GIT_COMMITTER_DATE" in out.stderr, out.stderr
+    assert "memory cannot be stored" not in out.stderr and out.stderr.count("\n") == 1

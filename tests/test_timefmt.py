@@ -59,3 +59,16 @@ def test_an_offset_of_a_day_or_more_is_refused(text: str) -> None:
 def test_year_one_is_a_date_in_every_form() -> None:
     assert parse_date("0001-01-01") == (-62135596800, 0)
     assert parse_date("0001-01-01T00:00:00Z") == (-62135596800, 0)
+
+
+@pytest.mark.parametrize("text", ["@300000000000 +0000", "9999-12-31T23:59:59-12:00",
+                                  "@253402300800 +0000"])
+def test_a_date_outside_years_one_to_9999_is_refused_as_a_date(text: str) -> None:
+    with pytest.raises(InvalidDate, match="outside years 1 to 9999"):
+        parse_date(text)
+
+
+def test_the_range_is_the_ops_range() -> None:
+    from gitmem import ops, timefmt
+
+    assert (timefmt.MIN_TIME, timefmt.MAX_TIME) == (ops.MIN_TIME, ops.MAX_TIME)

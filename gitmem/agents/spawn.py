@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 
@@ -52,15 +53,31 @@ def start(payload: dict[str, object], agent: str) -> None:
         if isinstance(value, str) and value and len(value) <= 4096 and "\0" not in value:
             argv.append(f"{flag}={value}")  # one token: a value never reads as an option
     log = _log_file(where)
-    out = open(log, "ab") if log is not None else subprocess.DEVNULL  # noqa: SIM115
+    out = append_fd(log) if log is not None else subprocess.DEVNULL
     try:
         kwargs: dict[str, object] = {"start_new_session": True} if os.name != "nt" else {
             "creationflags": getattr(subprocess, "DETACHED_PROCESS", 0)}
         subprocess.Popen(argv, cwd=where, stdin=subprocess.DEVNULL, stdout=out,  # type: ignore[call-overload]
                          stderr=out, close_fds=True, **kwargs)
     finally:
-        if out is not subprocess.DEVNULL:
-            out.close()  # type: ignore[union-attr]
+        if out >= 0:
+            os.close(out)
+
+
+def append_fd(path: str) -> int:
+    """The log opened for appending (a file descriptor): never through a link, and
+    only a file of the user running (whoever else can write .git/mem could point it
+    at any of their files); subprocess.DEVNULL otherwise."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT
+                     | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0), 0o600)
+    except OSError:
+        return subprocess.DEVNULL
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or (hasattr(os, "geteuid") and info.st_uid != os.geteuid()):
+        os.close(fd)
+        return subprocess.DEVNULL
+    return fd
 
 
 def _safe(agent: str) -> str:

@@ -50,7 +50,7 @@ from .. import ops
 from ..errors import DiskFull, GateRefused, GitMemError, InvalidInput, from_os_error
 from ..model import Imported
 from ..timefmt import now_from_env, parse_date
-from . import embedding, gating, heal, importahead, validate
+from . import anchoring, embedding, gating, heal, importahead, validate
 from .pool import Pool
 
 if TYPE_CHECKING:
@@ -231,7 +231,9 @@ def _check(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes
         try:
             body = validate.memory_body(
                 rec.text, kind=rec.kind, key=rec.key, tags=rec.tags, about=rec.about,
-                paths=rec.paths,
+                # A line range anchors to its file here (add --path records the lines);
+                # a range that is none is refused, as add refuses it.
+                paths=[anchoring.split_range(p)[0] for p in rec.paths],
                 importance=rec.importance, valid_from=rec.valid_from,
                 valid_until=rec.valid_until, source=rec.source, session=rec.session,
                 head=head, cwd=pool.cwd, root=pool.log.workdir,

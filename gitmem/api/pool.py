@@ -177,6 +177,10 @@ class Pool:
         missing = not _exists(proj.path)
         size = len(os.fsencode(proj.path.absolute()))
         if size > SQLITE_MAX_PATH:
+            if self.name == "personal":
+                raise PathTooLong(f"the personal pool's projection path is {size} bytes long "
+                                  f"({proj.directory})", "set XDG_DATA_HOME (or HOME) to a "
+                                  "shorter path: SQLite opens paths of at most 504 bytes")
             raise PathTooLong(f"the projection's path (.git/mem/cache/ in this repository) "
                               f"is {size} bytes long")
         try:

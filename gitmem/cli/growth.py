@@ -4,6 +4,8 @@ work is in ``gitmem.api`` (capture, inbox, scratch, links, skills)."""
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from .. import api
@@ -62,11 +64,17 @@ def _log(store: api.Store, r: CaptureReport) -> None:
     line = (f"{time.strftime('%Y-%m-%dT%H:%M:%S')} session={r.session} events={r.events} "
             f"proposed={len(r.proposed)} known={r.known} refused={r.refused} "
             f"accepted={len(r.accepted)}" + "".join(f" error={e!r}" for e in r.errors) + "\n")
+    from ..agents.spawn import append_fd  # never through a link, only a file of ours
+
+    fd = append_fd(str(store.log.state_dir / "capture.log"))
+    if fd < 0:
+        return
     try:
-        with open(store.log.state_dir / "capture.log", "a", encoding="utf-8") as fh:
-            fh.write(line)
+        os.write(fd, line.encode("utf-8", "replace"))
     except OSError:
         pass
+    finally:
+        os.close(fd)
 
 
 def _captured(r: CaptureReport) -> str:
