@@ -185,3 +185,19 @@ def test_the_personal_pool_beside_a_one_shot_store_is_one_shot_too(repo: Path,
             if c is not None:
                 c.close()
     assert not wal.exists() or wal.stat().st_size == 0
+
+
+def test_a_personal_pool_path_too_long_for_sqlite_names_the_pool(repo: Path,
+                                                                 tmp_path: Path) -> None:
+    """The message blamed the repository ('.git/mem/cache/ in this repository')
+    for a data directory too deep for SQLite's 504 bytes."""
+    deep = tmp_path
+    while len(str(deep)) < 520:
+        deep = deep / ("d" * 60)
+    deep.mkdir(parents=True)
+    proc = gm("add", "I write British English in docs", "--kind", "persona", "--personal",
+              cwd=repo, env={"XDG_DATA_HOME": str(deep)})
+    assert proc.returncode == 3, proc.stderr
+    [error] = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert "personal pool" in error and "XDG_DATA_HOME" in error
+    assert ".git/mem/cache/ in this repository" not in proc.stderr
