@@ -32,6 +32,7 @@ thesaurus), compiled when first used; "" turns expansion off.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -46,8 +47,16 @@ ENV = "GITMEM_CONCEPTS"
 # A word: letters and digits, with a "." between two of them ("node.js", "users.py": a
 # file's extension is no mention of a language), and a "+" or "#" right after them
 # ("c++", "c#"). Anything else splits words ("on-call": "on", "call"), as FTS5 splits them.
-_WORD = re.compile(r"[^\W_]+(?:\.[^\W_]+)*[+#]*")
-_SPLIT = re.compile(r"[^\W_]+(?:\.[^\W_]+)*[+#]*|\n")  # the words of several texts, "\n" between them
+_WORD = r"[^\W_]+(?:\.[^\W_]+)*[+#]*"
+
+
+@functools.cache
+def _split() -> re.Pattern[str]:
+    """The words of several texts, "\n" between them. Compiled on first use: every
+    command opening the projection imports this module for version() alone."""
+    return re.compile(_WORD + r"|\n")
+
+
 # A single word of the embedder's vocabulary up to this id (relevance.RARE_RANK's line
 # between common and rare English words: "week" is 1,736) names no entry: "Make",
 # "Go", "Moment" (Moment.js) and "Idea" (IntelliJ IDEA) are tools, but "make", "go",
@@ -68,7 +77,7 @@ def _fold(word: str) -> str:
 
 
 def _words(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
+    return [w for w in _split().findall(text.casefold()) if w != "\n"]
 
 
 class Thesaurus:
@@ -101,7 +110,7 @@ class Thesaurus:
     def entries(self, texts: list[str]) -> list[int]:
         """The entries ``texts`` mention (a phrase within one of them), in the
         thesaurus's order."""
-        return self._entries(_SPLIT.findall("\n".join(texts).casefold()))
+        return self._entries(_split().findall("\n".join(texts).casefold()))
 
     def _entries(self, seq: list[str]) -> list[int]:
         """The entries a word sequence mentions ("\n" between texts: no phrase holds it)."""
@@ -131,7 +140,7 @@ class Thesaurus:
     def expansion(self, texts: list[str]) -> str:
         """The words the entries ``texts`` mention add to them, space-separated
         ("" when they mention none): each once, none that ``texts`` hold already."""
-        seq = _SPLIT.findall("\n".join(texts).casefold())
+        seq = _split().findall("\n".join(texts).casefold())
         hits = self._entries(seq)
         if not hits:
             return ""
