@@ -162,8 +162,8 @@ class Projection:
         self.conn = connection.connect(self.path)
         self._identity = _identity(self.path)
         have = tables.read_meta(self.conn)
-        want = tables.wanted_meta()
-        if {k: have.get(k) for k in want} != want:
+        if not tables.meta_current(have):
+            want = tables.wanted_meta()
             if have:
                 self.reset_reason = "projection schema changed"
             if not tables.reset(self._c, want):
@@ -323,17 +323,17 @@ class Projection:
         if not full and current == stored and (not embed or self._vectors_current()) and (
                 mark is None or recorded == mark.value or not mark.expected(current, only)):
             return report  # the common case: nothing moved, nothing walked
-        if tables.read_meta(self._c).get("concepts") != tables.wanted_meta()["concepts"]:
-            # Another process rebuilt the file with another thesaurus since this one
-            # opened it (a long-lived server after an upgrade): the words its rows were
-            # indexed with are not ours, and FTS5 deletes a row by its words as they
-            # were indexed. Start again under ours, as open() does on a schema change.
+        if not tables.meta_current(tables.read_meta(self._c)):
+            # Another process rebuilt the file under another schema or thesaurus since
+            # this one opened it (a long-lived server after an upgrade): e.g. the words
+            # its rows were indexed with are not ours, and FTS5 deletes a row by its
+            # words as they were indexed. Start again under ours, as open() does.
             self.open()
-            if tables.read_meta(self._c).get("concepts") == tables.wanted_meta()["concepts"]:
+            if tables.meta_current(tables.read_meta(self._c)):
                 return self.refresh(source, full=True, embed=embed, deadline=deadline,
                                     mark=mark)
-            raise ProjectionCorrupt("another process keeps rebuilding the projection with "
-                                    "another thesaurus")
+            raise ProjectionCorrupt("another process keeps rebuilding the projection under "
+                                    "another schema or thesaurus")
         # Not under a deadline: a read that must answer in time (a hook, a slice of a
         # catch-up) would wait for the child or fork one per slice for nothing.
         ahead = (self._embed_ahead(source, current, {} if full else stored)

@@ -60,6 +60,12 @@ def wanted_meta() -> dict[str, str]:
             "concepts": concepts.version()}
 
 
+def meta_current(have: dict[str, str]) -> bool:
+    """Whether ``meta`` (read_meta) says what this process wants (wanted_meta)."""
+    want = wanted_meta()
+    return {k: have.get(k) for k in want} == want
+
+
 def read_meta(c: sqlite3.Connection) -> dict[str, str]:
     """The ``meta`` table; {} for a new, empty file. ProjectionCorrupt when the
     file holds tables but no usable meta."""
