@@ -4,6 +4,7 @@
     python benchmarks/coding.py               # every mode, dev and hold-out side by side
     python benchmarks/coding.py --misses dev  # the dev queries each mode gets wrong
     python benchmarks/coding.py --distractors 100000  # the same among 100k other memories
+    python benchmarks/coding.py --suite coding2  # the second suite (another codebase)
 
 The store (fixtures/recall/coding.memories.jsonl) is 156 memories about an
 invented logistics codebase, written as developers and agents write them:
@@ -13,6 +14,12 @@ them sharing few words with their answer ("who do I page when something is
 down"); 40 of them are about things the store does not hold. All were written
 before any ranking was tuned against them, and a seeded shuffle set a fifth of
 each kind aside as the hold-out, which ``--misses`` refuses to list.
+
+A second suite (``--suite coding2``: coding2.memories.jsonl, coding2.queries.jsonl,
+its README in coding2.README.md) was written later by another author, blind to
+the tool, its code and the first suite: 180 memories about a Rails marketplace,
+180 answerable and 48 unanswerable queries, a fifth of each set aside by a
+seeded shuffle. It measures what tuning on the first suite carried over.
 
 Figures: hit@k on answerable queries (any listed answer among the top k
 results), MRR, and for unanswerable queries the share that return nothing
@@ -74,11 +81,13 @@ def build(base: Path, memories: list[dict],  # type: ignore[type-arg]
         if subprocess.run([GIT_MEM, "import", "-"], cwd=repo, input=noise, capture_output=True,
                           env=env, check=False).returncode != 0:
             raise SystemExit("import of the distractors failed")
-    # The store's own kinds; the finer category a developer would tag it with.
+    # The store's own kinds; the finer category a developer would tag it with. (--redact:
+    # the second suite holds a dev seed password, which the gate refuses; masked, the
+    # memory still says what it is about.)
     data = "\n".join(json.dumps({"text": m["text"], "tags": [m["kind"]],
                                  "kind": m["kind"] if m["kind"] in ("fact", "procedure") else "note"})
                      for m in memories)
-    proc = subprocess.run([GIT_MEM, "import", "-", "--json"], cwd=repo, input=data.encode(),
+    proc = subprocess.run([GIT_MEM, "import", "-", "--json", "--redact"], cwd=repo, input=data.encode(),
                           capture_output=True, env=env, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"import failed: {proc.stderr.decode()}")
@@ -132,9 +141,12 @@ def main() -> None:
     ap.add_argument("--distractors", type=int, default=0, metavar="N",
                     help="first fill the store with N synthetic developer notes (recall at scale: "
                     "100000 takes about a minute)")
+    ap.add_argument("--suite", default="coding", choices=["coding", "coding2"],
+                    help="which store and queries (default: coding)")
     args = ap.parse_args()
     modes = args.modes.split(",")
-    memories, queries = load("coding.memories.jsonl"), load("coding.queries.jsonl")
+    memories = load(f"{args.suite}.memories.jsonl")
+    queries = load(f"{args.suite}.queries.jsonl")
     base = Path(tempfile.mkdtemp(prefix="gitmem-coding-"))
     tallies = {(p, m): Tally() for p in PARTS for m in modes}
     times: list[float] = []
@@ -163,7 +175,7 @@ def main() -> None:
             print(f"## {mode}: dev misses")
             print("\n".join(tallies[("dev", mode)].misses) or "(none)")
         return
-    print(f"coding memories: {len(memories)} memories, {len(queries)} queries "
+    print(f"{args.suite} memories: {len(memories)} memories, {len(queries)} queries "
           f"({sum(1 for q in queries if q['part'] == 'holdout')} in the hold-out)")
     if args.distractors:
         print(f"among {args.distractors:,} synthetic developer notes (benchmarks/latency.py)")
