@@ -140,3 +140,31 @@ def test_no_child_where_the_process_may_use_one_cpu_only() -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     can_fork = len(os.sched_getaffinity(0)) > 1
     assert out.stdout.split() == [str(can_fork), "False"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
+def test_a_few_own_adds_beside_a_pull_embedded_ahead_load_no_numpy(team: dict[str, Path]) -> None:
+    """A pull embedded ahead plus two adds of our own: the refresh embeds those two
+    with the pure-Python embedder (the same bytes) rather than load numpy and the
+    tokenizer (~65 ms) for them: what is left to embed decides, not the whole pull."""
+    a, b = team["a"], team["b"]
+    ok(gm("init", "--fetch-refspec", cwd=a))
+    ok(gm("recall", "cache", cwd=a))
+    ok(gm("add", "the nightly export job writes to s3://exports/nightly", cwd=a))
+    ok(gm("add", "rotate the staging TLS certificate before it expires in March", cwd=a))
+    ok(gm("import", "-", cwd=b, input=craft.varied_records(400)))
+    ok(gm("push", cwd=b))
+    git("fetch", "-q", cwd=a)
+    script = _SCRIPT.replace(
+        "print(json.dumps([report.embedded_ahead, len(started)]))",
+        "from gitmem import embed\n"
+        "print(json.dumps([report.embedded_ahead, len(started), embed.default_embedder_loaded()]))")
+    proc = subprocess.run([sys.executable, "-c", script, str(a), "0", ""],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    taken, started, loaded = json.loads(proc.stdout)
+    assert started == 1 and taken > 400
+    assert loaded is False
+    made = _rows(a)
+    assert _refresh(a, None, "rebuild") == (0, 0)  # every row again, by the batch embedder
+    assert _rows(a) == made

@@ -205,7 +205,12 @@ class VectorFile:
             return 0, 0
         ready = ready or {}
         taken = 0
-        chars = sum(len(row[2]) for row in pending)  # how much: a little needs no numpy
+        # How much is left to embed here: a little needs no numpy. Rows a child made
+        # ahead do not count (a pull embedded ahead plus a few adds of our own loaded
+        # numpy and the tokenizer, ~65 ms, for those few).
+        pieces = [embed_chunks(*row[1:]) for row in pending] if ready else None
+        chars = (sum(len(t) for texts in pieces for t in texts if t not in ready)
+                 if pieces is not None else sum(len(row[2]) for row in pending))
         model: DocEmbedder | None = None
 
         def rows_of(texts: list[str]) -> bytes:
@@ -245,11 +250,11 @@ class VectorFile:
                 texts: list[str] = []
                 owners: list[int] = []
                 firsts: list[tuple[int, int]] = []
-                for row in batch:
-                    pieces = embed_chunks(*row[1:])
+                for n, row in enumerate(batch, start):
+                    its = pieces[n] if pieces is not None else embed_chunks(*row[1:])
                     firsts.append((slot + len(texts), row[0]))
-                    texts.extend(pieces)
-                    owners.extend([row[0]] * len(pieces))
+                    texts.extend(its)
+                    owners.extend([row[0]] * len(its))
                 fh.write(rows_of(texts))
                 c.executemany(
                     "INSERT INTO vec_rows(slot, memory) VALUES (?, ?)",
