@@ -191,9 +191,18 @@ def test_rebuild_gives_the_same_index_and_vectors(team: Path) -> None:
     assert hits(team, "postmortem", "--mode", "lexical") == []
 
 
-def test_the_function_never_raises() -> None:
-    conn = connection.connect.__globals__["_concepts"]
-    assert conn(None, 3, b"x", 1.5) == ""
+def test_the_function_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception inside an SQL function reads as a damaged file (a rebuild of every
+    projection): values of other types add nothing, and a failing matcher adds nothing."""
+    fn = connection.connect.__globals__["_concepts"]
+    assert fn(None, 3, b"x", 1.5) == ""
+    assert "exception" in fn("Errors go to Sentry", None, "[]", "[]").split()
+
+    def broken(*parts: str | None) -> str:
+        raise RuntimeError("a bug in the matcher")
+
+    monkeypatch.setattr(concepts, "expansion", broken)
+    assert fn("Errors go to Sentry", None, "[]", "[]") == ""
 
 
 def test_the_index_reads_back_as_the_thesaurus_compiles() -> None:
