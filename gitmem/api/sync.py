@@ -17,7 +17,7 @@ import msgspec
 from .. import ops
 from ..errors import InvalidInput, NoIdentity, PartitionConflict
 from ..model import InitReport, RekeyReport, SyncReport
-from ..oplog import REF_PREFIX, tracked_partition
+from ..oplog import REF_PREFIX, shown_remote, tracked_partition
 from . import heal
 from .pool import Pool
 
@@ -31,14 +31,14 @@ def pull(pool: Pool, remote: str | None = None) -> SyncReport:
     pool.log.fetch(remote)
     integ = pool.log.integrate(pool.log.namespace(remote), replace=True, must_write=True)
     report = SyncReport(
-        remote=remote, fetched=True, created=integ.created,
+        remote=shown_remote(remote), fetched=True, created=integ.created,
         fast_forwarded=integ.fast_forwarded, replaced=integ.replaced,
         conflicts=integ.conflicts,
     )
     report.refresh = pool.refresh()
     if integ.conflicts:
         raise PartitionConflict(
-            f"'{remote}' holds commits on this clone's partition "
+            f"'{shown_remote(remote)}' holds commits on this clone's partition "
             f"{', '.join(integ.conflicts)} that this clone does not have "
             "(the same clone id is used in two places)"
         )
@@ -52,11 +52,11 @@ def push(pool: Pool, remote: str | None = None) -> SyncReport:
     if unrecorded:
         # The remote has it: what the command is for. Only this clone's note of
         # it (refs/memory-remotes/) is missing, so status counts it as unpushed.
-        pool.warn(f"pushed to '{remote}', but this clone could not record it: "
+        pool.warn(f"pushed to '{shown_remote(remote)}', but this clone could not record it: "
                   f"{'; '.join(unrecorded)}; 'git mem status' counts it as unpushed "
                   "until a later push records it")
     return SyncReport(
-        remote=remote,
+        remote=shown_remote(remote),
         pushed=[{"partition": p.partition, "status": p.status, "old": p.old, "new": p.new}
                 for p in pushed],
     )

@@ -20,6 +20,7 @@ import re
 from ..errors import (
     DiskError,
     GitMemError,
+    InvalidInput,
     NoRemote,
     PushRejected,
     ReadOnly,
@@ -37,9 +38,35 @@ from .refs import REF_PREFIX, REMOTE_PREFIX, Refs, own_partitions, tracked_parti
 from .state import State
 
 _REMOTE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# A URL's user and password ("https://bob:ghp_...@host/r.git"): never repeated in a
+# message (git strips them from its own; CI logs keep what we print).
+_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
+
+
+def shown(remote: str) -> str:
+    """A remote as messages may print it: a URL without its user and password."""
+    return _USERINFO.sub("", remote)
+
+
+def checked_remote(remote: str, source: str | None = None) -> str:
+    """``remote`` (a name, a URL or a path), refused when git would read it as
+    something else: one beginning with "-" is an option to git
+    ("--upload-pack=<command>" runs the command), a NUL or a newline ends it.
+    ``source``: the config key it came from (else: the command line)."""
+    if remote.startswith("-") or any(ch in remote for ch in "\0\n\r"):
+        where = f" (from git config {source})" if source else ""
+        raise InvalidInput(
+            f"{shown(remote)[:80]!r}{where} is not a remote name or URL",
+            "name a remote ('git remote -v' lists them) or give its URL"
+            + (f"; fix it with: git config --unset {source}" if source else ""))
+    return remote
 # git's words for a ref that cannot be created because another ref is in the way
 # (refs/files-backend.c): "cannot lock ref 'A': 'A/x' exists; cannot create 'A'".
 _EXISTS = re.compile(r"cannot lock ref '([^']+)': '([^']+)' exists")
+# A ref the remote could not lock or update (another receive-pack holds it, or one
+# killed there left its .lock): nothing to do with which refs the host accepts.
+_CONTENDED = re.compile(r"failed to update ref|failed to lock|cannot lock ref|Unable to create "
+                        r"'[^']*\.lock'")
 
 
 class Sync:
@@ -84,7 +111,7 @@ class Sync:
             except KeyError:
                 continue
             if value and value != ".":
-                return str(value)
+                return checked_remote(str(value), key)
         names = self.remotes()
         if "origin" in names:
             return "origin"
@@ -108,20 +135,21 @@ class Sync:
 
     def fetch(self, remote: str) -> None:
         """Fetch every partition of ``remote`` into the private namespace."""
-        ns = self.namespace(remote)
+        ns = self.namespace(checked_remote(remote))
         proc = self._git(
             "fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
-            "--prune", "--quiet", remote,
+            "--prune", "--quiet", "--end-of-options", remote,
             f"+{REF_PREFIX}*:{REMOTE_PREFIX}{ns}/*",
         )
         if proc.returncode != 0:
-            here = self._local_failure(proc.stderr, f"fetch from '{remote}'")
+            where = shown(remote)
+            here = self._local_failure(proc.stderr, f"fetch from '{where}'")
             if here is not None:
                 raise here
             raise RemoteError(
-                f"git fetch from '{remote}' failed: {last_line(proc.stderr)}",
+                f"git fetch from '{where}' failed: {shown(last_line(proc.stderr))}",
                 "check the remote's name or URL and your access (git fetch "
-                f"{remote} should work)",
+                f"{where} should work)",
             )
 
     def integrate(self, namespace: str | None = None, *, replace: bool = False,
@@ -239,7 +267,8 @@ class Sync:
         if not partitions:
             return []
         local = self._refs.under(REF_PREFIX)
-        ns = self.namespace(remote)
+        ns = self.namespace(checked_remote(remote))
+        where = shown(remote)
         before = self.tracking(ns)
         specs: list[str] = []
         leases: list[str] = []
@@ -255,7 +284,7 @@ class Sync:
             else:
                 specs.append(f"{ref}:{ref}")
         proc = self._git("push", "--porcelain", "--no-verify", "--no-recurse-submodules",
-                         *leases, remote, *specs)
+                         *leases, "--end-of-options", remote, *specs)
         results: list[Pushed] = []
         rejected: list[tuple[str, str, str]] = []
         for line in proc.stdout.splitlines():
@@ -280,7 +309,7 @@ class Sync:
             name, dst, summary = rejected[0]
             if "stale info" in summary:
                 raise RemoteError(
-                    f"'{remote}' moved your partition {name} since this clone last fetched "
+                    f"'{where}' moved your partition {name} since this clone last fetched "
                     f"it, so the purged version was not pushed ({summary})",
                     "run 'git mem pull', then push again; if pull reports a partition "
                     "conflict, run 'git mem rekey'",
@@ -289,32 +318,39 @@ class Sync:
                 else None
             if blocked is not None:
                 raise RefNameConflict(
-                    f"'{remote}' cannot store {dst}: it holds {blocked}, and a ref cannot be "
+                    f"'{where}' cannot store {dst}: it holds {blocked}, and a ref cannot be "
                     "both a name and a folder (someone pushed it there; it is no partition)",
-                    f"see what it holds ('git fetch {remote} {blocked}' then 'git log "
+                    f"see what it holds ('git fetch {where} {blocked}' then 'git log "
                     f"FETCH_HEAD'), keep it under another name if it matters, then remove it: "
-                    f"git push {remote} :{blocked}; then git mem sync",
+                    f"git push {where} :{blocked}; then git mem sync",
+                )
+            if "remote rejected" in summary and _CONTENDED.search(summary + proc.stderr):
+                raise RemoteError(
+                    f"'{where}' could not update {dst} just now: {summary}",
+                    "another push to it was under way (run git mem sync again), or a push "
+                    "killed there left a lock file: if this keeps failing, ask whoever runs "
+                    f"the remote to remove {dst}.lock",
                 )
             if "remote rejected" in summary:
                 raise PushRejected(
-                    f"'{remote}' rejected {dst}: {summary}",
+                    f"'{where}' rejected {dst}: {summary}",
                     "this host refuses refs outside refs/heads and refs/tags; allow "
                     "refs/memory/* there (ask its admin), or sync memory through another "
                     "remote: git mem sync <remote>",
                 )
             raise RemoteError(
-                f"'{remote}' holds commits on your partition {name} that this clone "
+                f"'{where}' holds commits on your partition {name} that this clone "
                 f"does not have ({summary})",
                 "run 'git mem pull' first; if it reports a partition conflict, run "
                 "'git mem rekey'",
             )
         if proc.returncode != 0:
-            here = self._local_failure(proc.stderr, f"push to '{remote}'")
+            here = self._local_failure(proc.stderr, f"push to '{where}'")
             if here is not None:
                 raise here
             raise RemoteError(
-                f"git push to '{remote}' failed: {last_line(proc.stderr)}",
-                f"check the remote's name or URL and your access (git push {remote})",
+                f"git push to '{where}' failed: {shown(last_line(proc.stderr))}",
+                f"check the remote's name or URL and your access (git push {where})",
             )
         return results
 
@@ -361,7 +397,7 @@ class Sync:
 
     def add_fetch_refspec(self, remote: str) -> bool:
         """Make a plain ``git fetch <remote>`` also fetch memory. Idempotent."""
-        spec = f"+{REF_PREFIX}*:{REMOTE_PREFIX}{remote}/*"
+        spec = f"+{REF_PREFIX}*:{REMOTE_PREFIX}{checked_remote(remote)}/*"
         proc = self._git("config", "--get-all", f"remote.{remote}.fetch")
         if spec in proc.stdout.split():
             return False

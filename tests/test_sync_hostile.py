@@ -1,0 +1,77 @@
+"""Sync against what others control: remote names and URLs, refs a teammate pushes,
+and a remote's state (stop 34's adversarial run, /tmp/adv34). Real bare remotes,
+real git push and fetch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import git, gm, ok
+
+
+def _one_line(out: str) -> str:
+    lines = [line for line in out.strip().splitlines() if line]
+    assert len(lines) == 1, out
+    assert "Traceback" not in out
+    return lines[0]
+
+
+def test_a_remote_that_is_an_option_never_reaches_git_as_one(team: dict[str, Path]) -> None:
+    """'--upload-pack=<command>' as the remote ran the command (sync, pull, push)."""
+    a = team["a"]
+    ok(gm("add", "a memory to push", cwd=a))
+    for command, option in (("sync", "--upload-pack"), ("pull", "--upload-pack"),
+                            ("push", "--receive-pack")):
+        marker = a.parent / f"pwned-{command}"
+        out = gm(command, "--", f"{option}=touch {marker}", cwd=a)
+        assert out.returncode == 2, out.stderr
+        assert not marker.exists()
+        line = _one_line(out.stderr)
+        assert "is not a remote name or URL" in line and "hint:" in line
+
+
+def test_a_remote_from_config_that_is_an_option_is_refused(team: dict[str, Path]) -> None:
+    a = team["a"]
+    marker = a.parent / "pwned-config"
+    git("config", "branch.main.remote", f"--upload-pack=touch {marker}", cwd=a)
+    out = gm("sync", cwd=a)
+    assert out.returncode == 2, out.stderr
+    assert not marker.exists()
+    line = _one_line(out.stderr)
+    assert "branch.main.remote" in line and "git config --unset branch.main.remote" in line
+
+
+def test_credentials_in_a_remote_url_are_never_printed(team: dict[str, Path]) -> None:
+    a = team["a"]
+    url = "https://bob:ghp_SECRETTOKEN1234567890abcdef@127.0.0.1:9/r.git"
+    out = gm("push", url, cwd=a)  # nothing written yet: said without the token
+    assert out.returncode == 0 and "SECRETTOKEN" not in out.stdout + out.stderr
+    ok(gm("add", "a memory to push", cwd=a))
+    for command in ("sync", "pull", "push"):
+        out = gm(command, url, "--json", cwd=a) if command != "push" else gm(command, url, cwd=a)
+        assert out.returncode == 8, out.stderr
+        assert "SECRETTOKEN" not in out.stdout + out.stderr, command
+        assert "127.0.0.1:9/r.git" in out.stdout + out.stderr
+
+
+def test_a_stale_lock_on_the_remote_is_not_blamed_on_the_host(team: dict[str, Path]) -> None:
+    """A receive-pack killed mid-update leaves refs/memory/<p>.lock on the remote: the
+    push is refused there until it is removed, and the old hint said the host refuses
+    refs/memory/* (run a second sync: the same happened with two syncs at once)."""
+    a = team["a"]
+    ok(gm("add", "first memory", cwd=a))
+    ok(gm("sync", cwd=a))
+    ok(gm("add", "second memory", cwd=a))
+    remote = a.parent / "remote.git"
+    (partition,) = [line.split()[1] for line in git(
+        "for-each-ref", "--format=%(objectname) %(refname)", "refs/memory/",
+        cwd=remote).stdout.splitlines()]
+    lock = remote / (partition + ".lock")
+    lock.write_text("")
+    out = gm("push", cwd=a)
+    assert out.returncode == 8, out.stderr
+    line = _one_line(out.stderr)
+    assert "could not update" in line and ".lock" in line
+    assert "refuses refs outside" not in line
+    lock.unlink()
+    ok(gm("push", cwd=a))
