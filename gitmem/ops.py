@@ -67,7 +67,7 @@ UnixTime = Annotated[int, msgspec.Meta(ge=MIN_TIME, le=MAX_TIME)]
 Offset = Annotated[int, msgspec.Meta(gt=-1440, lt=1440)]
 ShortStr = Annotated[str, msgspec.Meta(max_length=MAX_FIELD_CHARS)]
 Importance = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
-OpId = Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{64}$")]
+OpId = Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{64}\Z")]
 
 
 class Author(msgspec.Struct, frozen=True):
@@ -82,7 +82,7 @@ class CodeAnchor(msgspec.Struct, frozen=True, omit_defaults=True):
 
     path: ShortStr
     type: Literal["blob", "tree"]
-    oid: Annotated[str, msgspec.Meta(pattern="^(?:[0-9a-f]{40}|[0-9a-f]{64})$")]
+    oid: Annotated[str, msgspec.Meta(pattern=r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")]
     start: Annotated[int, msgspec.Meta(ge=1, le=MAX_LINE)] | None = None
     end: Annotated[int, msgspec.Meta(ge=1, le=MAX_LINE)] | None = None
     symbol: ShortStr | None = None
@@ -101,14 +101,14 @@ class Anchors(msgspec.Struct, omit_defaults=True):
 # Who wrote a memory or a confirmation: a person (the field left out) or an
 # agent acting for the op's author ("agent:claude-code"). Ranking trusts an
 # agent's memory less until a person or a second author confirms it.
-BY_PATTERN = r"^agent:[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+BY_PATTERN = r"^agent:[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z"
 By = Annotated[str, msgspec.Meta(pattern=BY_PATTERN)]
 
 # The link vocabulary, kept deliberately tiny (docs/growth.md). Readers accept
 # any predicate of this shape, so a newer writer's predicate is not lost.
 PREDICATES: tuple[str, ...] = ("works_on", "owns", "decided", "depends_on", "replaces",
                                "part_of", "relates_to")
-Predicate = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z_]{0,31}$")]
+Predicate = Annotated[str, msgspec.Meta(pattern=r"^[a-z][a-z_]{0,31}\Z")]
 
 
 class Link(msgspec.Struct, frozen=True):
@@ -209,7 +209,7 @@ _SLUG = re.compile(r"[^a-z0-9]+")
 _SPACE = re.compile(r"\s+")
 # A clone id as it appears in a partition name: one safe ref component, no '-'
 # (the email hash is found by splitting on the last two).
-_CLONE_PART = re.compile(r"^[0-9a-z]{1,64}$")
+_CLONE_PART = re.compile(r"^[0-9a-z]{1,64}\Z")
 
 
 def normalize_text(text: str) -> str:
@@ -348,7 +348,7 @@ _NOT_IN_A_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # In a field that may span lines: the same, less tab and newline.
 _NOT_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")  # str.splitlines' set
-_COMMIT_ID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+_COMMIT_ID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?\Z")
 
 
 def line_problem(value: str, what: str) -> str | None:

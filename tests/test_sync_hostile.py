@@ -75,3 +75,37 @@ def test_a_stale_lock_on_the_remote_is_not_blamed_on_the_host(team: dict[str, Pa
     assert "refuses refs outside" not in line
     lock.unlink()
     ok(gm("push", cwd=a))
+
+
+def test_ids_with_a_trailing_newline_are_skipped_on_replay(team: dict[str, Path]) -> None:
+    """'^...$' let one trailing newline through: a supersedes, confirm target, agent
+    name or anchor commit ending in "\\n" was accepted, and then referred to nothing
+    (``show`` listed a supersede that retired nothing)."""
+    import json
+
+    import craft
+
+    a, b = team["a"], team["b"]
+    ok(gm("add", "alice: the staging db is read only on fridays", cwd=a))
+    ok(gm("sync", cwd=a))
+    target = json.loads(ok(gm("list", "--json", cwd=a)).stdout)["data"]["memories"][0]["id"]
+    head = git("rev-parse", "HEAD", cwd=a).stdout.strip()
+    who = craft.author("mallory")
+    part = craft.partition(who.email)
+    base = {"v": 1, "author": {"name": who.name, "email": who.email}, "partition": part}
+    lines = [
+        {**base, "op": "add", "clock": 5, "at": 1768471200, "supersedes": [target + "\n"],
+         "memory": {"kind": "note", "text": "mallory: supersedes through a newline"}},
+        {**base, "op": "add", "clock": 6, "at": 1768471201,
+         "memory": {"kind": "note", "text": "mallory: an agent with a newline", "by": "agent:x\n"}},
+        {**base, "op": "add", "clock": 7, "at": 1768471202,
+         "memory": {"kind": "note", "text": "mallory: anchored by a newline",
+                    "anchors": {"commit": head + "\n"}}},
+        {**base, "op": "confirm", "clock": 8, "at": 1768471203, "target": target + "\n"},
+    ]
+    craft.push_flood(b, [json.dumps(line).encode() for line in lines])
+    ok(gm("sync", "--json", cwd=a))
+    status = json.loads(ok(gm("status", "--json", cwd=a)).stdout)["data"]
+    assert status["skipped_total"] == 4, status
+    texts = [m["text"] for m in json.loads(ok(gm("list", "--json", cwd=a)).stdout)["data"]["memories"]]
+    assert texts == ["alice: the staging db is read only on fridays"]

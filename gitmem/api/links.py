@@ -22,7 +22,7 @@ from . import validate, write
 from .pool import Pool
 
 MAX_DEPTH = 4
-_HEX = re.compile(r"^[0-9a-f]{7,64}$")
+_HEX = re.compile(r"^[0-9a-f]{7,64}\Z")
 
 
 def node(pool: Pool, value: str) -> str:

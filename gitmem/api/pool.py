@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from ..projection.damage import ProjectionUnwritable
 
 T = TypeVar("T")
-_HEX = re.compile(r"^[0-9a-f]+$")
+_HEX = re.compile(r"^[0-9a-f]+\Z")
 CACHE_DIR = "cache"
 # SQLite's unix VFS opens paths of up to 512 bytes, a database's own with room for
 # the "-journal" it may add: longer, "unable to open database file" (as if corrupt).

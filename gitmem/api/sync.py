@@ -17,7 +17,8 @@ import msgspec
 from .. import ops
 from ..errors import InvalidInput, NoIdentity, PartitionConflict
 from ..model import InitReport, RekeyReport, SyncReport
-from ..oplog import REF_PREFIX, shown_remote, tracked_partition
+from ..oplog import REF_PREFIX, tracked_partition
+from ..oplog.sync import shown as shown_remote
 from . import heal
 from .pool import Pool
 

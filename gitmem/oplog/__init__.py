@@ -35,10 +35,9 @@ from .objects import PACK_FILE
 from .records import Appended, Integrated, Pack, Pushed, RemoteCopy, Rewrite
 from .refs import BACKUP_PREFIX, REF_PREFIX, REMOTE_PREFIX, STALE_LOCK_SECONDS, tracked_partition
 from .state import CLONE_ID_FILE, STATE_DIR
-from .sync import shown as shown_remote
 
 __all__ = [
     "BACKUP_PREFIX", "CLONE_ID_FILE", "PACK_FILE", "REF_PREFIX", "REMOTE_PREFIX",
     "STALE_LOCK_SECONDS", "STATE_DIR", "Appended", "Integrated", "Oplog", "Pack", "Pushed",
-    "RemoteCopy", "Rewrite", "shown_remote", "tracked_partition",
+    "RemoteCopy", "Rewrite", "tracked_partition",
 ]

@@ -20,7 +20,7 @@ from typing import BinaryIO
 from .. import hashes
 
 PACK_FILE = "ops.jsonl"
-HEX_OID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+HEX_OID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?\Z")
 # Loose objects larger than this are left to libgit2: a small file may inflate
 # to gigabytes, and nothing we write comes near (packs stop at 64 MiB).
 MAX_LOOSE_BYTES = 80 * 1024 * 1024

@@ -34,7 +34,7 @@ BACKUP_PREFIX = "refs/memory-backup/"
 STALE_LOCK_SECONDS = 10.0
 # The ref names we move by hand: components of letters, digits and . _ - that
 # do not start with '.' or end in '.lock' (a subset of git's own rules).
-_COMPONENT = re.compile(r"^(?!\.)[A-Za-z0-9._-]+(?<!\.lock)$")
+_COMPONENT = re.compile(r"^(?!\.)[A-Za-z0-9._-]+(?<!\.lock)\Z")
 
 
 def safe_ref_name(ref_name: str) -> bool:

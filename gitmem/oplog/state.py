@@ -30,7 +30,7 @@ from ..errors import InvalidInput
 STATE_DIR = "mem"
 CLONE_ID_FILE = "clone-id"
 # Exactly what creation and rekey write: 6 random bytes in lowercase hex.
-CLONE_ID = re.compile(r"^[0-9a-f]{12}$")
+CLONE_ID = re.compile(r"^[0-9a-f]{12}\Z")
 CLONE_ID_BYTES = 64  # far more than an id and its newline: the rest is not read
 MEMO_BYTES = 16 << 20  # far above any memo we write (facts: 4,096 ids, ~330 KB)
 T = TypeVar("T")

@@ -37,7 +37,7 @@ from .records import Integrated, Pushed
 from .refs import REF_PREFIX, REMOTE_PREFIX, Refs, own_partitions, tracked_partition
 from .state import State
 
-_REMOTE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_REMOTE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 # A URL's user and password ("https://bob:ghp_...@host/r.git"): never repeated in a
 # message (git strips them from its own; CI logs keep what we print).
 _USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
