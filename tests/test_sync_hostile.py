@@ -109,3 +109,17 @@ def test_ids_with_a_trailing_newline_are_skipped_on_replay(team: dict[str, Path]
     assert status["skipped_total"] == 4, status
     texts = [m["text"] for m in json.loads(ok(gm("list", "--json", cwd=a)).stdout)["data"]["memories"]]
     assert texts == ["alice: the staging db is read only on fridays"]
+
+
+def test_a_thousand_filters_are_refused_in_one_line(team: dict[str, Path]) -> None:
+    """1,000 --tag filters passed SQLite's expression limit: "internal error ... this is
+    a bug" (a plain SQLite error read as a damaged projection)."""
+    a = team["a"]
+    ok(gm("add", "a memory with a tag", "--tag", "t1", cwd=a))
+    many = [arg for i in range(1000) for arg in ("--tag", f"t{i}")]
+    for command in (["recall", "memory"], ["list"]):
+        out = gm(*command, *many, cwd=a)
+        assert out.returncode == 2, out.stderr
+        line = _one_line(out.stderr)
+        assert "too many --tag values (1000); the limit is 64" in line
+    ok(gm("recall", "memory", *many[:128], cwd=a))  # 64 tags: as before

@@ -29,10 +29,17 @@ def utf8(value: str, what: str, hint: str = "pass the text in UTF-8 (check the t
 
 def well_formed(**named: str | Sequence[str] | None) -> None:
     """``utf8`` for a query and each filter of a read (a bad one looked like a
-    damaged projection, rebuilt for nothing)."""
+    damaged projection, rebuilt for nothing), and at most MAX_LIST_ITEMS values of
+    each filter (every one is a clause of the query: 1,000 tags passed SQLite's
+    limit, an internal error)."""
     for flag, value in named.items():
-        for v in [value] if isinstance(value, str) else (value or ()):
+        values = [value] if isinstance(value, str) else list(value or ())
+        for v in values:
             utf8(v, "the query" if flag == "query" else f"--{flag} {v!r}")
+        if len(set(values)) > ops.MAX_LIST_ITEMS:
+            raise InvalidInput(
+                f"too many --{flag} values ({len(set(values))}); the limit is {ops.MAX_LIST_ITEMS}",
+                f"use fewer --{flag} values")
 
 
 def memory_body(
