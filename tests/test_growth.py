@@ -6,6 +6,7 @@ and Claude Code and Codex CLI transcripts written in their documented formats
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -561,3 +562,29 @@ def test_related_says_when_a_walk_stopped_at_its_edge_limit(repo: Path) -> None:
         assert not store.related("component:small").truncated
     shown = _data(gm("related", "component:hub", "--json", cwd=repo))
     assert shown["truncated"] is True  # type: ignore[index]
+
+
+def test_a_transcript_that_is_no_regular_file_reads_as_empty(tmp_path: Path) -> None:
+    """The hook's transcript_path comes from the agent: a FIFO blocked the capture in
+    open() for good, and /dev/zero (size 0) was read whole (14 GB in 45 s)."""
+    import threading
+
+    from gitmem.capture import transcript
+
+    fifo = tmp_path / "transcript.fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "transcript.jsonl"
+    link.symlink_to("/dev/zero")
+    got: dict[str, object] = {}
+
+    def run() -> None:
+        got["fifo"] = transcript.read(fifo)
+        got["zero"] = transcript.read("/dev/zero")
+        got["link"] = transcript.read(link)
+        got["dir"] = transcript.read(tmp_path)
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(20)
+    assert not worker.is_alive(), "a transcript read blocked"
+    assert got == {"fifo": [], "zero": [], "link": [], "dir": []}

@@ -44,6 +44,7 @@ import json
 import os
 import re
 import shlex
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -76,15 +77,27 @@ class Event(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def read(path: str | os.PathLike[str]) -> list[Event]:
-    """The events of the transcript at ``path`` (empty when it cannot be read)."""
+    """The events of the transcript at ``path`` (empty when it cannot be read, or is
+    not a regular file: a FIFO blocked the capture in open() for good, /dev/zero has
+    size 0 and was read whole, 14 GB in 45 s). At most its last MAX_BYTES."""
     try:
-        with open(path, "rb") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            start = max(0, size - MAX_BYTES)
+        # O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (OSError, ValueError):
+        return []
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return []
+        start = max(0, st.st_size - MAX_BYTES)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
             fh.seek(start)
-            data = fh.read()
+            data = fh.read(MAX_BYTES)  # a file growing meanwhile is read no further
     except OSError:
         return []
+    finally:
+        os.close(fd)
     first_line = 1
     if start:
         cut = data.find(b"\n")  # a partial first line is dropped
