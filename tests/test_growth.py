@@ -97,7 +97,13 @@ def test_session_end_hook_fills_the_inbox_and_an_accepted_memory_reaches_a_teamm
     for f in mem.rglob("*"):
         if f.is_file() and f.suffix in (".json", ".log", ""):
             assert b"ghp_R7pK" not in f.read_bytes(), f
-    assert "refused=1" in (mem / "capture.log").read_text()
+    # The capture writes its log line after the inbox: wait for it too (reading it as
+    # soon as the fifth item appeared failed now and then under load).
+    log = mem / "capture.log"
+    while time.monotonic() < deadline and "refused=" not in (
+            log.read_text() if log.exists() else ""):
+        time.sleep(0.3)
+    assert "refused=1" in log.read_text()
     assert git("for-each-ref", "refs/memory", cwd=a).stdout == ""  # nothing auto-shared
 
     accepted = _data(gm("accept", staging["id"][:8], "--json", cwd=a))
