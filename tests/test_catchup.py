@@ -37,16 +37,16 @@ def _lock_free(clone: Path) -> bool:
     return True
 
 
-def _big_fetch(team: dict[str, Path]) -> Path:
-    """Bob has a projection; Alice pushes OPS memories in small commits; Bob fetches
-    them with a plain 'git fetch'. Returns Bob's clone."""
+def _big_fetch(team: dict[str, Path], pack_size: int = 50) -> Path:
+    """Bob has a projection; Alice pushes OPS memories in commits of ``pack_size``; Bob
+    fetches them with a plain 'git fetch'. Returns Bob's clone."""
     a, b = team["a"], team["b"]
     ok(gm("add", "the deploy runs from the release branch", cwd=b))
     ok(gm("init", "--fetch-refspec", cwd=b))
     ok(gm("recall", "deploy", cwd=b))  # Bob's projection exists and is current
     lines = "\n".join(json.dumps({"text": f"service {i} stores its queue in bucket b{i % 97}"})
                       for i in range(OPS))
-    ok(gm("import", "-", "--pack-size", "50", cwd=a, input=lines + "\n"))
+    ok(gm("import", "-", "--pack-size", str(pack_size), cwd=a, input=lines + "\n"))
     ok(gm("push", cwd=a))
     git("fetch", "-q", "origin", cwd=b)
     return b
@@ -141,3 +141,36 @@ def test_bounded_refreshes_resume_commit_by_commit_to_the_same_state(
     stepwise = dump(b)
     ok(gm("rebuild", cwd=b))
     assert dump(b) == stepwise
+
+
+def test_one_commit_too_big_for_the_budget_is_left_to_the_catch_up(team: dict[str, Path]) -> None:
+    """A bounded refresh replayed at least one commit, however big: one teammate's
+    30 MB commit (120k ops) kept every prompt hook past its 10 s kill, and the
+    catch-up, started once the answer was out, never started. Under a front end's
+    budget a commit that would overrun it is left to the catch-up."""
+    b = _big_fetch(team, pack_size=OPS)  # one commit of 3k ops: ~0.75 MB, past 0.3 s
+    script = (
+        "import json, sys, gitmem\n"
+        "from gitmem.api import catchup\n"
+        "started = []\n"
+        "catchup.start = lambda pool: started.append(1) or True  # no race with a child\n"
+        "with gitmem.open(sys.argv[1]) as s:\n"
+        "    hits, behind = s.within(0.3, lambda st: st.recall('deploy'))\n"
+        "    print(json.dumps([s._pool.last_refresh.ops_applied, behind, len(started),\n"
+        "                      any('release branch' in h.text for h in hits)]))\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(b)], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    applied, behind, started, answered = json.loads(proc.stdout)
+    assert (applied, behind, started, answered) == (0, True, 1, True)
+    # The hook through the program: it answers, says it is behind, and the catch-up
+    # it starts replays the commit.
+    first = _hook(b, "how does the deploy run", "0.3")
+    context = json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "release branch" in context and "still replaying" in context
+    deadline = time.monotonic() + 120
+    while not (_lock_free(b) and "still replaying" not in _hook(b, "queue", "0.3").stdout):
+        assert time.monotonic() < deadline, "the background catch-up did not finish"
+        time.sleep(0.5)
+    found = json.loads(_hook(b, "which bucket does service 1234 use", "0.3").stdout)
+    assert "b70" in found["hookSpecificOutput"]["additionalContext"]  # 1234 % 97

@@ -8,7 +8,9 @@ deadline, answer from what the projection holds by then, say it is behind,
 and leave the rest to one background process:
 
 - bounded: ``Projection.refresh(deadline=...)`` commits what it replayed by the
-  deadline (whole commits only) and reports ``complete=False``;
+  deadline (whole commits only) and reports ``complete=False``; under a front
+  end's budget it starts no commit whose replay would overrun it (by the pack's
+  size), while a catch-up's slice always replays at least one;
 - one at a time: the catch-up holds ``.git/mem/catch-up.lock`` (an advisory
   lock the OS releases when the process dies); a second one exits at once, and
   a front end that finds it held reads the projection as it is;
@@ -87,18 +89,21 @@ def _seconds(name: str, default: float) -> float:
 def within(pool: Pool, budget: float, fn: Callable[[], T]) -> tuple[T, bool]:
     """Run a read that refreshes for at most ``budget`` seconds (the environment's
     ``GITMEM_REFRESH_BUDGET`` wins); (its answer, and whether the projection was
-    behind, in which case a catch-up was started). A bounded refresh still
-    replays at least one commit, so every call makes progress."""
+    behind, in which case a catch-up was started). A commit whose replay would
+    overrun the budget is not started here (one teammate's 30 MB commit kept every
+    prompt hook past its 10 s kill, and the catch-up, started after the answer,
+    never started): the catch-up replays it."""
     budget = _seconds("GITMEM_REFRESH_BUDGET", budget)
     pool.behind = False
     if running(pool):
         pool.skip_refresh = True
     else:
         pool.deadline = time.monotonic() + budget
+        pool.budget = True
     try:
         out = fn()
     finally:
-        pool.deadline, pool.skip_refresh = None, False
+        pool.deadline, pool.skip_refresh, pool.budget = None, False, False
     if pool.behind:
         start(pool)
         return out, True

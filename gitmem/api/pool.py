@@ -107,6 +107,9 @@ class Pool:
         # Front ends with a time budget (hooks, MCP): refresh until this moment
         # (time.monotonic) and answer from what is replayed by then; None: all.
         self.deadline: float | None = None
+        # The deadline is a front end's budget (catchup.within), not a catch-up's slice:
+        # a commit that would overrun it waits for the background catch-up.
+        self.budget = False
         self.skip_refresh = False  # a background catch-up holds the projection: read as is
         self.behind = False  # the last read answered before the projection caught up
 
@@ -344,7 +347,8 @@ class Pool:
         mark = (refsmarks.mark_for(self.log, view, since, moved)
                 if view is not None and source is self.log and not integ.conflicts else None)
         report = proj.refresh(source, full=full, embed=embed,
-                              deadline=None if full else self.deadline, mark=mark)
+                              deadline=None if full else self.deadline, mark=mark,
+                              budget=self.budget and self.deadline is not None)
         self.log.save_memos()
         if loose > refsmarks.PACK_LOOSE_FROM and self.deadline is None:
             self.pack_flooded()  # (a hook's read has no time for it: the catch-up packs)

@@ -35,6 +35,12 @@ _MEMORY_INSERT = (
 )
 
 
+# What replaying a commit costs, by its pack's size, to judge under a front end's
+# budget whether it fits: 120k ops (30 MB) took 15 s, 1k ops (~300 KB) 0.25 s, the
+# gate included; so a hook's 1.5 s passes on a commit of more than ~1.5 MB.
+REPLAY_SECONDS_PER_BYTE = 1e-6
+
+
 class Commit:
     """A replayed pack's commit: its id's bytes, and what its ops' rows hold to name
     it (the bytes, or a commits row: see Fold._pack_commit)."""
@@ -121,9 +127,13 @@ class Fold:
         stored: dict[str, str],
         report: RefreshReport,
         deadline: float | None = None,
+        budget: bool = False,
     ) -> bool:
         """Replay what moved from the ``stored`` tips to the ``current`` ones; False
-        when ``deadline`` (time.monotonic) stopped it early.
+        when ``deadline`` (time.monotonic) stopped it early. Under a deadline at least
+        one commit is replayed (a catch-up's slice always progresses), unless
+        ``budget``: a front end's time budget (a hook, MCP), where a commit whose
+        replay would overrun it is left to the background catch-up, however early.
 
         Stopping early is safe to resume: a partition's stored tip is then the
         last commit replayed whole, an ancestor of its real tip, so the next
@@ -156,7 +166,7 @@ class Fold:
             c.execute("PRAGMA cache_size = -65536")
             self._fts.bulk = True
         complete = True
-        progressed = False  # a bounded refresh replays at least one commit
+        progressed = budget  # a bounded refresh replays at least one commit (see above)
         for ref, tip in sorted(current.items()):
             since = stored.get(ref)
             if since == tip:
@@ -179,6 +189,10 @@ class Fold:
                     break  # at a commit boundary: every op of ``reached`` is in
                 commit = getattr(pack, "commit")
                 data = getattr(pack, "data")
+                if (budget and deadline is not None and data is not None
+                        and time.monotonic() + len(data) * REPLAY_SECONDS_PER_BYTE > deadline):
+                    complete = False
+                    break  # one teammate's 30 MB commit took 15 s: every prompt hook died
                 if data is None:
                     self._skip(ref, commit, -1, None, getattr(pack, "error") or "unreadable")
                     report.ops_skipped += 1

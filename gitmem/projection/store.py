@@ -304,13 +304,16 @@ class Projection:
 
     @guarded
     def refresh(self, source: LogSource, *, full: bool = False, embed: bool = True,
-                deadline: float | None = None, mark: RefsMark | None = None) -> RefreshReport:
+                deadline: float | None = None, mark: RefsMark | None = None,
+                budget: bool = False) -> RefreshReport:
         """Bring the projection up to the refs; replay only what moved.
 
         ``embed=False`` replays without embedding new memories (a writer's quick
         look before appending): their rows stay pending until the next read.
         ``deadline`` (time.monotonic) bounds the work: what was replayed by then
         is committed and ``report.complete`` is False; the next refresh resumes.
+        ``budget``: the deadline is a front end's (fold.apply_moves): even a first
+        commit that would overrun it is left for later.
         ``mark``: what the refs are made of now (see RefsMark): with it, only the
         refs it names are listed and compared, and it is recorded once the
         replayed tips are what it stands for.
@@ -331,7 +334,7 @@ class Projection:
             self.open()
             if tables.meta_current(tables.read_meta(self._c)):
                 return self.refresh(source, full=True, embed=embed, deadline=deadline,
-                                    mark=mark)
+                                    mark=mark, budget=budget)
             raise ProjectionCorrupt("another process keeps rebuilding the projection under "
                                     "another schema or thesaurus")
         # Not under a deadline: a read that must answer in time (a hook, a slice of a
@@ -340,14 +343,14 @@ class Projection:
                  if (embed or full) and deadline is None and not self._kept_rows else None)
         try:
             return self._refresh(source, report, start, full=full, embed=embed,
-                                 deadline=deadline, ahead=ahead, mark=mark)
+                                 deadline=deadline, ahead=ahead, mark=mark, budget=budget)
         finally:
             if ahead is not None:
                 ahead.close()
 
     def _refresh(self, source: LogSource, report: RefreshReport, start: float, *, full: bool,
                  embed: bool, deadline: float | None, ahead: Ahead | None,
-                 mark: RefsMark | None = None) -> RefreshReport:
+                 mark: RefsMark | None = None, budget: bool = False) -> RefreshReport:
         from .fold import Fold  # here: a read that finds nothing moved never loads it
         from .verdicts import Verdicts
 
@@ -376,7 +379,8 @@ class Projection:
                 replaying.clear()
             if current != stored:
                 report.complete = replaying.apply_moves(source, current, stored, report,
-                                                        None if full else deadline)
+                                                        None if full else deadline,
+                                                        budget=budget and not full)
             marks.settle(c, mark, report.complete, current, only)
             if (embed or full) and report.complete:
                 report.embedded, report.embedded_ahead = self._embed_pending(
