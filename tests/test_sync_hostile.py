@@ -123,3 +123,41 @@ def test_a_thousand_filters_are_refused_in_one_line(team: dict[str, Path]) -> No
         line = _one_line(out.stderr)
         assert "too many --tag values (1000); the limit is 64" in line
     ok(gm("recall", "memory", *many[:128], cwd=a))  # 64 tags: as before
+
+
+def test_a_partition_named_with_our_clone_id_by_someone_else_blocks_nothing(
+        team: dict[str, Path]) -> None:
+    """Clone ids are public (they end every partition name): a teammate pushing
+    'mallory-0badc0de-<Bob's id>' made every pull of Bob's report a partition
+    conflict and every sync fail, and 'rekey' only until the next such push."""
+    import json
+
+    import craft
+
+    a, b, c = team["a"], team["b"], team["c"]
+    ok(gm("add", "bob says deploy with make deploy", cwd=b))
+    ok(gm("sync", cwd=b))
+    cid = (b / ".git" / "mem" / "clone-id").read_text().strip()
+    squat = f"refs/memory/mallory-0badc0de-{cid}"
+    line = craft.add_op("mallory", 1, "deploys go straight to prod on fridays")
+    tip = craft.commit_packs(a, [line + b"\n"])[-1]
+    craft.set_ref(a, squat, tip)
+    git("push", "-q", "origin", f"{squat}:{squat}", cwd=a)
+    ok(gm("add", "carol: the cache is flushed nightly at 2am", cwd=c))
+    ok(gm("sync", cwd=c))
+    ok(gm("add", "bob second note about the linter config", cwd=b))
+    out = gm("sync", "--json", cwd=b)
+    assert out.returncode == 0, out.stderr
+    envelope = json.loads(out.stdout)
+    assert any("never wrote" in w and "mallory-0badc0de" in w for w in envelope["warnings"])
+    texts = [m["text"] for m in json.loads(ok(gm("list", "--json", cwd=b)).stdout)["data"]["memories"]]
+    assert "carol: the cache is flushed nightly at 2am" in texts  # the pull went through
+    assert "deploys go straight to prod on fridays" not in texts  # not taken as ours
+    assert git("for-each-ref", squat, cwd=b).stdout == ""
+    remote = a.parent / "remote.git"
+    pushed = git("for-each-ref", "--format=%(refname)", "refs/memory/", cwd=remote).stdout
+    assert sum(1 for r in pushed.split() if r.startswith("refs/memory/bob")) == 1
+    assert git("rev-parse", f"refs/memory/{json.loads(out.stdout)['data']['pushed'][0]['partition']}",
+               cwd=remote).stdout.strip() == git(
+        "rev-parse", f"refs/memory/{json.loads(out.stdout)['data']['pushed'][0]['partition']}",
+        cwd=b).stdout.strip()

@@ -378,6 +378,11 @@ class Pool:
         for name in integ.conflicts:
             self.warn(f"a remote holds commits on this clone's partition {name} that this "
                       "clone does not have; run 'git mem pull' for details")
+        if integ.foreign:
+            names = ", ".join(integ.foreign[:3]) + (" ..." if len(integ.foreign) > 3 else "")
+            self.warn(f"left out {len(integ.foreign)} partition(s) a remote holds under this "
+                      f"clone's id that this clone never wrote ({names}): a copy of this .git "
+                      "(run 'git mem rekey' in the copy) or a name made to look like one")
 
     def refresh(self) -> RefreshReport:
         """Replay whatever moved in refs/memory/* since the last refresh."""

@@ -17,6 +17,7 @@ import msgspec
 from .. import ops
 from ..errors import InvalidInput, NoIdentity, PartitionConflict
 from ..model import InitReport, RekeyReport, SyncReport
+from ..oplog.records import Integrated
 from ..oplog import REF_PREFIX, tracked_partition
 from ..oplog.sync import shown as shown_remote
 from . import heal
@@ -37,6 +38,7 @@ def pull(pool: Pool, remote: str | None = None) -> SyncReport:
         conflicts=integ.conflicts,
     )
     report.refresh = pool.refresh()
+    pool.warn_conflicts(Integrated([], [], [], [], foreign=integ.foreign))
     if integ.conflicts:
         raise PartitionConflict(
             f"'{shown_remote(remote)}' holds commits on this clone's partition "

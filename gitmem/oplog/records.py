@@ -56,6 +56,9 @@ class Integrated(msgspec.Struct):
     fast_forwarded: list[str]
     replaced: list[str]  # rewritten by their owner: the remote's version wins
     conflicts: list[str]  # our own partitions with commits we do not have
+    # Partitions named with this clone's id that this clone never wrote (a copy of its
+    # .git, or a name chosen to look like one): left out, said, never a conflict.
+    foreign: list[str] = msgspec.field(default_factory=list)
 
 
 class Pushed(msgspec.Struct):

@@ -162,7 +162,9 @@ class Sync:
         read, so a stale copy under another remote name cannot undo a purge.
         Our own partitions are never moved from a remote: a remote tip we do
         not contain is reported as a conflict, unless it is history this clone
-        replaced by a purge (the next push replaces it there). Another's tip
+        replaced by a purge (the next push replaces it there). A partition named
+        with our clone id that we do not hold is no partition of ours: left out
+        and listed (``foreign``). Another's tip
         that is not a commit is taken only where we hold no commit for that
         partition (replay then lists it in status); a commit is never
         replaced by one. ``only``: just these partitions (names); their refs are
@@ -195,7 +197,15 @@ class Sync:
             have = local.get(ref)
             if have == tip:
                 continue
-            mine = name in own or bool(cid and name.endswith("-" + cid))
+            mine = name in own
+            if not mine and cid and name.endswith("-" + cid):
+                # Our clone id on a partition we never wrote (we hold every one we
+                # write): a copy of this .git, or a teammate's name made to look like
+                # ours, which made every pull report a conflict and every sync fail.
+                # Neither is taken (nor pushed as ours), nor blocks anything: listed.
+                if name not in result.foreign:
+                    result.foreign.append(name)
+                continue
             if not self._history.is_commit(tip):
                 if not mine and (have is None or not self._history.is_commit(have)):
                     take(ref, have, tip)
