@@ -161,3 +161,41 @@ def test_a_partition_named_with_our_clone_id_by_someone_else_blocks_nothing(
                cwd=remote).stdout.strip() == git(
         "rev-parse", f"refs/memory/{json.loads(out.stdout)['data']['pushed'][0]['partition']}",
         cwd=b).stdout.strip()
+
+
+def test_one_ref_a_clone_cannot_store_does_not_stop_every_sync(team: dict[str, Path]) -> None:
+    """A teammate pushed a partition name too long for the file system, or 'p' beside
+    'p/x' (a file and a folder at once): the one fetch of refs/memory/* failed on
+    every clone, and no sync went through ('check the remote's name or URL')."""
+    import json
+
+    import craft
+
+    a, b = team["a"], team["b"]
+    ok(gm("add", "alice: lint with ruff", cwd=a))
+    ok(gm("sync", cwd=a))
+    ok(gm("sync", cwd=b))
+    line = craft.add_op("mallory", 1, "mallory: hello")
+    tip = craft.commit_packs(a, [line + b"\n"])[-1]
+    remote = a.parent / "remote.git"
+    git("push", "-q", "origin", f"{tip}:refs/memory/dfpair", cwd=a)
+    # Written into packed-refs by hand (a file name that long cannot be a loose ref):
+    # what a host holds once someone pushed them. No "sorted" trait: git sorts it.
+    packed = remote / "packed-refs"
+    kept = [ln for ln in (packed.read_text().splitlines() if packed.exists() else [])
+            if not ln.startswith("#")]
+    long_name = "refs/memory/mallory-" + "m" * 280
+    packed.write_text("\n".join([*kept, f"{tip} {long_name}", f"{tip} refs/memory/dfpair/x"])
+                      + "\n")
+    assert len(git("ls-remote", str(remote), "refs/memory/*", cwd=a).stdout.splitlines()) == 4
+    ok(gm("add", "alice: deploy on tuesdays", cwd=a))
+    for clone in (a, b):
+        out = gm("sync", "--json", cwd=clone)
+        assert out.returncode == 0, out.stderr
+        warnings = json.loads(out.stdout)["warnings"]
+        assert any("left out 2 ref(s)" in w and "cannot store" in w for w in warnings), warnings
+    texts = [m["text"] for m in json.loads(ok(gm("list", "--json", cwd=b)).stdout)["data"]["memories"]]
+    assert "alice: deploy on tuesdays" in texts  # the pull went through
+    tracked = git("for-each-ref", "--format=%(refname)", "refs/memory-remotes/", cwd=b).stdout
+    assert "refs/memory-remotes/origin/dfpair\n" in tracked + "\n"  # a name like any other
+    assert "dfpair/x" not in tracked and "mmmm" not in tracked

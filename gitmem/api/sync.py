@@ -30,7 +30,12 @@ def pull(pool: Pool, remote: str | None = None) -> SyncReport:
     # A partition ref of ours that is not a commit: git's own fetch may fail on it
     # (an object that is missing) and a push would spread it; say what is wrong.
     pool.log.check_own_tips("fetched")
-    pool.log.fetch(remote)
+    left_out = pool.log.fetch(remote)
+    if left_out:
+        shown = ", ".join(r[len(REF_PREFIX):][:60] for r in left_out[:3])
+        pool.warn(f"left out {len(left_out)} ref(s) of '{shown_remote(remote)}' that this clone "
+                  f"cannot store ({shown}{' ...' if len(left_out) > 3 else ''}): no partition "
+                  "has such a name")
     integ = pool.log.integrate(pool.log.namespace(remote), replace=True, must_write=True)
     report = SyncReport(
         remote=shown_remote(remote), fetched=True, created=integ.created,

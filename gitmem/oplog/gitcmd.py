@@ -58,11 +58,12 @@ class Git:
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
 
-    def __call__(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def __call__(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
         try:
             # What a remote says (its hooks' messages) is any bytes it likes: a byte
             # that is not UTF-8 is replaced, it never fails the command.
-            return run_git(*args, cwd=self.workdir, env=_git_env(), errors="replace")
+            return run_git(*args, cwd=self.workdir, env=_git_env(), errors="replace",
+                           input=input)
         except OSError as exc:
             raise RemoteError(f"cannot run git: {exc}") from exc
 

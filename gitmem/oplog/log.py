@@ -352,9 +352,10 @@ class Oplog:
         """Remote-tracking partitions: ref under refs/memory-remotes/ -> tip."""
         return self._refs.tracking(namespace)
 
-    def fetch(self, remote: str) -> None:
-        """Fetch every partition of ``remote`` into the private namespace."""
-        self._sync.fetch(remote)
+    def fetch(self, remote: str) -> list[str]:
+        """Fetch every partition of ``remote`` into the private namespace; the refs
+        left out because this clone cannot store them (sync.py)."""
+        return self._sync.fetch(remote)
 
     def integrate(self, namespace: str | None = None, *, replace: bool = False,
                   must_write: bool = False, only: frozenset[str] | None = None) -> Integrated:

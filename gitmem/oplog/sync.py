@@ -38,6 +38,10 @@ from .refs import REF_PREFIX, REMOTE_PREFIX, Refs, own_partitions, tracked_parti
 from .state import State
 
 _REMOTE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+# A partition's name, as a fetch by name takes it: one ref component git allows,
+# short enough for any file system to hold it with its ".lock" (255 bytes a name).
+_PARTITION = re.compile(r"^(?!\.)[^/\x00-\x20\x7f~^:?*\[\\]+(?<!\.lock)(?<!\.)\Z")
+MAX_NAME_BYTES = 200
 # A URL's user and password ("https://bob:ghp_...@host/r.git"): never repeated in a
 # message (git strips them from its own; CI logs keep what we print).
 _USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
@@ -133,24 +137,74 @@ class Sync:
         """Remote-tracking partitions: ref under refs/memory-remotes/ -> tip."""
         return self._refs.tracking(namespace)
 
-    def fetch(self, remote: str) -> None:
-        """Fetch every partition of ``remote`` into the private namespace."""
+    def fetch(self, remote: str) -> list[str]:
+        """Fetch every partition of ``remote`` into the private namespace; the refs
+        under refs/memory/ left out because this clone cannot store them (see
+        _fetch_storable), usually none."""
         ns = self.namespace(checked_remote(remote))
         proc = self._git(
             "fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
             "--prune", "--quiet", "--end-of-options", remote,
             f"+{REF_PREFIX}*:{REMOTE_PREFIX}{ns}/*",
         )
-        if proc.returncode != 0:
-            where = shown(remote)
-            here = self._local_failure(proc.stderr, f"fetch from '{where}'")
-            if here is not None:
-                raise here
-            raise RemoteError(
-                f"git fetch from '{where}' failed: {shown(last_line(proc.stderr))}",
-                "check the remote's name or URL and your access (git fetch "
-                f"{where} should work)",
-            )
+        if proc.returncode == 0:
+            return []
+        where = shown(remote)
+        here = self._local_failure(proc.stderr, f"fetch from '{where}'")
+        if here is not None:
+            raise here
+        left_out = self._fetch_storable(remote, ns)
+        if left_out is not None:
+            return left_out
+        raise RemoteError(
+            f"git fetch from '{where}' failed: {shown(last_line(proc.stderr))}",
+            "check the remote's name or URL and your access (git fetch "
+            f"{where} should work)",
+        )
+
+    def _fetch_storable(self, remote: str, ns: str) -> list[str] | None:
+        """After a failed fetch: fetch by name the partitions this clone can store,
+        prune the rest of the namespace, and return the refs left out; None when
+        the remote cannot even be listed (then the failure is the remote's).
+
+        Why: one ref a teammate pushed that this clone cannot store (a name too long
+        for the file system, 'p' beside 'p/x': a file and a folder at once) failed
+        the one fetch of refs/memory/* for every clone, and no sync went through.
+        Partitions are single names (refs/memory/<name>); anything else is no
+        partition, and a name another differs from only by case would collide on a
+        case-insensitive file system."""
+        listed = self._git("ls-remote", "--refs", "--end-of-options", remote, f"{REF_PREFIX}*")
+        if listed.returncode != 0:
+            return None
+        take: list[str] = []
+        left_out: list[str] = []
+        folded: set[str] = set()
+        for line in sorted(listed.stdout.splitlines()):
+            ref = line.split("\t", 1)[-1].strip()
+            if not ref.startswith(REF_PREFIX):
+                continue
+            name = ref[len(REF_PREFIX):]
+            if (not _PARTITION.match(name) or len(name.encode()) > MAX_NAME_BYTES
+                    or name.casefold() in folded):
+                left_out.append(ref)
+                continue
+            folded.add(name.casefold())
+            take.append(name)
+        prefix = f"{REMOTE_PREFIX}{ns}/"
+        for ref, tip in self._refs.under(prefix).items():
+            if ref[len(prefix):] not in take:
+                self._refs.delete(ref, tip)  # gone from the remote, or left out
+        if take:
+            proc = self._git(
+                "fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+                "--quiet", "--stdin", "--end-of-options", remote,
+                input="".join(f"+{REF_PREFIX}{n}:{prefix}{n}\n" for n in take))
+            if proc.returncode != 0:
+                here = self._local_failure(proc.stderr, f"fetch from '{shown(remote)}'")
+                if here is not None:
+                    raise here
+                return None
+        return left_out
 
     def integrate(self, namespace: str | None = None, *, replace: bool = False,
                   must_write: bool = False, only: frozenset[str] | None = None) -> Integrated:
