@@ -199,3 +199,32 @@ def test_one_ref_a_clone_cannot_store_does_not_stop_every_sync(team: dict[str, P
     tracked = git("for-each-ref", "--format=%(refname)", "refs/memory-remotes/", cwd=b).stdout
     assert "refs/memory-remotes/origin/dfpair\n" in tracked + "\n"  # a name like any other
     assert "dfpair/x" not in tracked and "mmmm" not in tracked
+
+
+def test_a_partial_clone_gets_the_memory_blobs_the_filter_left_out(tmp_path: Path) -> None:
+    """'git clone --filter=blob:none': git fetches a missing blob when a command of its
+    own needs it, libgit2 (replay) never does, so every op was skipped as a missing
+    blob and recall found nothing, however often one synced."""
+    import json
+
+    from conftest import make_team
+
+    team = make_team(tmp_path)
+    a = team["a"]
+    remote = tmp_path / "remote.git"
+    git("config", "uploadpack.allowFilter", "true", cwd=remote)
+    git("config", "uploadpack.allowAnySHA1InWant", "true", cwd=remote)
+    for i in (1, 2, 3):
+        ok(gm("add", f"memory number {i} about the build uses make target t{i}", cwd=a))
+    ok(gm("set", "db.engine", "postgres", cwd=a))
+    ok(gm("sync", cwd=a))
+    partial = tmp_path / "partial"
+    git("clone", "-q", "--filter=blob:none", f"file://{remote}", str(partial), cwd=tmp_path)
+    git("config", "user.name", "Dee", cwd=partial)
+    git("config", "user.email", "dee@example.com", cwd=partial)
+    ok(gm("sync", cwd=partial))
+    status = json.loads(ok(gm("status", "--json", cwd=partial)).stdout)["data"]
+    assert status["skipped_total"] == 0, status["skipped"]
+    assert ok(gm("get", "db.engine", cwd=partial)).stdout.strip().startswith("postgres")
+    texts = [m["text"] for m in json.loads(ok(gm("list", "--json", cwd=partial)).stdout)["data"]["memories"]]
+    assert len(texts) == 4

@@ -148,6 +148,7 @@ class Sync:
             f"+{REF_PREFIX}*:{REMOTE_PREFIX}{ns}/*",
         )
         if proc.returncode == 0:
+            self._fill_missing(remote)
             return []
         where = shown(remote)
         here = self._local_failure(proc.stderr, f"fetch from '{where}'")
@@ -204,7 +205,31 @@ class Sync:
                 if here is not None:
                     raise here
                 return None
+        self._fill_missing(remote)
         return left_out
+
+    def _fill_missing(self, remote: str) -> None:
+        """In a partial clone (``git clone --filter=blob:none``), fetch the memory
+        commits' blobs the filter left out: git fetches a missing object when one of
+        its commands needs it, libgit2 (which replays) never does, so every op
+        arrived as a "missing blob" and the team's memory stayed empty however often
+        one synced. Asked for as git asks for them itself (a lazy fetch: noop
+        negotiation, the objects by id); a remote that refuses leaves them listed by
+        status, as before."""
+        cfg = self._git("config", "--get-regexp", r"^(remote\..*\.promisor|extensions\.partialclone)$")
+        if not any(line.split(" ", 1)[-1].strip().lower() not in ("", "false", "no", "off", "0")
+                   for line in cfg.stdout.splitlines()):
+            return  # not a partial clone: nothing can be missing this way
+        walk = self._git("rev-list", "--objects", "--missing=print",
+                         f"--glob={REF_PREFIX}*", f"--glob={REMOTE_PREFIX}*")
+        missing = [line[1:].strip() for line in walk.stdout.splitlines()
+                   if line.startswith("?")]
+        if not missing:
+            return
+        self._git("-c", "fetch.negotiationAlgorithm=noop", "fetch", "--no-tags",
+                  "--no-write-fetch-head", "--no-recurse-submodules", "--quiet",
+                  "--filter=blob:none", "--stdin", "--end-of-options", remote,
+                  input="".join(oid + "\n" for oid in missing))
 
     def integrate(self, namespace: str | None = None, *, replace: bool = False,
                   must_write: bool = False, only: frozenset[str] | None = None) -> Integrated:
