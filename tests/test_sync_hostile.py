@@ -4,7 +4,10 @@ real git push and fetch."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import pytest
 
 from conftest import git, gm, ok
 
@@ -52,6 +55,16 @@ def test_credentials_in_a_remote_url_are_never_printed(team: dict[str, Path]) ->
         assert out.returncode == 8, out.stderr
         assert "SECRETTOKEN" not in out.stdout + out.stderr, command
         assert "127.0.0.1:9/r.git" in out.stdout + out.stderr
+    # A password holding a raw "@" or "/" (git reads up to the last "@"), a token in
+    # the query string, and the remote from config (git's own words are repeated).
+    for other in ("https://bob:tok@SECRETTOKEN@127.0.0.1:9/r.git",
+                  "https://bob:a/SECRETTOKEN@127.0.0.1:9/r.git",
+                  "https://127.0.0.1:9/r.git?private_token=glpat-SECRETTOKEN"):
+        git("config", "remote.pushDefault", other, cwd=a)
+        for args in (["push"], ["pull", other]):
+            out = gm(*args, cwd=a)
+            assert out.returncode == 8, out.stderr
+            assert "SECRETTOKEN" not in out.stdout + out.stderr, (other, out.stderr)
 
 
 def test_a_stale_lock_on_the_remote_is_not_blamed_on_the_host(team: dict[str, Path]) -> None:
@@ -123,6 +136,9 @@ def test_a_thousand_filters_are_refused_in_one_line(team: dict[str, Path]) -> No
         line = _one_line(out.stderr)
         assert "too many --tag values (1000); the limit is 64" in line
     ok(gm("recall", "memory", *many[:128], cwd=a))  # 64 tags: as before
+    same = ["--about", "x"] * 1000  # one value, repeated: each was a clause too
+    out = gm("list", *same, cwd=a)
+    assert out.returncode == 2 and "too many --about values (1000)" in _one_line(out.stderr)
 
 
 def test_a_partition_named_with_our_clone_id_by_someone_else_blocks_nothing(
@@ -201,12 +217,17 @@ def test_one_ref_a_clone_cannot_store_does_not_stop_every_sync(team: dict[str, P
     assert "dfpair/x" not in tracked and "mmmm" not in tracked
 
 
-def test_a_partial_clone_gets_the_memory_blobs_the_filter_left_out(tmp_path: Path) -> None:
-    """'git clone --filter=blob:none': git fetches a missing blob when a command of its
-    own needs it, libgit2 (replay) never does, so every op was skipped as a missing
-    blob and recall found nothing, however often one synced."""
+@pytest.mark.parametrize("how", ["blob:none", "tree:0", "read-first"])
+def test_a_partial_clone_gets_the_memory_blobs_the_filter_left_out(tmp_path: Path,
+                                                                    how: str) -> None:
+    """'git clone --filter=blob:none' (or tree:0): git fetches a missing object when a
+    command of its own needs it, libgit2 (replay) never does, so every op was skipped
+    as a missing blob and recall found nothing, however often one synced; and ops a
+    read skipped before a sync fetched their blobs stayed skipped ("read-first": a
+    plain 'git fetch' with the memory refspec, then a read, then 'git mem sync')."""
     import json
 
+    import craft
     from conftest import make_team
 
     team = make_team(tmp_path)
@@ -218,13 +239,81 @@ def test_a_partial_clone_gets_the_memory_blobs_the_filter_left_out(tmp_path: Pat
         ok(gm("add", f"memory number {i} about the build uses make target t{i}", cwd=a))
     ok(gm("set", "db.engine", "postgres", cwd=a))
     ok(gm("sync", cwd=a))
+    # A memory commit that also carries a big file: never fetched (only ops.jsonl is).
+    import pygit2
+
+    repo = pygit2.Repository(str(a))
+    line = craft.add_op("alice", 90, "alice: a memory beside a big file")
+    tb = repo.TreeBuilder()
+    tb.insert("ops.jsonl", repo.create_blob(line + b"\n"), pygit2.enums.FileMode.BLOB)
+    junk = repo.create_blob(os.urandom(3 * 1024 * 1024))
+    tb.insert("junk.bin", junk, pygit2.enums.FileMode.BLOB)
+    sig = pygit2.Signature("Alice", "alice@example.com", 1768471200, 0)
+    tip = repo.create_commit(None, sig, sig, "pack\n", tb.write(), [])
+    extra = f"refs/memory/{craft.partition('alice@example.com')}"
+    git("push", "-q", "origin", f"{tip}:{extra}", cwd=a)
     partial = tmp_path / "partial"
-    git("clone", "-q", "--filter=blob:none", f"file://{remote}", str(partial), cwd=tmp_path)
+    flt = "tree:0" if how == "tree:0" else "blob:none"
+    git("clone", "-q", f"--filter={flt}", f"file://{remote}", str(partial), cwd=tmp_path)
     git("config", "user.name", "Dee", cwd=partial)
     git("config", "user.email", "dee@example.com", cwd=partial)
+    if how == "read-first":
+        ok(gm("init", "--fetch-refspec", cwd=partial))
+        git("fetch", "-q", "origin", cwd=partial)
+        skipped = json.loads(ok(gm("status", "--json", cwd=partial)).stdout)["data"]
+        assert skipped["skipped_total"] > 0  # what the read could not read yet
     ok(gm("sync", cwd=partial))
     status = json.loads(ok(gm("status", "--json", cwd=partial)).stdout)["data"]
     assert status["skipped_total"] == 0, status["skipped"]
     assert ok(gm("get", "db.engine", cwd=partial)).stdout.strip().startswith("postgres")
     texts = [m["text"] for m in json.loads(ok(gm("list", "--json", cwd=partial)).stdout)["data"]["memories"]]
-    assert len(texts) == 4
+    assert len(texts) == 5
+    missing = git("rev-list", "--objects", "--missing=print", "--all", cwd=partial).stdout
+    assert f"?{junk}" in missing.split()  # the big file was never asked for
+
+
+def test_a_look_alike_name_never_hides_the_real_partition(team: dict[str, Path]) -> None:
+    """With the fetch by name (one unstorable ref on the remote forces it), names equal
+    but for case were taken once, the one whose commit id sorted first: a teammate
+    mined a look-alike of Alice's partition to sort first and Alice's notes stopped
+    reaching anyone (Alice's own sync listed her partition as left out)."""
+    import json
+
+    import craft
+
+    a, b = team["a"], team["b"]
+    ok(gm("add", "alice: lint with ruff", cwd=a))
+    ok(gm("sync", cwd=a))
+    ok(gm("sync", cwd=b))
+    (real,) = [r.split("/", 2)[2] for r in git(
+        "for-each-ref", "--format=%(refname)", "refs/memory/", cwd=a).stdout.split()]
+    remote = a.parent / "remote.git"
+    line = craft.add_op("mallory", 1, "mallory: hello")
+    for attempt in range(400):  # a commit whose id sorts before every other: mined
+        tip = craft.commit_packs(a, [line + b"\n" * (attempt + 1)])[-1]
+        if tip < "08":
+            break
+    git("push", "-q", "origin", f"{tip}:refs/memory/{real.upper()}", cwd=a)
+    git("push", "-q", "origin", f"{tip}:refs/memory/zz", cwd=a)
+    packed = remote / "packed-refs"
+    kept = [ln for ln in (packed.read_text().splitlines() if packed.exists() else [])
+            if not ln.startswith("#")]
+    packed.write_text("\n".join([*kept, f"{tip} refs/memory/zz/x"]) + "\n")
+    ok(gm("add", "alice: deploys freeze on thursday", cwd=a))
+    ok(gm("sync", cwd=a))
+    out = gm("sync", "--json", cwd=b)
+    assert out.returncode == 0, out.stderr
+    assert not any(real in w for w in json.loads(out.stdout)["warnings"])
+    texts = [m["text"] for m in json.loads(ok(gm("list", "--json", cwd=b)).stdout)["data"]["memories"]]
+    assert "alice: deploys freeze on thursday" in texts
+
+
+def test_a_remote_named_like_an_option_is_never_probed(repo: Path) -> None:
+    """A read in a clone with no memory asks the remote whether it holds some
+    (ls-remote): a remote named '--upload-pack=<command>' in git config ran the command."""
+    marker = repo.parent / "pwned-probe"
+    git("config", f"remote.--upload-pack=touch {marker};false.url",
+        str(repo.parent / "nowhere.git"), cwd=repo)
+    ok(gm("status", cwd=repo))
+    ok(gm("recall", "anything", cwd=repo))
+    assert not marker.exists()

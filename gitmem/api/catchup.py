@@ -9,8 +9,9 @@ and leave the rest to one background process:
 
 - bounded: ``Projection.refresh(deadline=...)`` commits what it replayed by the
   deadline (whole commits only) and reports ``complete=False``; under a front
-  end's budget it starts no commit whose replay would overrun it (by the pack's
-  size), while a catch-up's slice always replays at least one;
+  end's budget it starts no commit whose replay could overrun it (by the pack's
+  size, at the gate's worst cost a byte), while a catch-up's slice always
+  replays at least one;
 - one at a time: the catch-up holds ``.git/mem/catch-up.lock`` (an advisory
   lock the OS releases when the process dies); a second one exits at once, and
   a front end that finds it held reads the projection as it is;

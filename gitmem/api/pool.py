@@ -378,6 +378,10 @@ class Pool:
         for name in integ.conflicts:
             self.warn(f"a remote holds commits on this clone's partition {name} that this "
                       "clone does not have; run 'git mem pull' for details")
+
+    def warn_foreign(self, integ: Integrated) -> None:
+        """On a pull only (a read would repeat it on every command, and only the
+        remote's owner can remove such a ref)."""
         if integ.foreign:
             names = ", ".join(integ.foreign[:3]) + (" ..." if len(integ.foreign) > 3 else "")
             self.warn(f"left out {len(integ.foreign)} partition(s) a remote holds under this "

@@ -17,8 +17,7 @@ import msgspec
 from .. import ops
 from ..errors import InvalidInput, NoIdentity, PartitionConflict
 from ..model import InitReport, RekeyReport, SyncReport
-from ..oplog.records import Integrated
-from ..oplog import REF_PREFIX, tracked_partition
+from ..oplog import PACK_FILE, REF_PREFIX, tracked_partition
 from ..oplog.sync import shown as shown_remote
 from . import heal
 from .pool import Pool
@@ -43,7 +42,12 @@ def pull(pool: Pool, remote: str | None = None) -> SyncReport:
         conflicts=integ.conflicts,
     )
     report.refresh = pool.refresh()
-    pool.warn_conflicts(Integrated([], [], [], [], foreign=integ.foreign))
+    if pool.log.filled and pool.read(lambda p: p.skipped(1, reason=f"{PACK_FILE} blob ")
+                                     or p.skipped(1, reason="tree ")):
+        # Ops skipped for a blob or tree a partial clone lacked, fetched just now:
+        # replay cannot revisit a commit it has passed, a rebuild can (rare: once).
+        report.refresh = pool.rebuild()
+    pool.warn_foreign(integ)
     if integ.conflicts:
         raise PartitionConflict(
             f"'{shown_remote(remote)}' holds commits on this clone's partition "

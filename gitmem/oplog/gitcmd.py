@@ -76,10 +76,13 @@ def probe_memory(remote: str, cwd: Path, timeout: float) -> int | None:
     credential prompt; a probe that hangs is killed at the timeout."""
     import subprocess
 
+    if remote.startswith("-") or any(ch in remote for ch in "\0\n\r"):
+        return None  # git would read it as an option ('--upload-pack=<command>' runs it)
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0", SSH_ASKPASS_REQUIRE="never",
                GCM_INTERACTIVE="never")
     try:
-        proc = subprocess.run(["git", "ls-remote", "--refs", remote, "refs/memory/*"],
+        proc = subprocess.run(["git", "ls-remote", "--refs", "--end-of-options", remote,
+                               "refs/memory/*"],
                               cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, encoding="utf-8",
                               errors="replace", timeout=timeout,

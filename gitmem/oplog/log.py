@@ -357,6 +357,11 @@ class Oplog:
         left out because this clone cannot store them (sync.py)."""
         return self._sync.fetch(remote)
 
+    @property
+    def filled(self) -> int:
+        """Objects the last fetch asked for that this partial clone lacked (sync.py)."""
+        return self._sync.filled
+
     def integrate(self, namespace: str | None = None, *, replace: bool = False,
                   must_write: bool = False, only: frozenset[str] | None = None) -> Integrated:
         """Bring fetched partitions into refs/memory/*, checking ancestry (see sync.py);

@@ -214,6 +214,11 @@ class Refs:
         self._packed: Packed | None = None
         self._plain: bool | None = None
 
+    @property
+    def directory(self) -> Path:
+        """Where the loose refs live (``<common dir>/refs``)."""
+        return self._commondir / "refs"
+
     def tracking(self, namespace: str | None = None) -> dict[str, str]:
         """Remote-tracking partitions (of one remote namespace): ref -> tip."""
         return self.under(REMOTE_PREFIX + (namespace + "/" if namespace else ""))

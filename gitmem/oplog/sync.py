@@ -15,7 +15,10 @@ contract is the constructor's signature.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import unicodedata
+from pathlib import Path
 
 from ..errors import (
     DiskError,
@@ -31,6 +34,7 @@ from ..errors import (
 )
 from .gitcmd import Git, last_line
 from .history import History
+from .objects import PACK_FILE
 from .libgit2 import Libgit2, pygit2
 from .purge import Purges
 from .records import Integrated, Pushed
@@ -40,16 +44,43 @@ from .state import State
 _REMOTE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 # A partition's name, as a fetch by name takes it: one ref component git allows,
 # short enough for any file system to hold it with its ".lock" (255 bytes a name).
-_PARTITION = re.compile(r"^(?!\.)[^/\x00-\x20\x7f~^:?*\[\\]+(?<!\.lock)(?<!\.)\Z")
+_PARTITION = re.compile(r"^(?!\.)[^/\x00-\x20\x7f~^:?*\[\\<>\"|]+(?<!\.lock)(?<!\.)\Z")
 MAX_NAME_BYTES = 200
-# A URL's user and password ("https://bob:ghp_...@host/r.git"): never repeated in a
-# message (git strips them from its own; CI logs keep what we print).
-_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
+_RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)),
+                       *(f"LPT{i}" for i in range(1, 10))})  # Windows device names
 
 
-def shown(remote: str) -> str:
-    """A remote as messages may print it: a URL without its user and password."""
-    return _USERINFO.sub("", remote)
+def _as_written(name: str) -> bool:
+    """Whether git mem could have written ``name``: lower case, NFC."""
+    return name == name.lower() and unicodedata.is_normalized("NFC", name)
+
+
+def _folds_case(directory: Path) -> bool:
+    """Whether the file system holding ``directory`` treats names equal but for case
+    as one (macOS and Windows by default)."""
+    other = directory.with_name(directory.name.swapcase())
+    try:
+        return other != directory and os.path.samefile(directory, other)
+    except OSError:
+        return False
+# A URL in a remote or in git's words: its user and password, and its query string
+# ("https://bob:ghp_...@host/r.git", "...?private_token=glpat-..."), are never
+# repeated in a message (CI logs keep what we print).
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"]+")
+
+
+def _without_credentials(url: str) -> str:
+    scheme, rest = url.split("://", 1)
+    # Everything up to the last "@": a password may hold a raw "@" or "/" (git reads
+    # the last "@" too). A path holding "@" loses its host: a message only.
+    rest = rest.rsplit("@", 1)[-1]
+    return f"{scheme}://{rest.split('?', 1)[0].split('#', 1)[0]}"
+
+
+def shown(text: str) -> str:
+    """A remote, or git's message about one, as messages may print it: every URL
+    without its user, password and query string."""
+    return _URL.sub(lambda m: _without_credentials(m.group()), text)
 
 
 def checked_remote(remote: str, source: str | None = None) -> str:
@@ -84,6 +115,7 @@ class Sync:
         self._purges = purges
         self._state = state
         self._libgit2 = libgit2
+        self.filled = 0  # objects the last fetch asked for that a partial clone lacked
 
     def remotes(self) -> list[str]:
         """The names of the configured remotes, sorted."""
@@ -148,7 +180,7 @@ class Sync:
             f"+{REF_PREFIX}*:{REMOTE_PREFIX}{ns}/*",
         )
         if proc.returncode == 0:
-            self._fill_missing(remote)
+            self.filled = self._fill_missing(remote)
             return []
         where = shown(remote)
         here = self._local_failure(proc.stderr, f"fetch from '{where}'")
@@ -172,25 +204,34 @@ class Sync:
         for the file system, 'p' beside 'p/x': a file and a folder at once) failed
         the one fetch of refs/memory/* for every clone, and no sync went through.
         Partitions are single names (refs/memory/<name>); anything else is no
-        partition, and a name another differs from only by case would collide on a
-        case-insensitive file system."""
+        partition, nor is a name Windows cannot hold (<>"| or CON, NUL, ...); names
+        another differs from only by case collide where the file system folds case."""
         listed = self._git("ls-remote", "--refs", "--end-of-options", remote, f"{REF_PREFIX}*")
         if listed.returncode != 0:
             return None
+        names = sorted({line.split("\t", 1)[-1].strip()[len(REF_PREFIX):]
+                        for line in listed.stdout.splitlines()
+                        if line.split("\t", 1)[-1].strip().startswith(REF_PREFIX)})
+        # Names this file system cannot tell apart: on one that folds case (and
+        # Unicode normalisation), twins share one file, so one is taken: the one git
+        # mem writes (lower case, NFC), else the first by name. Never by commit id:
+        # that let a teammate's look-alike, mined to sort first, hide the real one.
+        folds = _folds_case(self._refs.directory)
         take: list[str] = []
         left_out: list[str] = []
-        folded: set[str] = set()
-        for line in sorted(listed.stdout.splitlines()):
-            ref = line.split("\t", 1)[-1].strip()
-            if not ref.startswith(REF_PREFIX):
+        by_key: dict[str, str] = {}
+        for name in sorted(names, key=lambda n: (not _as_written(n), n)):
+            if not _PARTITION.match(name) or len(name.encode()) > MAX_NAME_BYTES or (
+                    name.split(".", 1)[0].upper() in _RESERVED):
+                left_out.append(REF_PREFIX + name)
                 continue
-            name = ref[len(REF_PREFIX):]
-            if (not _PARTITION.match(name) or len(name.encode()) > MAX_NAME_BYTES
-                    or name.casefold() in folded):
-                left_out.append(ref)
+            key = unicodedata.normalize("NFC", name).casefold() if folds else name
+            if key in by_key:
+                left_out.append(REF_PREFIX + name)
                 continue
-            folded.add(name.casefold())
+            by_key[key] = name
             take.append(name)
+        take.sort()
         prefix = f"{REMOTE_PREFIX}{ns}/"
         for ref, tip in self._refs.under(prefix).items():
             if ref[len(prefix):] not in take:
@@ -205,31 +246,50 @@ class Sync:
                 if here is not None:
                     raise here
                 return None
-        self._fill_missing(remote)
+        self.filled = self._fill_missing(remote)
         return left_out
 
-    def _fill_missing(self, remote: str) -> None:
-        """In a partial clone (``git clone --filter=blob:none``), fetch the memory
-        commits' blobs the filter left out: git fetches a missing object when one of
-        its commands needs it, libgit2 (which replays) never does, so every op
-        arrived as a "missing blob" and the team's memory stayed empty however often
-        one synced. Asked for as git asks for them itself (a lazy fetch: noop
-        negotiation, the objects by id); a remote that refuses leaves them listed by
-        status, as before."""
+    def _fill_missing(self, remote: str) -> int:
+        """In a partial clone (``git clone --filter=blob:none`` or ``tree:0``), fetch
+        the memory commits' trees and ``ops.jsonl`` blobs the filter left out, and
+        nothing else they hold; how many objects were asked for. git fetches a
+        missing object when one of its commands needs it, libgit2 (which replays)
+        never does, so every op arrived as a "missing blob" and the team's memory
+        stayed empty however often one synced. Asked for as git's own lazy fetch
+        asks (noop negotiation, ids on stdin): trees first, then the blobs they
+        name. A remote that refuses leaves them listed by status, as before."""
         cfg = self._git("config", "--get-regexp", r"^(remote\..*\.promisor|extensions\.partialclone)$")
         if not any(line.split(" ", 1)[-1].strip().lower() not in ("", "false", "no", "off", "0")
                    for line in cfg.stdout.splitlines()):
-            return  # not a partial clone: nothing can be missing this way
-        walk = self._git("rev-list", "--objects", "--missing=print",
-                         f"--glob={REF_PREFIX}*", f"--glob={REMOTE_PREFIX}*")
-        missing = [line[1:].strip() for line in walk.stdout.splitlines()
-                   if line.startswith("?")]
-        if not missing:
-            return
-        self._git("-c", "fetch.negotiationAlgorithm=noop", "fetch", "--no-tags",
-                  "--no-write-fetch-head", "--no-recurse-submodules", "--quiet",
-                  "--filter=blob:none", "--stdin", "--end-of-options", remote,
-                  input="".join(oid + "\n" for oid in missing))
+            return 0  # not a partial clone: nothing can be missing this way
+        walk = self._git("rev-list", f"--glob={REF_PREFIX}*", f"--glob={REMOTE_PREFIX}*")
+        commits = walk.stdout.split()
+        repo = self._libgit2.repo
+        asked = 0
+        for _ in range(2):  # the trees, then the blobs they name
+            want: list[str] = []
+            for cid in commits:
+                try:
+                    commit = repo.get(cid)
+                    tree_id = commit.tree_id
+                    if tree_id not in repo:
+                        want.append(str(tree_id))
+                        continue
+                    entry = repo[tree_id][PACK_FILE]
+                except (KeyError, ValueError, AttributeError, pygit2.GitError):
+                    continue  # no commit, or no pack in it: replay says what is wrong
+                if entry.id not in repo:
+                    want.append(str(entry.id))
+            if not want:
+                break
+            asked += len(want)
+            done = self._git("-c", "fetch.negotiationAlgorithm=noop", "fetch", "--no-tags",
+                             "--no-write-fetch-head", "--no-recurse-submodules", "--quiet",
+                             "--filter=blob:none", "--stdin", "--end-of-options", remote,
+                             input="".join(oid + "\n" for oid in dict.fromkeys(want)))
+            if done.returncode != 0:
+                break
+        return asked
 
     def integrate(self, namespace: str | None = None, *, replace: bool = False,
                   must_write: bool = False, only: frozenset[str] | None = None) -> Integrated:
@@ -480,7 +540,7 @@ class Sync:
                 continue
             typed = from_os_error(OSError(code, line), self._state.path.parent)
             if typed is not None:
-                typed.message = f"git {what} failed here: {typed.message} ({line.strip()})"
+                typed.message = f"git {what} failed here: {typed.message} ({shown(line.strip())})"
                 return typed
         return None
 
