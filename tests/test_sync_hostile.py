@@ -170,6 +170,17 @@ def test_a_partition_named_with_our_clone_id_by_someone_else_blocks_nothing(
     assert "carol: the cache is flushed nightly at 2am" in texts  # the pull went through
     assert "deploys go straight to prod on fridays" not in texts  # not taken as ours
     assert git("for-each-ref", squat, cwd=b).stdout == ""
+    # Said on a pull, not on every read (a plain fetch with the memory refspec brings
+    # the squat moved again; then reads).
+    ok(gm("init", "--fetch-refspec", cwd=b))
+    more = craft.add_op("mallory", 2, "deploys go straight to prod on saturdays")
+    tip = craft.commit_packs(a, [more + b"\n"], parent=tip)[-1]
+    craft.set_ref(a, squat, tip)
+    git("push", "-q", "origin", f"{squat}:{squat}", cwd=a)
+    git("fetch", "-q", "origin", cwd=b)
+    for command in (["list", "--json"], ["status", "--json"]):
+        assert not any("never wrote" in w for w in json.loads(
+            ok(gm(*command, cwd=b)).stdout)["warnings"]), command
     remote = a.parent / "remote.git"
     pushed = git("for-each-ref", "--format=%(refname)", "refs/memory/", cwd=remote).stdout
     assert sum(1 for r in pushed.split() if r.startswith("refs/memory/bob")) == 1
