@@ -5,6 +5,7 @@ real git push and fetch."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,14 @@ def _one_line(out: str) -> str:
     return lines[0]
 
 
+def _refused_as_option(out: subprocess.CompletedProcess[str], marker: Path) -> str:
+    """The one line a remote that git would read as an option is refused with (exit 2),
+    the command it names never run."""
+    assert out.returncode == 2, out.stderr
+    assert not marker.exists()
+    return _one_line(out.stderr)
+
+
 def test_a_remote_that_is_an_option_never_reaches_git_as_one(team: dict[str, Path]) -> None:
     """'--upload-pack=<command>' as the remote ran the command (sync, pull, push)."""
     a = team["a"]
@@ -26,10 +35,7 @@ def test_a_remote_that_is_an_option_never_reaches_git_as_one(team: dict[str, Pat
     for command, option in (("sync", "--upload-pack"), ("pull", "--upload-pack"),
                             ("push", "--receive-pack")):
         marker = a.parent / f"pwned-{command}"
-        out = gm(command, "--", f"{option}=touch {marker}", cwd=a)
-        assert out.returncode == 2, out.stderr
-        assert not marker.exists()
-        line = _one_line(out.stderr)
+        line = _refused_as_option(gm(command, "--", f"{option}=touch {marker}", cwd=a), marker)
         assert "is not a remote name or URL" in line and "hint:" in line
 
 
@@ -37,10 +43,7 @@ def test_a_remote_from_config_that_is_an_option_is_refused(team: dict[str, Path]
     a = team["a"]
     marker = a.parent / "pwned-config"
     git("config", "branch.main.remote", f"--upload-pack=touch {marker}", cwd=a)
-    out = gm("sync", cwd=a)
-    assert out.returncode == 2, out.stderr
-    assert not marker.exists()
-    line = _one_line(out.stderr)
+    line = _refused_as_option(gm("sync", cwd=a), marker)
     assert "branch.main.remote" in line and "git config --unset branch.main.remote" in line
 
 
