@@ -331,3 +331,15 @@ def test_a_remote_named_like_an_option_is_never_probed(repo: Path) -> None:
     ok(gm("status", cwd=repo))
     ok(gm("recall", "anything", cwd=repo))
     assert not marker.exists()
+
+
+def test_a_tracked_link_out_of_the_tree_is_named_as_a_link(repo: Path) -> None:
+    """'about g' on a tracked symlink to /dev/zero said "outside the repository", which
+    the user, looking at g in the tree, could not make sense of."""
+    (repo / "g").symlink_to("/dev/zero")
+    git("add", "g", cwd=repo)
+    for args in (["about", "g"], ["add", "g streams zeros", "--path", "g"]):
+        out = gm(*args, cwd=repo)
+        assert out.returncode == 2, out.stderr
+        line = _one_line(out.stderr)
+        assert "'g' is a symbolic link to /dev/zero, outside the repository" in line

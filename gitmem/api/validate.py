@@ -9,6 +9,7 @@ applies), and ``check_writable`` runs the very checks every reader runs.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -122,6 +123,11 @@ def repo_paths(paths: Iterable[str], cwd: Path, root: Path) -> list[str]:
         try:
             rel = full.relative_to(base).as_posix()
         except ValueError:
+            if os.path.islink(cwd / p):  # a tracked link out of the tree: say so
+                raise InvalidInput(
+                    f"path '{p}' is a symbolic link to {full}, outside the repository",
+                    "anchor a path inside the work tree (the link's folder, or a file "
+                    "beside it)") from None
             raise InvalidInput(
                 f"path '{p}' is outside the repository", "give a path inside the work tree"
             ) from None
