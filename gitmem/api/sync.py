@@ -18,7 +18,7 @@ from .. import ops
 from ..errors import InvalidInput, NoIdentity, PartitionConflict
 from ..model import InitReport, RekeyReport, SyncReport
 from ..oplog import PACK_FILE, REF_PREFIX, tracked_partition
-from ..oplog.sync import shown as shown_remote
+from ..oplog.remotes import shown as shown_remote
 from . import heal
 from .pool import Pool
 

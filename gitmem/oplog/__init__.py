@@ -27,6 +27,8 @@ The modules, bottom up:
   append.py     flock, then objects, then the ref by compare-and-swap
   purge.py      rewriting a partition without some ops; the purge record
   sync.py       fetch, integrate, push (given its collaborators, not a mixin)
+  remotes.py    what a remote hands us, judged: names and URLs, partition names a
+                clone can store, what a partial clone lacks
   log.py        Oplog: the facade the api and the projection use
 """
 

@@ -76,7 +76,9 @@ def probe_memory(remote: str, cwd: Path, timeout: float) -> int | None:
     credential prompt; a probe that hangs is killed at the timeout."""
     import subprocess
 
-    if remote.startswith("-") or any(ch in remote for ch in "\0\n\r"):
+    from .remotes import option_like
+
+    if option_like(remote):
         return None  # git would read it as an option ('--upload-pack=<command>' runs it)
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0", SSH_ASKPASS_REQUIRE="never",
                GCM_INTERACTIVE="never")

@@ -15,15 +15,11 @@ contract is the constructor's signature.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import unicodedata
-from pathlib import Path
 
 from ..errors import (
     DiskError,
     GitMemError,
-    InvalidInput,
     NoRemote,
     PushRejected,
     ReadOnly,
@@ -34,67 +30,15 @@ from ..errors import (
 )
 from .gitcmd import Git, last_line
 from .history import History
-from .objects import PACK_FILE
 from .libgit2 import Libgit2, pygit2
 from .purge import Purges
 from .records import Integrated, Pushed
 from .refs import REF_PREFIX, REMOTE_PREFIX, Refs, own_partitions, tracked_partition
+from .remotes import (PROMISOR_KEYS, checked_remote, missing_pack_objects, partial_clone, shown,
+                      storable)
 from .state import State
 
 _REMOTE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")
-# A partition's name, as a fetch by name takes it: one ref component git allows,
-# short enough for any file system to hold it with its ".lock" (255 bytes a name).
-_PARTITION = re.compile(r"^(?!\.)[^/\x00-\x20\x7f~^:?*\[\\<>\"|]+(?<!\.lock)(?<!\.)\Z")
-MAX_NAME_BYTES = 200
-_RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)),
-                       *(f"LPT{i}" for i in range(1, 10))})  # Windows device names
-
-
-def _as_written(name: str) -> bool:
-    """Whether git mem could have written ``name``: lower case, NFC."""
-    return name == name.lower() and unicodedata.is_normalized("NFC", name)
-
-
-def _folds_case(directory: Path) -> bool:
-    """Whether the file system holding ``directory`` treats names equal but for case
-    as one (macOS and Windows by default)."""
-    other = directory.with_name(directory.name.swapcase())
-    try:
-        return other != directory and os.path.samefile(directory, other)
-    except OSError:
-        return False
-# A URL in a remote or in git's words: its user and password, and its query string
-# ("https://bob:ghp_...@host/r.git", "...?private_token=glpat-..."), are never
-# repeated in a message (CI logs keep what we print).
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"]+")
-
-
-def _without_credentials(url: str) -> str:
-    scheme, rest = url.split("://", 1)
-    # Everything up to the last "@": a password may hold a raw "@" or "/" (git reads
-    # the last "@" too). A path holding "@" loses its host: a message only.
-    rest = rest.rsplit("@", 1)[-1]
-    return f"{scheme}://{rest.split('?', 1)[0].split('#', 1)[0]}"
-
-
-def shown(text: str) -> str:
-    """A remote, or git's message about one, as messages may print it: every URL
-    without its user, password and query string."""
-    return _URL.sub(lambda m: _without_credentials(m.group()), text)
-
-
-def checked_remote(remote: str, source: str | None = None) -> str:
-    """``remote`` (a name, a URL or a path), refused when git would read it as
-    something else: one beginning with "-" is an option to git
-    ("--upload-pack=<command>" runs the command), a NUL or a newline ends it.
-    ``source``: the config key it came from (else: the command line)."""
-    if remote.startswith("-") or any(ch in remote for ch in "\0\n\r"):
-        where = f" (from git config {source})" if source else ""
-        raise InvalidInput(
-            f"{shown(remote)[:80]!r}{where} is not a remote name or URL",
-            "name a remote ('git remote -v' lists them) or give its URL"
-            + (f"; fix it with: git config --unset {source}" if source else ""))
-    return remote
 # git's words for a ref that cannot be created because another ref is in the way
 # (refs/files-backend.c): "cannot lock ref 'A': 'A/x' exists; cannot create 'A'".
 _EXISTS = re.compile(r"cannot lock ref '([^']+)': '([^']+)' exists")
@@ -203,35 +147,14 @@ class Sync:
         Why: one ref a teammate pushed that this clone cannot store (a name too long
         for the file system, 'p' beside 'p/x': a file and a folder at once) failed
         the one fetch of refs/memory/* for every clone, and no sync went through.
-        Partitions are single names (refs/memory/<name>); anything else is no
-        partition, nor is a name Windows cannot hold (<>"| or CON, NUL, ...); names
-        another differs from only by case collide where the file system folds case."""
+        Which names are taken: remotes.storable."""
         listed = self._git("ls-remote", "--refs", "--end-of-options", remote, f"{REF_PREFIX}*")
         if listed.returncode != 0:
             return None
-        names = sorted({line.split("\t", 1)[-1].strip()[len(REF_PREFIX):]
-                        for line in listed.stdout.splitlines()
-                        if line.split("\t", 1)[-1].strip().startswith(REF_PREFIX)})
-        # Names this file system cannot tell apart: on one that folds case (and
-        # Unicode normalisation), twins share one file, so one is taken: the one git
-        # mem writes (lower case, NFC), else the first by name. Never by commit id:
-        # that let a teammate's look-alike, mined to sort first, hide the real one.
-        folds = _folds_case(self._refs.directory)
-        take: list[str] = []
-        left_out: list[str] = []
-        by_key: dict[str, str] = {}
-        for name in sorted(names, key=lambda n: (not _as_written(n), n)):
-            if not _PARTITION.match(name) or len(name.encode()) > MAX_NAME_BYTES or (
-                    name.split(".", 1)[0].upper() in _RESERVED):
-                left_out.append(REF_PREFIX + name)
-                continue
-            key = unicodedata.normalize("NFC", name).casefold() if folds else name
-            if key in by_key:
-                left_out.append(REF_PREFIX + name)
-                continue
-            by_key[key] = name
-            take.append(name)
-        take.sort()
+        names = {line.split("\t", 1)[-1].strip()[len(REF_PREFIX):]
+                 for line in listed.stdout.splitlines()
+                 if line.split("\t", 1)[-1].strip().startswith(REF_PREFIX)}
+        take, left_out = storable(names, self._refs.directory)
         prefix = f"{REMOTE_PREFIX}{ns}/"
         for ref, tip in self._refs.under(prefix).items():
             if ref[len(prefix):] not in take:
@@ -258,35 +181,19 @@ class Sync:
         stayed empty however often one synced. Asked for as git's own lazy fetch
         asks (noop negotiation, ids on stdin): trees first, then the blobs they
         name. A remote that refuses leaves them listed by status, as before."""
-        cfg = self._git("config", "--get-regexp", r"^(remote\..*\.promisor|extensions\.partialclone)$")
-        if not any(line.split(" ", 1)[-1].strip().lower() not in ("", "false", "no", "off", "0")
-                   for line in cfg.stdout.splitlines()):
+        if not partial_clone(self._git("config", "--get-regexp", PROMISOR_KEYS).stdout):
             return 0  # not a partial clone: nothing can be missing this way
-        walk = self._git("rev-list", f"--glob={REF_PREFIX}*", f"--glob={REMOTE_PREFIX}*")
-        commits = walk.stdout.split()
-        repo = self._libgit2.repo
+        commits = self._git("rev-list", f"--glob={REF_PREFIX}*", f"--glob={REMOTE_PREFIX}*").stdout
         asked = 0
         for _ in range(2):  # the trees, then the blobs they name
-            want: list[str] = []
-            for cid in commits:
-                try:
-                    commit = repo.get(cid)
-                    tree_id = commit.tree_id
-                    if tree_id not in repo:
-                        want.append(str(tree_id))
-                        continue
-                    entry = repo[tree_id][PACK_FILE]
-                except (KeyError, ValueError, AttributeError, pygit2.GitError):
-                    continue  # no commit, or no pack in it: replay says what is wrong
-                if entry.id not in repo:
-                    want.append(str(entry.id))
+            want = missing_pack_objects(self._libgit2.repo, commits.split())
             if not want:
                 break
             asked += len(want)
             done = self._git("-c", "fetch.negotiationAlgorithm=noop", "fetch", "--no-tags",
                              "--no-write-fetch-head", "--no-recurse-submodules", "--quiet",
                              "--filter=blob:none", "--stdin", "--end-of-options", remote,
-                             input="".join(oid + "\n" for oid in dict.fromkeys(want)))
+                             input="".join(oid + "\n" for oid in want))
             if done.returncode != 0:
                 break
         return asked

@@ -1,0 +1,145 @@
+"""What a remote hands us, judged before it reaches git, a ref or a message.
+
+Why this exists: a remote is someone else's. Its name or URL may come from a
+config a teammate suggested, its refs from anyone who can push, its objects
+from a partial clone's filter; each reaches a git command line, the file
+system or the terminal. The rules for each are here, as plain functions
+(sync.py runs the commands):
+
+- remote names and URLs: one git would read as an option is refused
+  (``checked_remote``), and a URL is shown without its user, password and
+  query string (``shown``);
+- partition names: which of a remote's refs this clone can store as tracking
+  refs (``storable``);
+- partial clones: which objects the memory commits need and this clone lacks
+  (``missing_pack_objects``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput
+from .libgit2 import pygit2
+from .objects import PACK_FILE
+
+# A URL in a remote or in git's words: its user and password, and its query string
+# ("https://bob:ghp_...@host/r.git", "...?private_token=glpat-..."), are never
+# repeated in a message (CI logs keep what we print).
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"]+")
+
+
+def _without_credentials(url: str) -> str:
+    scheme, rest = url.split("://", 1)
+    # Everything up to the last "@": a password may hold a raw "@" or "/" (git reads
+    # the last "@" too). A path holding "@" loses its host: a message only.
+    rest = rest.rsplit("@", 1)[-1]
+    return f"{scheme}://{rest.split('?', 1)[0].split('#', 1)[0]}"
+
+
+def shown(text: str) -> str:
+    """A remote, or git's message about one, as messages may print it: every URL
+    without its user, password and query string."""
+    return _URL.sub(lambda m: _without_credentials(m.group()), text)
+
+
+def option_like(remote: str) -> bool:
+    """Whether git would read ``remote`` as something else than a remote: an option
+    ("--upload-pack=<command>" runs the command), or a value a NUL or newline ends."""
+    return remote.startswith("-") or any(ch in remote for ch in "\0\n\r")
+
+
+def checked_remote(remote: str, source: str | None = None) -> str:
+    """``remote`` (a name, a URL or a path), refused when ``option_like``.
+    ``source``: the config key it came from (else: the command line)."""
+    if option_like(remote):
+        where = f" (from git config {source})" if source else ""
+        raise InvalidInput(
+            f"{shown(remote)[:80]!r}{where} is not a remote name or URL",
+            "name a remote ('git remote -v' lists them) or give its URL"
+            + (f"; fix it with: git config --unset {source}" if source else ""))
+    return remote
+
+
+# A partition's name, as a fetch by name takes it: one ref component git allows,
+# short enough for any file system to hold it with its ".lock" (255 bytes a name),
+# and none Windows cannot hold.
+_PARTITION = re.compile(r"^(?!\.)[^/\x00-\x20\x7f~^:?*\[\\<>\"|]+(?<!\.lock)(?<!\.)\Z")
+MAX_NAME_BYTES = 200
+_RESERVED = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)),
+                       *(f"LPT{i}" for i in range(1, 10))})  # Windows device names
+
+
+def _as_written(name: str) -> bool:
+    """Whether git mem could have written ``name``: lower case, NFC."""
+    return name == name.lower() and unicodedata.is_normalized("NFC", name)
+
+
+def folds_case(directory: Path) -> bool:
+    """Whether the file system holding ``directory`` treats names equal but for case
+    as one (macOS and Windows by default)."""
+    other = directory.with_name(directory.name.swapcase())
+    try:
+        return other != directory and os.path.samefile(directory, other)
+    except OSError:
+        return False
+
+
+def storable(names: Iterable[str], refs_dir: Path) -> tuple[list[str], list[str]]:
+    """(the names under refs/memory/ a fetch by name takes, sorted; the refs left out).
+
+    Partitions are single names; anything else is no partition, nor is a name too
+    long or one Windows cannot hold. Names this file system cannot tell apart (it
+    folds case, and Unicode normalisation) share one file: one is taken, the one
+    git mem writes (lower case, NFC), else the first by name, never by commit id
+    (that let a teammate's look-alike, mined to sort first, hide the real one)."""
+    folds = folds_case(refs_dir)
+    take: list[str] = []
+    left_out: list[str] = []
+    seen: set[str] = set()
+    for name in sorted(set(names), key=lambda n: (not _as_written(n), n)):
+        key = unicodedata.normalize("NFC", name).casefold() if folds else name
+        if (not _PARTITION.match(name) or len(name.encode()) > MAX_NAME_BYTES
+                or name.split(".", 1)[0].upper() in _RESERVED or key in seen):
+            left_out.append("refs/memory/" + name)
+            continue
+        seen.add(key)
+        take.append(name)
+    return sorted(take), left_out
+
+
+# The config that makes a clone partial (`git config --get-regexp` reads it).
+PROMISOR_KEYS = r"^(remote\..*\.promisor|extensions\.partialclone)$"
+
+
+def partial_clone(config: str) -> bool:
+    """Whether ``git config --get-regexp PROMISOR_KEYS``'s output names a promisor
+    remote (a clone made with --filter)."""
+    return any(line.split(" ", 1)[-1].strip().lower() not in ("", "false", "no", "off", "0")
+               for line in config.splitlines())
+
+
+def missing_pack_objects(repo: Any, commits: list[str]) -> list[str]:
+    """The trees of ``commits`` this repository lacks, and the ``ops.jsonl`` blobs its
+    trees name and it lacks; nothing else a memory commit holds (a big file beside
+    the pack is never asked for). Fetching them, then asking again, fills a partial
+    clone in two rounds."""
+    want: dict[str, None] = {}
+    for cid in commits:
+        try:
+            commit = repo.get(cid)
+            tree_id = commit.tree_id
+            if tree_id not in repo:
+                want[str(tree_id)] = None
+                continue
+            entry = repo[tree_id][PACK_FILE]
+        except (KeyError, ValueError, AttributeError, pygit2.GitError):
+            continue  # no commit, or no pack in it: replay says what is wrong
+        if entry.id not in repo:
+            want[str(entry.id)] = None
+    return list(want)
