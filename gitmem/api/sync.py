@@ -29,12 +29,13 @@ def pull(pool: Pool, remote: str | None = None) -> SyncReport:
     # A partition ref of ours that is not a commit: git's own fetch may fail on it
     # (an object that is missing) and a push would spread it; say what is wrong.
     pool.log.check_own_tips("fetched")
-    left_out = pool.log.fetch(remote)
-    if left_out:
+    fetched = pool.log.fetch(remote)
+    if fetched.left_out:
+        left_out = fetched.left_out
         shown = ", ".join(r[len(REF_PREFIX):][:60] for r in left_out[:3])
         pool.warn(f"left out {len(left_out)} ref(s) of '{shown_remote(remote)}' that this clone "
-                  f"cannot store ({shown}{' ...' if len(left_out) > 3 else ''}): no partition "
-                  "has such a name")
+                  f"cannot store ({shown}{' ...' if len(left_out) > 3 else ''}): not a "
+                  "partition's name, or one this file system cannot tell from another")
     integ = pool.log.integrate(pool.log.namespace(remote), replace=True, must_write=True)
     report = SyncReport(
         remote=shown_remote(remote), fetched=True, created=integ.created,
@@ -42,7 +43,7 @@ def pull(pool: Pool, remote: str | None = None) -> SyncReport:
         conflicts=integ.conflicts,
     )
     report.refresh = pool.refresh()
-    if pool.log.filled and pool.read(lambda p: p.skipped(1, reason=f"{PACK_FILE} blob ")
+    if fetched.filled and pool.read(lambda p: p.skipped(1, reason=f"{PACK_FILE} blob ")
                                      or p.skipped(1, reason="tree ")):
         # Ops skipped for a blob or tree a partial clone lacked, fetched just now:
         # replay cannot revisit a commit it has passed, a rebuild can (rare: once).

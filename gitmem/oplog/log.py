@@ -21,7 +21,7 @@ from .gitconfig import GitConfig
 from .history import History
 from .libgit2 import Libgit2
 from .objects import Objects
-from .records import Appended, Integrated, Pack, Pushed, Rewrite
+from .records import Appended, Fetched, Integrated, Pack, Pushed, Rewrite
 from .refs import (REF_PREFIX, REMOTE_PREFIX, Refs, RefsView, own_partitions,
                    tracked_partition)
 from .state import State
@@ -352,15 +352,9 @@ class Oplog:
         """Remote-tracking partitions: ref under refs/memory-remotes/ -> tip."""
         return self._refs.tracking(namespace)
 
-    def fetch(self, remote: str) -> list[str]:
-        """Fetch every partition of ``remote`` into the private namespace; the refs
-        left out because this clone cannot store them (sync.py)."""
+    def fetch(self, remote: str) -> Fetched:
+        """Fetch every partition of ``remote`` into the private namespace (sync.py)."""
         return self._sync.fetch(remote)
-
-    @property
-    def filled(self) -> int:
-        """Objects the last fetch asked for that this partial clone lacked (sync.py)."""
-        return self._sync.filled
 
     def integrate(self, namespace: str | None = None, *, replace: bool = False,
                   must_write: bool = False, only: frozenset[str] | None = None) -> Integrated:

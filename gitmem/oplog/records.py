@@ -61,6 +61,13 @@ class Integrated(msgspec.Struct):
     foreign: list[str] = msgspec.field(default_factory=list)
 
 
+class Fetched(msgspec.Struct):
+    """What fetching a remote's partitions did beyond the fetch itself."""
+
+    left_out: list[str]  # refs under refs/memory/ this clone cannot store (remotes.storable)
+    filled: int = 0  # objects a partial clone lacked and asked for (remotes.missing_pack_objects)
+
+
 class Pushed(msgspec.Struct):
     """One partition a push sent (or found already there)."""
 

@@ -32,7 +32,7 @@ from .gitcmd import Git, last_line
 from .history import History
 from .libgit2 import Libgit2, pygit2
 from .purge import Purges
-from .records import Integrated, Pushed
+from .records import Fetched, Integrated, Pushed
 from .refs import REF_PREFIX, REMOTE_PREFIX, Refs, own_partitions, tracked_partition
 from .remotes import (PROMISOR_KEYS, checked_remote, missing_pack_objects, partial_clone, shown,
                       storable)
@@ -59,7 +59,6 @@ class Sync:
         self._purges = purges
         self._state = state
         self._libgit2 = libgit2
-        self.filled = 0  # objects the last fetch asked for that a partial clone lacked
 
     def remotes(self) -> list[str]:
         """The names of the configured remotes, sorted."""
@@ -113,10 +112,10 @@ class Sync:
         """Remote-tracking partitions: ref under refs/memory-remotes/ -> tip."""
         return self._refs.tracking(namespace)
 
-    def fetch(self, remote: str) -> list[str]:
-        """Fetch every partition of ``remote`` into the private namespace; the refs
+    def fetch(self, remote: str) -> Fetched:
+        """Fetch every partition of ``remote`` into the private namespace: the refs
         under refs/memory/ left out because this clone cannot store them (see
-        _fetch_storable), usually none."""
+        _fetch_storable, usually none), and the objects a partial clone lacked."""
         ns = self.namespace(checked_remote(remote))
         proc = self._git(
             "fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
@@ -124,15 +123,14 @@ class Sync:
             f"+{REF_PREFIX}*:{REMOTE_PREFIX}{ns}/*",
         )
         if proc.returncode == 0:
-            self.filled = self._fill_missing(remote)
-            return []
+            return Fetched([], self._fill_missing(remote))
         where = shown(remote)
         here = self._local_failure(proc.stderr, f"fetch from '{where}'")
         if here is not None:
             raise here
         left_out = self._fetch_storable(remote, ns)
         if left_out is not None:
-            return left_out
+            return Fetched(left_out, self._fill_missing(remote))
         raise RemoteError(
             f"git fetch from '{where}' failed: {shown(last_line(proc.stderr))}",
             "check the remote's name or URL and your access (git fetch "
@@ -151,9 +149,8 @@ class Sync:
         listed = self._git("ls-remote", "--refs", "--end-of-options", remote, f"{REF_PREFIX}*")
         if listed.returncode != 0:
             return None
-        names = {line.split("\t", 1)[-1].strip()[len(REF_PREFIX):]
-                 for line in listed.stdout.splitlines()
-                 if line.split("\t", 1)[-1].strip().startswith(REF_PREFIX)}
+        refs = (line.split("\t", 1)[-1].strip() for line in listed.stdout.splitlines())
+        names = {ref[len(REF_PREFIX):] for ref in refs if ref.startswith(REF_PREFIX)}
         take, left_out = storable(names, self._refs.directory)
         prefix = f"{REMOTE_PREFIX}{ns}/"
         for ref, tip in self._refs.under(prefix).items():
@@ -169,7 +166,6 @@ class Sync:
                 if here is not None:
                     raise here
                 return None
-        self.filled = self._fill_missing(remote)
         return left_out
 
     def _fill_missing(self, remote: str) -> int:
