@@ -1,8 +1,8 @@
 """A shallow fetch of the memory refs (``git fetch --depth 1`` with the memory
 refspec, as a CI job might) leaves each partition's tip without its history:
 replay reads only what the clone has. ``status`` must say so, with the way out
-(``git fetch --unshallow``, then ``git mem rebuild``), and never hang or fail on
-what ``.git/shallow`` holds."""
+(``git fetch --unshallow``), the next read must take in the history that brings
+(it moves no tip), and nothing may hang or fail on what ``.git/shallow`` holds."""
 
 from __future__ import annotations
 
@@ -42,11 +42,58 @@ def test_status_says_a_shallow_fetch_cut_the_history(team: dict[str, Path], tmp_
     assert texts(ci, "spec deploy release notes") == ["release notes are written by the on-call person"]
     assert _status(ci)["shallow"] is True
     out = ok(gm("status", cwd=ci)).stdout
-    assert "history cut" in out and "git fetch --unshallow" in out and "git mem rebuild" in out
+    assert "history cut" in out and "git fetch --unshallow" in out
     git("fetch", "-q", "--unshallow", "origin", _SPEC, cwd=ci)
-    ok(gm("rebuild", cwd=ci))
+    # No rebuild: the history arrived under tips already replayed, and is read.
     assert len(texts(ci, "spec deploy release notes")) == 3
     assert _status(ci)["shallow"] is False
+
+
+def test_history_a_deepen_brings_is_read_step_by_step(team: dict[str, Path], tmp_path: Path) -> None:
+    """--deepen leaves the clone shallow (still cut), yet what it brings is read."""
+    ci = _shallow_clone(team, tmp_path)
+    assert len(texts(ci, "spec deploy release notes")) == 1
+    git("fetch", "-q", "--deepen", "1", "origin", _SPEC, cwd=ci)
+    assert len(texts(ci, "spec deploy release notes")) == 2
+    assert _status(ci)["shallow"] is True
+    git("fetch", "-q", "--unshallow", "origin", _SPEC, cwd=ci)
+    assert len(texts(ci, "spec deploy release notes")) == 3
+    assert _status(ci)["shallow"] is False
+
+
+def test_a_hook_after_the_history_arrives_leaves_the_replay_to_the_next_command(
+        team: dict[str, Path], tmp_path: Path) -> None:
+    """The prompt hook answers within its budget from the rows it has; it must not
+    record the new .git/shallow as replayed, or no later read would take the history in."""
+    ci = _shallow_clone(team, tmp_path)
+    assert len(texts(ci, "spec deploy release notes")) == 1
+    git("fetch", "-q", "--unshallow", "origin", _SPEC, cwd=ci)
+    prompt = json.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(ci),
+                         "session_id": "s1", "prompt": "where do the tests live"})
+    ok(gm("hook", "user-prompt", input=prompt, cwd=ci))
+    assert len(texts(ci, "spec deploy release notes")) == 3
+
+
+def test_a_shallow_fetch_into_a_whole_clone_is_made_whole_again(team: dict[str, Path],
+                                                                tmp_path: Path) -> None:
+    """A clone that had the whole history takes a shallow fetch of newer tips (a CI
+    cache, say): integration cannot prove the new tip descends from the old one, so
+    its ops wait (nothing is lost meanwhile) and are read once the history arrives."""
+    a, b = team["a"], team["b"]
+    ok(gm("add", "the first memory of a", cwd=a))
+    ok(gm("push", cwd=a))
+    remote = git("remote", "get-url", "origin", cwd=a).stdout.strip()
+    git("remote", "set-url", "origin", f"file://{remote}", cwd=b)
+    ok(gm("pull", cwd=b))
+    assert texts(b, "first memory") == ["the first memory of a"]
+    for text in ("a second memory of a", "a third memory of a"):
+        ok(gm("add", text, cwd=a))
+    ok(gm("push", cwd=a))
+    git("fetch", "-q", "--depth", "1", "origin", _SPEC, cwd=b)
+    assert texts(b, "first second third memory") == ["the first memory of a"]
+    git("fetch", "-q", "--unshallow", "origin", _SPEC, cwd=b)
+    assert sorted(texts(b, "first second third memory")) == [
+        "a second memory of a", "a third memory of a", "the first memory of a"]
 
 
 def test_a_shallow_clone_of_the_code_alone_is_not_a_cut(team: dict[str, Path], tmp_path: Path) -> None:

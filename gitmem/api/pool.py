@@ -327,6 +327,13 @@ class Pool:
         if self.skip_refresh and not full:
             self.behind = True
             return self.last_refresh or RefreshReport(complete=False)
+        cut = proj.shallow_cut()
+        # History a shallow fetch had cut arrived since (marks.SHALLOW_KEY): it moved no
+        # tip, so only a replay of everything reads it. Not under a front end's budget:
+        # a hook answers from the rows it has, and the next command replays.
+        pending = cut is not None and cut != self.log.shallow_key()
+        if pending and self.deadline is None:
+            full = True
         view = self.log.refs_view()  # before integrating: see _mark
         loose = len(view.loose) if view is not None else 0
         if loose > refsmarks.PACK_LOOSE_FROM:
@@ -350,6 +357,11 @@ class Pool:
                               deadline=None if full else self.deadline, mark=mark,
                               budget=self.budget and self.deadline is not None)
         self.log.save_memos()
+        if report.complete and (full or (report.ops_applied and not pending)):
+            # (Looked at only when rows were replayed: up to 10k lookups in a shallow clone.)
+            now_cut = self.log.shallow_key() if self.log.cut_by_shallow() else None
+            if now_cut != cut:
+                proj.set_shallow_cut(now_cut)
         if loose > refsmarks.PACK_LOOSE_FROM and self.deadline is None:
             self.pack_flooded()  # (a hook's read has no time for it: the catch-up packs)
         self.behind = not report.complete

@@ -414,7 +414,7 @@ def status(st: api.Status) -> str:
                    + ", ".join(i[:12] for i in st.future_dated_ids))
     if st.shallow:
         out.append("history cut: a shallow fetch left partitions without their older ops; "
-                   "run 'git fetch --unshallow', then 'git mem rebuild'")
+                   "run 'git fetch --unshallow' (the next command reads the history it brings)")
     u = st.unpushed
     if u is not None:
         if u["commits"]:

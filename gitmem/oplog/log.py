@@ -163,6 +163,14 @@ class Oplog:
         """A shallow fetch may have left some partition without its history (status)."""
         return self._history.cut_by_shallow(self.commondir / "shallow")
 
+    def shallow_key(self) -> str | None:
+        """``.git/shallow`` by identity (a stat), None when there is none: git
+        rewrites it, by rename, on every fetch that deepens or unshallows."""
+        from .packedrefs import file_identity
+
+        found = file_identity(self.commondir / "shallow")
+        return None if found is None else ",".join(map(str, found))
+
     def tips(self, refs: list[str]) -> dict[str, str]:
         """The tips of the refs ``refs`` (partitions or remote-tracking ones) that
         exist, each looked up alone: a few among 20,000 cost what a few cost."""

@@ -89,3 +89,23 @@ def settle(c: sqlite3.Connection, mark: RefsMark | None, complete: bool,
                   "DO UPDATE SET value = excluded.value", (MARK_KEY, mark.value))
     else:
         c.execute("DELETE FROM meta WHERE key = ?", (MARK_KEY,))
+
+
+# The .git/shallow (Oplog.shallow_key) under which the replayed rows were made while
+# a shallow fetch had cut a partition's history; absent when nothing was cut. History
+# that arrives later (fetch --deepen, --unshallow) moves no tip, so no refresh would
+# replay it: a read that finds the file changed since replays everything, once.
+SHALLOW_KEY = "shallow_cut"
+
+
+def shallow_cut(c: sqlite3.Connection) -> str | None:
+    row = c.execute("SELECT value FROM meta WHERE key = ?", (SHALLOW_KEY,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_shallow_cut(c: sqlite3.Connection, value: str | None) -> None:
+    if value is None:
+        c.execute("DELETE FROM meta WHERE key = ?", (SHALLOW_KEY,))
+    else:
+        c.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) "
+                  "DO UPDATE SET value = excluded.value", (SHALLOW_KEY, value))

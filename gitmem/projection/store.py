@@ -302,6 +302,22 @@ class Projection:
         """The mark of the refs the replayed tips are the listing of (marks.py), or None."""
         return marks.recorded(self._c)
 
+    @guarded_read
+    def shallow_cut(self) -> str | None:
+        """The .git/shallow the rows were replayed under while it cut history (marks.py)."""
+        return marks.shallow_cut(self._c)
+
+    @guarded
+    def set_shallow_cut(self, value: str | None) -> None:
+        c = self._c
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            marks.set_shallow_cut(c, value)
+            c.execute("COMMIT")
+        except BaseException:
+            connection.rollback(c)
+            raise
+
     @guarded
     def refresh(self, source: LogSource, *, full: bool = False, embed: bool = True,
                 deadline: float | None = None, mark: RefsMark | None = None,
