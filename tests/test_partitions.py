@@ -339,3 +339,26 @@ def test_a_listing_reads_the_loose_files_before_packed_refs(team: dict[str, Path
     with gitmem.open(a) as store:
         assert store.log.partitions()
     assert order[:2] == ["loose", "packed"], order
+
+
+def test_partitions_whose_names_differ_only_in_encoding_are_told_apart(team: dict[str, Path]) -> None:
+    """A teammate pushes two partitions named 'café-...' in NFC and in NFD: git holds
+    them apart, and status must not print them alike (git mem writes ASCII names only,
+    so every other character is printed as an escape)."""
+    import unicodedata
+
+    alice, bob = team["a"], team["b"]
+    ok(gm("add", "the staging deploy needs the vpn up", cwd=alice))
+    tip = git("rev-parse", "HEAD", cwd=alice).stdout.strip()  # any commit will do as a tip
+    nfc = unicodedata.normalize("NFC", "café-0badc0de-0123456789ab")
+    nfd = unicodedata.normalize("NFD", nfc)
+    assert nfc != nfd
+    for name in (nfc, nfd):
+        git("update-ref", f"refs/memory/{name}", tip, cwd=alice)
+    git("push", "-q", "origin", "refs/memory/*:refs/memory/*", cwd=alice)
+    ok(gm("pull", cwd=bob))
+    out = ok(gm("status", cwd=bob)).stdout
+    lines = [line for line in out.splitlines() if "0badc0de" in line and " ops " in line]
+    assert len(lines) == 2, out  # (their ops are skipped: alice does not own them)
+    assert "caf\\xe9-0badc0de" in out and "cafe\\u0301-0badc0de" in out, out
+    assert nfc not in out and nfd not in out

@@ -61,6 +61,14 @@ class Ops(TypedDict):
     ops: list[OpInfo]
 
 
+def ref_name(name: str) -> str:
+    """A partition's name as printed: git mem writes ASCII names only (a slug, two hex
+    parts), so any other character came from a teammate and is written as an escape.
+    Two refs that differ only in how an accent is encoded (NFC "café", NFD "café")
+    would otherwise look the same in ``status`` while git holds them apart."""
+    return name if name.isascii() else name.encode("ascii", "backslashreplace").decode("ascii")
+
+
 def clip_line(text: str | None, n: int = 70) -> str:
     first = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
     return first if len(first) <= n else first[: n - 1] + "…"
@@ -388,7 +396,7 @@ def status(st: api.Status) -> str:
     out.append(f"partitions: {total}")
     for p in st.partitions:
         mark = "*" if p.mine else " "
-        out.append(f"  {mark} {p.name}  {p.ops} ops  {p.tip[:12]}  {', '.join(p.authors)}")
+        out.append(f"  {mark} {ref_name(p.name)}  {p.ops} ops  {p.tip[:12]}  {', '.join(p.authors)}")
     if total > len(st.partitions):
         out.append(f"    ... and {total - len(st.partitions)} more (git for-each-ref refs/memory/)")
     ops_txt = ", ".join(f"{k} {v}" for k, v in sorted(st.ops.items()) if k != "total")
@@ -404,7 +412,7 @@ def status(st: api.Status) -> str:
         total = max(st.skipped_total, len(st.skipped))
         out.append(f"skipped ops: {total}")
         for s in st.skipped:
-            out.append(f"  {s.partition} {s.commit[:12]} line {s.line}: {s.reason}")
+            out.append(f"  {ref_name(s.partition)} {s.commit[:12]} line {s.line}: {s.reason}")
         if total > len(st.skipped):
             out.append(f"  ... and {total - len(st.skipped)} more (the first {len(st.skipped)} "
                        "are listed; the library's Store.skipped() has every one)")
