@@ -282,7 +282,11 @@ _UNITS = ["pw: ", "token=", "password is ", "pass:a", "secret: &str", "a:", "pw=
           "admin/", "AES key ", "test vector ",
           # The costliest families a fuzz of units found (benchmarks/gate.py --speed, 2026-11-27).
           "pw ", "token -u sk-", "Ab-пароль ", "éPassword1! curl -u a:", "-----BEGIN RSA PRIVATE KEY-----\n",
-          "BEGIN RSA PRIVATE KEY\n", "key=a\n", "v1:!пароль totp "]
+          "BEGIN RSA PRIVATE KEY\n", "key=a\n", "v1:!пароль totp ",
+          # Key words inside one run of word characters beyond ASCII (a second review of
+          # gate 27, 2026-11-28): "key贴" * N took 1 s for 16 KB, "пароль贴" 9 s, "--key贴"
+          # 1.2 s, each rule's unbounded [\w-]* or \w* reading to the end of the run.
+          "key贴", "пароль贴", "--key贴", "keyé-", "tokené", "password贴", "api_key贴"]
 
 
 @pytest.mark.parametrize("text", [
@@ -316,7 +320,9 @@ def test_a_hostile_text_cannot_stall_the_gate(text: str) -> None:
     quarter = cost(text[: len(text) // 4])
     full = cost(text)
     assert full < 6 * quarter + 0.05, (quarter, full)
-    assert full < 8
+    # Linear is not enough either: "пароль贴" * N grew linearly at 0.55 s a KB (16 KB: 9 s).
+    # The costliest families cost ~10-15 ms a KB on a loaded machine: 3 s is a wide margin.
+    assert full < 3, full
 
 
 def test_the_redact_hint_is_only_given_where_redact_would_help(repo: Path) -> None:
