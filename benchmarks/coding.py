@@ -21,6 +21,13 @@ the tool, its code and the first suite: 180 memories about a Rails marketplace,
 180 answerable and 48 unanswerable queries, a fifth of each set aside by a
 seeded shuffle. It measures what tuning on the first suite carried over.
 
+A third suite (``--suite coding3``) was written blind by a third author with the
+query lengths the first two lack: 1-2 word queries as typed into a search box or a
+tool call, and 20-80 word prompts that happen to need one memory. Its queries carry
+a length band (``"len"``: short, mid, long); each band is also reported apart, dev
+and hold-out, since the relevance cutoff must hold for a one-word query as for a
+pasted task.
+
 Figures: hit@k on answerable queries (any listed answer among the top k
 results), MRR, and for unanswerable queries the share that return nothing
 (every hit below the relevance cutoff). "cut hit@3" is hit@3 counting only
@@ -141,14 +148,16 @@ def main() -> None:
     ap.add_argument("--distractors", type=int, default=0, metavar="N",
                     help="first fill the store with N synthetic developer notes (recall at scale: "
                     "100000 takes about a minute)")
-    ap.add_argument("--suite", default="coding", choices=["coding", "coding2"],
+    ap.add_argument("--suite", default="coding", choices=["coding", "coding2", "coding3"],
                     help="which store and queries (default: coding)")
     args = ap.parse_args()
     modes = args.modes.split(",")
     memories = load(f"{args.suite}.memories.jsonl")
     queries = load(f"{args.suite}.queries.jsonl")
     base = Path(tempfile.mkdtemp(prefix="gitmem-coding-"))
+    bands = sorted({q["len"] for q in queries if "len" in q}, key=["short", "mid", "long"].index)
     tallies = {(p, m): Tally() for p in PARTS for m in modes}
+    by_band = {(p, m, b): Tally() for p in PARTS for m in modes for b in bands}
     times: list[float] = []
     cut = args.min_score
     try:
@@ -163,11 +172,12 @@ def main() -> None:
                                         min_score=0.0)
                     times.append(time.perf_counter() - t0)
                     ranked = [(fixture_of.get(h.id, "distractor"), h.score >= cut) for h in hits]
-                    tally = tallies[(q["part"], mode)]
-                    if q["answers"]:
-                        tally.answerable(q["query"], ranked, set(q["answers"]))
-                    else:
-                        tally.unanswerable(q["query"], ranked)
+                    for tally in [tallies[(q["part"], mode)]] + (
+                            [by_band[(q["part"], mode, q["len"])]] if "len" in q else []):
+                        if q["answers"]:
+                            tally.answerable(q["query"], ranked, set(q["answers"]))
+                        else:
+                            tally.unanswerable(q["query"], ranked)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     if args.misses:
@@ -185,6 +195,12 @@ def main() -> None:
           ["part", "mode", "answerable", "hit@1", "hit@3", "hit@5", "MRR", "cut hit@3",
            "unanswerable", "quiet"],
           [tallies[(p, m)].row(p, m) for p in PARTS for m in modes])
+    if bands:
+        print()
+        table("By query length (short: 1-2 words, mid: 3-12, long: 20-80)",
+              ["part", "mode", "length", "answerable", "hit@1", "hit@3", "hit@5", "MRR", "cut hit@3",
+               "unanswerable", "quiet"],
+              [[p, m, b, *by_band[(p, m, b)].row(p, m)[2:]] for p in PARTS for m in modes for b in bands])
     times.sort()
     print(f"\nin-process recall p50 {1000 * times[len(times) // 2]:.2f} ms")
 

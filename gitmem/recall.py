@@ -406,7 +406,7 @@ def _rank_at(
                 "salience": round(sal, 6),
                 "signals": signals.get(mid, {}),
                 "final": round(-neg, 6),
-                "relevance": {"coverage": round(evidence[mid].coverage, 3),
+                "relevance": {"words": len(weights), "coverage": round(evidence[mid].coverage, 3),
                               "z": round(evidence[mid].z, 3),
                               "novel": round(evidence[mid].novel, 3), "score": rel[mid]},
             }

@@ -78,7 +78,7 @@ def test_explain_shows_ranks_and_every_factor(codebase: Path) -> None:
     assert e["salience"] == hit["salience"] == 1.0
     assert e["final"] == hit["rank_score"]
     assert e["relevance"]["score"] == hit["score"] and 0 <= hit["score"] <= 1
-    assert set(e["relevance"]) == {"coverage", "z", "novel", "score"}
+    assert set(e["relevance"]) == {"words", "coverage", "z", "novel", "score"}
     text = gm("recall", "how do I run the tests", "--explain", "-k", "1", cwd=codebase).stdout
     assert "    ~ " in text and "rrf" in text and "importance 1.000" in text
     assert "relevance" in text and "query words held" in text
