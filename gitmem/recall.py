@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from . import relevance
+from . import relevance, timefmt
 from .model import Hit, Record
 from .projection import Projection, Scope
 
@@ -80,7 +80,7 @@ SALIENCE_FLOOR = 0.05
 # (projection's salience_inputs), so a memory dated 9999-12-31 decays like any
 # other instead of staying fresh forever; status lists such memories.
 DAY = 86400
-FUTURE_SKEW = DAY
+FUTURE_SKEW = timefmt.FUTURE_SKEW
 REINFORCEMENT_CAP = 2.0
 
 

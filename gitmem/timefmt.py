@@ -139,6 +139,11 @@ def _parse(text: str, *, now: float | None = None) -> tuple[int, int]:
     raise InvalidDate(f"cannot parse date '{text}'")
 
 
+
+# Recorded times are the writer's claim: one beyond now plus this skew is not believed
+# (recall ranks it at the latest believable time, status lists it), and import refuses it.
+FUTURE_SKEW = 86400
+
 def now_from_env() -> tuple[int, int]:
     """The time to record on a new op: ``GIT_COMMITTER_DATE`` if set, else now."""
     env = os.environ.get("GIT_COMMITTER_DATE")

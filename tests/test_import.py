@@ -348,3 +348,33 @@ def test_an_imported_line_range_anchors_to_its_file(path: str, code: int, says: 
     if code == 0:
         [memory] = json.loads(ok(gm("list", "--json", cwd=repo)).stdout)["data"]["memories"]
         assert memory["anchors"]["paths"] == ["a.py"]
+
+
+def test_a_file_saved_with_a_byte_order_mark_imports(repo: Path, tmp_path: Path) -> None:
+    """Windows editors save UTF-8 with a BOM: it was 'invalid character (byte 0)' (adv35)."""
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"text": "the deploy needs the vpn"}\n{"text": "tests run with make spec"}\n')
+    out = subprocess.run([GIT_MEM, "import", str(path)], cwd=repo, capture_output=True, check=False)
+    assert out.returncode == 0, out.stderr
+    out = subprocess.run([GIT_MEM, "import", "-"], cwd=repo, capture_output=True, check=False,
+                         input=b'\xef\xbb\xbf{"text": "the linter is ruff"}\n')
+    assert out.returncode == 0, out.stderr
+    found = ok(gm("recall", "deploy vpn spec ruff linter", "--json", "--min-score", "0", cwd=repo))
+    assert len(json.loads(found.stdout)["data"]["hits"]) == 3
+
+
+def test_a_recorded_time_far_in_the_future_is_refused(repo: Path) -> None:
+    """Replay would not believe it (a memory dated 9999 is ranked at a believable time and
+    listed by status as forged): import refuses it, and writes nothing (adv35)."""
+    lines = ('{"text": "fine"}\n'
+             '{"text": "from the future", "recorded_at": "9999-12-31T00:00:00Z"}\n')
+    out = gm("import", "-", cwd=repo, input=lines)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith("error: line 2: recorded_at is more than a day in the future")
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert git("for-each-ref", "refs/memory/", cwd=repo).stdout == ""
+    from datetime import datetime, timedelta, timezone
+
+    hour = (datetime.now(timezone.utc) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    soon = json.dumps({"text": "an hour ahead is clock skew", "recorded_at": hour}) + "\n"
+    ok(gm("import", "-", cwd=repo, input=soon))  # within the skew replay believes

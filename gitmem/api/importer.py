@@ -40,6 +40,7 @@ from __future__ import annotations
 import itertools
 import os
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import IO, TYPE_CHECKING, TypeVar
@@ -49,7 +50,7 @@ import msgspec
 from .. import ops
 from ..errors import DiskFull, GateRefused, GitMemError, InvalidInput, from_os_error
 from ..model import Imported
-from ..timefmt import now_from_env, parse_date
+from ..timefmt import FUTURE_SKEW, now_from_env, parse_date
 from . import anchoring, embedding, gating, heal, importahead, validate
 from .pool import Pool
 
@@ -110,6 +111,14 @@ LONG_HINT = (f"one memory per line, each line a JSON object of at most {ops.MAX_
              f"(a memory's text is at most {ops.MAX_TEXT_BYTES}); is the file JSON lines?")
 
 
+def _without_bom(line: str | bytes) -> str | bytes:
+    """The first line without a UTF-8 byte order mark (Windows editors write one):
+    JSON forbids it, and msgspec said 'invalid character (byte 0)'."""
+    if isinstance(line, bytes):
+        return line[3:] if line.startswith(b"\xef\xbb\xbf") else line
+    return line[1:] if line.startswith("\ufeff") else line
+
+
 def numbered_lines(source: Iterable[str | bytes] | IO[bytes]) -> Iterator[tuple[int, str | bytes]]:
     """(line number, line) of ``source``, never holding more than one op's worth.
 
@@ -122,11 +131,15 @@ def numbered_lines(source: Iterable[str | bytes] | IO[bytes]) -> Iterator[tuple[
         n = 0
         while chunk := readline(limit):
             n += 1
+            if n == 1:
+                chunk = _without_bom(chunk)
             if len(chunk) >= limit and chunk[-1:] not in (b"\n", "\n"):
                 raise InvalidInput(f"line {n}: longer than {ops.MAX_OP_BYTES} bytes", LONG_HINT)
             yield n, chunk
         return
     for n, line in enumerate(source, start=1):
+        if n == 1:
+            line = _without_bom(line)
         size = len(line) if isinstance(line, bytes) else len(line.encode("utf-8", "replace"))
         if size > limit:
             raise InvalidInput(f"line {n}: longer than {ops.MAX_OP_BYTES} bytes", LONG_HINT)
@@ -239,6 +252,11 @@ def _check(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes
                 head=head, cwd=pool.cwd, root=pool.log.workdir,
             )
             at = parse_date(rec.recorded_at) if rec.recorded_at else None
+            if at is not None and at[0] > max(now[0], int(time.time())) + FUTURE_SKEW:
+                # Replay would not believe it (recall.FUTURE_SKEW) and status would list
+                # it as forged: the writer refuses it instead.
+                raise InvalidInput("recorded_at is more than a day in the future",
+                                   "leave it out to record the time of the import")
             body = gating.screen(body, redact=redact)
             # The op this line becomes must be one replay accepts: found now, not
             # halfway through writing the packs.

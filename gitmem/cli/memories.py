@@ -89,7 +89,9 @@ def import_(file: IO[bytes], pack_size: int, redact: bool, as_json: bool) -> Non
     "fact", "key": ..., "tags": [...], "about": [...], "paths": [...],
     "importance": 0.5, "valid_from": ..., "valid_until": ..., "source": ...,
     "session": ..., "recorded_at": ...}. All lines are checked before anything
-    is written: one bad line, even the last of a pipe, and nothing is.
+    is written: one bad line, even the last of a pipe, and nothing is. A
+    recorded_at more than a day ahead is refused (replay would not believe it);
+    a UTF-8 byte order mark at the start of FILE is skipped.
 
     Memory stays small whatever the input: lines are read one at a time (a
     line over 65536 bytes is refused by its number), checked lines wait in a
