@@ -284,3 +284,18 @@ def test_a_dropped_line_whose_start_names_no_valid_id_is_answered_without_one(st
     else:
         raise AssertionError("valid")
     assert got is not None and got.id is None and got.error.code == -32700
+
+
+def test_a_nul_or_an_overlong_path_is_invalid_input_not_an_internal_error(raw: Raw) -> None:
+    # An adversarial run (adv35): each was "internal error: ValueError: embedded null
+    # byte" (or OSError: File name too long), with "this is a bug" as its hint.
+    for rid, tool, args, code in (
+            (21, "recall", {"query": "x", "path": ["a\x00b"]}, "invalid_input"),
+            (22, "about", {"path": "a\x00b"}, "invalid_input"),
+            (23, "add", {"text": "the nightly job runs at two", "paths": ["\x00"]},
+             "invalid_input"),
+            (24, "recall", {"query": "x", "repo": "/tmp\x00"}, "not_a_repository"),
+            (25, "recall", {"query": "x", "repo": "/" + "a" * 5000}, "not_a_repository")):
+        got = raw.call(rid, tool, **args)
+        assert got["ok"] is False and got["error"]["code"] == code, (tool, got)
+    assert raw.call(26, "recall", query="nightly")["ok"] is True

@@ -119,6 +119,8 @@ def repo_paths(paths: Iterable[str], cwd: Path, root: Path) -> list[str]:
         if not p or not p.strip():
             continue
         base = base or root.resolve()
+        if "\0" in p:  # no file has one, and the OS refuses it with a ValueError
+            _refuse(ops.line_problem(p, "path"), "path")
         full = (cwd / p).resolve()
         try:
             rel = full.relative_to(base).as_posix()
