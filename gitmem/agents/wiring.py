@@ -72,8 +72,8 @@ def _merged(agent: str, reports: list[HooksReport], done: str, nothing: str) -> 
 
 
 def _install_extras(root: Path, home: Path, agent: str) -> HooksReport:
+    path = inside(root, root / INSTRUCTIONS[agent])  # before anything is written
     mcp = mcp_install(agent, scope_of(agent), root, home)
-    path = inside(root, root / INSTRUCTIONS[agent])
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     added = [] if not mcp.changed else ["mcp"]
     if BEGIN not in text:

@@ -117,11 +117,29 @@ def _record(r: Record) -> dict[str, object]:
     return out
 
 
-def into(path: Path, block: str) -> bool:
-    """Put ``block`` into the file at ``path``: replacing the block between the
-    markers if there is one, else appended. True when the file changed."""
+def into(root: Path, path: Path, block: str) -> bool:
+    """Put ``block`` into the file at ``path`` in the work tree ``root``: replacing
+    the block between the markers if there is one, else appended. True when the
+    file changed. A link is written through (CLAUDE.md -> AGENTS.md stays a link),
+    but only to a file of this work tree (validate.not_ours_to_write: a committed
+    AGENTS.md linking to ~/.aws/credentials was copied into the repository); the
+    temporary file is new, never one already there (a committed
+    ``.AGENTS.md.git-mem-export`` linking out of the repository was written
+    through, and the file it led to overwritten)."""
+    import os
+    import secrets
+
+    from .validate import not_ours_to_write
+
+    real = Path(os.path.realpath(path))
+    # The path given, links and all, is the user's choice; where a link leads is not.
+    problem = not_ours_to_write(root, path) if real != Path(os.path.abspath(path)) else \
+        f"{path} is not a regular file" if real.exists() and not real.is_file() else None
+    if problem is not None:
+        raise InvalidInput(f"{problem}; nothing was changed",
+                           "replace the link with a file of its own, or give another file")
     try:
-        old = path.read_text(encoding="utf-8") if path.exists() else ""
+        old = real.read_text(encoding="utf-8") if real.exists() else ""
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"cannot read {path} ({exc})", "give a readable UTF-8 file") from None
     start, end = old.find(BEGIN), old.find(END)
@@ -131,9 +149,19 @@ def into(path: Path, block: str) -> bool:
         new = old + ("\n" if old and not old.endswith("\n\n") else "") + block
     if new == old:
         return False
-    tmp = path.with_name(f".{path.name}.git-mem-export")
-    tmp.write_text(new, encoding="utf-8")
-    tmp.replace(path)
+    mode = real.stat().st_mode & 0o777 if real.exists() else None
+    tmp = real.with_name(f".{real.name}.{secrets.token_hex(6)}.git-mem-export")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                 0o666 if mode is None else mode)  # new: never a file or link already there
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(new)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, real)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return True
 
 
@@ -145,5 +173,5 @@ def run(pool: Pool, fmt: str, kinds: list[str], into_file: str | None) -> Export
     if fmt != "agents-md":
         raise InvalidInput("--into writes the agents-md block only", "add --format agents-md")
     target = Path(pool.cwd) / into_file
-    changed = into(target, text)
+    changed = into(pool.log.workdir, target, text)
     return Exported(format=fmt, text=text, count=records, path=str(target), changed=changed)

@@ -140,6 +140,24 @@ def repo_paths(paths: Iterable[str], cwd: Path, root: Path) -> list[str]:
     return checked
 
 
+def not_ours_to_write(root: Path, path: Path) -> str | None:
+    """Why a file of the work tree we were asked to write (an AGENTS.md, an agent's
+    settings) must not be written, else None. Links are followed, as a write would
+    follow them, and a committed link is a teammate's choice: one out of the
+    repository (to the user's own settings, to ~/.ssh/config) or into its git dir
+    (``AGENTS.md -> .git/config``: the block appended made every git command fail)
+    is refused, as is anything there but a regular file."""
+    real_root = Path(os.path.realpath(root))
+    real = Path(os.path.realpath(path))
+    if real != real_root and real_root not in real.parents:
+        return f"{path} is a symlink to {real}, outside this repository"
+    if ".git" in real.relative_to(real_root).parts:
+        return f"{path} leads into the repository's git directory ({real})"
+    if real.exists() and not real.is_file():
+        return f"{path} is not a regular file"
+    return None
+
+
 def check_writable(line: bytes, partition: str) -> None:
     """Refuse to write what replay would skip (limits, ranges, types, fields):
     the writer and every reader apply the very same checks. The author's name

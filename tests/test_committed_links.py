@@ -1,0 +1,72 @@
+"""Files a teammate commits as symbolic links, met by the commands that write an
+agent's instruction file: ``git mem export --into`` and ``git mem hooks install``.
+A teammate pushes the links through a real bare remote; the user clones and runs
+the command. Each wrote outside the repository, copied a file from outside into
+it, or broke the repository before (an adversarial run, adv35)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from conftest import git, gm, init_repo, ok
+
+
+def _cloned_with_links(tmp_path: Path, links: dict[str, str]) -> Path:
+    """A teammate's commit of ``links`` (name -> target), pushed to a bare remote,
+    then cloned by the user."""
+    mallory = init_repo(tmp_path / "mallory")
+    for name, target in links.items():
+        (mallory / name).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, mallory / name)
+    git("add", "-A", cwd=mallory)
+    git("commit", "-q", "-m", "docs", cwd=mallory)
+    git("init", "-q", "--bare", "-b", "main", str(tmp_path / "origin.git"), cwd=tmp_path)
+    git("push", "-q", str(tmp_path / "origin.git"), "main", cwd=mallory)
+    git("clone", "-q", str(tmp_path / "origin.git"), str(tmp_path / "me"), cwd=tmp_path)
+    me = tmp_path / "me"
+    assert all((me / name).is_symlink() for name in links)
+    ok(gm("add", "tests run with make spec", "--kind", "procedure", cwd=me))
+    return me
+
+
+def test_export_into_never_writes_through_a_committed_temporary_name(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"  # stands for ~/.bashrc: two levels up from the clone
+    victim.write_text("precious\n")
+    me = _cloned_with_links(tmp_path, {".AGENTS.md.git-mem-export": "../victim.txt"})
+    (me / "AGENTS.md").write_text("# agents\n")
+    ok(gm("export", "--into", "AGENTS.md", cwd=me))
+    assert victim.read_text() == "precious\n"  # was the AGENTS.md block
+    assert not (me / "AGENTS.md").is_symlink()
+    assert "tests run with make spec" in (me / "AGENTS.md").read_text()
+
+
+def test_export_into_refuses_a_committed_link_out_of_the_repository(tmp_path: Path) -> None:
+    secret = tmp_path / "credentials"
+    secret.write_text("aws_secret_access_key = hunter2\n")
+    me = _cloned_with_links(tmp_path, {"AGENTS.md": "../credentials"})
+    proc = gm("export", "--into", "AGENTS.md", cwd=me)
+    assert proc.returncode == 2, proc.stderr
+    assert "is a symlink to" in proc.stderr and "outside this repository" in proc.stderr
+    assert (me / "AGENTS.md").is_symlink()  # was a file holding the credentials
+    assert "hunter2" not in git("diff", cwd=me).stdout
+    assert secret.read_text() == "aws_secret_access_key = hunter2\n"
+
+
+def test_export_into_a_link_inside_the_work_tree_keeps_the_link(tmp_path: Path) -> None:
+    me = _cloned_with_links(tmp_path, {"CLAUDE.md": "AGENTS.md"})
+    (me / "AGENTS.md").write_text("# agents\n")
+    ok(gm("export", "--into", "CLAUDE.md", cwd=me))
+    assert (me / "CLAUDE.md").is_symlink()
+    assert "tests run with make spec" in (me / "AGENTS.md").read_text()
+
+
+def test_an_instruction_file_linking_into_the_git_dir_is_refused(tmp_path: Path) -> None:
+    me = _cloned_with_links(tmp_path, {"AGENTS.md": ".git/config"})
+    config = (me / ".git" / "config").read_text()
+    for args in (("hooks", "install", "--agent", "cursor"), ("export", "--into", "AGENTS.md")):
+        proc = gm(*args, cwd=me)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert "leads into the repository's git directory" in proc.stderr, proc.stderr
+    assert (me / ".git" / "config").read_text() == config  # the block made it unreadable
+    assert git("status", "--porcelain", cwd=me).stdout == ""  # nothing else written either
