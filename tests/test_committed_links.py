@@ -70,3 +70,41 @@ def test_an_instruction_file_linking_into_the_git_dir_is_refused(tmp_path: Path)
         assert "leads into the repository's git directory" in proc.stderr, proc.stderr
     assert (me / ".git" / "config").read_text() == config  # the block made it unreadable
     assert git("status", "--porcelain", cwd=me).stdout == ""  # nothing else written either
+
+
+def test_skills_write_never_follows_a_committed_link_nor_a_key_out_of_the_folder(
+        tmp_path: Path) -> None:
+    # A teammate pushes two procedures that kept working and commits a link where the
+    # first one's SKILL.md goes. 'git mem skills --write' overwrote the file the link
+    # led to (the diff showed its content first); the second one's key, an absolute
+    # path, made every 'git mem skills' an internal error.
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    mallory = init_repo(tmp_path / "mallory")
+    (mallory / ".claude" / "skills" / "deploy").mkdir(parents=True)
+    os.symlink("../../../../victim.txt", mallory / ".claude" / "skills" / "deploy" / "SKILL.md")
+    git("add", "-A", cwd=mallory)
+    git("commit", "-q", "-m", "skills", cwd=mallory)
+    for key, text in (("deploy", "run make deploy then watch the dashboard"),
+                      (str(tmp_path / "abs"), "rotate the logs with logrotate -f first")):
+        mid = ok(gm("add", text, "--kind", "procedure", "--key", key, cwd=mallory)).stdout.strip()
+        for _ in range(3):
+            ok(gm("confirm", mid, "--worked", cwd=mallory))
+    git("init", "-q", "--bare", "-b", "main", str(tmp_path / "origin.git"), cwd=tmp_path)
+    git("remote", "add", "origin", str(tmp_path / "origin.git"), cwd=mallory)
+    git("push", "-q", "origin", "main", cwd=mallory)
+    ok(gm("sync", cwd=mallory))
+    git("clone", "-q", str(tmp_path / "origin.git"), str(tmp_path / "me"), cwd=tmp_path)
+    me = tmp_path / "me"
+    ok(gm("sync", cwd=me))
+    listed = ok(gm("skills", cwd=me)).stdout
+    assert "precious" not in listed
+    assert "deploy/SKILL.md is a symlink to" in listed and "outside this repository" in listed
+    wrote = ok(gm("skills", "--write", cwd=me)).stdout
+    assert victim.read_text() == "precious\n"
+    assert (me / ".claude" / "skills" / "deploy" / "SKILL.md").is_symlink()
+    assert "not written:" in wrote
+    made = [p.relative_to(me).as_posix() for p in (me / ".claude" / "skills").rglob("SKILL.md")
+            if not p.is_symlink()]
+    assert len(made) == 1 and made[0].startswith(".claude/skills/tmp-"), made
+    assert not (tmp_path / "abs").exists()
