@@ -133,6 +133,21 @@ def test_a_line_range_is_stale_only_when_its_lines_change(code_repo: Path) -> No
     assert _stale(code_repo)[mid][0]["range_touched"] is True
 
 
+def test_a_line_range_is_judged_by_git_s_own_diff_whatever_the_user_configured(
+        code_repo: Path) -> None:
+    # An adversarial run (adv35): with an external diff in the user's git config
+    # (difftastic as diff.external, say) or color.ui=always, the diff had no plain
+    # "@@" line, so no range was ever touched: the memory was never stale, and the
+    # answer was cached for that HEAD.
+    git("config", "--global", "diff.external", "true", cwd=code_repo)
+    git("config", "--global", "color.ui", "always", cwd=code_repo)
+    mid = _add(code_repo, "logout must clear the cookie", "--path", "src/auth/session.py:5-6")
+    f = code_repo / "src" / "auth" / "session.py"
+    f.write_text(SESSION.replace("clear(user)", "clear(user, cookie=True)"))  # line 6
+    _commit(code_repo, "logout")
+    assert _stale(code_repo)[mid][0]["range_touched"] is True
+
+
 def test_confirm_re_anchors_at_head_and_the_flag_clears(code_repo: Path) -> None:
     mid = _add(code_repo, "login checks the user first", "--path", "src/auth/session.py")
     git("mv", "src/auth/session.py", "src/auth/login.py", cwd=code_repo)

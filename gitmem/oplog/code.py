@@ -138,7 +138,8 @@ def _history(workdir: Path, since: str | None, until: str, path: str) -> tuple[i
 
 
 def _numstat(workdir: Path, old: str, new: str, *flags: str) -> tuple[int, int]:
-    out = _git(workdir, "diff", "--numstat", *flags, old, new) or ""
+    out = _git(workdir, "diff", "--numstat", "--no-ext-diff", "--no-textconv", *flags, old,
+               new) or ""
     added = deleted = 0
     for line in out.splitlines():
         a, _, rest = line.partition("\t")
@@ -151,7 +152,10 @@ def _numstat(workdir: Path, old: str, new: str, *flags: str) -> tuple[int, int]:
 def _touches(workdir: Path, old: str, new: str, lines: tuple[int, int]) -> bool:
     """True when a hunk of the diff old -> new changes a line in ``lines`` of old
     (or inserts right inside the range)."""
-    out = _git(workdir, "diff", "-U0", old, new) or ""
+    # Git's own hunks, never an external diff's output (diff.external, GIT_EXTERNAL_DIFF:
+    # difftastic's had no "@@" line, so no range was ever touched, and that was cached).
+    out = _git(workdir, "diff", "-U0", "--no-ext-diff", "--no-textconv", "--no-color",
+               old, new) or ""
     start, end = lines
     for m in _HUNK.finditer(out):
         first = int(m.group(1))
