@@ -518,3 +518,14 @@ def test_a_nul_in_a_filter_is_refused_on_the_page(panel: tuple[str, dict[str, st
     status, page = _get(me, base + "?q=flaky&as_of=HEAD%00")
     assert status == 200 and "is neither a date nor a git revision" in page, page
     assert _get(me, base + "?q=flaky")[0] == 200  # still serving
+
+
+def test_a_tag_named_in_latin_1_is_a_stop_not_a_500(panel: tuple[str, dict[str, str]]) -> None:
+    # An adversarial run (adv35): a tag whose name is not UTF-8 (a teammate's, fetched)
+    # made every /timeline a 500 (UnicodeDecodeError reading git for-each-ref).
+    url, ids = panel
+    base = url.split("?")[0]
+    git("tag", os.fsdecode(b"v9-caf\xe9"), cwd=ids["repo"])
+    me = _signed_in(url)
+    status, page = _get(me, base + "timeline")
+    assert status == 200 and "v9-caf" in page, page[:300]  # (as \\ufffd in the labels)

@@ -115,8 +115,11 @@ def compare(workdir: Path, path: str, anchor: Entry, commit: str | None, now: En
 
 
 def _git(workdir: Path, *args: str, input: str | None = None) -> str | None:
+    # errors="replace": a diff holds the code's own bytes and names (a Latin-1 source
+    # file, a file named in Latin-1), and 'recall --diff' was an internal error on
+    # them. A name that is not UTF-8 matches no memory's path (ops are UTF-8) either way.
     try:
-        proc = run_git(*args, cwd=workdir, input=input)
+        proc = run_git(*args, cwd=workdir, input=input, errors="replace")
     except OSError:
         return None
     return proc.stdout if proc.returncode == 0 else None

@@ -318,7 +318,7 @@ def tag_times(workdir: Path, limit: int = 200) -> list[tuple[str, int]]:
     try:
         proc = run_git("for-each-ref", "--sort=-committerdate", f"--count={limit}",
                        "--format=%(refname:short)%00%(*committerdate:unix)%00%(committerdate:unix)",
-                       "refs/tags", cwd=workdir)
+                       "refs/tags", cwd=workdir, errors="replace")  # a tag named in Latin-1
     except OSError:
         return []
     out = []
