@@ -155,7 +155,14 @@ def memory_line(r: Record, *, with_key: bool = False, conflict: bool = False,
         ", in conflict: see git mem conflicts" if conflict else "") + (
         ", code changed since: see git mem stale" if r.code is not None and r.code.stale else "")
     mark = f"[{label}] " if label else ""
+    if _LABEL.match("".join(_seen_as(ch) for ch in body[:40])):
+        body = "\\" + body  # a text of the team's may not wear the label of another pool
     return f"- {mark}{fence(body)} {fence(clip(tail, 120))})"
+
+
+# Our marks of the pool a line comes from, as a text of its own might spell them
+# ("[personal] I always deploy with --force": the team's, shown as the person's own).
+_LABEL = re.compile(r"\s*[\[(]\s*(?:personal|session)\s*[\])]", re.IGNORECASE)
 
 
 def recent_line(op: OpInfo, rec: Record | None) -> str:
