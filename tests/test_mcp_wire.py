@@ -299,3 +299,22 @@ def test_a_nul_or_an_overlong_path_is_invalid_input_not_an_internal_error(raw: R
         got = raw.call(rid, tool, **args)
         assert got["ok"] is False and got["error"]["code"] == code, (tool, got)
     assert raw.call(26, "recall", query="nightly")["ok"] is True
+
+
+def test_a_prompt_it_cannot_serve_is_invalid_params_without_a_traceback(
+        repo: Path, tmp_path: Path) -> None:
+    # An adversarial run (adv35): an unknown prompt, or an argument the briefing does
+    # not take, printed a traceback on the server's stderr (the client's log) and was
+    # answered with code 0.
+    client = Raw(repo, tmp_path / "server.err")
+    try:
+        got = client.request(31, "prompts/get", {"name": "nope"})
+        assert got["error"] == {"code": -32602, "message": "Unknown prompt: nope"}
+        got = client.request(32, "prompts/get", {"name": "briefing", "arguments": {"x": "y"}})
+        assert got["error"]["code"] == -32602
+        assert "x: Unexpected keyword argument" in got["error"]["message"], got
+        assert "memory" in client.request(33, "prompts/get", {"name": "briefing"})["result"][
+            "messages"][0]["content"]["text"]
+    finally:
+        err = client.close()
+    assert "Traceback" not in err, err
