@@ -318,3 +318,11 @@ def test_a_prompt_it_cannot_serve_is_invalid_params_without_a_traceback(
     finally:
         err = client.close()
     assert "Traceback" not in err, err
+
+
+def test_the_context_budget_the_schema_allows_is_one_the_tool_takes(raw: Raw) -> None:
+    # adv35: the schema said at least 50 tokens, the tool refused anything under 100.
+    listed = raw.request(41, "tools/list", {})["result"]["tools"]
+    budget = next(t for t in listed if t["name"] == "context")["inputSchema"]["properties"][
+        "budget"]
+    assert raw.call(42, "context", budget=budget["minimum"])["ok"] is True
