@@ -6,6 +6,7 @@ it, or broke the repository before (an adversarial run, adv35)."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -108,3 +109,18 @@ def test_skills_write_never_follows_a_committed_link_nor_a_key_out_of_the_folder
             if not p.is_symlink()]
     assert len(made) == 1 and made[0].startswith(".claude/skills/tmp-"), made
     assert not (tmp_path / "abs").exists()
+
+
+def test_bootstrap_reads_no_instruction_file_through_a_committed_folder_link(
+        tmp_path: Path) -> None:
+    # adv35: a committed .cursor/rules linking to a folder outside (the person's
+    # ~/.claude, say) made bootstrap propose the files there, and --yes shared them.
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "CLAUDE.md").write_text("- Deploy through my own staging box staging.example\n")
+    me = _cloned_with_links(tmp_path, {".cursor/rules": "../../private",
+                                       "docs/adr": "../../private"})
+    (me / "CONTRIBUTING.md").write_text("- Run make lint before every pull request\n")
+    out = ok(gm("bootstrap", "--yes", cwd=me)).stdout
+    assert "staging" not in out and "make lint" in out, out
+    assert json.loads(ok(gm("recall", "staging box", "--json", cwd=me)).stdout)["data"]["hits"] == []

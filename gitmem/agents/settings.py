@@ -230,9 +230,9 @@ def inside(root: Path, path: Path) -> Path:
     """``path``, refused when it (or a folder on the way) is a symlink leading out
     of the repository or into its git dir: a committed ``.claude/settings.json``
     linking to the user's own settings must not make an install write there."""
-    from ..api.validate import not_ours_to_write
+    from ..api.validate import foreign_file
 
-    problem = not_ours_to_write(root, path)
+    problem = foreign_file(root, path)
     if problem is not None:
         raise InvalidInput(
             f"{problem}; nothing was changed",

@@ -52,12 +52,17 @@ class Candidate:
 
 
 def files(root: Path) -> list[str]:
-    """The instruction files present, relative to ``root``, in a stable order."""
+    """The instruction files present, relative to ``root``, in a stable order: files
+    of the work tree itself, never through a link (a committed ``.cursor/rules``
+    linking to ~/.claude made the person's own CLAUDE.md a team memory)."""
+    from .validate import foreign_file
+
     found: list[str] = []
     for pattern in SOURCES:
         for f in sorted(root.glob(pattern)):
             rel = f.relative_to(root).as_posix()
-            if f.is_file() and not f.is_symlink() and rel not in found:
+            if (f.is_file() and not f.is_symlink() and rel not in found
+                    and foreign_file(root, f) is None):
                 found.append(rel)
     return found
 
@@ -189,7 +194,8 @@ def run(pool: Pool, *, yes: bool = False) -> BootstrapReport:
     proposals: list[Candidate] = []
     for rel in files(root):
         try:
-            data = (root / rel).read_bytes()[:MAX_FILE_BYTES]
+            with open(root / rel, "rb") as fh:  # not the whole of a huge file
+                data = fh.read(MAX_FILE_BYTES)
         except OSError:
             continue
         proposals += candidates(rel, data.decode("utf-8", errors="replace"))

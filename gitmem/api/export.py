@@ -121,7 +121,7 @@ def into(root: Path, path: Path, block: str) -> bool:
     """Put ``block`` into the file at ``path`` in the work tree ``root``: replacing
     the block between the markers if there is one, else appended. True when the
     file changed. A link is written through (CLAUDE.md -> AGENTS.md stays a link),
-    but only to a file of this work tree (validate.not_ours_to_write: a committed
+    but only to a file of this work tree (validate.foreign_file: a committed
     AGENTS.md linking to ~/.aws/credentials was copied into the repository); the
     temporary file is new, never one already there (a committed
     ``.AGENTS.md.git-mem-export`` linking out of the repository was written
@@ -129,11 +129,11 @@ def into(root: Path, path: Path, block: str) -> bool:
     import os
     import secrets
 
-    from .validate import not_ours_to_write
+    from .validate import foreign_file
 
     real = Path(os.path.realpath(path))
     # The path given, links and all, is the user's choice; where a link leads is not.
-    problem = not_ours_to_write(root, path) if real != Path(os.path.abspath(path)) else \
+    problem = foreign_file(root, path) if real != Path(os.path.abspath(path)) else \
         f"{path} is not a regular file" if real.exists() and not real.is_file() else None
     if problem is not None:
         raise InvalidInput(f"{problem}; nothing was changed",

@@ -79,7 +79,7 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
         name = "-".join(_WORD.findall(key.lower()))[:64].strip("-") if key else ""
         name = name or slug(text)
         path = base / name / "SKILL.md"
-        problem = validate.not_ours_to_write(root, path)
+        problem = validate.foreign_file(root, path)
         if problem is not None:  # a committed link out of the tree: never read or written
             out.append(SkillProposal(
                 action="refused", name=name, path=f"{folder.rstrip('/')}/{name}/SKILL.md",

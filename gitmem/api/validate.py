@@ -140,13 +140,14 @@ def repo_paths(paths: Iterable[str], cwd: Path, root: Path) -> list[str]:
     return checked
 
 
-def not_ours_to_write(root: Path, path: Path) -> str | None:
-    """Why a file of the work tree we were asked to write (an AGENTS.md, an agent's
-    settings) must not be written, else None. Links are followed, as a write would
-    follow them, and a committed link is a teammate's choice: one out of the
-    repository (to the user's own settings, to ~/.ssh/config) or into its git dir
-    (``AGENTS.md -> .git/config``: the block appended made every git command fail)
-    is refused, as is anything there but a regular file."""
+def foreign_file(root: Path, path: Path) -> str | None:
+    """Why ``path`` is not a file of the work tree ``root`` to read or write (an
+    AGENTS.md, an agent's settings, a SKILL.md), else None. Links are followed,
+    as a read or write would follow them, and a committed link is a teammate's
+    choice: one out of the repository (to the user's own settings, to
+    ~/.ssh/config, a folder of ~/.claude) or into its git dir (``AGENTS.md ->
+    .git/config``: the block appended made every git command fail) is refused,
+    as is anything there but a regular file."""
     real_root = Path(os.path.realpath(root))
     real = Path(os.path.realpath(path))
     if real != real_root and real_root not in real.parents:
