@@ -13,13 +13,17 @@ from pathlib import Path
 from conftest import git, gm, init_repo, ok
 
 
-def _cloned_with_links(tmp_path: Path, links: dict[str, str]) -> Path:
-    """A teammate's commit of ``links`` (name -> target), pushed to a bare remote,
-    then cloned by the user."""
+def _cloned_with_links(tmp_path: Path, links: dict[str, str],
+                       files: dict[str, str] | None = None) -> Path:
+    """A teammate's commit of ``links`` (name -> target) and ``files`` (name -> text),
+    pushed to a bare remote, then cloned by the user."""
     mallory = init_repo(tmp_path / "mallory")
     for name, target in links.items():
         (mallory / name).parent.mkdir(parents=True, exist_ok=True)
         os.symlink(target, mallory / name)
+    for name, text in (files or {}).items():
+        (mallory / name).parent.mkdir(parents=True, exist_ok=True)
+        (mallory / name).write_text(text)
     git("add", "-A", cwd=mallory)
     git("commit", "-q", "-m", "docs", cwd=mallory)
     git("init", "-q", "--bare", "-b", "main", str(tmp_path / "origin.git"), cwd=tmp_path)
@@ -124,3 +128,20 @@ def test_bootstrap_reads_no_instruction_file_through_a_committed_folder_link(
     out = ok(gm("bootstrap", "--yes", cwd=me)).stdout
     assert "staging" not in out and "make lint" in out, out
     assert json.loads(ok(gm("recall", "staging box", "--json", cwd=me)).stdout)["data"]["hits"] == []
+
+
+def test_a_committed_agent_config_nested_too_deep_is_refused_not_a_crash(
+        tmp_path: Path) -> None:
+    # adv35: JSON 200,000 levels deep in a committed .claude/settings.json or
+    # .cursor/mcp.json made hooks install, mcp install and doctor internal errors
+    # (RecursionError).
+    deep = '{"hooks": ' + "[" * 200_000 + "]" * 200_000 + "}"
+    me = _cloned_with_links(tmp_path, {}, {".claude/settings.json": deep,
+                                           ".cursor/mcp.json": deep})
+    for args in (("hooks", "install"), ("hooks", "uninstall"),
+                 ("mcp", "install", "--client", "cursor")):
+        proc = gm(*args, cwd=me)
+        assert proc.returncode == 2 and "is not valid JSON" in proc.stderr, (args, proc.stderr)
+    proc = gm("doctor", cwd=me)
+    assert "internal error" not in proc.stderr + proc.stdout, proc.stderr
+    assert git("status", "--porcelain", cwd=me).stdout == ""

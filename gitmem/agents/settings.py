@@ -134,7 +134,7 @@ def _load(path: Path, events: dict[str, Any], flat: bool = False) -> dict[str, A
         return {}
     try:
         data = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # (a committed file nested 100k deep)
         raise InvalidInput(
             f"{path} is not valid JSON ({exc}); nothing was changed",
             "fix the file (or move it away), then run the command again",
