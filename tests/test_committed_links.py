@@ -145,3 +145,35 @@ def test_a_committed_agent_config_nested_too_deep_is_refused_not_a_crash(
     proc = gm("doctor", cwd=me)
     assert "internal error" not in proc.stderr + proc.stdout, proc.stderr
     assert git("status", "--porcelain", cwd=me).stdout == ""
+
+
+def test_markers_in_a_committed_file_are_the_block_only_as_whole_lines_around_it(
+        tmp_path: Path) -> None:
+    # adv35: a stray begin line in a teammate's AGENTS.md made the second export
+    # replace everything after it (their rules gone from the work tree); an end
+    # marker quoted in prose made each export add another copy of the block.
+    from gitmem.api.export import AGENTS_BEGIN, BEGIN, END
+
+    agents = (f"# Agents\n\nKeep this line.\n{BEGIN}\nA stray begin above; keep this too.\n\n"
+              "## Our rules\n- never push on a friday\n")
+    other = f"# Other\n\nThe block ends at {END} and begins at {BEGIN}.\n"
+    cursor = f"# Cursor\n{AGENTS_BEGIN}\n- keep this rule about tabs\n"
+    me = _cloned_with_links(tmp_path, {}, {"AGENTS.md": agents, "OTHER.md": other,
+                                           "CURSOR.md": cursor})
+    for n in range(3):
+        ok(gm("add", f"procedure number {n} runs the {n} suite", "--kind", "procedure",
+              "--force", cwd=me))
+        for name in ("AGENTS.md", "OTHER.md"):
+            ok(gm("export", "--into", name, cwd=me))
+    text = (me / "AGENTS.md").read_text()
+    assert text.startswith(agents) and "never push on a friday" in text
+    assert "procedure number 2" in text and text.count(END) == 1
+    text = (me / "OTHER.md").read_text()
+    assert text.startswith(other) and text.count(BEGIN) == 2 and "procedure number 2" in text
+    # The agents block, for hooks install --agent cursor (AGENTS.md's stray begin line
+    # is the export's; this file is the hooks' own instructions, put in place here).
+    (me / "AGENTS.md").write_text(cursor)
+    ok(gm("hooks", "install", "--agent", "cursor", cwd=me))
+    assert (me / "AGENTS.md").read_text().count(AGENTS_BEGIN) == 2  # was: "already installed"
+    ok(gm("hooks", "uninstall", "--agent", "cursor", cwd=me))
+    assert (me / "AGENTS.md").read_text() == cursor

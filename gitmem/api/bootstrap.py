@@ -83,18 +83,13 @@ def candidates(path: str, text: str) -> list[Candidate]:
 
 def _without_export(text: str) -> str:
     """The file with ``git mem export``'s block and the usage block ``git mem hooks
-    install`` adds blanked (line numbers kept): both are ours, not the repository's."""
-    lines = text.splitlines()
+    install`` adds blanked (line numbers kept): both are ours, not the repository's
+    (found as export.block_span finds them: a stray begin line above is the file's)."""
     for begin, end in ((export.BEGIN, export.END), (export.AGENTS_BEGIN, export.AGENTS_END)):
-        inside = False
-        for i, line in enumerate(lines):
-            if line.strip() == begin:
-                inside = True
-            if inside:
-                lines[i] = ""
-            if line.strip() == end:
-                inside = False
-    return "\n".join(lines)
+        span = export.block_span(text, begin, end)
+        if span is not None:
+            text = text[:span[0]] + "\n" * text.count("\n", span[0], span[1]) + text[span[1]:]
+    return text
 
 
 def _blocks(text: str) -> Iterator[tuple[int, int, str, str]]:

@@ -117,6 +117,25 @@ def _record(r: Record) -> dict[str, object]:
     return out
 
 
+def block_span(text: str, begin: str, end: str) -> tuple[int, int] | None:
+    """Where our block is in ``text`` (from its begin marker to the end of its end
+    marker), or None: the first line that is the end marker, and the nearest line
+    before it that is the begin marker. A marker quoted in prose is no marker, and a
+    stray begin line above the block keeps what follows it (until 2026-11-28 the
+    first of each was taken: a stray begin line made an export replace the person's
+    text after it, an end marker quoted above the block added a copy each time)."""
+    starts: list[int] = []
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        bare = line.strip()
+        if bare == begin:
+            starts.append(pos)
+        elif bare == end and starts:
+            return starts[-1], pos + len(line.rstrip("\r\n"))
+        pos += len(line)
+    return None
+
+
 def into(root: Path, path: Path, block: str) -> bool:
     """Put ``block`` into the file at ``path`` in the work tree ``root``: replacing
     the block between the markers if there is one, else appended. True when the
@@ -142,9 +161,9 @@ def into(root: Path, path: Path, block: str) -> bool:
         old = real.read_text(encoding="utf-8") if real.exists() else ""
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"cannot read {path} ({exc})", "give a readable UTF-8 file") from None
-    start, end = old.find(BEGIN), old.find(END)
-    if start >= 0 and end > start:
-        new = old[:start] + block.rstrip("\n") + old[end + len(END):]
+    span = block_span(old, BEGIN, END)
+    if span is not None:
+        new = old[:span[0]] + block.rstrip("\n") + old[span[1]:]
     else:
         new = old + ("\n" if old and not old.endswith("\n\n") else "") + block
     if new == old:
