@@ -177,3 +177,20 @@ def test_markers_in_a_committed_file_are_the_block_only_as_whole_lines_around_it
     assert (me / "AGENTS.md").read_text().count(AGENTS_BEGIN) == 2  # was: "already installed"
     ok(gm("hooks", "uninstall", "--agent", "cursor", cwd=me))
     assert (me / "AGENTS.md").read_text() == cursor
+
+
+def test_a_committed_file_where_an_agent_folder_goes_is_refused_not_a_crash(
+        tmp_path: Path) -> None:
+    # adv35: a committed file named .claude or .github made hooks install an internal
+    # error (FileExistsError, NotADirectoryError); export --into a folder that does not
+    # exist was one too (FileNotFoundError, also before this run).
+    me = _cloned_with_links(tmp_path, {}, {".claude": "not a folder\n",
+                                           ".github": "not a folder either\n"})
+    for agent, folder in (("claude-code", ".claude"), ("copilot", ".github")):
+        proc = gm("hooks", "install", "--agent", agent, cwd=me)
+        assert proc.returncode == 2, proc.stderr
+        assert f"{folder} is a file, where" in proc.stderr, proc.stderr
+    for into in (".claude/AGENTS.md", "no/such/folder/AGENTS.md"):
+        proc = gm("export", "--into", into, cwd=me)
+        assert proc.returncode == 2 and "internal error" not in proc.stderr, proc.stderr
+    assert git("status", "--porcelain", cwd=me).stdout == ""

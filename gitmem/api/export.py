@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import ops
-from ..errors import InvalidInput
+from ..errors import InvalidInput, from_os_error
 from ..model import Exported, Record
 from . import settings
 
@@ -152,8 +152,8 @@ def into(root: Path, path: Path, block: str) -> bool:
 
     real = Path(os.path.realpath(path))
     # The path given, links and all, is the user's choice; where a link leads is not.
-    problem = foreign_file(root, path) if real != Path(os.path.abspath(path)) else \
-        f"{path} is not a regular file" if real.exists() and not real.is_file() else None
+    problem = foreign_file(root if real != Path(os.path.abspath(path)) else Path(real.anchor),
+                           path)
     if problem is not None:
         raise InvalidInput(f"{problem}; nothing was changed",
                            "replace the link with a file of its own, or give another file")
@@ -170,16 +170,25 @@ def into(root: Path, path: Path, block: str) -> bool:
         return False
     mode = real.stat().st_mode & 0o777 if real.exists() else None
     tmp = real.with_name(f".{real.name}.{secrets.token_hex(6)}.git-mem-export")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
-                 0o666 if mode is None else mode)  # new: never a file or link already there
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                     0o666 if mode is None else mode)  # new: never a file or link already there
+    except OSError as exc:  # no such folder, no permission: the error says which
+        raise from_os_error(exc, real) or InvalidInput(
+            f"cannot write {path} ({exc.strerror or exc})",
+            "give a file in an existing folder you can write") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(new)
         if mode is not None:
             os.chmod(tmp, mode)
         os.replace(tmp, real)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise from_os_error(exc, real) or InvalidInput(
+                f"cannot write {path} ({exc.strerror or exc})", "give a file you can write"
+            ) from None
         raise
     return True
 

@@ -156,6 +156,11 @@ def foreign_file(root: Path, path: Path) -> str | None:
         return f"{path} leads into the repository's git directory ({real})"
     if real.exists() and not real.is_file():
         return f"{path} is not a regular file"
+    for folder in real.parents:  # a committed file where a folder goes (.claude, .github)
+        if folder == real_root:
+            break
+        if folder.exists() and not folder.is_dir():
+            return f"{folder} is a file, where {path} needs a folder"
     return None
 
 
