@@ -111,7 +111,12 @@ def test_skills_write_never_follows_a_committed_link_nor_a_key_out_of_the_folder
     assert "not written:" in wrote
     made = [p.relative_to(me).as_posix() for p in (me / ".claude" / "skills").rglob("SKILL.md")
             if not p.is_symlink()]
-    assert len(made) == 1 and made[0].startswith(".claude/skills/tmp-"), made
+    # The key was an absolute path: its folder is made of letters, digits and hyphens,
+    # one level under .claude/skills (whatever the temporary directory is called).
+    assert len(made) == 1, made
+    folder = made[0].split("/")[2]
+    assert made[0] == f".claude/skills/{folder}/SKILL.md", made
+    assert folder and all(c.isascii() and (c.isalnum() or c == "-") for c in folder), made
     assert not (tmp_path / "abs").exists()
 
 
@@ -194,3 +199,40 @@ def test_a_committed_file_where_an_agent_folder_goes_is_refused_not_a_crash(
         proc = gm("export", "--into", into, cwd=me)
         assert proc.returncode == 2 and "internal error" not in proc.stderr, proc.stderr
     assert git("status", "--porcelain", cwd=me).stdout == ""
+
+
+def test_review_of_adv35_git_dir_by_any_name_and_a_path_the_user_typed(tmp_path: Path) -> None:
+    """The review of the first fix: the git dir was refused by its exact name only
+    (.GIT is .git on a disk that folds case; a --separate-git-dir inside the tree has
+    any name); a path the user typed through a link outside the tree (macOS /tmp) was
+    refused as a teammate's; a name too long was an internal error."""
+    from gitmem.api.validate import foreign_file
+
+    repo = init_repo(tmp_path / "repo")
+    for name in (".GIT/config", ".Git/config", ".git./config", ".git /config"):
+        assert foreign_file(repo, repo / name) is not None, name
+    git("init", "-q", "--separate-git-dir", str(repo / "gd"), str(repo / "sub"), cwd=repo)
+    assert foreign_file(repo, repo / "gd" / "config") is not None
+    assert foreign_file(repo, repo / "docs" / "AGENTS.md") is None
+    ok(gm("add", "tests live in spec/, run with make spec", cwd=repo))
+    real = tmp_path / "elsewhere"
+    real.mkdir()
+    (tmp_path / "alias").symlink_to(real)
+    ok(gm("export", "--format", "agents-md", "--into", str(tmp_path / "alias" / "AGENTS.md"), cwd=repo))
+    assert (real / "AGENTS.md").read_text().startswith("<!-- git-mem:export:begin")
+    out = gm("export", "--format", "agents-md", "--into", "x" * 300 + ".md", cwd=repo)
+    assert out.returncode == 2 and "internal error" not in out.stderr, out.stderr
+    assert len([line for line in out.stderr.splitlines() if line.startswith("error:")]) == 1
+
+
+def test_bootstrap_proposes_nothing_from_any_copy_of_our_block(tmp_path: Path) -> None:
+    """Exports before the fix could leave several copies of the block; every one is ours."""
+    repo = init_repo(tmp_path / "repo")
+    from gitmem.api import export
+
+    block = f"{export.BEGIN}\n- Always run make spec before pushing\n{export.END}\n"
+    (repo / "AGENTS.md").write_text(f"# Agents\n\n{block}\nsome prose\n\n{block}")
+    git("add", "AGENTS.md", cwd=repo)
+    git("commit", "-q", "-m", "agents", cwd=repo)
+    out = ok(gm("bootstrap", "--json", cwd=repo)).stdout
+    assert "make spec" not in out, out

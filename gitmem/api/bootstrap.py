@@ -86,8 +86,9 @@ def _without_export(text: str) -> str:
     install`` adds blanked (line numbers kept): both are ours, not the repository's
     (found as export.block_span finds them: a stray begin line above is the file's)."""
     for begin, end in ((export.BEGIN, export.END), (export.AGENTS_BEGIN, export.AGENTS_END)):
-        span = export.block_span(text, begin, end)
-        if span is not None:
+        # Every copy: an export before 2026-11-28 could leave several (an end marker
+        # quoted above the block added one each time). Blanking removes its markers.
+        while (span := export.block_span(text, begin, end)) is not None:
             text = text[:span[0]] + "\n" * text.count("\n", span[0], span[1]) + text[span[1]:]
     return text
 

@@ -150,17 +150,24 @@ def into(root: Path, path: Path, block: str) -> bool:
 
     from .validate import foreign_file
 
-    real = Path(os.path.realpath(path))
-    # The path given, links and all, is the user's choice; where a link leads is not.
-    problem = foreign_file(root if real != Path(os.path.abspath(path)) else Path(real.anchor),
-                           path)
-    if problem is not None:
-        raise InvalidInput(f"{problem}; nothing was changed",
-                           "replace the link with a file of its own, or give another file")
     try:
+        real = Path(os.path.realpath(path))
+        typed = Path(os.path.abspath(path))
+        # A path into the work tree may meet a teammate's committed link, and where it
+        # leads is not the user's choice (foreign_file). A path the user typed outside
+        # the tree is theirs, links and all (macOS's /tmp -> /private/tmp).
+        tree = [Path(os.path.abspath(root)), Path(os.path.realpath(root))]
+        inside = any(typed == t or t in typed.parents for t in tree)
+        problem = foreign_file(root, path) if inside else (
+            f"{path} is not a regular file" if real.exists() and not real.is_file() else None)
+        if problem is not None:
+            raise InvalidInput(f"{problem}; nothing was changed",
+                               "replace the link with a file of its own, or give another file")
         old = real.read_text(encoding="utf-8") if real.exists() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"cannot read {path} ({exc})", "give a readable UTF-8 file") from None
+        mode = real.stat().st_mode & 0o777 if real.exists() else None
+    except (OSError, ValueError) as exc:  # a name too long, a NUL, a loop of links, unreadable
+        raise InvalidInput(f"cannot use {path!s} ({getattr(exc, 'strerror', None) or exc})",
+                           "give a readable UTF-8 file in an existing folder") from None
     span = block_span(old, BEGIN, END)
     if span is not None:
         new = old[:span[0]] + block.rstrip("\n") + old[span[1]:]
@@ -168,7 +175,6 @@ def into(root: Path, path: Path, block: str) -> bool:
         new = old + ("\n" if old and not old.endswith("\n\n") else "") + block
     if new == old:
         return False
-    mode = real.stat().st_mode & 0o777 if real.exists() else None
     tmp = real.with_name(f".{real.name}.{secrets.token_hex(6)}.git-mem-export")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),

@@ -152,7 +152,12 @@ def foreign_file(root: Path, path: Path) -> str | None:
     real = Path(os.path.realpath(path))
     if real != real_root and real_root not in real.parents:
         return f"{path} is a symlink to {real}, outside this repository"
-    if ".git" in real.relative_to(real_root).parts:
+    # By what the folder is, not only by its name: ".GIT" is ".git" on a disk that folds
+    # case (macOS, Windows), ".git." and ".git " are on NTFS, and a git dir may sit in the
+    # tree under any name (--separate-git-dir).
+    if any(p.casefold().rstrip(". ") == ".git" for p in real.relative_to(real_root).parts) or any(
+            (f / "HEAD").is_file() and (f / "objects").is_dir()
+            for f in [real, *real.parents] if f != real_root and real_root in f.parents):
         return f"{path} leads into the repository's git directory ({real})"
     if real.exists() and not real.is_file():
         return f"{path} is not a regular file"

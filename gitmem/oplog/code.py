@@ -221,7 +221,7 @@ def diff(workdir: Path, rev: str | None) -> tuple[list[str], list[str]] | None:
             if p and p not in paths:
                 paths.append(p)
         i += 1 + take
-    text = _git(workdir, "diff", "-U0", "--no-color", "--no-ext-diff", *spec, "--") or ""
+    text = _git(workdir, "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", *spec, "--") or ""
     counts: dict[str, int] = {}
     for line in text.splitlines():
         if line[:1] in ("+", "-") and not line.startswith(("+++", "---")):
