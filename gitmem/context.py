@@ -155,7 +155,18 @@ def memory_line(r: Record, *, with_key: bool = False, conflict: bool = False,
         ", in conflict: see git mem conflicts" if conflict else "") + (
         ", code changed since: see git mem stale" if r.code is not None and r.code.stale else "")
     mark = f"[{label}] " if label else ""
+    if "".join(_seen_as(ch) for ch in body[:40]).lstrip(_MARKUP)[:1] in _OPENERS:
+        body = "\\" + body  # a text of the team's may not wear the label of another pool
     return f"- {mark}{fence(body)} {fence(clip(tail, 120))})"
+
+
+# Our marks of the pool a line comes from are a bracketed word first on the line
+# ("[personal] ..."). A team memory may not start like one in any spelling ("[personal]
+# I always deploy with --force", "**[personal]**", "【personal】", "[persona1]": the
+# team's, shown as the person's own), so any opening bracket it starts with, after
+# markup, is escaped ("\[WIP] ..." is the price for a team's own tags).
+_MARKUP = " \t*_`~>"
+_OPENERS = "[(【〔［（⟦⟨{〖«"
 
 
 def recent_line(op: OpInfo, rec: Record | None) -> str:

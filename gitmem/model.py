@@ -495,7 +495,8 @@ class Related(msgspec.Struct, kw_only=True):
 class SkillProposal(msgspec.Struct, kw_only=True):
     """A procedure ready to become a skill file, or a skill to retire."""
 
-    action: str  # graduate | retire | current (its SKILL.md already says this)
+    action: str  # graduate | retire | current (its SKILL.md already says this) |
+    #              refused (its SKILL.md is a link out of the work tree: reason says so)
     name: str
     path: str  # the SKILL.md, relative to the work tree
     memory: str  # the procedure's id

@@ -4,6 +4,7 @@ reads by path. Real repositories, real commits, the real git-mem command."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -131,6 +132,37 @@ def test_a_line_range_is_stale_only_when_its_lines_change(code_repo: Path) -> No
     f.write_text(f.read_text().replace("clear(user)", "clear(user, cookie=True)"))  # line 6
     _commit(code_repo, "logout")
     assert _stale(code_repo)[mid][0]["range_touched"] is True
+
+
+def test_a_line_range_is_judged_by_git_s_own_diff_whatever_the_user_configured(
+        code_repo: Path) -> None:
+    # An adversarial run (adv35): with an external diff in the user's git config
+    # (difftastic as diff.external, say) or color.ui=always, the diff had no plain
+    # "@@" line, so no range was ever touched: the memory was never stale, and the
+    # answer was cached for that HEAD.
+    git("config", "--global", "diff.external", "true", cwd=code_repo)
+    git("config", "--global", "color.ui", "always", cwd=code_repo)
+    mid = _add(code_repo, "logout must clear the cookie", "--path", "src/auth/session.py:5-6")
+    f = code_repo / "src" / "auth" / "session.py"
+    f.write_text(SESSION.replace("clear(user)", "clear(user, cookie=True)"))  # line 6
+    _commit(code_repo, "logout")
+    assert _stale(code_repo)[mid][0]["range_touched"] is True
+
+
+def test_recall_diff_reads_a_change_to_code_that_is_not_utf8(code_repo: Path) -> None:
+    # An adversarial run (adv35): a Latin-1 source file changed, or a file named in
+    # Latin-1, made 'git mem recall --diff' an internal error (UnicodeDecodeError).
+    legacy = code_repo / "src" / "legacy.py"
+    legacy.write_bytes(b'x = "caf\xe9"\n')
+    _commit(code_repo, "legacy")
+    mid = _add(code_repo, "legacy.py holds the cafe constants", "--path", "src/legacy.py")
+    legacy.write_bytes(b'x = "caf\xe9 au lait"\n')
+    (code_repo / os.fsdecode(b"na\xefve.py")).write_bytes(b"y = 1\n")
+    git("add", "-A", cwd=code_repo)
+    for args in (("--diff", "HEAD"), ("--diff", "HEAD", "--json")):
+        proc = gm("recall", *args, cwd=code_repo)
+        assert proc.returncode == 0, proc.stderr
+    assert mid[:12] in gm("recall", "--diff", "HEAD", cwd=code_repo).stdout
 
 
 def test_confirm_re_anchors_at_head_and_the_flag_clears(code_repo: Path) -> None:

@@ -284,3 +284,45 @@ def test_a_dropped_line_whose_start_names_no_valid_id_is_answered_without_one(st
     else:
         raise AssertionError("valid")
     assert got is not None and got.id is None and got.error.code == -32700
+
+
+def test_a_nul_or_an_overlong_path_is_invalid_input_not_an_internal_error(raw: Raw) -> None:
+    # An adversarial run (adv35): each was "internal error: ValueError: embedded null
+    # byte" (or OSError: File name too long), with "this is a bug" as its hint.
+    for rid, tool, args, code in (
+            (21, "recall", {"query": "x", "path": ["a\x00b"]}, "invalid_input"),
+            (22, "about", {"path": "a\x00b"}, "invalid_input"),
+            (23, "add", {"text": "the nightly job runs at two", "paths": ["\x00"]},
+             "invalid_input"),
+            (24, "recall", {"query": "x", "repo": "/tmp\x00"}, "not_a_repository"),
+            (25, "recall", {"query": "x", "repo": "/" + "a" * 5000}, "not_a_repository")):
+        got = raw.call(rid, tool, **args)
+        assert got["ok"] is False and got["error"]["code"] == code, (tool, got)
+    assert raw.call(26, "recall", query="nightly")["ok"] is True
+
+
+def test_a_prompt_it_cannot_serve_is_invalid_params_without_a_traceback(
+        repo: Path, tmp_path: Path) -> None:
+    # An adversarial run (adv35): an unknown prompt, or an argument the briefing does
+    # not take, printed a traceback on the server's stderr (the client's log) and was
+    # answered with code 0.
+    client = Raw(repo, tmp_path / "server.err")
+    try:
+        got = client.request(31, "prompts/get", {"name": "nope"})
+        assert got["error"] == {"code": -32602, "message": "Unknown prompt: nope"}
+        got = client.request(32, "prompts/get", {"name": "briefing", "arguments": {"x": "y"}})
+        assert got["error"]["code"] == -32602
+        assert "x: Unexpected keyword argument" in got["error"]["message"], got
+        assert "memory" in client.request(33, "prompts/get", {"name": "briefing"})["result"][
+            "messages"][0]["content"]["text"]
+    finally:
+        err = client.close()
+    assert "Traceback" not in err, err
+
+
+def test_the_context_budget_the_schema_allows_is_one_the_tool_takes(raw: Raw) -> None:
+    # adv35: the schema said at least 50 tokens, the tool refused anything under 100.
+    listed = raw.request(41, "tools/list", {})["result"]["tools"]
+    budget = next(t for t in listed if t["name"] == "context")["inputSchema"]["properties"][
+        "budget"]
+    assert raw.call(42, "context", budget=budget["minimum"])["ok"] is True

@@ -503,3 +503,29 @@ def test_browse_search_open_slide_and_invalidate_in_a_real_browser(
           cwd=repo))
     again = json.loads(ok(gm("inbox", "--json", cwd=repo)).stdout)["data"]
     assert not any("fake clock" in p["text"] for p in again)
+
+
+def test_a_nul_in_a_filter_is_refused_on_the_page(panel: tuple[str, dict[str, str]]) -> None:
+    # An adversarial run (adv35): /?path=%00 and as_of=HEAD%00 were a 500 and a traceback on the panel's
+    # terminal (ValueError: embedded null byte, from resolving the path).
+    url, _ = panel
+    base = url.split("?")[0]
+    me = _signed_in(url)
+    for asked in ("?path=%00", "?path=a%00b&q=flaky"):
+        status, page = _get(me, base + asked)
+        assert status == 200 and "path contains a control character (U+0000)" in page, page
+    # as of a "revision" with a NUL: git cannot be asked (the same ValueError, a 500)
+    status, page = _get(me, base + "?q=flaky&as_of=HEAD%00")
+    assert status == 200 and "is neither a date nor a git revision" in page, page
+    assert _get(me, base + "?q=flaky")[0] == 200  # still serving
+
+
+def test_a_tag_named_in_latin_1_is_a_stop_not_a_500(panel: tuple[str, dict[str, str]]) -> None:
+    # An adversarial run (adv35): a tag whose name is not UTF-8 (a teammate's, fetched)
+    # made every /timeline a 500 (UnicodeDecodeError reading git for-each-ref).
+    url, ids = panel
+    base = url.split("?")[0]
+    git("tag", os.fsdecode(b"v9-caf\xe9"), cwd=ids["repo"])
+    me = _signed_in(url)
+    status, page = _get(me, base + "timeline")
+    assert status == 200 and "v9-caf" in page, page[:300]  # (as \\ufffd in the labels)

@@ -196,7 +196,7 @@ def _load(path: Path) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # (a committed file nested 100k deep)
         raise InvalidInput(f"{path} is not valid JSON ({exc}); nothing was changed",
                            "fix the file (comments are not JSON), then run the command "
                            "again") from None

@@ -134,7 +134,7 @@ def _load(path: Path, events: dict[str, Any], flat: bool = False) -> dict[str, A
         return {}
     try:
         data = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # (a committed file nested 100k deep)
         raise InvalidInput(
             f"{path} is not valid JSON ({exc}); nothing was changed",
             "fix the file (or move it away), then run the command again",
@@ -228,13 +228,14 @@ def _check_agent(agent: str) -> None:
 
 def inside(root: Path, path: Path) -> Path:
     """``path``, refused when it (or a folder on the way) is a symlink leading out
-    of the repository: a committed ``.claude/settings.json`` linking to the
-    user's own settings must not make an install write there."""
-    real_root = Path(os.path.realpath(root))
-    real = Path(os.path.realpath(path))
-    if real != real_root and real_root not in real.parents:
+    of the repository or into its git dir: a committed ``.claude/settings.json``
+    linking to the user's own settings must not make an install write there."""
+    from ..api.validate import foreign_file
+
+    problem = foreign_file(root, path)
+    if problem is not None:
         raise InvalidInput(
-            f"{path} is a symlink to {real}, outside this repository; nothing was changed",
+            f"{problem}; nothing was changed",
             "replace the link with a file of its own, or edit the settings it points to by hand",
         )
     return path

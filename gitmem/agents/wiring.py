@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..api.export import AGENTS_BEGIN as BEGIN, AGENTS_END as END
+from ..api.export import AGENTS_BEGIN as BEGIN, AGENTS_END as END, block_span
 from ..errors import GitMemError, InvalidInput
 from .agents_md import AGENTS_MD
 from .clients import CLIENTS, install as mcp_install, uninstall as mcp_uninstall
@@ -72,11 +72,11 @@ def _merged(agent: str, reports: list[HooksReport], done: str, nothing: str) -> 
 
 
 def _install_extras(root: Path, home: Path, agent: str) -> HooksReport:
+    path = inside(root, root / INSTRUCTIONS[agent])  # before anything is written
     mcp = mcp_install(agent, scope_of(agent), root, home)
-    path = inside(root, root / INSTRUCTIONS[agent])
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     added = [] if not mcp.changed else ["mcp"]
-    if BEGIN not in text:
+    if block_span(text, BEGIN, END) is None:
         block = f"{BEGIN}\n{AGENTS_MD.rstrip()}\n{END}\n"
         sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,9 +93,10 @@ def _uninstall_extras(root: Path, home: Path, agent: str) -> HooksReport:
     removed = ["mcp"] if mcp.changed else []
     if path.exists():
         text = path.read_text(encoding="utf-8")
-        start, end = text.find(BEGIN), text.find(END)
-        if start >= 0 and end > start:
-            rest = (text[:start].rstrip("\n") + "\n" + text[end + len(END):].lstrip("\n"))
+        span = block_span(text, BEGIN, END)
+        if span is not None:
+            start, end = span
+            rest = (text[:start].rstrip("\n") + "\n" + text[end:].lstrip("\n"))
             rest = rest.strip("\n")
             if rest:
                 path.write_text(rest + "\n", encoding="utf-8")

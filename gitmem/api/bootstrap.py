@@ -52,12 +52,17 @@ class Candidate:
 
 
 def files(root: Path) -> list[str]:
-    """The instruction files present, relative to ``root``, in a stable order."""
+    """The instruction files present, relative to ``root``, in a stable order: files
+    of the work tree itself, never through a link (a committed ``.cursor/rules``
+    linking to ~/.claude made the person's own CLAUDE.md a team memory)."""
+    from .validate import foreign_file
+
     found: list[str] = []
     for pattern in SOURCES:
         for f in sorted(root.glob(pattern)):
             rel = f.relative_to(root).as_posix()
-            if f.is_file() and not f.is_symlink() and rel not in found:
+            if (f.is_file() and not f.is_symlink() and rel not in found
+                    and foreign_file(root, f) is None):
                 found.append(rel)
     return found
 
@@ -78,18 +83,14 @@ def candidates(path: str, text: str) -> list[Candidate]:
 
 def _without_export(text: str) -> str:
     """The file with ``git mem export``'s block and the usage block ``git mem hooks
-    install`` adds blanked (line numbers kept): both are ours, not the repository's."""
-    lines = text.splitlines()
+    install`` adds blanked (line numbers kept): both are ours, not the repository's
+    (found as export.block_span finds them: a stray begin line above is the file's)."""
     for begin, end in ((export.BEGIN, export.END), (export.AGENTS_BEGIN, export.AGENTS_END)):
-        inside = False
-        for i, line in enumerate(lines):
-            if line.strip() == begin:
-                inside = True
-            if inside:
-                lines[i] = ""
-            if line.strip() == end:
-                inside = False
-    return "\n".join(lines)
+        # Every copy: an export before 2026-11-28 could leave several (an end marker
+        # quoted above the block added one each time). Blanking removes its markers.
+        while (span := export.block_span(text, begin, end)) is not None:
+            text = text[:span[0]] + "\n" * text.count("\n", span[0], span[1]) + text[span[1]:]
+    return text
 
 
 def _blocks(text: str) -> Iterator[tuple[int, int, str, str]]:
@@ -189,7 +190,8 @@ def run(pool: Pool, *, yes: bool = False) -> BootstrapReport:
     proposals: list[Candidate] = []
     for rel in files(root):
         try:
-            data = (root / rel).read_bytes()[:MAX_FILE_BYTES]
+            with open(root / rel, "rb") as fh:  # not the whole of a huge file
+                data = fh.read(MAX_FILE_BYTES)
         except OSError:
             continue
         proposals += candidates(rel, data.decode("utf-8", errors="replace"))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import ops
-from ..errors import InvalidInput
+from ..errors import InvalidInput, from_os_error
 from ..model import Exported, Record
 from . import settings
 
@@ -117,23 +117,85 @@ def _record(r: Record) -> dict[str, object]:
     return out
 
 
-def into(path: Path, block: str) -> bool:
-    """Put ``block`` into the file at ``path``: replacing the block between the
-    markers if there is one, else appended. True when the file changed."""
+def block_span(text: str, begin: str, end: str) -> tuple[int, int] | None:
+    """Where our block is in ``text`` (from its begin marker to the end of its end
+    marker), or None: the first line that is the end marker, and the nearest line
+    before it that is the begin marker. A marker quoted in prose is no marker, and a
+    stray begin line above the block keeps what follows it (until 2026-11-28 the
+    first of each was taken: a stray begin line made an export replace the person's
+    text after it, an end marker quoted above the block added a copy each time)."""
+    starts: list[int] = []
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        bare = line.strip()
+        if bare == begin:
+            starts.append(pos)
+        elif bare == end and starts:
+            return starts[-1], pos + len(line.rstrip("\r\n"))
+        pos += len(line)
+    return None
+
+
+def into(root: Path, path: Path, block: str) -> bool:
+    """Put ``block`` into the file at ``path`` in the work tree ``root``: replacing
+    the block between the markers if there is one, else appended. True when the
+    file changed. A link is written through (CLAUDE.md -> AGENTS.md stays a link),
+    but only to a file of this work tree (validate.foreign_file: a committed
+    AGENTS.md linking to ~/.aws/credentials was copied into the repository); the
+    temporary file is new, never one already there (a committed
+    ``.AGENTS.md.git-mem-export`` linking out of the repository was written
+    through, and the file it led to overwritten)."""
+    import os
+    import secrets
+
+    from .validate import foreign_file
+
     try:
-        old = path.read_text(encoding="utf-8") if path.exists() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"cannot read {path} ({exc})", "give a readable UTF-8 file") from None
-    start, end = old.find(BEGIN), old.find(END)
-    if start >= 0 and end > start:
-        new = old[:start] + block.rstrip("\n") + old[end + len(END):]
+        real = Path(os.path.realpath(path))
+        typed = Path(os.path.abspath(path))
+        # A path into the work tree may meet a teammate's committed link, and where it
+        # leads is not the user's choice (foreign_file). A path the user typed outside
+        # the tree is theirs, links and all (macOS's /tmp -> /private/tmp).
+        tree = [Path(os.path.abspath(root)), Path(os.path.realpath(root))]
+        inside = any(typed == t or t in typed.parents for t in tree)
+        problem = foreign_file(root, path) if inside else (
+            f"{path} is not a regular file" if real.exists() and not real.is_file() else None)
+        if problem is not None:
+            raise InvalidInput(f"{problem}; nothing was changed",
+                               "replace the link with a file of its own, or give another file")
+        old = real.read_text(encoding="utf-8") if real.exists() else ""
+        mode = real.stat().st_mode & 0o777 if real.exists() else None
+    except (OSError, ValueError) as exc:  # a name too long, a NUL, a loop of links, unreadable
+        raise InvalidInput(f"cannot use {path!s} ({getattr(exc, 'strerror', None) or exc})",
+                           "give a readable UTF-8 file in an existing folder") from None
+    span = block_span(old, BEGIN, END)
+    if span is not None:
+        new = old[:span[0]] + block.rstrip("\n") + old[span[1]:]
     else:
         new = old + ("\n" if old and not old.endswith("\n\n") else "") + block
     if new == old:
         return False
-    tmp = path.with_name(f".{path.name}.git-mem-export")
-    tmp.write_text(new, encoding="utf-8")
-    tmp.replace(path)
+    tmp = real.with_name(f".{real.name}.{secrets.token_hex(6)}.git-mem-export")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                     0o666 if mode is None else mode)  # new: never a file or link already there
+    except OSError as exc:  # no such folder, no permission: the error says which
+        raise from_os_error(exc, real) or InvalidInput(
+            f"cannot write {path} ({exc.strerror or exc})",
+            "give a file in an existing folder you can write") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(new)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, real)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise from_os_error(exc, real) or InvalidInput(
+                f"cannot write {path} ({exc.strerror or exc})", "give a file you can write"
+            ) from None
+        raise
     return True
 
 
@@ -145,5 +207,5 @@ def run(pool: Pool, fmt: str, kinds: list[str], into_file: str | None) -> Export
     if fmt != "agents-md":
         raise InvalidInput("--into writes the agents-md block only", "add --format agents-md")
     target = Path(pool.cwd) / into_file
-    changed = into(target, text)
+    changed = into(pool.log.workdir, target, text)
     return Exported(format=fmt, text=text, count=records, path=str(target), changed=changed)

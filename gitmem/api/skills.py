@@ -25,7 +25,7 @@ from ..errors import InvalidInput
 from ..model import SkillProposal
 from ..projection import Projection
 from ..timefmt import iso
-from . import settings, write
+from . import settings, validate, write
 from .pool import Pool
 
 DEFAULT_DIR = ".claude/skills"
@@ -74,8 +74,18 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
             continue
         if worked < threshold or failed * 4 > worked:
             continue
-        name = key.replace(".", "-") if key else slug(text)
+        # A key is a teammate's words: only letters and digits reach a file name
+        # ('/tmp/x' made the path absolute, and every 'git mem skills' fail).
+        name = "-".join(_WORD.findall(key.lower()))[:64].strip("-") if key else ""
+        name = name or slug(text)
         path = base / name / "SKILL.md"
+        problem = validate.foreign_file(root, path)
+        if problem is not None:  # a committed link out of the tree: never read or written
+            out.append(SkillProposal(
+                action="refused", name=name, path=f"{folder.rstrip('/')}/{name}/SKILL.md",
+                memory=mid, text=text, worked=worked, failed=failed, last_outcome=last_iso,
+                reason=problem))
+            continue
         new = render(name, text, mid, worked, failed)
         try:
             old = path.read_text(encoding="utf-8")
@@ -101,7 +111,7 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
                 source="git mem skills", force=True, anchor=False)
             item.reference = added.id
         out.append(item)
-    order = {"graduate": 0, "retire": 1, "current": 2}
+    order = {"graduate": 0, "retire": 1, "refused": 2, "current": 3}
     return sorted(out, key=lambda s: (order[s.action], s.name))
 
 

@@ -119,6 +119,8 @@ def repo_paths(paths: Iterable[str], cwd: Path, root: Path) -> list[str]:
         if not p or not p.strip():
             continue
         base = base or root.resolve()
+        if "\0" in p:  # no file has one, and the OS refuses it with a ValueError
+            _refuse(ops.line_problem(p, "path"), "path")
         full = (cwd / p).resolve()
         try:
             rel = full.relative_to(base).as_posix()
@@ -136,6 +138,35 @@ def repo_paths(paths: Iterable[str], cwd: Path, root: Path) -> list[str]:
     for p in checked:
         _refuse(ops.path_problem(p), "path")
     return checked
+
+
+def foreign_file(root: Path, path: Path) -> str | None:
+    """Why ``path`` is not a file of the work tree ``root`` to read or write (an
+    AGENTS.md, an agent's settings, a SKILL.md), else None. Links are followed,
+    as a read or write would follow them, and a committed link is a teammate's
+    choice: one out of the repository (to the user's own settings, to
+    ~/.ssh/config, a folder of ~/.claude) or into its git dir (``AGENTS.md ->
+    .git/config``: the block appended made every git command fail) is refused,
+    as is anything there but a regular file."""
+    real_root = Path(os.path.realpath(root))
+    real = Path(os.path.realpath(path))
+    if real != real_root and real_root not in real.parents:
+        return f"{path} is a symlink to {real}, outside this repository"
+    # By what the folder is, not only by its name: ".GIT" is ".git" on a disk that folds
+    # case (macOS, Windows), ".git." and ".git " are on NTFS, and a git dir may sit in the
+    # tree under any name (--separate-git-dir).
+    if any(p.casefold().rstrip(". ") == ".git" for p in real.relative_to(real_root).parts) or any(
+            (f / "HEAD").is_file() and (f / "objects").is_dir()
+            for f in [real, *real.parents] if f != real_root and real_root in f.parents):
+        return f"{path} leads into the repository's git directory ({real})"
+    if real.exists() and not real.is_file():
+        return f"{path} is not a regular file"
+    for folder in real.parents:  # a committed file where a folder goes (.claude, .github)
+        if folder == real_root:
+            break
+        if folder.exists() and not folder.is_dir():
+            return f"{folder} is a file, where {path} needs a folder"
+    return None
 
 
 def check_writable(line: bytes, partition: str) -> None:

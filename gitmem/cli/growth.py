@@ -309,6 +309,8 @@ def _skills(items: list[SkillProposal]) -> str:
         elif s.action == "retire":
             out.append(f"retire? {s.path} ({s.reason}): 'git mem invalidate {s.memory[:12]}' "
                        f"and remove the file")
+        elif s.action == "refused":
+            out.append(f"not written: {s.reason}")
         else:
             out.append(f"{s.path} is current ({s.reason})")
     if any(s.action == "graduate" and not s.written for s in items):

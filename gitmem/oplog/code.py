@@ -115,8 +115,11 @@ def compare(workdir: Path, path: str, anchor: Entry, commit: str | None, now: En
 
 
 def _git(workdir: Path, *args: str, input: str | None = None) -> str | None:
+    # errors="replace": a diff holds the code's own bytes and names (a Latin-1 source
+    # file, a file named in Latin-1), and 'recall --diff' was an internal error on
+    # them. A name that is not UTF-8 matches no memory's path (ops are UTF-8) either way.
     try:
-        proc = run_git(*args, cwd=workdir, input=input)
+        proc = run_git(*args, cwd=workdir, input=input, errors="replace")
     except OSError:
         return None
     return proc.stdout if proc.returncode == 0 else None
@@ -138,7 +141,8 @@ def _history(workdir: Path, since: str | None, until: str, path: str) -> tuple[i
 
 
 def _numstat(workdir: Path, old: str, new: str, *flags: str) -> tuple[int, int]:
-    out = _git(workdir, "diff", "--numstat", *flags, old, new) or ""
+    out = _git(workdir, "diff", "--numstat", "--no-ext-diff", "--no-textconv", *flags, old,
+               new) or ""
     added = deleted = 0
     for line in out.splitlines():
         a, _, rest = line.partition("\t")
@@ -151,7 +155,10 @@ def _numstat(workdir: Path, old: str, new: str, *flags: str) -> tuple[int, int]:
 def _touches(workdir: Path, old: str, new: str, lines: tuple[int, int]) -> bool:
     """True when a hunk of the diff old -> new changes a line in ``lines`` of old
     (or inserts right inside the range)."""
-    out = _git(workdir, "diff", "-U0", old, new) or ""
+    # Git's own hunks, never an external diff's output (diff.external, GIT_EXTERNAL_DIFF:
+    # difftastic's had no "@@" line, so no range was ever touched, and that was cached).
+    out = _git(workdir, "diff", "-U0", "--no-ext-diff", "--no-textconv", "--no-color",
+               old, new) or ""
     start, end = lines
     for m in _HUNK.finditer(out):
         first = int(m.group(1))
@@ -214,7 +221,7 @@ def diff(workdir: Path, rev: str | None) -> tuple[list[str], list[str]] | None:
             if p and p not in paths:
                 paths.append(p)
         i += 1 + take
-    text = _git(workdir, "diff", "-U0", "--no-color", "--no-ext-diff", *spec, "--") or ""
+    text = _git(workdir, "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", *spec, "--") or ""
     counts: dict[str, int] = {}
     for line in text.splitlines():
         if line[:1] in ("+", "-") and not line.startswith(("+++", "---")):

@@ -58,6 +58,9 @@ def discover(start: str) -> tuple[Location, Any]:
     """The repository containing ``start``, and the libgit2 repository if
     discovery had to open one (else None: it opens later, if ever)."""
     opened: Any = None
+    if "\0" in start:  # no directory has one: the OS would refuse it with a ValueError
+        raise NotARepository("not a git repository: the path given has a NUL character",
+                             "give the path of a directory inside the repository")
     fast = _discover_plain(Path(start))
     if fast is not None:
         gitdir, workdir, gitfile, dotgit_uid = fast
@@ -130,7 +133,7 @@ def _open_with_libgit2(start_path: str) -> Any:
     git_dir_env = os.environ.get("GIT_DIR")
     try:
         found = git_dir_env or pygit2.discover_repository(start_path)
-    except pygit2.GitError:
+    except (pygit2.GitError, OSError):  # OSError: a name too long for the system, say
         found = None
     if not found:
         raise NotARepository(f"not a git repository (or any parent): {start_path}")
@@ -295,8 +298,8 @@ def _usable(author: ops.Author, *, from_env: bool = False) -> ops.Author:
 
 def revision_time(workdir: Path, revision: str) -> int | None:
     """The committer time of a revision (tag, branch, commit), or None."""
-    if not revision or revision.startswith("-") or "\n" in revision:
-        return None
+    if not revision or revision.startswith("-") or "\n" in revision or "\0" in revision:
+        return None  # (no revision has a NUL, and no argument can carry one)
     from .gitcmd import run_git
 
     try:
@@ -315,7 +318,7 @@ def tag_times(workdir: Path, limit: int = 200) -> list[tuple[str, int]]:
     try:
         proc = run_git("for-each-ref", "--sort=-committerdate", f"--count={limit}",
                        "--format=%(refname:short)%00%(*committerdate:unix)%00%(committerdate:unix)",
-                       "refs/tags", cwd=workdir)
+                       "refs/tags", cwd=workdir, errors="replace")  # a tag named in Latin-1
     except OSError:
         return []
     out = []

@@ -16,7 +16,10 @@ drive it.
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
+import sys
+import traceback
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
@@ -99,6 +102,15 @@ def create(store: api.Store, token: str) -> tuple[Starlette, Panel]:
                 return await fn(request)
             except GitMemError as exc:
                 return panel.page("error.html", request, error=exc)
+            except Exception as exc:  # a bug: a page that says so, never a traceback
+                if os.environ.get("GITMEM_DEBUG"):
+                    traceback.print_exc(file=sys.stderr)
+                resp = panel.page("error.html", request, error=GitMemError(
+                    f"internal error: {type(exc).__name__}: {exc}",
+                    "this is a bug; rerun 'git mem ui' with GITMEM_DEBUG=1 and report the "
+                    "traceback it prints"))
+                resp.status_code = 500
+                return resp
 
         return handler
 

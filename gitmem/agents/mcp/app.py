@@ -10,7 +10,8 @@ from mcp.server.mcpserver import MCPServer
 
 from ... import __version__
 from . import content, tools, wire
-from .server import INSTRUCTIONS, NAME, Server, argument_errors, unknown_arguments
+from .server import (INSTRUCTIONS, NAME, Server, argument_errors, prompt_errors,
+                     unknown_arguments)
 
 
 def build(server: Server) -> MCPServer[Any]:
@@ -18,7 +19,7 @@ def build(server: Server) -> MCPServer[Any]:
     app: MCPServer[Any] = MCPServer(NAME, version=__version__, instructions=INSTRUCTIONS,
                                     log_level="WARNING",
                                     middleware=[argument_errors, unknown_arguments(accepted),
-                                                server.roots_first])
+                                                prompt_errors, server.roots_first])
     tools.register(app, tools.Tools(server))
     content.register(app, server)
     return app

@@ -46,7 +46,7 @@ from urllib.parse import unquote, urlparse
 from mcp.server import ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.mcpserver import Context
-from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.types import CallToolResult, TextContent
 
 from ... import api, envelope
@@ -277,6 +277,23 @@ async def argument_errors(ctx: Any, call_next: Any) -> Any:
     return result(error(tool, InvalidInput(message, _ARG_HINT).to_dict(), []))
 
 
+async def prompt_errors(ctx: Any, call_next: Any) -> Any:
+    """Middleware: a prompts/get the SDK cannot serve (a prompt we do not have, an
+    argument ours does not take) is answered as invalid params, saying why. The SDK
+    printed a traceback on stderr for each (the client's log) and answered code 0,
+    "Error rendering prompt briefing"."""
+    if getattr(ctx, "method", None) != "prompts/get":
+        return await call_next(ctx)
+    try:
+        return await call_next(ctx)
+    except ValueError as exc:
+        root: BaseException = exc
+        while root.__cause__ is not None:  # the SDK wraps the reason twice
+            root = root.__cause__
+        why = _readable(str(root))
+        raise MCPError(-32602, f"{exc}: {why}" if why != str(exc) else why) from None
+
+
 def unknown_arguments(accepted: dict[str, list[str]]) -> Any:
     """Middleware: a tools/call with an argument the tool does not take is refused,
     naming it and the ones the tool takes. (The SDK drops unknown arguments
@@ -299,7 +316,7 @@ def unknown_arguments(accepted: dict[str, list[str]]) -> Any:
     return check
 
 
-_HEADER = re.compile(r"^(?:Error executing tool \S+: )?\d+ validation errors? for \w+$")
+_HEADER = re.compile(r"^(?:Error executing tool \S+: )?\d+ validation errors? for [\w.<>]+$")
 
 
 def _readable(text: str) -> str:

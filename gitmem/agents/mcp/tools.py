@@ -24,6 +24,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from ... import api
+from ...context import MIN_BUDGET
 from ...model import BriefHit, Hit, Record
 from ...ops import PREDICATES
 from .server import Server, agent_of
@@ -141,7 +142,8 @@ class Tools:
 
     async def context(
         self,
-        budget: Annotated[int, Field(ge=50, le=20000, description="Size limit in tokens.")] = 500,
+        budget: Annotated[int, Field(ge=MIN_BUDGET, le=20000,
+                                      description="Size limit in tokens.")] = 500,
         repo: Repo = None,
         ctx: Context | None = None,
     ) -> CallToolResult:

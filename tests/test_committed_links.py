@@ -1,0 +1,238 @@
+"""Files a teammate commits as symbolic links, met by the commands that write an
+agent's instruction file: ``git mem export --into`` and ``git mem hooks install``.
+A teammate pushes the links through a real bare remote; the user clones and runs
+the command. Each wrote outside the repository, copied a file from outside into
+it, or broke the repository before (an adversarial run, adv35)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from conftest import git, gm, init_repo, ok
+
+
+def _cloned_with_links(tmp_path: Path, links: dict[str, str],
+                       files: dict[str, str] | None = None) -> Path:
+    """A teammate's commit of ``links`` (name -> target) and ``files`` (name -> text),
+    pushed to a bare remote, then cloned by the user."""
+    mallory = init_repo(tmp_path / "mallory")
+    for name, target in links.items():
+        (mallory / name).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, mallory / name)
+    for name, text in (files or {}).items():
+        (mallory / name).parent.mkdir(parents=True, exist_ok=True)
+        (mallory / name).write_text(text)
+    git("add", "-A", cwd=mallory)
+    git("commit", "-q", "-m", "docs", cwd=mallory)
+    git("init", "-q", "--bare", "-b", "main", str(tmp_path / "origin.git"), cwd=tmp_path)
+    git("push", "-q", str(tmp_path / "origin.git"), "main", cwd=mallory)
+    git("clone", "-q", str(tmp_path / "origin.git"), str(tmp_path / "me"), cwd=tmp_path)
+    me = tmp_path / "me"
+    assert all((me / name).is_symlink() for name in links)
+    ok(gm("add", "tests run with make spec", "--kind", "procedure", cwd=me))
+    return me
+
+
+def test_export_into_never_writes_through_a_committed_temporary_name(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"  # stands for ~/.bashrc: two levels up from the clone
+    victim.write_text("precious\n")
+    me = _cloned_with_links(tmp_path, {".AGENTS.md.git-mem-export": "../victim.txt"})
+    (me / "AGENTS.md").write_text("# agents\n")
+    ok(gm("export", "--into", "AGENTS.md", cwd=me))
+    assert victim.read_text() == "precious\n"  # was the AGENTS.md block
+    assert not (me / "AGENTS.md").is_symlink()
+    assert "tests run with make spec" in (me / "AGENTS.md").read_text()
+
+
+def test_export_into_refuses_a_committed_link_out_of_the_repository(tmp_path: Path) -> None:
+    secret = tmp_path / "credentials"
+    secret.write_text("aws_secret_access_key = hunter2\n")
+    me = _cloned_with_links(tmp_path, {"AGENTS.md": "../credentials"})
+    proc = gm("export", "--into", "AGENTS.md", cwd=me)
+    assert proc.returncode == 2, proc.stderr
+    assert "is a symlink to" in proc.stderr and "outside this repository" in proc.stderr
+    assert (me / "AGENTS.md").is_symlink()  # was a file holding the credentials
+    assert "hunter2" not in git("diff", cwd=me).stdout
+    assert secret.read_text() == "aws_secret_access_key = hunter2\n"
+
+
+def test_export_into_a_link_inside_the_work_tree_keeps_the_link(tmp_path: Path) -> None:
+    me = _cloned_with_links(tmp_path, {"CLAUDE.md": "AGENTS.md"})
+    (me / "AGENTS.md").write_text("# agents\n")
+    ok(gm("export", "--into", "CLAUDE.md", cwd=me))
+    assert (me / "CLAUDE.md").is_symlink()
+    assert "tests run with make spec" in (me / "AGENTS.md").read_text()
+
+
+def test_an_instruction_file_linking_into_the_git_dir_is_refused(tmp_path: Path) -> None:
+    me = _cloned_with_links(tmp_path, {"AGENTS.md": ".git/config"})
+    config = (me / ".git" / "config").read_text()
+    for args in (("hooks", "install", "--agent", "cursor"), ("export", "--into", "AGENTS.md")):
+        proc = gm(*args, cwd=me)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert "leads into the repository's git directory" in proc.stderr, proc.stderr
+    assert (me / ".git" / "config").read_text() == config  # the block made it unreadable
+    assert git("status", "--porcelain", cwd=me).stdout == ""  # nothing else written either
+
+
+def test_skills_write_never_follows_a_committed_link_nor_a_key_out_of_the_folder(
+        tmp_path: Path) -> None:
+    # A teammate pushes two procedures that kept working and commits a link where the
+    # first one's SKILL.md goes. 'git mem skills --write' overwrote the file the link
+    # led to (the diff showed its content first); the second one's key, an absolute
+    # path, made every 'git mem skills' an internal error.
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    mallory = init_repo(tmp_path / "mallory")
+    (mallory / ".claude" / "skills" / "deploy").mkdir(parents=True)
+    os.symlink("../../../../victim.txt", mallory / ".claude" / "skills" / "deploy" / "SKILL.md")
+    git("add", "-A", cwd=mallory)
+    git("commit", "-q", "-m", "skills", cwd=mallory)
+    for key, text in (("deploy", "run make deploy then watch the dashboard"),
+                      (str(tmp_path / "abs"), "rotate the logs with logrotate -f first")):
+        mid = ok(gm("add", text, "--kind", "procedure", "--key", key, cwd=mallory)).stdout.strip()
+        for _ in range(3):
+            ok(gm("confirm", mid, "--worked", cwd=mallory))
+    git("init", "-q", "--bare", "-b", "main", str(tmp_path / "origin.git"), cwd=tmp_path)
+    git("remote", "add", "origin", str(tmp_path / "origin.git"), cwd=mallory)
+    git("push", "-q", "origin", "main", cwd=mallory)
+    ok(gm("sync", cwd=mallory))
+    git("clone", "-q", str(tmp_path / "origin.git"), str(tmp_path / "me"), cwd=tmp_path)
+    me = tmp_path / "me"
+    ok(gm("sync", cwd=me))
+    listed = ok(gm("skills", cwd=me)).stdout
+    assert "precious" not in listed
+    assert "deploy/SKILL.md is a symlink to" in listed and "outside this repository" in listed
+    wrote = ok(gm("skills", "--write", cwd=me)).stdout
+    assert victim.read_text() == "precious\n"
+    assert (me / ".claude" / "skills" / "deploy" / "SKILL.md").is_symlink()
+    assert "not written:" in wrote
+    made = [p.relative_to(me).as_posix() for p in (me / ".claude" / "skills").rglob("SKILL.md")
+            if not p.is_symlink()]
+    # The key was an absolute path: its folder is made of letters, digits and hyphens,
+    # one level under .claude/skills (whatever the temporary directory is called).
+    assert len(made) == 1, made
+    folder = made[0].split("/")[2]
+    assert made[0] == f".claude/skills/{folder}/SKILL.md", made
+    assert folder and all(c.isascii() and (c.isalnum() or c == "-") for c in folder), made
+    assert not (tmp_path / "abs").exists()
+
+
+def test_bootstrap_reads_no_instruction_file_through_a_committed_folder_link(
+        tmp_path: Path) -> None:
+    # adv35: a committed .cursor/rules linking to a folder outside (the person's
+    # ~/.claude, say) made bootstrap propose the files there, and --yes shared them.
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "CLAUDE.md").write_text("- Deploy through my own staging box staging.example\n")
+    me = _cloned_with_links(tmp_path, {".cursor/rules": "../../private",
+                                       "docs/adr": "../../private"})
+    (me / "CONTRIBUTING.md").write_text("- Run make lint before every pull request\n")
+    out = ok(gm("bootstrap", "--yes", cwd=me)).stdout
+    assert "staging" not in out and "make lint" in out, out
+    assert json.loads(ok(gm("recall", "staging box", "--json", cwd=me)).stdout)["data"]["hits"] == []
+
+
+def test_a_committed_agent_config_nested_too_deep_is_refused_not_a_crash(
+        tmp_path: Path) -> None:
+    # adv35: JSON 200,000 levels deep in a committed .claude/settings.json or
+    # .cursor/mcp.json made hooks install, mcp install and doctor internal errors
+    # (RecursionError).
+    deep = '{"hooks": ' + "[" * 200_000 + "]" * 200_000 + "}"
+    me = _cloned_with_links(tmp_path, {}, {".claude/settings.json": deep,
+                                           ".cursor/mcp.json": deep})
+    for args in (("hooks", "install"), ("hooks", "uninstall"),
+                 ("mcp", "install", "--client", "cursor")):
+        proc = gm(*args, cwd=me)
+        assert proc.returncode == 2 and "is not valid JSON" in proc.stderr, (args, proc.stderr)
+    proc = gm("doctor", cwd=me)
+    assert "internal error" not in proc.stderr + proc.stdout, proc.stderr
+    assert git("status", "--porcelain", cwd=me).stdout == ""
+
+
+def test_markers_in_a_committed_file_are_the_block_only_as_whole_lines_around_it(
+        tmp_path: Path) -> None:
+    # adv35: a stray begin line in a teammate's AGENTS.md made the second export
+    # replace everything after it (their rules gone from the work tree); an end
+    # marker quoted in prose made each export add another copy of the block.
+    from gitmem.api.export import AGENTS_BEGIN, BEGIN, END
+
+    agents = (f"# Agents\n\nKeep this line.\n{BEGIN}\nA stray begin above; keep this too.\n\n"
+              "## Our rules\n- never push on a friday\n")
+    other = f"# Other\n\nThe block ends at {END} and begins at {BEGIN}.\n"
+    cursor = f"# Cursor\n{AGENTS_BEGIN}\n- keep this rule about tabs\n"
+    me = _cloned_with_links(tmp_path, {}, {"AGENTS.md": agents, "OTHER.md": other,
+                                           "CURSOR.md": cursor})
+    for n in range(3):
+        ok(gm("add", f"procedure number {n} runs the {n} suite", "--kind", "procedure",
+              "--force", cwd=me))
+        for name in ("AGENTS.md", "OTHER.md"):
+            ok(gm("export", "--into", name, cwd=me))
+    text = (me / "AGENTS.md").read_text()
+    assert text.startswith(agents) and "never push on a friday" in text
+    assert "procedure number 2" in text and text.count(END) == 1
+    text = (me / "OTHER.md").read_text()
+    assert text.startswith(other) and text.count(BEGIN) == 2 and "procedure number 2" in text
+    # The agents block, for hooks install --agent cursor (AGENTS.md's stray begin line
+    # is the export's; this file is the hooks' own instructions, put in place here).
+    (me / "AGENTS.md").write_text(cursor)
+    ok(gm("hooks", "install", "--agent", "cursor", cwd=me))
+    assert (me / "AGENTS.md").read_text().count(AGENTS_BEGIN) == 2  # was: "already installed"
+    ok(gm("hooks", "uninstall", "--agent", "cursor", cwd=me))
+    assert (me / "AGENTS.md").read_text() == cursor
+
+
+def test_a_committed_file_where_an_agent_folder_goes_is_refused_not_a_crash(
+        tmp_path: Path) -> None:
+    # adv35: a committed file named .claude or .github made hooks install an internal
+    # error (FileExistsError, NotADirectoryError); export --into a folder that does not
+    # exist was one too (FileNotFoundError, also before this run).
+    me = _cloned_with_links(tmp_path, {}, {".claude": "not a folder\n",
+                                           ".github": "not a folder either\n"})
+    for agent, folder in (("claude-code", ".claude"), ("copilot", ".github")):
+        proc = gm("hooks", "install", "--agent", agent, cwd=me)
+        assert proc.returncode == 2, proc.stderr
+        assert f"{folder} is a file, where" in proc.stderr, proc.stderr
+    for into in (".claude/AGENTS.md", "no/such/folder/AGENTS.md"):
+        proc = gm("export", "--into", into, cwd=me)
+        assert proc.returncode == 2 and "internal error" not in proc.stderr, proc.stderr
+    assert git("status", "--porcelain", cwd=me).stdout == ""
+
+
+def test_review_of_adv35_git_dir_by_any_name_and_a_path_the_user_typed(tmp_path: Path) -> None:
+    """The review of the first fix: the git dir was refused by its exact name only
+    (.GIT is .git on a disk that folds case; a --separate-git-dir inside the tree has
+    any name); a path the user typed through a link outside the tree (macOS /tmp) was
+    refused as a teammate's; a name too long was an internal error."""
+    from gitmem.api.validate import foreign_file
+
+    repo = init_repo(tmp_path / "repo")
+    for name in (".GIT/config", ".Git/config", ".git./config", ".git /config"):
+        assert foreign_file(repo, repo / name) is not None, name
+    git("init", "-q", "--separate-git-dir", str(repo / "gd"), str(repo / "sub"), cwd=repo)
+    assert foreign_file(repo, repo / "gd" / "config") is not None
+    assert foreign_file(repo, repo / "docs" / "AGENTS.md") is None
+    ok(gm("add", "tests live in spec/, run with make spec", cwd=repo))
+    real = tmp_path / "elsewhere"
+    real.mkdir()
+    (tmp_path / "alias").symlink_to(real)
+    ok(gm("export", "--format", "agents-md", "--into", str(tmp_path / "alias" / "AGENTS.md"), cwd=repo))
+    assert (real / "AGENTS.md").read_text().startswith("<!-- git-mem:export:begin")
+    out = gm("export", "--format", "agents-md", "--into", "x" * 300 + ".md", cwd=repo)
+    assert out.returncode == 2 and "internal error" not in out.stderr, out.stderr
+    assert len([line for line in out.stderr.splitlines() if line.startswith("error:")]) == 1
+
+
+def test_bootstrap_proposes_nothing_from_any_copy_of_our_block(tmp_path: Path) -> None:
+    """Exports before the fix could leave several copies of the block; every one is ours."""
+    repo = init_repo(tmp_path / "repo")
+    from gitmem.api import export
+
+    block = f"{export.BEGIN}\n- Always run make spec before pushing\n{export.END}\n"
+    (repo / "AGENTS.md").write_text(f"# Agents\n\n{block}\nsome prose\n\n{block}")
+    git("add", "AGENTS.md", cwd=repo)
+    git("commit", "-q", "-m", "agents", cwd=repo)
+    out = ok(gm("bootstrap", "--json", cwd=repo)).stdout
+    assert "make spec" not in out, out
