@@ -236,3 +236,22 @@ def test_bootstrap_proposes_nothing_from_any_copy_of_our_block(tmp_path: Path) -
     git("commit", "-q", "-m", "agents", cwd=repo)
     out = ok(gm("bootstrap", "--json", cwd=repo)).stdout
     assert "make spec" not in out, out
+
+
+def test_markers_shown_in_a_code_block_are_left_alone(tmp_path: Path) -> None:
+    """The review of adv35: a README or AGENTS.md that shows what the block looks like,
+    inside a fenced code block above the real one, had the example rewritten by export
+    and made hooks install say 'already installed'."""
+    from gitmem.api.export import AGENTS_BEGIN, AGENTS_END, BEGIN, END
+
+    example = (f"# Agents\n\nWhat git mem writes:\n\n```markdown\n{BEGIN}\n- an example rule\n{END}\n"
+               f"{AGENTS_BEGIN}\nexample usage\n{AGENTS_END}\n```\n\nOur own rules follow.\n")
+    me = _cloned_with_links(tmp_path, {}, {"AGENTS.md": example})
+    ok(gm("add", "run the suite with make spec", "--kind", "procedure", "--force", cwd=me))
+    for _ in range(2):
+        ok(gm("export", "--into", "AGENTS.md", cwd=me))
+    text = (me / "AGENTS.md").read_text()
+    assert text.startswith(example), text
+    assert text.count(BEGIN) == 2 and "make spec" in text.split("```", 2)[2]
+    ok(gm("hooks", "install", "--agent", "cursor", cwd=me))
+    assert (me / "AGENTS.md").read_text().count(AGENTS_BEGIN) == 2

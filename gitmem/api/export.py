@@ -117,22 +117,32 @@ def _record(r: Record) -> dict[str, object]:
     return out
 
 
-def block_span(text: str, begin: str, end: str) -> tuple[int, int] | None:
+def block_span(text: str, begin: str, end: str, *, fences: bool = True) -> tuple[int, int] | None:
     """Where our block is in ``text`` (from its begin marker to the end of its end
     marker), or None: the first line that is the end marker, and the nearest line
     before it that is the begin marker. A marker quoted in prose is no marker, and a
     stray begin line above the block keeps what follows it (until 2026-11-28 the
     first of each was taken: a stray begin line made an export replace the person's
-    text after it, an end marker quoted above the block added a copy each time)."""
+    text after it, an end marker quoted above the block added a copy each time).
+    Markers inside a fenced code block (a README showing what the block looks like)
+    are none either, unless a fence is never closed (then fences are not trusted)."""
     starts: list[int] = []
     pos = 0
+    fence = ""  # the fence of the code block the line is in ("```", "~~~"), if any
     for line in text.splitlines(keepends=True):
         bare = line.strip()
-        if bare == begin:
+        opener = bare[:3] if fences and bare[:3] in ("```", "~~~") else ""
+        if fence:
+            fence = "" if bare.startswith(fence) and not bare[len(fence):].strip("`~") else fence
+        elif opener:
+            fence = opener  # a marker shown in a code block (docs about git mem) is no marker
+        elif bare == begin:
             starts.append(pos)
         elif bare == end and starts:
             return starts[-1], pos + len(line.rstrip("\r\n"))
         pos += len(line)
+    if fence:  # a code block never closed: markdown that is not what we think; as before
+        return block_span(text, begin, end, fences=False)
     return None
 
 
