@@ -594,3 +594,22 @@ def test_a_transcript_that_is_no_regular_file_reads_as_empty(tmp_path: Path) -> 
     worker.join(20)
     assert not worker.is_alive(), "a transcript read blocked"
     assert got == {"fifo": [], "zero": [], "link": [], "dir": []}
+
+
+def test_two_procedure_keys_that_differ_in_punctuation_get_a_skill_each(code_repo: Path) -> None:
+    """adv35's review: 'deploy_prod' and 'deploy.prod' both became .claude/skills/deploy-prod,
+    and --write made the second overwrite the first one's SKILL.md."""
+    ids = []
+    for key, text in (("deploy_prod", "Deploy prod: run `make release` then `argo sync prod`."),
+                      ("deploy.prod", "Deploy prod from a laptop: `bin/ship prod --confirm`.")):
+        ids.append(_data(gm("add", text, "--kind", "procedure", "--key", key, "--json",
+                            cwd=code_repo))["id"])  # type: ignore[index]
+    for mid in ids:
+        for _ in range(3):
+            ok(gm("confirm", mid, "--worked", cwd=code_repo))
+    written = list(_data(gm("skills", "--write", "--json", cwd=code_repo)))  # type: ignore[arg-type]
+    paths = sorted(s["path"] for s in written if s["action"] == "graduate")
+    assert len(paths) == 2 and len(set(paths)) == 2, paths
+    texts = sorted((code_repo / p).read_text() for p in paths)
+    assert "make release" in texts[0] + texts[1] and "bin/ship prod" in texts[0] + texts[1]
+    assert not ("make release" in texts[0] and "bin/ship" in texts[0])

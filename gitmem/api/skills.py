@@ -25,6 +25,7 @@ from ..errors import InvalidInput
 from ..model import SkillProposal
 from ..projection import Projection
 from ..timefmt import iso
+from .. import hashes
 from . import settings, validate, write
 from .pool import Pool
 
@@ -56,7 +57,9 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
                                            int | None, int]]:
         return p.procedure_outcomes()
 
-    for mid, text, key, tags, worked, failed, last, at in pool.read(stats, embed=False):
+    taken: dict[str, str] = {}  # folder name -> the key (or text) it was made from
+    for mid, text, key, tags, worked, failed, last, at in sorted(pool.read(stats, embed=False),
+                                                                 key=lambda r: (r[2] or "", r[0])):
         last_iso = iso(last, 0) if last else None
         if "skill" in tags:  # a reference: the body lives in its SKILL.md
             idle_days = (now - (last or at)) / 86400
@@ -78,6 +81,11 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
         # ('/tmp/x' made the path absolute, and every 'git mem skills' fail).
         name = "-".join(_WORD.findall(key.lower()))[:64].strip("-") if key else ""
         name = name or slug(text)
+        if name in taken and taken[name] != (key or text):
+            # Two keys that differ in punctuation or case only ("a_b", "a.b", "A B"):
+            # each its own folder, or --write made the second overwrite the first's file.
+            name = f"{name}-{hashes.sha256((key or text).encode()).hexdigest()[:6]}"
+        taken[name] = key or text
         path = base / name / "SKILL.md"
         problem = validate.foreign_file(root, path)
         if problem is not None:  # a committed link out of the tree: never read or written
