@@ -335,3 +335,16 @@ def test_the_redact_hint_is_only_given_where_redact_would_help(repo: Path) -> No
     assert in_tag.returncode == 11 and "in tags" in in_tag.stderr
     assert "--redact" not in in_tag.stderr
     assert gm("add", "deploy note", "--tag", key, "--redact", cwd=repo).returncode == 11
+
+
+@pytest.mark.parametrize("text", [
+    "пароль_от_базы_данных_продакшна: Xk9mQ2vLpR7z",
+    "Passwortzurücksetzungsbestätigungscodes: Xk9mQ2vLpR7z",
+    "run --password-of-the-production-database-cluster-primary-replica <(echo 'Hunter2xyzQ9')",
+    "--secret-for-the-staging-environment-of-the-payments-service=<(echo 'Xk9mQ2vLpR')",
+    "API-Schlüsselfürdieproduktionsumgebungvonzahlungen = Xk9mQ2vLpR7zAb",
+])
+def test_a_long_name_before_a_secret_is_still_read(text: str) -> None:
+    """The review of the bounds: a bound shorter than the name fails the whole match (it
+    does not match a prefix), so 24 let these through; the bounds hold such names."""
+    assert gate.scan(text), text

@@ -127,22 +127,24 @@ _KW = (r"(?:pass(?:word|wd|phrase|code)?|pwd|pw|secret|token|creds?|credentials?
        r"|seed|community[_ -]string|access(?=\s+for\s)"
        r"|(?:cl(?:é|e)|schl(?:ü|u)ssel|chave|chiave|sleutel|klucz|ключ|kl(?:í|i)(?:č|c)|anahtar\w?|nyckel\w?"
        r"|n(?:ø|o)gle|avain)[\s_-]*(?:de\s+|d'|do\s+|da\s+|dell'|della\s+)?(?:l'|la\s+)?(?:api|sdk|secr\w+|acc\w+)"
-       r"|api[\s_-]*(?:schl(?:ü|u)ssel\w{0,24}|sleutel|nyckel\w?|n(?:ø|o)gle\w{0,24}|avain\w{0,24}|ключ\w{0,24}|キー|키|密钥|密鑰|金鑰)"
-       r"|jeton|токен\w{0,24}|トークン|令牌|토큰|秘钥)")
+       r"|api[\s_-]*(?:schl(?:ü|u)ssel\w{0,64}|sleutel|nyckel\w?|n(?:ø|o)gle\w{0,64}|avain\w{0,64}|ключ\w{0,64}|キー|키|密钥|密鑰|金鑰)"
+       r"|jeton|токен\w{0,64}|トークン|令牌|토큰|秘钥)")
 # The word for a password in the languages a team is likely to write notes in. (Every
 # ending bounded: with \w* a run of "пароль贴пароль贴..." -- one word to re, since CJK and
-# Cyrillic letters are word characters -- made password-in-prose quadratic, 16 KB in 9 s.)
-_PW_WORDS = (r"passwort\w{0,24}|kennwort\w{0,24}|contrase(?:ñ|n)a\w{0,24}|mot de passe|wachtwoord\w{0,24}|l(?:ö|o)senord\w{0,24}"
-             r"|salasana\w{0,24}|has(?:ł|l)o\w{0,24}|senha\w{0,24}|adgangskode\w{0,24}|passord\w{0,24}|heslo\w{0,24}|jelsz(?:ó|o)\w{0,24}"
-             r"|(?:ş|s)ifre\w{0,24}|парол\w{0,24}|パスワード|暗証番号|密码|密碼|口令|비밀번호"
-             r"|parol(?:a|ă)\w{0,24}|jelszav\w{0,24}|mdp|m(?:ậ|a)t kh(?:ẩ|a)u|पासवर्ड|รหัส(?:ผ่าน)?|كلمة (?:المرور|السر)"
-             r"|clave(?!\s+(?:primaria|for(?:á|a)nea|externa|(?:ú|u)nica))\w{0,24}"
-             r"|পাসওয়ার্ড|nenosiri|پاس ?ورڈ|கடவுச்சொல்\w{0,24}|رمز عبور|پسورد|kata laluan|🔑|🔐"
+# Cyrillic letters are word characters -- made password-in-prose quadratic, 16 KB in 9 s.
+# 64 holds a long name, "пароль_от_базы_данных_продакшна", "Passwortzurücksetzungscodes":
+# a bound shorter than the name fails the whole match, it does not match a prefix.)
+_PW_WORDS = (r"passwort\w{0,64}|kennwort\w{0,64}|contrase(?:ñ|n)a\w{0,64}|mot de passe|wachtwoord\w{0,64}|l(?:ö|o)senord\w{0,64}"
+             r"|salasana\w{0,64}|has(?:ł|l)o\w{0,64}|senha\w{0,64}|adgangskode\w{0,64}|passord\w{0,64}|heslo\w{0,64}|jelsz(?:ó|o)\w{0,64}"
+             r"|(?:ş|s)ifre\w{0,64}|парол\w{0,64}|パスワード|暗証番号|密码|密碼|口令|비밀번호"
+             r"|parol(?:a|ă)\w{0,64}|jelszav\w{0,64}|mdp|m(?:ậ|a)t kh(?:ẩ|a)u|पासवर्ड|รหัส(?:ผ่าน)?|كلمة (?:المرور|السر)"
+             r"|clave(?!\s+(?:primaria|for(?:á|a)nea|externa|(?:ú|u)nica))\w{0,64}"
+             r"|পাসওয়ার্ড|nenosiri|پاس ?ورڈ|கடவுச்சொல்\w{0,64}|رمز عبور|پسورد|kata laluan|🔑|🔐"
              # ... and in more of the world's languages (the word a person writes before it)
-             r"|κωδικ(?:ός|ος|ού|ου|οί|οι|ό|ο)(?!\w)|συνθηματικ\w{0,24}|סיסמ[האת]\w{0,24}|kata sandi|parool\w{0,24}|parole\w{0,24}|slapta(?:ž|z)od\w{0,24}"
-             r"|geslo\w{0,24}|lozink\w{0,24}|лозинк\w{0,24}|lykilor(?:ð|d)\w{0,24}|contrasenya\w{0,24}|contrasinal\w{0,24}|pasahitz\w{0,24}"
-             r"|cyfrinair|fjal(?:ë|e)kalim\w{0,24}|գաղտնաբառ\w{0,24}|პაროლ\w{0,24}|(?:ş|s)ifr(?:e|ə)\w{0,24}|құпия сөз|нууц үг"
-             r"|wagwoord\w{0,24}|pasvort\w{0,24}|kalmar sirri|iphasiwedi|የይለፍ ቃል|కూటపదం|పాస్\u200c?వర్డ్"
+             r"|κωδικ(?:ός|ος|ού|ου|οί|οι|ό|ο)(?!\w)|συνθηματικ\w{0,64}|סיסמ[האת]\w{0,64}|kata sandi|parool\w{0,64}|parole\w{0,64}|slapta(?:ž|z)od\w{0,64}"
+             r"|geslo\w{0,64}|lozink\w{0,64}|лозинк\w{0,64}|lykilor(?:ð|d)\w{0,64}|contrasenya\w{0,64}|contrasinal\w{0,64}|pasahitz\w{0,64}"
+             r"|cyfrinair|fjal(?:ë|e)kalim\w{0,64}|գաղտնաբառ\w{0,64}|პაროლ\w{0,64}|(?:ş|s)ifr(?:e|ə)\w{0,64}|құпия сөз|нууц үг"
+             r"|wagwoord\w{0,64}|pasvort\w{0,64}|kalmar sirri|iphasiwedi|የይለፍ ቃል|కూటపదం|పాస్\u200c?వర్డ్"
              r"|ಪಾಸ್\u200c?ವರ್ಡ್|പാസ്\u200c?വേഡ്|પાસવર્ડ|ਪਾਸਵਰਡ|මුරපදය|ពាក្យសម្ងាត់|ລະຫັດຜ່ານ|စကားဝှက်"
              r"|パス(?:コード)?|暗証コード|암호|패스워드|كلمة مرور|الرقم السري|رمز المرور|कूटशब्द")
 _HUMAN_KW = (rf"(?:pass(?:word|wd|phrase|code|wrd|owrd)?|pasword|pssword|paswd|pwd|pw|login|creds?|credentials?|{_PW_WORDS}"
@@ -312,7 +314,7 @@ EXTRA_PATTERNS += [
      "passwords and SNMP communities given to ipmitool, sqlcmd, snmpwalk, sqlplus, ..."),
     ("password-from-echo",
      # (a bounded name: unbounded, a run of "key贴key贴..." made it quadratic, 16 KB in 1 s)
-     r"(?i)(?:password|passwd|pass|secret|token|key)[\w-]{0,40}(?:\s+|=)<\(\s*(?:echo|printf)\s+['\"]?(?![$<{])"
+     r"(?i)(?:password|passwd|pass|secret|token|key)[\w-]{0,100}(?:\s+|=)<\(\s*(?:echo|printf)\s+['\"]?(?![$<{])"
      r"[^\s'\")]{6,}", "a password handed over through <(echo ...)"),
     ("access-key-pair",
      r"\b(?=[A-Z0-9]{0,23}\d)(?=[A-Z0-9]{0,23}[A-Z])[A-Z0-9]{16,24}\s+(?=[A-Za-z0-9/+]{0,39}[a-z])"
@@ -404,9 +406,9 @@ EXTRA_PATTERNS += [
     ("snmpv3-create-user", r'\bcreateUser\s+\S+\s+(?:MD5|SHA\S*)\s+"?(?![$<{])[^"\s]{8,}',
      "snmpd.conf createUser with its passphrases"),
     # (the user bounded: a run of "--key贴--key贴..." made [\w.-]+ quadratic)
-    ("go-mysql-dsn", r"(?<![\w/])[\w.-]{1,64}:(?![$<{])[^\s@:/]{6,}@(?:tcp|unix)\(", "user:pass@tcp(host)/db"),
+    ("go-mysql-dsn", r"(?<![\w/])[\w.-]{1,128}:(?![$<{])[^\s@:/]{6,}@(?:tcp|unix)\(", "user:pass@tcp(host)/db"),
     ("sensitive-output-value",
-     r'(?i)"[\w-]{0,64}?(?:password|secret|token|key)[\w-]{0,64}"\s*:\s*\{[^{}]{0,120}?"value"\s*:\s*"(?![$<{])[^"\s]{6,}"',
+     r'(?i)"[\w-]{0,128}?(?:password|secret|token|key)[\w-]{0,128}"\s*:\s*\{[^{}]{0,120}?"value"\s*:\s*"(?![$<{])[^"\s]{6,}"',
      "terraform output -json prints sensitive values"),
     ("google-app-password",
      r"(?i)(?:password|passwd|pwd|pass|login|app)[^\n]{0,40}?[\"'=:]\s*[\"']?[a-z]{4}([ -])[a-z]{4}\1[a-z]{4}\1[a-z]{4}(?![a-z])",
