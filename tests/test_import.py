@@ -373,8 +373,26 @@ def test_a_recorded_time_far_in_the_future_is_refused(repo: Path) -> None:
     assert out.stderr.startswith("error: line 2: recorded_at is more than a day in the future")
     assert len(out.stderr.strip().splitlines()) == 1
     assert git("for-each-ref", "refs/memory/", cwd=repo).stdout == ""
-    from datetime import datetime, timedelta, timezone
+    # Judged by the clock reads judge by: GIT_COMMITTER_DATE when set (the suite pins it).
+    from conftest import FIXED_DATE
+    from gitmem.timefmt import iso, parse_date
 
-    hour = (datetime.now(timezone.utc) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    soon = json.dumps({"text": "an hour ahead is clock skew", "recorded_at": hour}) + "\n"
-    ok(gm("import", "-", cwd=repo, input=soon))  # within the skew replay believes
+    pinned = parse_date(FIXED_DATE)[0]
+    hour = json.dumps({"text": "an hour ahead is clock skew", "recorded_at": iso(pinned + 3600, 0)})
+    ok(gm("import", "-", cwd=repo, input=hour + "\n"))  # within the skew replay believes
+    days = json.dumps({"text": "two days ahead of the pinned clock", "recorded_at": iso(pinned + 2 * 86400, 0)})
+    assert gm("import", "-", cwd=repo, input=days + "\n").returncode == 2
+
+
+def test_a_byte_order_mark_does_not_hide_a_line_over_the_limit(repo: Path, tmp_path: Path) -> None:
+    """The review: the BOM was stripped before the length check, so a line of exactly
+    the limit behind a BOM passed, and its rest was read as a second memory."""
+    from gitmem import ops
+
+    head = b'{"text": "smuggled first part memory"}'
+    pad = b" " * (ops.MAX_OP_BYTES + 1 - len(head))
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + head + pad + b'{"text": "second object same line"}\n')
+    out = subprocess.run([GIT_MEM, "import", str(path)], cwd=repo, capture_output=True, check=False)
+    assert out.returncode == 2 and b"line 1: longer than" in out.stderr, out.stderr
+    assert git("for-each-ref", "refs/memory/", cwd=repo).stdout == ""

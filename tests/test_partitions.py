@@ -361,4 +361,4 @@ def test_partitions_whose_names_differ_only_in_encoding_are_told_apart(team: dic
     lines = [line for line in out.splitlines() if "0badc0de" in line and " ops " in line]
     assert len(lines) == 2, out  # (their ops are skipped: alice does not own them)
     assert "caf\\xe9-0badc0de" in out and "cafe\\u0301-0badc0de" in out, out
-    assert nfc not in out and nfd not in out
+    assert nfc not in out and nfd not in out  # (the skipped ops' reasons name them too)

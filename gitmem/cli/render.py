@@ -192,7 +192,7 @@ def forgot(r: api.Retired) -> str | None:
     if p.tombstone:
         out.append(f"{'would forget' if p.dry_run else 'forgot'} {r.target[:12]}")
     out.append(f"{'would purge' if p.dry_run else 'purged'} {r.target[:12]} from "
-               f"refs/memory/{p.partition}: "
+               f"refs/memory/{ref_name(p.partition)}: "
                f"{len(p.ops_removed)} op(s) removed, {len(p.commits_rewritten)} commit(s) "
                f"rewritten, {len(p.commits_dropped)} dropped")
     out.extend(f"{would}rewrite backup {b}" for b in p.backups)
@@ -412,7 +412,7 @@ def status(st: api.Status) -> str:
         total = max(st.skipped_total, len(st.skipped))
         out.append(f"skipped ops: {total}")
         for s in st.skipped:
-            out.append(f"  {ref_name(s.partition)} {s.commit[:12]} line {s.line}: {s.reason}")
+            out.append(f"  {ref_name(s.partition)} {s.commit[:12]} line {s.line}: {ref_name(s.reason)}")
         if total > len(st.skipped):
             out.append(f"  ... and {total - len(st.skipped)} more (the first {len(st.skipped)} "
                        "are listed; the library's Store.skipped() has every one)")
