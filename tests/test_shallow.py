@@ -61,6 +61,23 @@ def test_history_a_deepen_brings_is_read_step_by_step(team: dict[str, Path], tmp
     assert _status(ci)["shallow"] is False
 
 
+def test_a_ci_clone_that_fetches_at_depth_one_each_time_keeps_what_it_read(
+        team: dict[str, Path], tmp_path: Path) -> None:
+    """A review of the first fix: each depth-1 fetch rewrites .git/shallow, and a replay
+    of everything then stopped at the new tip and dropped what the clone had read. The
+    old boundaries stay listed: no replay of everything, the memories add up."""
+    a = team["a"]
+    ci = _shallow_clone(team, tmp_path)
+    assert len(texts(ci, "spec deploy release notes")) == 1
+    for n, text in enumerate(("the cache is warmed by make warm", "lint runs with ruff"), start=2):
+        ok(gm("add", text, cwd=a))
+        ok(gm("push", cwd=a))
+        git("fetch", "-q", "--depth", "1", "origin", _SPEC, cwd=ci)
+        assert len(texts(ci, "spec deploy release notes cache warm lint ruff")) == n
+    git("fetch", "-q", "--unshallow", "origin", _SPEC, cwd=ci)
+    assert len(texts(ci, "spec deploy release notes cache warm lint ruff")) == 5
+
+
 def test_a_hook_after_the_history_arrives_leaves_the_replay_to_the_next_command(
         team: dict[str, Path], tmp_path: Path) -> None:
     """The prompt hook answers within its budget from the rows it has; it must not
@@ -71,6 +88,15 @@ def test_a_hook_after_the_history_arrives_leaves_the_replay_to_the_next_command(
     prompt = json.dumps({"hook_event_name": "UserPromptSubmit", "cwd": str(ci),
                          "session_id": "s1", "prompt": "where do the tests live"})
     ok(gm("hook", "user-prompt", input=prompt, cwd=ci))
+    # The hook answered from the rows it had and started a catch-up, which replays
+    # everything (run here in the foreground: the hook's own child may still be going).
+    ok(gm("refresh", "--catch-up", cwd=ci))
+    import sqlite3
+
+    # The catch-up's work, looked at in the file without a read that would redo it.
+    db = sqlite3.connect(ci / ".git" / "mem" / "cache" / "projection.sqlite3")
+    assert db.execute("SELECT value FROM meta WHERE key = 'shallow_cut'").fetchall() == []
+    db.close()
     assert len(texts(ci, "spec deploy release notes")) == 3
 
 

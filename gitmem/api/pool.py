@@ -327,12 +327,17 @@ class Pool:
         if self.skip_refresh and not full:
             self.behind = True
             return self.last_refresh or RefreshReport(complete=False)
+        # History a shallow fetch had cut that arrived since (marks.SHALLOW_KEY): a
+        # memory commit the replay stopped at is no longer a shallow boundary (fetch
+        # --deepen, --unshallow). It moved no tip, so only a replay of everything reads
+        # it: here, or in the catch-up a front end starts (a hook answers from the rows
+        # it has). Another shallow fetch of newer tips leaves the old boundaries listed:
+        # no replay (a full one would stop at the new tips and drop what was read).
+        # The list is read before the replay: a fetch during it is seen next time.
+        listed = self.log.shallow_ids()
         cut = proj.shallow_cut()
-        # History a shallow fetch had cut arrived since (marks.SHALLOW_KEY): it moved no
-        # tip, so only a replay of everything reads it. Not under a front end's budget:
-        # a hook answers from the rows it has, and the next command replays.
-        pending = cut is not None and cut != self.log.shallow_key()
-        if pending and self.deadline is None:
+        pending = bool(cut) and any(c not in listed for c in cut)
+        if pending and not self.budget:
             full = True
         view = self.log.refs_view()  # before integrating: see _mark
         loose = len(view.loose) if view is not None else 0
@@ -357,14 +362,15 @@ class Pool:
                               deadline=None if full else self.deadline, mark=mark,
                               budget=self.budget and self.deadline is not None)
         self.log.save_memos()
-        if report.complete and (full or (report.ops_applied and not pending)):
-            # (Looked at only when rows were replayed: up to 10k lookups in a shallow clone.)
-            now_cut = self.log.shallow_key() if self.log.cut_by_shallow() else None
-            if now_cut != cut:
+        held_back = pending and not full
+        if report.complete and not held_back and (full or report.ops_applied):
+            # (Looked up only when rows were replayed: up to 10k lookups in a shallow clone.)
+            now_cut = self.log.memory_commits(listed) if listed else []
+            if now_cut != (cut or []):
                 proj.set_shallow_cut(now_cut)
         if loose > refsmarks.PACK_LOOSE_FROM and self.deadline is None:
             self.pack_flooded()  # (a hook's read has no time for it: the catch-up packs)
-        self.behind = not report.complete
+        self.behind = not report.complete or held_back
         self.last_refresh = report
         if proj.vectors_damaged:
             proj.vectors_damaged = False

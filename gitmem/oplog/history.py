@@ -242,6 +242,40 @@ class History:
         except (pygit2.GitError, KeyError, ValueError, TypeError):
             return None
 
+    def shallow_ids(self, shallow: Path) -> frozenset[str]:
+        """The commit ids ``shallow`` (.git/shallow) lists, the first SHALLOW_LOOKS of
+        them; none when there is no such regular file. Never raises, never blocks."""
+        try:
+            fd = os.open(shallow, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            return frozenset()
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return frozenset()
+            data = os.read(fd, SHALLOW_LOOKS * 65)
+        except OSError:
+            return frozenset()
+        finally:
+            os.close(fd)
+        return frozenset(raw.decode("ascii", "replace") for raw in data.split()[:SHALLOW_LOOKS])
+
+    def memory_commits(self, ids: frozenset[str]) -> list[str]:
+        """Those of ``ids`` that are commits whose tree holds a pack, sorted."""
+        try:
+            repo = self._libgit2.repo
+        except RepositoryUnreadable:
+            return []
+        out = []
+        for oid in sorted(ids):
+            try:
+                obj = repo.get(oid)
+                if (obj is not None and obj.type == pygit2.enums.ObjectType.COMMIT
+                        and any(e.name == PACK_FILE for e in obj.tree)):
+                    out.append(oid)
+            except (pygit2.GitError, KeyError, ValueError):
+                continue
+        return out
+
     def cut_by_shallow(self, shallow: Path) -> bool:
         """Whether a shallow fetch may have cut a partition's history: ``shallow`` (the
         repository's list of commits whose parents it does not have) names a commit

@@ -163,13 +163,13 @@ class Oplog:
         """A shallow fetch may have left some partition without its history (status)."""
         return self._history.cut_by_shallow(self.commondir / "shallow")
 
-    def shallow_key(self) -> str | None:
-        """``.git/shallow`` by identity (a stat), None when there is none: git
-        rewrites it, by rename, on every fetch that deepens or unshallows."""
-        from .packedrefs import file_identity
+    def shallow_ids(self) -> frozenset[str]:
+        """The commits .git/shallow lists (their parents are not here), or none."""
+        return self._history.shallow_ids(self.commondir / "shallow")
 
-        found = file_identity(self.commondir / "shallow")
-        return None if found is None else ",".join(map(str, found))
+    def memory_commits(self, ids: frozenset[str]) -> list[str]:
+        """Those of ``ids`` that are memory commits (their tree holds a pack)."""
+        return self._history.memory_commits(ids)
 
     def tips(self, refs: list[str]) -> dict[str, str]:
         """The tips of the refs ``refs`` (partitions or remote-tracking ones) that

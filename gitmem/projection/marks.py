@@ -17,6 +17,8 @@ never outlives the tips it described; a ref that vanished or was rewritten
 
 from __future__ import annotations
 
+import json
+
 import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -91,21 +93,27 @@ def settle(c: sqlite3.Connection, mark: RefsMark | None, complete: bool,
         c.execute("DELETE FROM meta WHERE key = ?", (MARK_KEY,))
 
 
-# The .git/shallow (Oplog.shallow_key) under which the replayed rows were made while
-# a shallow fetch had cut a partition's history; absent when nothing was cut. History
-# that arrives later (fetch --deepen, --unshallow) moves no tip, so no refresh would
-# replay it: a read that finds the file changed since replays everything, once.
+# The memory commits a replay stopped at because a shallow fetch had cut their history
+# (they were listed in .git/shallow): a JSON list, absent when none. History that arrives
+# later (fetch --deepen, --unshallow) moves no tip, so no refresh would replay it: a read
+# that finds one of them no longer listed replays everything, once (api/pool.py).
 SHALLOW_KEY = "shallow_cut"
 
 
-def shallow_cut(c: sqlite3.Connection) -> str | None:
+def shallow_cut(c: sqlite3.Connection) -> list[str]:
     row = c.execute("SELECT value FROM meta WHERE key = ?", (SHALLOW_KEY,)).fetchone()
-    return None if row is None else str(row[0])
+    if row is None:
+        return []
+    try:
+        value = json.loads(row[0])
+    except ValueError:
+        return []
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def set_shallow_cut(c: sqlite3.Connection, value: str | None) -> None:
-    if value is None:
+def set_shallow_cut(c: sqlite3.Connection, value: list[str]) -> None:
+    if not value:
         c.execute("DELETE FROM meta WHERE key = ?", (SHALLOW_KEY,))
     else:
         c.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) "
-                  "DO UPDATE SET value = excluded.value", (SHALLOW_KEY, value))
+                  "DO UPDATE SET value = excluded.value", (SHALLOW_KEY, json.dumps(sorted(value))))

@@ -303,12 +303,13 @@ class Projection:
         return marks.recorded(self._c)
 
     @guarded_read
-    def shallow_cut(self) -> str | None:
-        """The .git/shallow the rows were replayed under while it cut history (marks.py)."""
+    def shallow_cut(self) -> list[str]:
+        """The memory commits the replay stopped at, a shallow fetch having cut their
+        history (marks.SHALLOW_KEY)."""
         return marks.shallow_cut(self._c)
 
     @guarded
-    def set_shallow_cut(self, value: str | None) -> None:
+    def set_shallow_cut(self, value: list[str]) -> None:
         c = self._c
         c.execute("BEGIN IMMEDIATE")
         try:
