@@ -30,7 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "oplog": {"ops", "errors", "hashes"},
     "projection": {"ops", "replay", "model", "timefmt", "embed", "forked", "hashes", "concepts"},
     "relevance": set(),
-    "recall": {"model", "projection", "relevance"},
+    "recall": {"model", "projection", "relevance", "timefmt"},  # (timefmt: FUTURE_SKEW, shared with import)
     "context": {"model"},
     "capture": set(),
     "api": {"ops", "errors", "forked", "hashes", "model", "oplog", "projection", "recall", "replay", "timefmt",
