@@ -151,3 +151,28 @@ def test_a_shallow_list_of_garbage_is_no_cut_and_no_failure(team: dict[str, Path
     assert "invalid graft" in proc.stderr and "hint:" in proc.stderr
     found = json.loads(ok(gm("recall", "memory", "--json", cwd=a)).stdout)["data"]["hits"]
     assert [h["text"] for h in found] == ["one memory"]
+
+
+def test_a_shallow_tip_whose_ops_are_all_skipped_still_records_the_cut(
+        team: dict[str, Path], tmp_path: Path) -> None:
+    """A review of the mend: the cut was recorded only when ops were applied, and a tip
+    whose ops are all skipped (garbage, a newer format) applies none, so the history
+    under it was never read after --unshallow."""
+    a = team["a"]
+    remote = git("remote", "get-url", "origin", cwd=a).stdout.strip()
+    ci = tmp_path / "ci"
+    git("clone", "-q", "--depth", "1", f"file://{remote}", str(ci), cwd=tmp_path)
+    assert texts(ci, "anything") == []  # a projection before any memory exists
+    for text in ("memory one about tests", "memory two about deploy"):
+        ok(gm("add", text, cwd=a))
+    ref = git("for-each-ref", "--format=%(refname)", "refs/memory/", cwd=a).stdout.split()[0]
+    tip = git("rev-parse", ref, cwd=a).stdout.strip()
+    blob = git("hash-object", "-w", "--stdin", cwd=a, input='{"this is": not json\n').stdout.strip()
+    tree = git("mktree", cwd=a, input=f"100644 blob {blob}\tops.jsonl\n").stdout.strip()
+    new = git("commit-tree", tree, "-p", tip, "-m", "garbage", cwd=a).stdout.strip()
+    git("update-ref", ref, new, cwd=a)
+    git("push", "-q", "origin", f"{ref}:{ref}", cwd=a)
+    git("fetch", "-q", "--depth", "1", "origin", _SPEC, cwd=ci)
+    assert texts(ci, "memory tests deploy") == []  # only the garbage tip is here
+    git("fetch", "-q", "--unshallow", "origin", _SPEC, cwd=ci)
+    assert texts(ci, "memory tests deploy") == ["memory one about tests", "memory two about deploy"]

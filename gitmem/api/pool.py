@@ -363,8 +363,10 @@ class Pool:
                               budget=self.budget and self.deadline is not None)
         self.log.save_memos()
         held_back = pending and not full
-        if report.complete and not held_back and (full or report.ops_applied):
-            # (Looked up only when rows were replayed: up to 10k lookups in a shallow clone.)
+        if report.complete and not held_back and (full or report.ops_applied or report.ops_skipped
+                                                  or report.partitions_changed):
+            # (Looked up only when a partition moved: up to 10k lookups in a shallow clone.
+            # Not only when ops were applied: a tip whose ops are all skipped may sit on a cut.)
             now_cut = self.log.memory_commits(listed) if listed else []
             if now_cut != (cut or []):
                 proj.set_shallow_cut(now_cut)
