@@ -255,3 +255,26 @@ def test_markers_shown_in_a_code_block_are_left_alone(tmp_path: Path) -> None:
     assert text.count(BEGIN) == 2 and "make spec" in text.split("```", 2)[2]
     ok(gm("hooks", "install", "--agent", "cursor", cwd=me))
     assert (me / "AGENTS.md").read_text().count(AGENTS_BEGIN) == 2
+
+
+def test_fences_are_read_as_commonmark_reads_them(tmp_path: Path) -> None:
+    """A review of the fence mend: a 4-backtick example holding a 3-backtick fence was
+    closed by the inner one (its markers then taken for ours: uninstall deleted the
+    user's example), and a prose line starting with ```x``` opened a fence (a second
+    block, stale for good)."""
+    from gitmem.api.export import AGENTS_BEGIN, AGENTS_END, BEGIN, END
+
+    example = (f"# Agents\n\n````markdown\n```\nx\n```\n{AGENTS_BEGIN}\nexample usage\n{AGENTS_END}\n"
+               f"````\n\n```git mem``` is the tool.\n")
+    me = _cloned_with_links(tmp_path, {}, {"AGENTS.md": example})
+    ok(gm("hooks", "install", "--agent", "cursor", cwd=me))
+    assert (me / "AGENTS.md").read_text().count(AGENTS_BEGIN) == 2
+    ok(gm("hooks", "uninstall", "--agent", "cursor", cwd=me))
+    assert (me / "AGENTS.md").read_text() == example
+    ok(gm("add", "run the suite with make spec", "--kind", "procedure", "--force", cwd=me))
+    ok(gm("export", "--into", "AGENTS.md", cwd=me))
+    with (me / "AGENTS.md").open("a") as f:
+        f.write("\n```python\nprint(1)\n```\n")
+    for _ in range(2):
+        ok(gm("export", "--into", "AGENTS.md", cwd=me))
+    assert (me / "AGENTS.md").read_text().count(BEGIN) == 1 and END in (me / "AGENTS.md").read_text()

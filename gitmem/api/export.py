@@ -14,6 +14,7 @@ reads the exported block back.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -117,6 +118,12 @@ def _record(r: Record) -> dict[str, object]:
     return out
 
 
+# A fenced code block's opening line (CommonMark): up to three spaces, three or more
+# backticks or tildes; a backtick fence's info string holds no backtick ("```git mem```
+# is the tool" is prose, not a fence).
+_FENCE = re.compile(r" {0,3}(`{3,}(?=[^`]*$)|~{3,})")
+
+
 def block_span(text: str, begin: str, end: str, *, fences: bool = True) -> tuple[int, int] | None:
     """Where our block is in ``text`` (from its begin marker to the end of its end
     marker), or None: the first line that is the end marker, and the nearest line
@@ -128,14 +135,16 @@ def block_span(text: str, begin: str, end: str, *, fences: bool = True) -> tuple
     are none either, unless a fence is never closed (then fences are not trusted)."""
     starts: list[int] = []
     pos = 0
-    fence = ""  # the fence of the code block the line is in ("```", "~~~"), if any
+    fence = ""  # the fence of the code block the line is in ("```", "````", "~~~"), if any
     for line in text.splitlines(keepends=True):
         bare = line.strip()
-        opener = bare[:3] if fences and bare[:3] in ("```", "~~~") else ""
-        if fence:
-            fence = "" if bare.startswith(fence) and not bare[len(fence):].strip("`~") else fence
-        elif opener:
-            fence = opener  # a marker shown in a code block (docs about git mem) is no marker
+        if fences and fence:
+            # CommonMark: closed by a run of the same character at least as long, alone.
+            run = len(bare) - len(bare.lstrip(fence[0]))
+            if run >= len(fence) and not bare[run:].strip():
+                fence = ""
+        elif fences and (opener := _FENCE.match(line)) is not None:
+            fence = opener.group(1)  # a marker shown in a code block (docs about git mem) is no marker
         elif bare == begin:
             starts.append(pos)
         elif bare == end and starts:
