@@ -613,3 +613,30 @@ def test_two_procedure_keys_that_differ_in_punctuation_get_a_skill_each(code_rep
     texts = sorted((code_repo / p).read_text() for p in paths)
     assert "make release" in texts[0] + texts[1] and "bin/ship prod" in texts[0] + texts[1]
     assert not ("make release" in texts[0] and "bin/ship" in texts[0])
+
+
+def test_a_skill_folder_is_never_given_to_a_second_procedure(code_repo: Path) -> None:
+    """A review of the first fix: a folder written in an earlier run (its procedure since
+    superseded by the skill's reference) was given to a later key of the same name, and
+    a hashed name a teammate chose as a key was overwritten."""
+    import hashlib
+
+    def graduate(key: str, text: str) -> None:
+        mid = _data(gm("add", text, "--kind", "procedure", "--key", key, "--json",
+                       cwd=code_repo))["id"]  # type: ignore[index]
+        for _ in range(3):
+            ok(gm("confirm", mid, "--worked", cwd=code_repo))
+
+    graduate("deploy_prod", "Deploy prod: run `make release` then `argo sync prod`.")
+    ok(gm("skills", "--write", cwd=code_repo))
+    first = code_repo / ".claude" / "skills" / "deploy-prod" / "SKILL.md"
+    assert "make release" in first.read_text()
+    graduate("deploy.prod", "Deploy prod from a laptop: `bin/ship prod --confirm`.")
+    twin = "deploy-prod-" + hashlib.sha256(b"deploy.prod").hexdigest()[:6]
+    graduate(twin, "Roll back: `bin/ship rollback`.")
+    ok(gm("skills", "--write", cwd=code_repo))
+    assert "make release" in first.read_text()  # not overwritten by the later key
+    bodies = [p.read_text() for p in (code_repo / ".claude" / "skills").rglob("SKILL.md")]
+    assert sum("bin/ship prod" in b for b in bodies) == 1
+    assert sum("bin/ship rollback" in b for b in bodies) == 1
+    assert len(bodies) == 3

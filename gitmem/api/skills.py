@@ -57,7 +57,7 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
                                            int | None, int]]:
         return p.procedure_outcomes()
 
-    taken: dict[str, str] = {}  # folder name -> the key (or text) it was made from
+    taken: dict[str, str] = {}  # folder name -> the procedure (memory id) it was given to
     for mid, text, key, tags, worked, failed, last, at in sorted(pool.read(stats, embed=False),
                                                                  key=lambda r: (r[2] or "", r[0])):
         last_iso = iso(last, 0) if last else None
@@ -81,11 +81,8 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
         # ('/tmp/x' made the path absolute, and every 'git mem skills' fail).
         name = "-".join(_WORD.findall(key.lower()))[:64].strip("-") if key else ""
         name = name or slug(text)
-        if name in taken and taken[name] != (key or text):
-            # Two keys that differ in punctuation or case only ("a_b", "a.b", "A B"):
-            # each its own folder, or --write made the second overwrite the first's file.
-            name = f"{name}-{hashes.sha256((key or text).encode()).hexdigest()[:6]}"
-        taken[name] = key or text
+        name = _own_folder(base, name, mid, key or text, taken)
+        taken[name] = mid
         path = base / name / "SKILL.md"
         problem = validate.foreign_file(root, path)
         if problem is not None:  # a committed link out of the tree: never read or written
@@ -121,6 +118,30 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
         out.append(item)
     order = {"graduate": 0, "retire": 1, "refused": 2, "current": 3}
     return sorted(out, key=lambda s: (order[s.action], s.name))
+
+
+def _own_folder(base: Path, name: str, mid: str, words: str, taken: dict[str, str]) -> str:
+    """``name``, or the first of ``name-<hash>`` that no other procedure holds, in this
+    run (``taken``) or on disk (a SKILL.md whose mark names another memory): keys that
+    differ in punctuation or case only ("deploy_prod", "deploy.prod") make one name,
+    and --write made the second overwrite the first's file, in one run or a later one."""
+    candidate, n = name, 0
+    while True:
+        holder = taken.get(candidate)
+        if holder in (None, mid) and _holder(base / candidate / "SKILL.md") in (None, mid):
+            return candidate
+        n += 1
+        salt = words if n == 1 else f"{words}\0{n}"
+        candidate = f"{name}-{hashes.sha256(salt.encode()).hexdigest()[:6]}"
+
+
+def _holder(path: Path) -> str | None:
+    """The memory a SKILL.md was written for (its mark), None when there is none."""
+    try:
+        found = _MARKED.search(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return None
+    return found.group(1) if found else None
 
 
 def render(name: str, text: str, mid: str, worked: int, failed: int) -> str:
