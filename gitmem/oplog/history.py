@@ -245,19 +245,7 @@ class History:
     def shallow_ids(self, shallow: Path) -> frozenset[str]:
         """The commit ids ``shallow`` (.git/shallow) lists, the first SHALLOW_LOOKS of
         them; none when there is no such regular file. Never raises, never blocks."""
-        try:
-            fd = os.open(shallow, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
-            return frozenset()
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return frozenset()
-            data = os.read(fd, SHALLOW_LOOKS * 65)
-        except OSError:
-            return frozenset()
-        finally:
-            os.close(fd)
-        return frozenset(raw.decode("ascii", "replace") for raw in data.split()[:SHALLOW_LOOKS])
+        return frozenset(_shallow_lines(shallow)[:SHALLOW_LOOKS])
 
     def memory_commits(self, ids: frozenset[str]) -> list[str]:
         """Those of ``ids`` that are commits whose tree holds a pack, sorted."""
@@ -282,32 +270,12 @@ class History:
         whose tree holds a pack. Looks up at most SHALLOW_LOOKS of its ids and says True
         past them (git sorts the list by id: the rest could be anything). Never raises,
         never blocks: a file that is not a regular one (a FIFO, a link) says False."""
+        ids = _shallow_lines(shallow)
         try:
-            fd = os.open(shallow, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
-            return False
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return False
-            data = os.read(fd, (SHALLOW_LOOKS + 1) * 65)  # ids of SHA-1 or SHA-256, a line each
-        except OSError:
-            return False
-        finally:
-            os.close(fd)
-        ids = data.split()
-        try:
-            repo = self._libgit2.repo
+            self._libgit2.repo
         except RepositoryUnreadable:
             return bool(ids)  # (libgit2 refuses a list it cannot read: it may well cut)
-        for raw in ids[:SHALLOW_LOOKS]:
-            try:
-                obj = repo.get(raw.decode("ascii"))
-                if (obj is not None and obj.type == pygit2.enums.ObjectType.COMMIT
-                        and any(e.name == PACK_FILE for e in obj.tree)):
-                    return True
-            except (pygit2.GitError, KeyError, ValueError, UnicodeDecodeError):
-                continue
-        return len(ids) > SHALLOW_LOOKS
+        return bool(self.memory_commits(frozenset(ids[:SHALLOW_LOOKS]))) or len(ids) > SHALLOW_LOOKS
 
     def tip_problem(self, oid: str) -> str:
         """Why a partition tip is not a commit, naming what it is."""
@@ -376,3 +344,21 @@ def _libgit2_pack(repo: Any, commit: Any) -> Pack:
 # The same, as libgit2 reports them (git's format constants, normalised).
 _FILEMODES = {0o100644: "file", 0o100755: "file", 0o40000: "directory",
               0o160000: "submodule (gitlink)", 0o120000: "symbolic link"}
+
+
+def _shallow_lines(shallow: Path) -> list[str]:
+    """The first SHALLOW_LOOKS + 1 ids ``shallow`` lists, read without following a link
+    or blocking (a FIFO, a link: none)."""
+    try:
+        fd = os.open(shallow, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return []
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return []
+        data = os.read(fd, (SHALLOW_LOOKS + 1) * 65)  # ids of SHA-1 or SHA-256, a line each
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    return [raw.decode("ascii", "replace") for raw in data.split()[:SHALLOW_LOOKS + 1]]

@@ -18,7 +18,6 @@ never outlives the tips it described; a ref that vanished or was rewritten
 from __future__ import annotations
 
 import json
-
 import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING

@@ -302,12 +302,6 @@ class Projection:
         """The mark of the refs the replayed tips are the listing of (marks.py), or None."""
         return marks.recorded(self._c)
 
-    @guarded_read
-    def shallow_cut(self) -> list[str]:
-        """The memory commits the replay stopped at, a shallow fetch having cut their
-        history (marks.SHALLOW_KEY)."""
-        return marks.shallow_cut(self._c)
-
     @guarded
     def set_shallow_cut(self, value: list[str]) -> None:
         c = self._c
@@ -600,6 +594,7 @@ class Projection:
     # -- queries (gitmem.projection.queries, on this connection) ----------------
 
     watermarks = _query(queries.watermarks)
+    shallow_cut = _query(marks.shallow_cut)  # the memory commits a shallow fetch cut (marks.SHALLOW_KEY)
     clock_bounds = _query(queries.clock_bounds)
     meta = _query(queries.meta)
     resolve_prefix = _query(queries.resolve_prefix)
