@@ -7,6 +7,7 @@ replay reads only what the clone has. ``status`` must say so, with the way out
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from conftest import git, gm, ok, texts
@@ -89,8 +90,12 @@ def test_a_hook_after_the_history_arrives_leaves_the_replay_to_the_next_command(
                          "session_id": "s1", "prompt": "where do the tests live"})
     ok(gm("hook", "user-prompt", input=prompt, cwd=ci))
     # The hook answered from the rows it had and started a catch-up, which replays
-    # everything (run here in the foreground: the hook's own child may still be going).
-    ok(gm("refresh", "--catch-up", cwd=ci))
+    # everything. One run here in the foreground says "already running" while the
+    # hook's own child holds the lock (CI saw it): ask until one has the lock.
+    end = time.monotonic() + 60
+    while not json.loads(ok(gm("refresh", "--catch-up", "--json", cwd=ci)).stdout)["data"]["caught_up"]:
+        assert time.monotonic() < end, "the hook's catch-up never let go of its lock"
+        time.sleep(0.1)
     import sqlite3
 
     # The catch-up's work, looked at in the file without a read that would redo it.
