@@ -46,6 +46,7 @@ from ..oplog.state import State
 from . import embedding, gating, refsmarks, settings
 from ..timefmt import now_from_env
 from .readview import integrated_view
+from .shallow import Cut
 from .validate import check_writable
 
 if TYPE_CHECKING:
@@ -327,17 +328,10 @@ class Pool:
         if self.skip_refresh and not full:
             self.behind = True
             return self.last_refresh or RefreshReport(complete=False)
-        # History a shallow fetch had cut that arrived since (marks.SHALLOW_KEY): a
-        # memory commit the replay stopped at is no longer a shallow boundary (fetch
-        # --deepen, --unshallow). It moved no tip, so only a replay of everything reads
-        # it: here, or in the catch-up a front end starts (a hook answers from the rows
-        # it has). Another shallow fetch of newer tips leaves the old boundaries listed:
-        # no replay (a full one would stop at the new tips and drop what was read).
-        # The list is read before the replay: a fetch during it is seen next time.
-        listed = self.log.shallow_ids()
-        cut = proj.shallow_cut()
-        pending = bool(cut) and any(c not in listed for c in cut)
-        if pending and not self.budget:
+        # History a shallow fetch had cut arrived since the last replay: only a
+        # replay of everything reads it (shallow.py), unless a budget defers it.
+        cut = Cut.read(self.log, proj)
+        if cut.arrived and not self.budget:
             full = True
         view = self.log.refs_view()  # before integrating: see _mark
         loose = len(view.loose) if view is not None else 0
@@ -362,14 +356,9 @@ class Pool:
                               deadline=None if full else self.deadline, mark=mark,
                               budget=self.budget and self.deadline is not None)
         self.log.save_memos()
-        held_back = pending and not full
-        if report.complete and not held_back and (full or report.ops_applied or report.ops_skipped
-                                                  or report.partitions_changed):
-            # (Looked up only when a partition moved: up to 10k lookups in a shallow clone.
-            # Not only when ops were applied: a tip whose ops are all skipped may sit on a cut.)
-            now_cut = self.log.memory_commits(listed) if listed else []
-            if now_cut != (cut or []):
-                proj.set_shallow_cut(now_cut)
+        held_back = cut.arrived and not full
+        if not held_back:
+            cut.record(self.log, proj, report, full=full)
         if loose > refsmarks.PACK_LOOSE_FROM and self.deadline is None:
             self.pack_flooded()  # (a hook's read has no time for it: the catch-up packs)
         self.behind = not report.complete or held_back
