@@ -278,3 +278,33 @@ def test_fences_are_read_as_commonmark_reads_them(tmp_path: Path) -> None:
     for _ in range(2):
         ok(gm("export", "--into", "AGENTS.md", cwd=me))
     assert (me / "AGENTS.md").read_text().count(BEGIN) == 1 and END in (me / "AGENTS.md").read_text()
+
+
+def test_skills_never_reads_a_committed_link_to_a_fifo_before_refusing_it(tmp_path: Path) -> None:
+    """A review of ca3b980: the folder check read every candidate SKILL.md before the
+    link check, so a committed link to /dev/zero ran the process out of memory and one
+    to a FIFO (here: nothing ever writes it) blocked 'git mem skills' for good."""
+    import subprocess
+
+    from conftest import GIT_MEM
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    mallory = init_repo(tmp_path / "mallory")
+    (mallory / ".claude" / "skills" / "deploy").mkdir(parents=True)
+    os.symlink(str(fifo), mallory / ".claude" / "skills" / "deploy" / "SKILL.md")
+    git("add", "-A", cwd=mallory)
+    git("commit", "-q", "-m", "skills", cwd=mallory)
+    mid = ok(gm("add", "run make deploy then watch the dashboard", "--kind", "procedure",
+                "--key", "deploy", cwd=mallory)).stdout.strip()
+    for _ in range(3):
+        ok(gm("confirm", mid, "--worked", cwd=mallory))
+    for args in (["skills"], ["skills", "--write"]):
+        try:
+            out = subprocess.run([GIT_MEM, *args], cwd=mallory, capture_output=True, text=True,
+                                 timeout=60, check=False)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"git mem {' '.join(args)} blocked on a committed FIFO link") from None
+        assert out.returncode == 0, out.stderr
+        assert "deploy/SKILL.md is a symlink to" in out.stdout, out.stdout
+    assert (mallory / ".claude" / "skills" / "deploy" / "SKILL.md").is_symlink()

@@ -640,3 +640,43 @@ def test_a_skill_folder_is_never_given_to_a_second_procedure(code_repo: Path) ->
     assert sum("bin/ship prod" in b for b in bodies) == 1
     assert sum("bin/ship rollback" in b for b in bodies) == 1
     assert len(bodies) == 3
+
+
+def test_a_hand_written_skill_is_never_overwritten(code_repo: Path) -> None:
+    """A review of ca3b980: a SKILL.md with no mark of ours counted as free, and
+    --write replaced the person's own text with the procedure's."""
+    own = code_repo / ".claude" / "skills" / "deploy" / "SKILL.md"
+    own.parent.mkdir(parents=True)
+    own.write_text("---\nname: deploy\ndescription: \"our own\"\n---\nDo the careful thing.\n")
+    mid = _data(gm("add", "Deploy: run `make deploy` then check the dashboard.", "--kind",
+                   "procedure", "--key", "deploy", "--json", cwd=code_repo))["id"]  # type: ignore[index]
+    for _ in range(3):
+        ok(gm("confirm", mid, "--worked", cwd=code_repo))
+    written = list(_data(gm("skills", "--write", "--json", cwd=code_repo)))  # type: ignore[arg-type]
+    assert own.read_text().endswith("Do the careful thing.\n")
+    paths = [s["path"] for s in written if s["action"] == "graduate"]
+    assert len(paths) == 1 and paths[0].startswith(".claude/skills/deploy-"), paths
+    assert "make deploy" in (code_repo / paths[0]).read_text()
+
+
+def test_a_procedures_next_version_takes_its_skill_folder_over(code_repo: Path) -> None:
+    """A review of ca3b980: the next value of a keyed procedure is the same procedure; it
+    got a second folder beside the stale skill (agents saw two deploy skills), and the
+    old reference kept counting for a file that holds another text."""
+    def graduate(text: str) -> None:
+        mid = _data(gm("add", text, "--kind", "procedure", "--key", "deploy", "--json",
+                       cwd=code_repo))["id"]  # type: ignore[index]
+        for _ in range(3):
+            ok(gm("confirm", mid, "--worked", cwd=code_repo))
+
+    graduate("Deploy: run `make deploy` then check the dashboard.")
+    ok(gm("skills", "--write", cwd=code_repo))
+    graduate("Deploy: run `bin/ship` then check the dashboard and the error budget.")
+    written = list(_data(gm("skills", "--write", "--json", cwd=code_repo)))  # type: ignore[arg-type]
+    assert [s["path"] for s in written if s["action"] == "graduate"] == [
+        ".claude/skills/deploy/SKILL.md"]
+    assert sorted(p.name for p in (code_repo / ".claude" / "skills").iterdir()) == ["deploy"]
+    assert "bin/ship" in (code_repo / ".claude" / "skills" / "deploy" / "SKILL.md").read_text()
+    refs = _data(gm("recall", "Skill deploy holds this procedure", "--json", "-k", "20",
+                    cwd=code_repo))["hits"]  # type: ignore[index]
+    assert sum(h["text"].startswith("Skill deploy ") for h in refs) == 1, refs

@@ -33,6 +33,7 @@ DEFAULT_DIR = ".claude/skills"
 THRESHOLD = 3
 IDLE_DAYS = 90.0
 RETIRE_FAILURES = 3
+MAX_READ = 256 << 10  # of a SKILL.md already there (a committed one may be anything)
 MARK = "<!-- git mem: procedure {id} -->"
 _MARKED = re.compile(r"<!-- git mem: procedure ([0-9a-f]{64}) -->")
 _WORD = re.compile(r"[a-z0-9]+")
@@ -58,8 +59,15 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
         return p.procedure_outcomes()
 
     taken: dict[str, str] = {}  # folder name -> the procedure (memory id) it was given to
-    for mid, text, key, tags, worked, failed, last, at in sorted(pool.read(stats, embed=False),
-                                                                 key=lambda r: (r[2] or "", r[0])):
+    rows = sorted(pool.read(stats, embed=False), key=lambda r: (r[2] or "", r[0]))
+    # The references of skills written already, by folder name: a procedure's next
+    # version that takes a folder over supersedes them too (they would count outcomes
+    # and propose retiring a file that holds another text now).
+    references: dict[str, list[str]] = {}
+    for mid, text, _, tags, *_ in rows:
+        if "skill" in tags:
+            references.setdefault(_name_in(text), []).append(mid)
+    for mid, text, key, tags, worked, failed, last, at in rows:
         last_iso = iso(last, 0) if last else None
         if "skill" in tags:  # a reference: the body lives in its SKILL.md
             idle_days = (now - (last or at)) / 86400
@@ -81,7 +89,7 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
         # ('/tmp/x' made the path absolute, and every 'git mem skills' fail).
         name = "-".join(_WORD.findall(key.lower()))[:64].strip("-") if key else ""
         name = name or slug(text)
-        name = _own_folder(base, name, mid, key or text, taken)
+        name = _own_folder(pool, base, name, mid, key, text, taken)
         taken[name] = mid
         path = base / name / "SKILL.md"
         problem = validate.foreign_file(root, path)
@@ -92,10 +100,7 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
                 reason=problem))
             continue
         new = render(name, text, mid, worked, failed)
-        try:
-            old = path.read_text(encoding="utf-8")
-        except OSError:
-            old = None
+        old = _read(path)
         rel = path.relative_to(root).as_posix()
         item = SkillProposal(action="current" if old == new else "graduate", name=name,
                              path=rel, memory=mid, text=text, worked=worked, failed=failed,
@@ -112,7 +117,8 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
             added = write.add(
                 pool, f"Skill {name} ({rel}) holds this procedure now; it worked {worked} of "
                       f"{worked + failed} times before it became a skill.",
-                kind="procedure", tags=["skill"], paths=[str(path)], supersedes=[mid],
+                kind="procedure", tags=["skill"], paths=[str(path)],
+                supersedes=[mid, *references.get(name, [])],
                 source="git mem skills", force=True, anchor=False)
             item.reference = added.id
         out.append(item)
@@ -120,28 +126,55 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
     return sorted(out, key=lambda s: (order[s.action], s.name))
 
 
-def _own_folder(base: Path, name: str, mid: str, words: str, taken: dict[str, str]) -> str:
+def _own_folder(pool: Pool, base: Path, name: str, mid: str, key: str | None, text: str,
+                taken: dict[str, str]) -> str:
     """``name``, or the first of ``name-<hash>`` that no other procedure holds, in this
-    run (``taken``) or on disk (a SKILL.md whose mark names another memory): keys that
-    differ in punctuation or case only ("deploy_prod", "deploy.prod") make one name,
-    and --write made the second overwrite the first's file, in one run or a later one."""
+    run (``taken``) or on disk: keys that differ in punctuation or case only
+    ("deploy_prod", "deploy.prod") make one name, and --write made the second
+    overwrite the first's file, in one run or a later one."""
     candidate, n = name, 0
     while True:
-        holder = taken.get(candidate)
-        if holder in (None, mid) and _holder(base / candidate / "SKILL.md") in (None, mid):
+        if taken.get(candidate) in (None, mid) and _ours(pool, base / candidate / "SKILL.md",
+                                                         mid, key):
             return candidate
         n += 1
+        words = key or text
         salt = words if n == 1 else f"{words}\0{n}"
         candidate = f"{name}-{hashes.sha256(salt.encode()).hexdigest()[:6]}"
 
 
-def _holder(path: Path) -> str | None:
-    """The memory a SKILL.md was written for (its mark), None when there is none."""
+def _ours(pool: Pool, path: Path, mid: str, key: str | None) -> bool:
+    """Whether ``path`` may hold the skill of memory ``mid``: there is no such file, or
+    its mark names ``mid`` or an earlier value of the same key (the procedure's next
+    version takes its folder over). A SKILL.md with no mark was written by a person,
+    and one whose mark names another procedure is that one's. A path that is no file
+    of the tree (a committed link out of it) is never read here: the caller refuses
+    it with the reason (reading first followed a link to /dev/zero until memory ran out)."""
+    if validate.foreign_file(pool.log.workdir, path) is not None:
+        return True
+    body = _read(path)
+    if body is None:
+        return True
+    found = _MARKED.search(body)
+    if found is None:
+        return False
+    holder = found.group(1)
+    if holder == mid:
+        return True
+    if not key:
+        return False
+    earlier = pool.read(lambda p: p.record(holder), embed=False)
+    return earlier is not None and earlier.key == key
+
+
+def _read(path: Path) -> str | None:
+    """A SKILL.md's text (the first MAX_READ bytes), None when it cannot be read. The
+    path has passed ``validate.foreign_file``: a regular file of the tree."""
     try:
-        found = _MARKED.search(path.read_text(encoding="utf-8", errors="replace"))
+        with open(path, "rb") as f:
+            return f.read(MAX_READ).decode("utf-8", errors="replace")
     except OSError:
         return None
-    return found.group(1) if found else None
 
 
 def render(name: str, text: str, mid: str, worked: int, failed: int) -> str:
