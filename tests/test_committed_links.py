@@ -308,3 +308,47 @@ def test_skills_never_reads_a_committed_link_to_a_fifo_before_refusing_it(tmp_pa
         assert out.returncode == 0, out.stderr
         assert "deploy/SKILL.md is a symlink to" in out.stdout, out.stdout
     assert (mallory / ".claude" / "skills" / "deploy" / "SKILL.md").is_symlink()
+
+
+def test_markers_and_fences_indented_four_columns_are_code(tmp_path: Path) -> None:
+    """A review of ac3cba4: an example of the block indented four spaces (CommonMark:
+    code) was taken for the block: install said 'already installed', uninstall deleted
+    the example, export replaced it; a closing fence indented four spaces closed a fence."""
+    from gitmem.api.export import AGENTS_BEGIN, AGENTS_END, BEGIN, END
+
+    example = (f"# Agents\n\nWhat install adds looks like:\n\n    {AGENTS_BEGIN}\n    (the usage text)\n"
+               f"    {AGENTS_END}\n\n\t{BEGIN}\n\t- an example rule\n\t{END}\n\n"
+               f"```\n    ```\n{BEGIN}\n- shown in a fence\n{END}\n```\n\nOur own rule: never push on Fridays.\n")
+    me = _cloned_with_links(tmp_path, {}, {"AGENTS.md": example})
+    ok(gm("hooks", "install", "--agent", "cursor", cwd=me))
+    text = (me / "AGENTS.md").read_text()
+    assert text.startswith(example) and text.count(AGENTS_BEGIN) == 2, text
+    ok(gm("hooks", "uninstall", "--agent", "cursor", cwd=me))
+    assert (me / "AGENTS.md").read_text() == example
+    ok(gm("add", "run the suite with make spec", "--kind", "procedure", "--force", cwd=me))
+    for _ in range(2):
+        ok(gm("export", "--into", "AGENTS.md", cwd=me))
+    text = (me / "AGENTS.md").read_text()
+    assert text.startswith(example) and text.count(BEGIN) == 3 and "make spec" in text, text
+
+
+def test_a_crlf_instruction_file_keeps_its_line_endings(tmp_path: Path) -> None:
+    """A review of ac3cba4: export --into, hooks install and uninstall read the file
+    with newline translation and wrote LF: every line of a Windows file changed."""
+    from gitmem.api.export import AGENTS_BEGIN, BEGIN
+
+    before = "# Agents\r\n\r\nrule one\r\nrule two\r\n"
+    me = _cloned_with_links(tmp_path, {}, {"AGENTS.md": before})
+    assert (me / "AGENTS.md").read_bytes() == before.encode()
+    ok(gm("hooks", "install", "--agent", "cursor", cwd=me))
+    ok(gm("add", "run the suite with make spec", "--kind", "procedure", "--force", cwd=me))
+    for _ in range(2):
+        ok(gm("export", "--into", "AGENTS.md", cwd=me))
+    raw = (me / "AGENTS.md").read_bytes()
+    assert raw.startswith(before.encode()) and AGENTS_BEGIN.encode() in raw and BEGIN.encode() in raw
+    assert raw.count(b"\n") == raw.count(b"\r\n"), raw
+    assert raw.count(BEGIN.encode()) == 1
+    ok(gm("hooks", "uninstall", "--agent", "cursor", cwd=me))
+    raw = (me / "AGENTS.md").read_bytes()
+    assert raw.startswith(before.encode()) and AGENTS_BEGIN.encode() not in raw
+    assert raw.count(b"\n") == raw.count(b"\r\n"), raw

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..api.export import AGENTS_BEGIN as BEGIN, AGENTS_END as END, block_span
+from ..api.export import AGENTS_BEGIN as BEGIN, AGENTS_END as END, block_span, newline_of, read_text
 from ..errors import GitMemError, InvalidInput
 from .agents_md import AGENTS_MD
 from .clients import CLIENTS, install as mcp_install, uninstall as mcp_uninstall
@@ -74,13 +74,14 @@ def _merged(agent: str, reports: list[HooksReport], done: str, nothing: str) -> 
 def _install_extras(root: Path, home: Path, agent: str) -> HooksReport:
     path = inside(root, root / INSTRUCTIONS[agent])  # before anything is written
     mcp = mcp_install(agent, scope_of(agent), root, home)
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    text = read_text(path) if path.exists() else ""
     added = [] if not mcp.changed else ["mcp"]
     if block_span(text, BEGIN, END) is None:
-        block = f"{BEGIN}\n{AGENTS_MD.rstrip()}\n{END}\n"
-        sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
+        nl = newline_of(text)  # a CRLF file stays CRLF
+        block = f"{BEGIN}\n{AGENTS_MD.rstrip()}\n{END}\n".replace("\n", nl)
+        sep = "" if not text else (nl if text.endswith("\n") else nl * 2)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text + sep + block, encoding="utf-8")
+        path.write_text(text + sep + block, encoding="utf-8", newline="")
         added.append("instructions")
     return HooksReport(agent=agent, path=f"{mcp.path}, {path}",
                        status="installed" if added else "already installed",
@@ -92,14 +93,15 @@ def _uninstall_extras(root: Path, home: Path, agent: str) -> HooksReport:
     path = inside(root, root / INSTRUCTIONS[agent])
     removed = ["mcp"] if mcp.changed else []
     if path.exists():
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
         span = block_span(text, BEGIN, END)
         if span is not None:
             start, end = span
-            rest = (text[:start].rstrip("\n") + "\n" + text[end:].lstrip("\n"))
-            rest = rest.strip("\n")
+            nl = newline_of(text)
+            rest = (text[:start].rstrip("\r\n") + nl + text[end:].lstrip("\r\n"))
+            rest = rest.strip("\r\n")
             if rest:
-                path.write_text(rest + "\n", encoding="utf-8")
+                path.write_text(rest + nl, encoding="utf-8", newline="")
             else:
                 path.unlink()
             removed.append("instructions")

@@ -138,13 +138,19 @@ def block_span(text: str, begin: str, end: str, *, fences: bool = True) -> tuple
     fence = ""  # the fence of the code block the line is in ("```", "````", "~~~"), if any
     for line in text.splitlines(keepends=True):
         bare = line.strip()
+        # CommonMark: a line indented four columns or more is code (or a paragraph's
+        # continuation), never a marker nor a closing fence (a README's indented
+        # example of the block was taken for it: replaced, or deleted by uninstall).
+        code = _indent(line) > 3
         if fences and fence:
-            # CommonMark: closed by a run of the same character at least as long, alone.
+            # Closed by a run of the same character at least as long, alone.
             run = len(bare) - len(bare.lstrip(fence[0]))
-            if run >= len(fence) and not bare[run:].strip():
+            if run >= len(fence) and not bare[run:].strip() and not code:
                 fence = ""
         elif fences and (opener := _FENCE.match(line)) is not None:
             fence = opener.group(1)  # a marker shown in a code block (docs about git mem) is no marker
+        elif code:
+            pass
         elif bare == begin:
             starts.append(pos)
         elif bare == end and starts:
@@ -153,6 +159,25 @@ def block_span(text: str, begin: str, end: str, *, fences: bool = True) -> tuple
     if fence:  # a code block never closed: markdown that is not what we think; as before
         return block_span(text, begin, end, fences=False)
     return None
+
+
+def _indent(line: str) -> int:
+    """The columns of a line's leading blanks (a tab to the next multiple of four)."""
+    lead = line[:len(line) - len(line.lstrip(" \t"))]
+    return len(lead.expandtabs(4))
+
+
+def read_text(path: Path) -> str:
+    """A file's text with its line endings as they are (``Path.read_text`` turns
+    CRLF into LF, and a write then changed every line of a Windows file)."""
+    with open(path, encoding="utf-8", newline="") as f:
+        return f.read()
+
+
+def newline_of(text: str) -> str:
+    """The line ending a file uses: CRLF when its first line ends so, else LF."""
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
 
 
 def into(root: Path, path: Path, block: str) -> bool:
@@ -182,16 +207,18 @@ def into(root: Path, path: Path, block: str) -> bool:
         if problem is not None:
             raise InvalidInput(f"{problem}; nothing was changed",
                                "replace the link with a file of its own, or give another file")
-        old = real.read_text(encoding="utf-8") if real.exists() else ""
+        old = read_text(real) if real.exists() else ""
         mode = real.stat().st_mode & 0o777 if real.exists() else None
     except (OSError, ValueError) as exc:  # a name too long, a NUL, a loop of links, unreadable
         raise InvalidInput(f"cannot use {path!s} ({getattr(exc, 'strerror', None) or exc})",
                            "give a readable UTF-8 file in an existing folder") from None
+    nl = newline_of(old)
+    block = block.replace("\n", nl)
     span = block_span(old, BEGIN, END)
     if span is not None:
-        new = old[:span[0]] + block.rstrip("\n") + old[span[1]:]
+        new = old[:span[0]] + block.rstrip("\r\n") + old[span[1]:]
     else:
-        new = old + ("\n" if old and not old.endswith("\n\n") else "") + block
+        new = old + (nl if old and not old.endswith(nl * 2) else "") + block
     if new == old:
         return False
     tmp = real.with_name(f".{real.name}.{secrets.token_hex(6)}.git-mem-export")
@@ -203,7 +230,7 @@ def into(root: Path, path: Path, block: str) -> bool:
             f"cannot write {path} ({exc.strerror or exc})",
             "give a file in an existing folder you can write") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             f.write(new)
         if mode is not None:
             os.chmod(tmp, mode)
