@@ -181,3 +181,45 @@ def test_a_shallow_tip_whose_ops_are_all_skipped_still_records_the_cut(
     assert texts(ci, "memory tests deploy") == []  # only the garbage tip is here
     git("fetch", "-q", "--unshallow", "origin", _SPEC, cwd=ci)
     assert texts(ci, "memory tests deploy") == ["memory one about tests", "memory two about deploy"]
+
+
+def test_a_shallow_tip_without_ops_is_a_cut_too(team: dict[str, Path], tmp_path: Path) -> None:
+    """A review of b3193ad: a teammate's tip whose tree holds no ops.jsonl (skipped on
+    replay) is no memory commit to the pack lookup, so its cut was never recorded:
+    status said whole, and the history a later --unshallow brought was never read."""
+    a = team["a"]
+    for text in ("memory one about tests", "memory two about deploy"):
+        ok(gm("add", text, cwd=a))
+    ref = git("for-each-ref", "--format=%(refname)", "refs/memory/", cwd=a).stdout.split()[0]
+    blob = git("hash-object", "-w", "--stdin", cwd=a, input="hi\n").stdout.strip()
+    tree = git("mktree", cwd=a, input=f"100644 blob {blob}\tREADME\n").stdout.strip()
+    tip = git("rev-parse", ref, cwd=a).stdout.strip()
+    odd = git("commit-tree", tree, "-p", tip, "-m", "no pack", cwd=a).stdout.strip()
+    git("update-ref", ref, odd, cwd=a)
+    remote = git("remote", "get-url", "origin", cwd=a).stdout.strip()
+    git("push", "-q", "origin", f"{ref}:{ref}", cwd=a)
+    ci = tmp_path / "ci"
+    git("clone", "-q", "--depth", "1", f"file://{remote}", str(ci), cwd=tmp_path)
+    git("fetch", "-q", "--depth", "1", "origin", _SPEC, cwd=ci)
+    assert texts(ci, "memory tests deploy") == []
+    assert _status(ci)["shallow"] is True
+    git("fetch", "-q", "--unshallow", "origin", _SPEC, cwd=ci)
+    assert texts(ci, "memory tests deploy") == ["memory one about tests", "memory two about deploy"]
+    assert _status(ci)["shallow"] is False
+
+
+def test_a_cut_pushed_past_the_first_ten_thousand_ids_stays_a_cut(team: dict[str, Path],
+                                                                   tmp_path: Path) -> None:
+    """A review of b3193ad: only the first 10,000 ids of .git/shallow were read, so a cut
+    that other entries sorted past them looked gone: a full replay dropped what was
+    read, the cut was forgotten, and the history --unshallow brought was never read."""
+    ci = _shallow_clone(team, tmp_path)
+    assert len(texts(ci, "spec deploy release notes")) == 1
+    shallow = ci / ".git" / "shallow"
+    real = shallow.read_text()
+    fake = [f"{i:040x}" for i in range(1, 10_001)]
+    shallow.write_text("".join(f"{x}\n" for x in sorted(real.split() + fake)))
+    assert len(texts(ci, "spec deploy release notes")) == 1
+    shallow.write_text(real)
+    git("fetch", "-q", "--unshallow", "origin", _SPEC, cwd=ci)
+    assert len(texts(ci, "spec deploy release notes")) == 3

@@ -352,7 +352,7 @@ class Pool:
         source = integrated_view(self.log, integ)
         mark = (refsmarks.mark_for(self.log, view, since, moved)
                 if view is not None and source is self.log and not integ.conflicts else None)
-        report = proj.refresh(source, full=full, embed=embed,
+        report = proj.refresh(cut.watch(source), full=full, embed=embed,
                               deadline=None if full else self.deadline, mark=mark,
                               budget=self.budget and self.deadline is not None)
         self.log.save_memos()

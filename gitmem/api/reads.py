@@ -288,7 +288,9 @@ def status(pool: Pool) -> Status:
     out = pool.read(run)
     out.unpushed = sharing.unpushed(pool)
     out.remote_memory = sharing.remote_memory(pool)
-    out.shallow = pool.log.cut_by_shallow()
+    # A cut the replay met (shallow.py) counts whatever its commit holds: a tip with
+    # no ops.jsonl is no memory commit to cut_by_shallow, yet hides the history under it.
+    out.shallow = pool.log.cut_by_shallow() or bool(pool.read(lambda p: p.shallow_cut(), embed=False))
     if out.remote_memory is not None:
         pool.warn(sharing.hint(out.remote_memory))
     return out

@@ -26,8 +26,12 @@ from .records import Pack
 from .refs import REF_PREFIX, Refs
 from .state import State
 
-# The ids of a shallow list cut_by_shallow looks up (status only: ~10 us each).
+# The ids of a shallow list looked up as commits (~10 us each): cut_by_shallow (status)
+# and memory_commits (after a replay that moved a partition).
 SHALLOW_LOOKS = 10_000
+# The ids of a shallow list read to tell whether a commit is still listed (a set
+# lookup each; ~65 bytes a line): past this, shallow_ids cannot tell and says None.
+SHALLOW_READ = 200_000
 
 # An append writes the last clock of its pack as a trailer of the commit
 # message, so the next clock is known from tips alone, without replaying.
@@ -242,19 +246,23 @@ class History:
         except (pygit2.GitError, KeyError, ValueError, TypeError):
             return None
 
-    def shallow_ids(self, shallow: Path) -> frozenset[str]:
-        """The commit ids ``shallow`` (.git/shallow) lists, the first SHALLOW_LOOKS of
-        them; none when there is no such regular file. Never raises, never blocks."""
-        return frozenset(_shallow_lines(shallow)[:SHALLOW_LOOKS])
+    def shallow_ids(self, shallow: Path) -> frozenset[str] | None:
+        """The commit ids ``shallow`` (.git/shallow) lists; none when there is no such
+        regular file; None when it lists more than SHALLOW_READ (whether an id is
+        still listed cannot be told from a part: git sorts the list by id, so other
+        entries push any id past a cut). Never raises, never blocks."""
+        ids = _shallow_lines(shallow, SHALLOW_READ)
+        return frozenset(ids) if len(ids) <= SHALLOW_READ else None
 
     def memory_commits(self, ids: frozenset[str]) -> list[str]:
-        """Those of ``ids`` that are commits whose tree holds a pack, sorted."""
+        """Those of ``ids`` (the first SHALLOW_LOOKS, by id) that are commits whose
+        tree holds a pack, sorted."""
         try:
             repo = self._libgit2.repo
         except RepositoryUnreadable:
             return []
         out = []
-        for oid in sorted(ids):
+        for oid in sorted(ids)[:SHALLOW_LOOKS]:
             try:
                 obj = repo.get(oid)
                 if (obj is not None and obj.type == pygit2.enums.ObjectType.COMMIT
@@ -270,7 +278,7 @@ class History:
         whose tree holds a pack. Looks up at most SHALLOW_LOOKS of its ids and says True
         past them (git sorts the list by id: the rest could be anything). Never raises,
         never blocks: a file that is not a regular one (a FIFO, a link) says False."""
-        ids = _shallow_lines(shallow)
+        ids = _shallow_lines(shallow, SHALLOW_LOOKS)
         try:
             self._libgit2.repo
         except RepositoryUnreadable:
@@ -346,8 +354,8 @@ _FILEMODES = {0o100644: "file", 0o100755: "file", 0o40000: "directory",
               0o160000: "submodule (gitlink)", 0o120000: "symbolic link"}
 
 
-def _shallow_lines(shallow: Path) -> list[str]:
-    """The first SHALLOW_LOOKS + 1 ids ``shallow`` lists, read without following a link
+def _shallow_lines(shallow: Path, limit: int) -> list[str]:
+    """The first ``limit`` + 1 ids ``shallow`` lists, read without following a link
     or blocking (a FIFO, a link: none)."""
     try:
         fd = os.open(shallow, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
@@ -356,9 +364,14 @@ def _shallow_lines(shallow: Path) -> list[str]:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return []
-        data = os.read(fd, (SHALLOW_LOOKS + 1) * 65)  # ids of SHA-1 or SHA-256, a line each
+        want = (limit + 1) * 65  # ids of SHA-1 or SHA-256, a line each
+        chunks: list[bytes] = []
+        size = 0
+        while size < want and (chunk := os.read(fd, want - size)):
+            chunks.append(chunk)
+            size += len(chunk)
     except OSError:
         return []
     finally:
         os.close(fd)
-    return [raw.decode("ascii", "replace") for raw in data.split()[:SHALLOW_LOOKS + 1]]
+    return [raw.decode("ascii", "replace") for raw in b"".join(chunks).split()[:limit + 1]]

@@ -163,8 +163,9 @@ class Oplog:
         """A shallow fetch may have left some partition without its history (status)."""
         return self._history.cut_by_shallow(self.commondir / "shallow")
 
-    def shallow_ids(self) -> frozenset[str]:
-        """The commits .git/shallow lists (their parents are not here), or none."""
+    def shallow_ids(self) -> frozenset[str] | None:
+        """The commits .git/shallow lists (their parents are not here), or none; None
+        when it lists too many to read on every command (history.SHALLOW_READ)."""
         return self._history.shallow_ids(self.commondir / "shallow")
 
     def memory_commits(self, ids: frozenset[str]) -> list[str]:
