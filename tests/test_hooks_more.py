@@ -137,6 +137,8 @@ def test_a_copilot_hooks_file_linked_out_of_the_repository_is_refused(repo: Path
     (repo / ".github" / "hooks").symlink_to(outside)  # the whole folder leads out
     proc = gm("hooks", "install", "--agent", "copilot", cwd=repo)
     assert proc.returncode == 2 and "outside this repository" in proc.stderr
+    # The file is no link; the folder on its way is (a review said "is a symlink" misled).
+    assert "leads through a linked folder to" in proc.stderr, proc.stderr
     assert theirs.read_text() == '{"version": 1, "hooks": {}}\n'
     assert gm("hooks", "uninstall", "--agent", "copilot", cwd=repo).returncode == 2
     assert theirs.read_text() == '{"version": 1, "hooks": {}}\n'

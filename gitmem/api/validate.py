@@ -151,7 +151,9 @@ def foreign_file(root: Path, path: Path) -> str | None:
     real_root = Path(os.path.realpath(root))
     real = Path(os.path.realpath(path))
     if real != real_root and real_root not in real.parents:
-        return f"{path} is a symlink to {real}, outside this repository"
+        # Say which: the file itself, or a folder on its way (a committed .claude -> ~/.claude).
+        how = "is a symlink to" if os.path.islink(path) else "leads through a linked folder to"
+        return f"{path} {how} {real}, outside this repository"
     # By what the folder is, not only by its name: ".GIT" is ".git" on a disk that folds
     # case (macOS, Windows), ".git." and ".git " are on NTFS, and a git dir may sit in the
     # tree under any name (--separate-git-dir).
