@@ -412,8 +412,9 @@ def _rank_at(
             }
         hits.append(Hit(**_fields(records[mid]), rank=n, score=rel[mid], rank_score=round(-neg, 6),
                         salience=round(sal, 6), faded=faded, explain=explain))
-    if q.include_retired and (q.as_of is not None or q.valid_at is not None):
-        # Mark each hit as it stood at the point asked about, not as it stands now.
+    if q.as_of is not None or q.valid_at is not None:
+        # Mark each hit as it stood at the point asked about, not as it stands now (a
+        # value superseded since was labelled "superseded" --as-of a time it was current).
         live = set(projection.live_ids([h.id for h in hits], Scope(
             as_of=q.as_of, valid_at=q.valid_at, quarantined=True)))
         for h in hits:

@@ -146,6 +146,13 @@ def test_as_of_by_date_and_by_tag(repo: Path) -> None:
                    "--json", cwd=repo))
     assert sorted(r["text"] for r in then["hits"]) == ["PostgreSQL 14",  # type: ignore[index]
                                                          "the cache lives in redis"]
+    # As they stood then: current, not "superseded"/"retired" by what came later (a new
+    # user's trial: recall --as-of labelled them by events after the as-of time).
+    assert {(r["status"], r.get("retired_at")) for r in then["hits"]} == {  # type: ignore[index]
+        ("active", None)}
+    shown = ok(gm("recall", "db engine cache", "--as-of", "v1.4", "--mode", "lexical",
+                  cwd=repo)).stdout
+    assert "superseded" not in shown and "retired" not in shown, shown
     now = data(gm("recall", "db engine cache", "--mode", "lexical", "--json", cwd=repo))
     assert [r["text"] for r in now["hits"]] == ["CockroachDB"]  # type: ignore[index]
     bad = gm("recall", "x", "--as-of", "no-such-tag", cwd=repo)
