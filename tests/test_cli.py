@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AUTHOR, GIT_MEM, git, gm, ok
+from conftest import AUTHOR, GIT_MEM, git, gm, init_repo, ok
 
 
 def j(proc: subprocess.CompletedProcess[str]) -> dict:  # type: ignore[type-arg]
@@ -290,9 +290,12 @@ def test_human_output_of_the_main_commands(repo: Path) -> None:
     assert rec.splitlines()[1] == "    deploys go through the staging cluster first"
     inv = gm("invalidate", mid, "--reason", "we deploy straight to prod now", cwd=repo)
     assert inv.stdout == f"invalidated {mid}\n"
+    # What left it out is named, and only that (a new user's trial: the cutoff was
+    # blamed for a retired memory, for an empty store and under --min-score 0).
     assert gm("recall", "deploys", cwd=repo).stdout == (
-        "no memory matches (hits below the relevance cutoff are left out: "
-        "--min-score 0 shows them)\n")
+        "no memory matches (retired memories are left out: --all shows them)\n")
+    assert gm("recall", "deploys", "--min-score", "0", cwd=repo).stdout == (
+        "no memory matches (retired memories are left out: --all shows them)\n")
     allr = gm("recall", "deploys", "--all", cwd=repo).stdout
     assert "[invalidated 2026-01-15: we deploy straight to prod now]" in allr
     again = gm("invalidate", mid, cwd=repo)
@@ -485,3 +488,13 @@ def test_a_fresh_add_loads_only_the_write_path(repo: Path, hermetic: Path) -> No
     assert "click" not in modules  # the fast path (cli/fast.py)
     assert "click" in loaded(repo, "add", "more about tools/deploy", "--importance", "0.7")[0]
     assert "the deploy script lives in tools/deploy" in ok(gm("list", cwd=repo)).stdout
+
+
+def test_an_empty_recall_blames_nothing_when_nothing_was_left_out(tmp_path: Path) -> None:
+    """A new user's trial: an empty store said hits below the cutoff were left out."""
+    repo = init_repo(tmp_path / "empty")
+    assert ok(gm("recall", "anything at all", cwd=repo)).stdout == "no memory matches\n"
+    assert ok(gm("recall", "anything", "--min-score", "0", "--format", "brief",
+                 cwd=repo)).stdout == "no memory matches\n"
+    assert json.loads(ok(gm("recall", "anything", "--json", cwd=repo)).stdout)["data"] == {
+        "query": "anything", "hits": []}

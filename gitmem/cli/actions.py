@@ -10,7 +10,7 @@ the same library call and print through the same renderer.
 from __future__ import annotations
 
 from .. import api
-from ..model import BriefHit
+from ..model import BriefHit, Hit
 from . import render
 from .output import run, who
 
@@ -30,13 +30,26 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
                 return render.Recalled(query=shown, hits=[BriefHit.of(h) for h in hits])
             return render.Recalled(query=shown, hits=hits)
         assert query is not None
-        hits = s.recall(query, k=k, kinds=kinds, tags=tags, authors=authors, about=about,
-                        paths=paths, min_score=min_score, include_retired=include_retired,
-                        mode=mode, explain=explain, include_quarantined=include_quarantined,
-                        as_of=as_of, valid_at=valid_at, session=session)
+
+        def look(cutoff: float | None, retired: bool, n: int) -> list[Hit]:
+            assert query is not None
+            return s.recall(query, k=n, kinds=kinds, tags=tags, authors=authors, about=about,
+                            paths=paths, min_score=cutoff, include_retired=retired,
+                            mode=mode, explain=explain, include_quarantined=include_quarantined,
+                            as_of=as_of, valid_at=valid_at, session=session)
+
+        hits = look(min_score, include_retired, k)
         if fmt == "brief" and as_json:
             return render.Recalled(query=query, hits=[BriefHit.of(h) for h in hits])
-        return render.Recalled(query=query, hits=hits)
+        out = render.Recalled(query=query, hits=hits)
+        if not hits and not as_json:
+            # Say what was left out only when something was (a new user's trial: the
+            # cutoff was blamed in an empty store, under --min-score 0, for retired ones).
+            if min_score != 0 and look(0.0, include_retired, 1):
+                out["hidden"] = "cutoff"
+            elif not include_retired and look(0.0, True, 1):
+                out["hidden"] = "retired"
+        return out
 
     run("recall", as_json, find, render.brief_hits if fmt == "brief" else render.hits,
         personal=personal)

@@ -10,7 +10,7 @@ id a script captures.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from .. import api
 from ..model import (BriefHit, CodeAnchorInfo, CodeStatus, Hit, Listing, OpInfo, Record,
@@ -43,6 +43,8 @@ def safe(text: str) -> str:
 class Recalled(TypedDict):
     query: str
     hits: list[Hit] | list[BriefHit]
+    # Human output only, when nothing is shown: why (actions.recall looked).
+    hidden: NotRequired[str]
 
 
 class Keys(TypedDict):
@@ -251,7 +253,7 @@ def conflicts(r: Conflicts) -> str:
 
 def hits(r: Recalled) -> str:
     found = [h for h in r["hits"] if isinstance(h, Hit)]
-    return "\n".join(hit_lines(h) for h in found) if found else no_match(r["query"])
+    return "\n".join(hit_lines(h) for h in found) if found else no_match(r.get("hidden"))
 
 
 def brief_hits(r: Recalled) -> str:
@@ -264,12 +266,18 @@ def brief_hits(r: Recalled) -> str:
         changed = h.code_changed if isinstance(h, BriefHit) else bool(h.code and h.code.stale)
         mark += " [code changed since]" if changed else ""
         lines.append(f"{h.id[:12]}  {h.score:.2f}  {h.kind:<9} {clip_line(h.text, 90)}{mark}")
-    return "\n".join(lines) if lines else no_match(r["query"])
+    return "\n".join(lines) if lines else no_match(r.get("hidden"))
 
 
-def no_match(query: str) -> str:
-    # The query is not echoed: the user just typed it, and it may be long.
-    return "no memory matches (hits below the relevance cutoff are left out: --min-score 0 shows them)"
+def no_match(hidden: str | None) -> str:
+    """The line an empty recall prints, with what was left out when something was
+    (the query is not echoed: the user just typed it, and it may be long)."""
+    if hidden == "cutoff":
+        return ("no memory matches (hits below the relevance cutoff are left out: "
+                "--min-score 0 shows them)")
+    if hidden == "retired":
+        return "no memory matches (retired memories are left out: --all shows them)"
+    return "no memory matches"
 
 
 def hit_lines(h: Hit) -> str:
