@@ -57,6 +57,19 @@ def test_list_is_newest_first_and_pages(three: tuple[Path, str, str, str]) -> No
     assert ok(gm("list", "--tag", "nope", cwd=repo)).stdout == "no memories match these filters\n"
 
 
+def test_list_keeps_the_order_of_one_seconds_adds_and_names_keys(repo: Path) -> None:
+    """A new user's trial: six adds within one second listed in id order, not newest
+    first; a keyed fact listed as its bare value ("8080")."""
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+    for w in words:
+        ok(gm("add", f"memory {w} about topic {w}", cwd=repo, env=at("2025-05-01")))
+    ok(gm("set", "server.port", "8080", cwd=repo, env=at("2025-04-01")))
+    listed = [m["text"].split()[1] for m in data(gm("list", "--json", cwd=repo))["memories"]
+              if m["key"] is None]
+    assert listed == words[::-1]
+    assert "server.port: 8080" in ok(gm("list", cwd=repo)).stdout
+
+
 def test_list_filters(three: tuple[Path, str, str, str]) -> None:
     repo, ci, db, inv = three
     assert ids(gm("list", "--author", "BOB@example.com", "--json", cwd=repo)) == [db]

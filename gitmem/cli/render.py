@@ -328,8 +328,9 @@ def listing(r: Listing) -> str:
         mark += f" [conflict: loses to {m.conflict_with[:12]}]" if m.conflict_with else ""
         mark += " [quarantined]" if m.quarantine else ""
         mark += " [personal]" if m.pool == "personal" else ""
+        text = f"{m.key}: {m.text}" if m.key else m.text  # a fact's value means little alone
         lines.append(f"{m.id[:12]}  {m.recorded_at[:10]}  {m.kind:<9} {clip_line(m.author, 24)}  "
-                     f"{clip_line(m.text, 70)}{mark}")
+                     f"{clip_line(text, 70)}{mark}")
     last = r.offset + len(r.memories)
     more = f"; next page: --offset {r.next_offset}" if r.next_offset is not None else ""
     lines.append(f"({r.offset + 1}-{last} of {r.total}{more})")

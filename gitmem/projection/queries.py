@@ -391,12 +391,13 @@ def size(c: sqlite3.Connection) -> int:
 
 def browse(c: sqlite3.Connection, scope: Scope, *, retired_only: bool = False,
            limit: int = 50, offset: int = 0) -> tuple[list[Record], int]:
-    """Memories under ``scope``, newest recorded first (ties by id), one page of
+    """Memories under ``scope``, newest recorded first (within a second, by Lamport
+    clock: a clone's adds in one second kept their order; then by id), one page of
     them, and how many there are in all."""
     sql, args = filters("FROM memories m WHERE m.text IS NOT NULL", [], scope)
     if retired_only:
         sql += " AND (m.status != 'active' OR m.shadowed_by IS NOT NULL)"
     total = c.execute(f"SELECT count(*) {sql}", args).fetchone()[0]
-    rows = c.execute(f"SELECT {MEMORY_COLS} {sql} ORDER BY m.at DESC, m.id DESC LIMIT ? OFFSET ?",
-                     [*args, limit, offset])
+    rows = c.execute(f"SELECT {MEMORY_COLS} {sql} ORDER BY m.at DESC, m.clock DESC, m.id DESC "
+                     "LIMIT ? OFFSET ?", [*args, limit, offset])
     return [_record(r) for r in rows], int(total)
