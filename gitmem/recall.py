@@ -165,7 +165,7 @@ class Query(msgspec.Struct):
 
 
 # What an unconfirmed agent-written memory's score is multiplied by (Trust).
-UNVOUCHED = 0.8
+UNVOUCHED = 0.9
 
 # --path boost: a memory tied to the path itself (or to something inside an
 # asked folder) counts in full; each folder level above it costs PATH_STEP, down
