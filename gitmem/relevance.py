@@ -99,5 +99,9 @@ def novelty(unseen: set[str], weights: dict[str, float],
 def score(mode: str, ev: Evidence) -> float:
     """The calibrated score, rounded to 3 places (it is read by people)."""
     a, b, c, d = COEFFICIENTS.get(mode, COEFFICIENTS["hybrid"])
-    x = a + b * ev.coverage + c * ev.z + d * ev.novel
+    # A vector less like the query than most (z below 0) is no evidence against: a
+    # terse memory embeds poorly ("oncall.primary = carol@example.com" stood 2.8
+    # deviations below for "who is on call", and its words could not lift it over the
+    # cutoff). No figure of the three coding suites moves (no answer there is below 0).
+    x = a + b * ev.coverage + c * max(ev.z, 0.0) + d * ev.novel
     return round(1.0 / (1.0 + math.exp(-max(min(x, 40.0), -40.0))), 3)

@@ -273,3 +273,14 @@ def test_a_filter_that_is_not_utf8_is_a_usage_error_not_damage(team_store: Path)
         assert "internal error" not in proc.stderr + proc.stdout
         assert "not valid UTF-8" in proc.stderr + proc.stdout
     assert sorted(p.name for p in cache.iterdir()) == before  # nothing was rebuilt
+
+
+def test_a_keyed_fact_is_found_by_the_words_its_key_stands_for(team_store: Path) -> None:
+    """A new user's trial: 'who is on call' never found `set oncall.primary carol@...`:
+    the thesaurus read the key as one word, and a terse fact's vector, far below the
+    others', held its score under the cutoff although the key held every word."""
+    repo = team_store
+    ok(gm("set", "oncall.primary", "carol@example.com", cwd=repo))
+    hits = data(gm("recall", "who is on call", "--json", cwd=repo))["hits"]
+    fact = [h for h in hits if h["key"] == "oncall.primary"]
+    assert fact and fact[0]["score"] >= 0.05, hits  # the team's on-call notes come too

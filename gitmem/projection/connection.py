@@ -128,6 +128,10 @@ def _concepts(text: object, key: object, tags: object, entities: object) -> str:
     as a damaged file): a value of another type adds nothing."""
     from .. import concepts
 
+    if isinstance(key, str):
+        # A key's dots separate words ("oncall.primary"), where in text they join a
+        # name ("node.js"): the thesaurus then knows "oncall" is "on call".
+        key = key.replace(".", " ")
     try:
         return concepts.expansion(*(v for v in (text, key, tags, entities)
                                     if isinstance(v, str)))

@@ -48,7 +48,9 @@ from .damage import ProjectionCorrupt
 #     meta holds the thesaurus's digest.
 # 18: keys and tags are stored folded (ops.folded, NFKC): look-alike spellings of a
 #     key are one key, and conflict.
-SCHEMA_VERSION = 18
+# 19: the thesaurus reads a key's dotted parts as words ("oncall.primary": "oncall",
+#     then "on call" is found), as the full-text index splits them.
+SCHEMA_VERSION = 19
 DB_NAME = "projection.sqlite3"
 
 
