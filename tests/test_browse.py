@@ -284,3 +284,32 @@ def test_a_keyed_fact_is_found_by_the_words_its_key_stands_for(team_store: Path)
     hits = data(gm("recall", "who is on call", "--json", cwd=repo))["hits"]
     fact = [h for h in hits if h["key"] == "oncall.primary"]
     assert fact and fact[0]["score"] >= 0.05, hits  # the team's on-call notes come too
+
+
+def test_an_empty_recalls_second_look_records_no_use_and_its_hint_leads_there(
+        team_store: Path) -> None:
+    """A review of the empty-recall hint: its second look (min-score 0) recorded a use of
+    the best hit below the cutoff, which nobody was shown (renewing it against decay);
+    and the retired hint came from a look without the cutoff, so --all alone could
+    still show nothing."""
+    import sqlite3
+
+    repo = team_store
+    usage = repo / ".git" / "mem" / "usage.sqlite3"
+
+    def uses() -> list[tuple[object, ...]]:
+        if not usage.exists():
+            return []
+        with sqlite3.connect(usage) as c:
+            return sorted(c.execute("SELECT * FROM uses").fetchall())
+
+    before = uses()
+    assert ok(gm("recall", "banana bread recipe with walnuts", cwd=repo)).stdout.startswith(
+        "no memory matches (hits below the relevance cutoff")
+    assert uses() == before
+    mid = ok(gm("add", "the banana bread recipe takes walnuts and brown butter", cwd=repo)).stdout.split()[0]
+    ok(gm("invalidate", mid, "--reason", "moved to the wiki", cwd=repo))
+    said = ok(gm("recall", "banana bread recipe with walnuts", cwd=repo)).stdout
+    assert said == "no memory matches (retired memories are left out: --all shows them)\n", said
+    assert "brown butter" in ok(gm("recall", "banana bread recipe with walnuts", "--all",
+                                   cwd=repo)).stdout

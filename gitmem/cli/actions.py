@@ -31,12 +31,12 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
             return render.Recalled(query=shown, hits=hits)
         assert query is not None
 
-        def look(cutoff: float | None, retired: bool, n: int) -> list[Hit]:
+        def look(cutoff: float | None, retired: bool, n: int, use: bool = True) -> list[Hit]:
             assert query is not None
             return s.recall(query, k=n, kinds=kinds, tags=tags, authors=authors, about=about,
                             paths=paths, min_score=cutoff, include_retired=retired,
                             mode=mode, explain=explain, include_quarantined=include_quarantined,
-                            as_of=as_of, valid_at=valid_at, session=session)
+                            as_of=as_of, valid_at=valid_at, session=session, record_use=use)
 
         hits = look(min_score, include_retired, k)
         if fmt == "brief" and as_json:
@@ -44,11 +44,16 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
         out = render.Recalled(query=query, hits=hits)
         if not hits and not as_json:
             # Say what was left out only when something was (a new user's trial: the
-            # cutoff was blamed in an empty store, under --min-score 0, for retired ones).
-            if min_score != 0 and look(0.0, include_retired, 1):
+            # cutoff was blamed in an empty store, under --min-score 0, for retired
+            # ones), naming the flags that show it. The looks record no use: nobody is
+            # shown what they find.
+            cut = min_score != 0
+            if cut and look(0.0, include_retired, 1, False):
                 out["hidden"] = "cutoff"
-            elif not include_retired and look(0.0, True, 1):
+            elif not include_retired and look(min_score, True, 1, False):
                 out["hidden"] = "retired"
+            elif cut and not include_retired and look(0.0, True, 1, False):
+                out["hidden"] = "both"
         return out
 
     run("recall", as_json, find, render.brief_hits if fmt == "brief" else render.hits,

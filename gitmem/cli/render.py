@@ -277,6 +277,9 @@ def no_match(hidden: str | None) -> str:
                 "--min-score 0 shows them)")
     if hidden == "retired":
         return "no memory matches (retired memories are left out: --all shows them)"
+    if hidden == "both":
+        return ("no memory matches (retired memories below the relevance cutoff are left out: "
+                "--all --min-score 0 shows them)")
     return "no memory matches"
 
 
