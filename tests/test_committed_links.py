@@ -352,3 +352,15 @@ def test_a_crlf_instruction_file_keeps_its_line_endings(tmp_path: Path) -> None:
     raw = (me / "AGENTS.md").read_bytes()
     assert raw.startswith(before.encode()) and AGENTS_BEGIN.encode() not in raw
     assert raw.count(b"\n") == raw.count(b"\r\n"), raw
+
+
+def test_a_file_of_lone_cr_line_endings_keeps_them(tmp_path: Path) -> None:
+    """A review of the CRLF mend: a file whose lines end in a lone CR got an LF block."""
+    before = "# Title\rline two\r"
+    me = _cloned_with_links(tmp_path, {}, {"CR.md": before})
+    for _ in range(2):
+        ok(gm("export", "--into", "CR.md", cwd=me))
+    raw = (me / "CR.md").read_bytes()
+    assert raw.startswith(before.encode()) and b"\n" not in raw, raw
+    from gitmem.api.export import BEGIN
+    assert raw.count(BEGIN.encode()) == 1

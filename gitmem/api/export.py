@@ -175,8 +175,11 @@ def read_text(path: Path) -> str:
 
 
 def newline_of(text: str) -> str:
-    """The line ending a file uses: CRLF when its first line ends so, else LF."""
+    """The line ending a file uses, by its first line: CRLF, a lone CR (classic Mac
+    OS), else LF."""
     first = text.find("\n")
+    if first < 0:
+        return "\r" if "\r" in text else "\n"
     return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
 
 
