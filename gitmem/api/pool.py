@@ -328,17 +328,21 @@ class Pool:
         if self.skip_refresh and not full:
             self.behind = True
             return self.last_refresh or RefreshReport(complete=False)
-        # History a shallow fetch had cut arrived since the last replay: only a
-        # replay of everything reads it (shallow.py), unless a budget defers it.
-        cut = Cut.read(self.log, proj)
-        if cut.arrived and not self.budget:
-            full = True
         view = self.log.refs_view()  # before integrating: see _mark
         loose = len(view.loose) if view is not None else 0
         if loose > refsmarks.PACK_LOOSE_FROM:
             view = None  # a mark that big would cost what it saves: packed below
-        since = proj.refs_mark() if view is not None and not full else None
+        since = proj.refs_mark() if view is not None else None
         moved = refsmarks.moved_since(view, since)
+        # History a shallow fetch had cut arrived since the last replay: only a
+        # replay of everything reads it (shallow.py), unless a budget defers it. When
+        # no ref moved and .git/shallow is the file the mark saw (the view holds its
+        # identity), none can have: its list (up to 200k ids) is not read.
+        cut = Cut.read(self.log, proj, look=full or moved is None or bool(moved))
+        if cut.arrived and not self.budget:
+            full = True
+        if full:
+            since = moved = None
         integ = self.log.integrate(only=moved)
         if view is not None and (integ.created or integ.fast_forwarded or integ.replaced):
             # The refs integration moved are in a view taken after it; that view

@@ -47,8 +47,10 @@ class Cut:
         self.seen: set[str] = set()  # listed commits the replay walked
 
     @classmethod
-    def read(cls, log: Oplog, proj: Projection) -> Cut:
-        return cls(log.shallow_ids(), proj.shallow_cut() or [])
+    def read(cls, log: Oplog, proj: Projection, *, look: bool = True) -> Cut:
+        """``look`` False: .git/shallow is not read (nothing moved since the last replay,
+        the file included), so nothing counts as arrived and nothing recorded is dropped."""
+        return cls(log.shallow_ids() if look else None, proj.shallow_cut() or [])
 
     @property
     def arrived(self) -> bool:
