@@ -695,3 +695,42 @@ def test_an_agents_memory_that_both_channels_rank_first_is_not_sunk_by_trust(
                    "procedure", "--by", "agent:claude-code", "--json", cwd=code_repo))["id"]  # type: ignore[index]
     hits = _data(gm("recall", "integration tests port", "-k", "2", "--json", cwd=code_repo))["hits"]  # type: ignore[index]
     assert hits[0]["id"] == mid, hits
+
+
+def test_a_takeover_retires_only_its_predecessors_reference_and_keeps_a_persons_edits(
+        code_repo: Path) -> None:
+    """A review of the takeover: every reference of the folder's name was superseded (a
+    different procedure's too, once its folder was free again), and a person's edit of a
+    marked SKILL.md was overwritten by the next version."""
+    def graduate(key: str, text: str) -> str:
+        mid = _data(gm("add", text, "--kind", "procedure", "--key", key, "--json",
+                       cwd=code_repo))["id"]  # type: ignore[index]
+        for _ in range(3):
+            ok(gm("confirm", mid, "--worked", cwd=code_repo))
+        return str(mid)
+
+    def references() -> list[tuple[str, str]]:
+        hits = _data(gm("recall", "Skill holds this procedure now", "--all", "--min-score", "0",
+                        "-k", "20", "--json", cwd=code_repo))["hits"]  # type: ignore[index]
+        return sorted((h["text"].split()[1], h["status"]) for h in hits
+                      if h["text"].startswith("Skill "))
+
+    graduate("deploy_prod", "Deploy prod: run `make deploy` then check the dashboard.")
+    ok(gm("skills", "--write", cwd=code_repo))
+    skills = code_repo / ".claude" / "skills"
+    (skills / "deploy-prod" / "SKILL.md").unlink()
+    (skills / "deploy-prod").rmdir()
+    graduate("deploy.prod", "Rotate the prod TLS certificate with certbot renew.")
+    ok(gm("skills", "--write", cwd=code_repo))
+    assert references() == [("deploy-prod", "active")] * 2, references()
+
+    graduate("release", "Release: tag the commit, then run `make publish`.")
+    ok(gm("skills", "--write", cwd=code_repo))
+    mine = skills / "release" / "SKILL.md"
+    with mine.open("a") as f:
+        f.write("PERSON: never release on Fridays.\n")
+    graduate("release", "Release: tag the commit, run `make publish`, then announce it.")
+    written = list(_data(gm("skills", "--write", "--json", cwd=code_repo)))  # type: ignore[arg-type]
+    assert "PERSON: never release on Fridays." in mine.read_text()
+    paths = [s["path"] for s in written if s["action"] == "graduate"]
+    assert len(paths) == 1 and paths[0].startswith(".claude/skills/release-"), paths

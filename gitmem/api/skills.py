@@ -36,6 +36,7 @@ RETIRE_FAILURES = 3
 MAX_READ = 256 << 10  # of a SKILL.md already there (a committed one may be anything)
 MARK = "<!-- git mem: procedure {id} -->"
 _MARKED = re.compile(r"<!-- git mem: procedure ([0-9a-f]{64}) -->")
+_COUNTS = re.compile(r"<!-- worked (\d{1,9}) of (\d{1,9}) recorded runs when it graduated -->")
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = {"the", "a", "an", "to", "with", "and", "or", "of", "in", "on", "for", "run", "use",
          "by", "it", "is", "we", "our", "this", "that"}
@@ -60,13 +61,10 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
 
     taken: dict[str, str] = {}  # folder name -> the procedure (memory id) it was given to
     rows = sorted(pool.read(stats, embed=False), key=lambda r: (r[2] or "", r[0]))
-    # The references of skills written already, by folder name: a procedure's next
-    # version that takes a folder over supersedes them too (they would count outcomes
-    # and propose retiring a file that holds another text now).
-    references: dict[str, list[str]] = {}
-    for mid, text, _, tags, *_ in rows:
-        if "skill" in tags:
-            references.setdefault(_name_in(text), []).append(mid)
+    # The references of skills written already: a procedure's next version that takes
+    # a folder over supersedes its predecessor's (it would count outcomes and propose
+    # retiring a file that holds another text now).
+    references = {mid for mid, _, _, tags, *_ in rows if "skill" in tags}
     for mid, text, key, tags, worked, failed, last, at in rows:
         last_iso = iso(last, 0) if last else None
         if "skill" in tags:  # a reference: the body lives in its SKILL.md
@@ -89,7 +87,7 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
         # ('/tmp/x' made the path absolute, and every 'git mem skills' fail).
         name = "-".join(_WORD.findall(key.lower()))[:64].strip("-") if key else ""
         name = name or slug(text)
-        name = _own_folder(pool, base, name, mid, key, text, taken)
+        name, earlier = _own_folder(pool, base, name, mid, key, text, taken)
         taken[name] = mid
         path = base / name / "SKILL.md"
         problem = validate.foreign_file(root, path)
@@ -118,7 +116,7 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
                 pool, f"Skill {name} ({rel}) holds this procedure now; it worked {worked} of "
                       f"{worked + failed} times before it became a skill.",
                 kind="procedure", tags=["skill"], paths=[str(path)],
-                supersedes=[mid, *references.get(name, [])],
+                supersedes=[mid, *([earlier] if earlier in references else [])],
                 source="git mem skills", force=True, anchor=False)
             item.reference = added.id
         out.append(item)
@@ -127,44 +125,56 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
 
 
 def _own_folder(pool: Pool, base: Path, name: str, mid: str, key: str | None, text: str,
-                taken: dict[str, str]) -> str:
+                taken: dict[str, str]) -> tuple[str, str | None]:
     """``name``, or the first of ``name-<hash>`` that no other procedure holds, in this
     run (``taken``) or on disk: keys that differ in punctuation or case only
     ("deploy_prod", "deploy.prod") make one name, and --write made the second
-    overwrite the first's file, in one run or a later one."""
+    overwrite the first's file, in one run or a later one. With it, the reference
+    memory of the earlier version whose folder this one takes over, if any."""
     candidate, n = name, 0
     while True:
-        if taken.get(candidate) in (None, mid) and _ours(pool, base / candidate / "SKILL.md",
-                                                         mid, key):
-            return candidate
+        if taken.get(candidate) in (None, mid):
+            ours, earlier = _ours(pool, base / candidate / "SKILL.md", candidate, mid, key)
+            if ours:
+                return candidate, earlier
         n += 1
         words = key or text
         salt = words if n == 1 else f"{words}\0{n}"
         candidate = f"{name}-{hashes.sha256(salt.encode()).hexdigest()[:6]}"
 
 
-def _ours(pool: Pool, path: Path, mid: str, key: str | None) -> bool:
-    """Whether ``path`` may hold the skill of memory ``mid``: there is no such file, or
-    its mark names ``mid`` or an earlier value of the same key (the procedure's next
-    version takes its folder over). A SKILL.md with no mark was written by a person,
-    and one whose mark names another procedure is that one's. A path that is no file
-    of the tree (a committed link out of it) is never read here: the caller refuses
-    it with the reason (reading first followed a link to /dev/zero until memory ran out)."""
+def _ours(pool: Pool, path: Path, name: str, mid: str,
+          key: str | None) -> tuple[bool, str | None]:
+    """Whether ``path`` may hold the skill of memory ``mid`` (and the reference that
+    superseded the earlier version it takes over): there is no such file, or its mark
+    names ``mid``, or an earlier value of the same key and the file is still what git
+    mem wrote for it (the procedure's next version takes its folder over; a file a
+    person edited since is theirs to keep). A SKILL.md with no mark was written by a
+    person, and one whose mark names another procedure is that one's. A path that is
+    no file of the tree (a committed link out of it) is never read here: the caller
+    refuses it with the reason (reading first followed a link to /dev/zero until
+    memory ran out)."""
     if validate.foreign_file(pool.log.workdir, path) is not None:
-        return True
+        return True, None
     body = _read(path)
     if body is None:
-        return True
+        return True, None
     found = _MARKED.search(body)
     if found is None:
-        return False
+        return False, None
     holder = found.group(1)
     if holder == mid:
-        return True
+        return True, None
     if not key:
-        return False
+        return False, None
     earlier = pool.read(lambda p: p.record(holder), embed=False)
-    return earlier is not None and earlier.key == key
+    if earlier is None or earlier.key != key:
+        return False, None
+    counts = _COUNTS.search(body)
+    worked, runs = (int(counts.group(1)), int(counts.group(2))) if counts else (0, 0)
+    if body != render(name, earlier.text or "", holder, worked, runs - worked):
+        return False, None
+    return True, earlier.retired_by
 
 
 def _read(path: Path) -> str | None:
