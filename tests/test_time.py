@@ -109,6 +109,14 @@ def test_concurrent_sets_converge_with_a_recorded_conflict(team: dict[str, Path]
         ok(gm("sync", cwd=p))
         assert value(p, "ci.runner") == "buildkite"
         assert data(gm("conflicts", "--json", cwd=p))["conflicts"] == []  # type: ignore[index]
+    # As of before that, with --all: the loser as it stood then, losing the conflict (a
+    # review: it was labelled "superseded", retired after the time asked about).
+    then = data(gm("recall", "ci runner", "--all", "--as-of", "2026-02-02T12:00:00Z",
+                   "--json", cwd=a))["hits"]  # type: ignore[index]
+    lost = [r for r in then if r["text"] == loser]
+    won = [r for r in then if r["text"] == winner]
+    assert lost and won and lost[0]["status"] == "active" and lost[0]["retired_at"] is None
+    assert lost[0]["conflict_with"] == won[0]["id"] and won[0]["conflict_with"] is None
 
 
 # -- the two timelines ----------------------------------------------------------------
