@@ -267,7 +267,8 @@ class Refs:
 
     def under(self, prefix: str) -> dict[str, str]:
         """Every ref under ``prefix`` and its target id."""
-        fast = looserefs.read_ref_files(self._commondir, prefix, self.packed) if self.plain() else None
+        fast = (looserefs.read_ref_files(self._commondir, prefix, self.packed)
+                if self.plain() else None)
         if fast is not None:
             return fast
         repo = self._libgit2.repo
