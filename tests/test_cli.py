@@ -428,10 +428,11 @@ LOADED = (
 # the replay, the writers, the MCP SDK, other front ends, and what only they import.
 NOT_ON_A_READ = (
     "pygit2", "numpy", "tokenizers", "detect_secrets", "mcp", "pydantic", "subprocess",
-    "random", "tempfile", "email", "gitmem.gate", "gitmem.projection.fold", "gitmem.replay",
+    "random", "tempfile", "email", "gitmem.gate", "gitmem.projection.fold",
+    "gitmem.projection.refresh", "gitmem.replay",
     "gitmem.oplog.append", "gitmem.oplog.sync", "gitmem.oplog.purge", "gitmem.oplog.code",
-    "gitmem.api.write", "gitmem.api.importer", "gitmem.api.sync", "gitmem.api.capture",
-    "gitmem.agents", "gitmem.capture", "gitmem.ui", "gitmem.cli.memories", "gitmem.cli.sync",
+    "gitmem.api.write", "gitmem.api.importer", "gitmem.api.importcheck", "gitmem.api.sync",
+    "gitmem.api.capture", "gitmem.agents", "gitmem.capture", "gitmem.ui", "gitmem.cli.memories", "gitmem.cli.sync",
     "gitmem.cli.agents", "gitmem.cli.growth",
 )
 # An add of a plain note (no keyword, no long token) writes without them.

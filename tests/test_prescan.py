@@ -77,16 +77,16 @@ def test_an_import_with_redact_leaves_texts_to_the_redaction(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """--redact scans each text itself, around its masking: a prescan of the texts
     would scan every one of them twice. Tags are still prescanned."""
-    from gitmem.api import importer
+    from gitmem.api import importcheck
 
     handed: list[list[str]] = []
     monkeypatch.setattr(gating, "prescan", handed.append)
     lines = [(1, json.dumps({"text": "the cache warms up", "tags": ["perf"]})),
              (2, json.dumps({"text": "the worker retries"}))]
-    handed_on = list(importer._prescanned(iter(lines), texts=False))
+    handed_on = list(importcheck.prescanned(iter(lines), texts=False))
     assert [(n, line) for n, line, _ in handed_on] == lines
     assert [rec.text for _, _, rec in handed_on] == ["the cache warms up", "the worker retries"]
     assert handed == [["perf"]]
     handed.clear()
-    list(importer._prescanned(iter(lines)))
+    list(importcheck.prescanned(iter(lines)))
     assert handed == [["the cache warms up", "perf", "the worker retries"]]

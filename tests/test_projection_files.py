@@ -167,15 +167,15 @@ def test_a_projection_of_the_previous_schema_is_rebuilt(repo: Path) -> None:
 def test_a_big_replay_leaves_the_full_text_index_in_one_segment(
         team: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """Every segment of the FTS5 index is searched for every word of every query: a
-    replay of many ops (a big pull; store.OPTIMIZE_FROM, here lowered) merges them,
+    replay of many ops (a big pull; refresh.OPTIMIZE_FROM, here lowered) merges them,
     with the same answers."""
     import json
 
     from conftest import dump, git
-    from gitmem.projection import store
+    from gitmem.projection import refresh
 
-    monkeypatch.setattr(store, "OPTIMIZE_FROM", 20)
-    monkeypatch.setattr(store, "MAX_SEGMENTS", 1)
+    monkeypatch.setattr(refresh, "OPTIMIZE_FROM", 20)
+    monkeypatch.setattr(refresh, "MAX_SEGMENTS", 1)
     a, b = team["a"], team["b"]
     assert gm("init", "--fetch-refspec", cwd=a).returncode == 0
     with gitmem.open(a) as s:
@@ -188,7 +188,7 @@ def test_a_big_replay_leaves_the_full_text_index_in_one_segment(
             assert s.refresh().ops_applied == 30
         c = sqlite3.connect(a / ".git/mem/cache/projection.sqlite3")
         try:
-            assert store.fts_segments(c) == 1
+            assert refresh.fts_segments(c) == 1
         finally:
             c.close()
         found = [h.id for h in s.recall("worker 7 retries", k=5, min_score=0)]

@@ -91,7 +91,7 @@ def test_a_new_generation_is_not_removed_by_a_refresh_that_committed_before_it(
     making = Paused(embedding)
     wal_bytes = writer.projection._wal_bytes
 
-    def committed() -> int:  # (_refresh asks it after its COMMIT, before it tidies)
+    def committed() -> int:  # (refresh._refresh asks it after its COMMIT, before it tidies)
         making.start()
         return wal_bytes()
 

@@ -11,7 +11,7 @@ The package, one job per module (data flows down this list, never up):
     store.py      Store: the handle front ends hold, one thin method per action
     pools.py      a project pool + the personal pool beside it: merged reads, id owner
     write.py      add, set, confirm, invalidate, forget, purge (validate -> gate -> append)
-    importer.py   bulk import from JSON lines
+    importer.py   bulk import from JSON lines (importcheck.py: every line checked first)
     dedup.py      duplicates on write, similar pairs for review
     reads.py      recall, show, log, status
     facts.py      keyed facts on both timelines, history, conflicts
@@ -69,12 +69,12 @@ __all__ = [
 
 
 if TYPE_CHECKING:
-    from .importer import ImportRecord
+    from .importcheck import ImportRecord
 
 
 def __getattr__(name: str) -> Any:
-    # The import schema loads with the importer, not with every read.
+    # The import schema loads with the import, not with every read.
     if name == "ImportRecord":
-        from .importer import ImportRecord
+        from .importcheck import ImportRecord
         return ImportRecord
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,14 +11,15 @@ Memory does not grow with the input's bytes (``/dev/zero``, a 300 MB file, a
 pipe), only with its number of memories: ~130-200 bytes each for what the packs
 share (the ids written and their lines, the signatures of the current ones, the
 child's digest index; ~130 MB at a million memories):
-1. the input is read line by line with a bounded ``readline``; a line longer
-   than an op may be (``ops.MAX_OP_BYTES``) is refused by its number at once;
-2. each line is decoded, validated, gated and trial-encoded as it streams, and
-   the checked memory is spooled to an anonymous temporary file: a bad line
-   anywhere stops the import before anything is written, for a seekable file
-   and for stdin alike (the spool costs disk, about the input's size, not
-   memory);
-3. the spool is read back in packs of at most ``pack_size`` memories and
+1. (importcheck.py) the input is read line by line with a bounded ``readline``;
+   a line longer than an op may be (``ops.MAX_OP_BYTES``) is refused by its
+   number at once;
+2. (importcheck.py) each line is decoded, validated, gated and trial-encoded as
+   it streams, and the checked memory is spooled to an anonymous temporary
+   file: a bad line anywhere stops the import before anything is written, for a
+   seekable file and for stdin alike (the spool costs disk, about the input's
+   size, not memory);
+3. (here) the spool is read back in packs of at most ``pack_size`` memories and
    ``PACK_BYTES`` bytes, each deduplicated against the memories there before
    (the projection) and the earlier lines of this import (kept in memory, so
    the projection replays the packs only every ``FOLD_BYTES`` and at the end)
@@ -37,20 +38,15 @@ child's digest index; ~130 MB at a million memories):
 
 from __future__ import annotations
 
-import itertools
-import os
-import tempfile
-from collections.abc import Callable, Iterable, Iterator
-from functools import partial
+from collections.abc import Callable, Iterable
 from typing import IO, TYPE_CHECKING, TypeVar
 
-import msgspec
-
 from .. import ops
-from ..errors import DiskFull, GateRefused, GitMemError, InvalidInput, from_os_error
+from ..errors import GitMemError, InvalidInput
 from ..model import Imported
-from ..timefmt import FUTURE_SKEW, now_from_env, parse_date
-from . import anchoring, embedding, gating, heal, importahead, validate
+from ..timefmt import now_from_env
+from . import embedding, gating, heal, importahead, validate
+from .importcheck import SPOOL_DECODER, Checked, check_lines, memory_of, numbered_lines, open_spool
 from .pool import Pool
 
 if TYPE_CHECKING:
@@ -66,83 +62,6 @@ PACK_BYTES = 2 << 20
 # at once (a replay holds its new full-text rows in memory until it ends; not so a
 # first replay, which an import into an empty projection leaves to its end).
 FOLD_BYTES = 8 << 20
-
-
-class ImportRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """One line of ``git mem import``: the options of ``git mem add``."""
-
-    text: str
-    kind: str = "note"
-    key: str | None = None
-    tags: list[str] = []
-    about: list[str] = []
-    paths: list[str] = []
-    importance: float = 0.5
-    valid_from: str | int | None = None
-    valid_until: str | int | None = None
-    source: str | None = None
-    session: str | None = None
-    recorded_at: str | None = None  # when the log learned it (default: now)
-
-
-class _Checked(msgspec.Struct, array_like=True):
-    """A line that passed every check, as spooled: its number, memory, time."""
-
-    line: int
-    memory: ops.MemoryBody
-    at: tuple[int, int] | None
-
-
-IMPORT_DECODER = msgspec.json.Decoder(ImportRecord)
-_SPOOL_ENCODER = msgspec.json.Encoder()
-_SPOOL_DECODER = msgspec.json.Decoder(_Checked)
-
-
-def _memory_of(raw: bytes) -> ops.MemoryBody:
-    """A spooled line's memory (what the child embedding ahead reads)."""
-    return _SPOOL_DECODER.decode(raw).memory
-IMPORT_HINT = (
-    'each line must be a JSON object like {"text": "...", "kind": "fact", "tags": ["x"]}; '
-    "fields: text, kind, key, tags, about, paths, importance, valid_from, valid_until, "
-    "source, session, recorded_at"
-)
-LONG_HINT = (f"one memory per line, each line a JSON object of at most {ops.MAX_OP_BYTES} bytes "
-             f"(a memory's text is at most {ops.MAX_TEXT_BYTES}); is the file JSON lines?")
-
-
-def _without_bom(line: str | bytes) -> str | bytes:
-    """The first line without a UTF-8 byte order mark (Windows editors write one):
-    JSON forbids it, and msgspec said 'invalid character (byte 0)'."""
-    if isinstance(line, bytes):
-        return line[3:] if line.startswith(b"\xef\xbb\xbf") else line
-    return line[1:] if line.startswith("\ufeff") else line
-
-
-def numbered_lines(source: Iterable[str | bytes] | IO[bytes]) -> Iterator[tuple[int, str | bytes]]:
-    """(line number, line) of ``source``, never holding more than one op's worth.
-
-    A file object is read with a bounded ``readline``, so an input without
-    newlines (``/dev/zero``) is refused after ``ops.MAX_OP_BYTES`` bytes, not
-    after it has filled the memory."""
-    limit = ops.MAX_OP_BYTES + 1  # the line and its newline
-    readline = getattr(source, "readline", None)
-    if callable(readline):
-        n = 0
-        while chunk := readline(limit):
-            n += 1
-            if len(chunk) >= limit and chunk[-1:] not in (b"\n", "\n"):
-                raise InvalidInput(f"line {n}: longer than {ops.MAX_OP_BYTES} bytes", LONG_HINT)
-            # (Stripped after the length check: before it, a line of exactly the limit
-            # behind a BOM passed as a whole line, and its rest was read as line 2.)
-            yield n, _without_bom(chunk) if n == 1 else chunk
-        return
-    for n, line in enumerate(source, start=1):
-        if n == 1:
-            line = _without_bom(line)
-        size = len(line) if isinstance(line, bytes) else len(line.encode("utf-8", "replace"))
-        if size > limit:
-            raise InvalidInput(f"line {n}: longer than {ops.MAX_OP_BYTES} bytes", LONG_HINT)
-        yield n, line
 
 
 def import_records(
@@ -161,13 +80,13 @@ def import_records(
     with pool.writing():
         author = pool.log.identity()
         partition = pool.log.partition_for(author)
-        with _spool() as spool:
-            total, chars = _check(pool, numbered_lines(lines), spool, author, partition,
+        with open_spool() as spool:
+            total, chars = check_lines(pool, numbered_lines(lines), spool, author, partition,
                                   redact)
             spool.flush()
             spool.seek(0)
             heal.rescue_skipped_clocks(pool)
-            ahead = (importahead.EmbedAhead.start(spool.fileno(), _memory_of)
+            ahead = (importahead.EmbedAhead.start(spool.fileno(), memory_of)
                      if chars > embedding.SMALL_BATCH_CHARS else None)
             try:
                 done = _write(pool, spool, total, author, partition, pack_size)
@@ -193,132 +112,16 @@ def _settle(pool: Pool, *, embed: bool) -> None:
         pass  # the memories are written; the next read replays them and says why not
 
 
-def _spool() -> IO[bytes]:
-    try:
-        return tempfile.TemporaryFile(prefix="git-mem-import-")
-    except OSError as exc:
-        raise _spool_error(exc) from None
-
-
-def _spool_error(exc: OSError) -> GitMemError:
-    where = tempfile.gettempdir()
-    typed = from_os_error(exc, where)
-    if isinstance(typed, DiskFull):
-        typed.message += " (the import's temporary file)"
-        typed.args = (typed.message,)
-        typed.hint = "free some space there, or point TMPDIR elsewhere; nothing was written"
-        return typed
-    return typed or InvalidInput(f"cannot write the import's temporary file in {where}: {exc}",
-                                 "point TMPDIR to a writable directory")
-
-
-def _first_bad_byte(line: str | bytes) -> str:
-    """Where a line stops being UTF-8, in words ("byte 0xe9 at column 19")."""
-    try:
-        (line if isinstance(line, bytes) else line.encode("utf-8", "surrogateescape")).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f"byte 0x{exc.object[exc.start]:02x} at column {exc.start + 1}"
-    except UnicodeEncodeError as exc:  # \ud800: a surrogate no byte stands behind
-        return f"a lone surrogate at column {exc.start + 1}"
-    return "a lone surrogate"
-
-
-def _check(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes],
-           author: ops.Author, partition: str, redact: bool) -> tuple[int, int]:
-    """Decode, validate, gate and trial-encode every line into ``spool``: how many,
-    and how many characters their texts hold."""
-    head = pool.log.head()
-    now = now_from_env()
-    count = chars = 0
-    for n, line, decoded in _prescanned(lines, texts=not redact):
-        if not line.strip():
-            continue
-        try:
-            rec = decoded if decoded is not None else IMPORT_DECODER.decode(line)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise InvalidInput(f"line {n}: {exc}", IMPORT_HINT) from None
-        except UnicodeError:  # (msgspec raises it for bytes that are not UTF-8, or a lone surrogate)
-            raise InvalidInput(f"line {n}: not UTF-8 ({_first_bad_byte(line)})",
-                               "save the file as UTF-8, or convert it with iconv -t UTF-8") from None
-        try:
-            body = validate.memory_body(
-                rec.text, kind=rec.kind, key=rec.key, tags=rec.tags, about=rec.about,
-                # A line range anchors to its file here (add --path records the lines);
-                # a range that is none is refused, as add refuses it.
-                paths=[anchoring.split_range(p)[0] for p in rec.paths],
-                importance=rec.importance, valid_from=rec.valid_from,
-                valid_until=rec.valid_until, source=rec.source, session=rec.session,
-                head=head, cwd=pool.cwd, root=pool.log.workdir,
-            )
-            at = parse_date(rec.recorded_at) if rec.recorded_at else None
-            if at is not None and at[0] > now[0] + FUTURE_SKEW:  # the clock reads judge by
-                # Replay would not believe it (recall.FUTURE_SKEW) and status would list
-                # it as forged: the writer refuses it instead.
-                raise InvalidInput("recorded_at is more than a day in the future",
-                                   "leave it out to record the time of the import")
-            body = gating.screen(body, redact=redact)
-            # The op this line becomes must be one replay accepts: found now, not
-            # halfway through writing the packs.
-            trial = ops.AddOp(v=ops.FORMAT_VERSION, author=author, partition=partition,
-                              clock=1, at=(at or now)[0], tz=(at or now)[1], memory=body)
-            try:
-                encoded = ops.encode(trial)
-            except (msgspec.EncodeError, UnicodeError, ValueError) as exc:
-                raise InvalidInput(f"this memory cannot be stored: {exc}",
-                                   "correct the offending field") from None
-            validate.check_writable(encoded, partition)
-        except GateRefused as exc:
-            raise GateRefused([f"line {n}: {f}" for f in exc.findings], exc.hint) from None
-        except InvalidInput as exc:
-            raise type(exc)(f"line {n}: {exc.message}", exc.hint) from None
-        try:
-            spool.write(_SPOOL_ENCODER.encode(_Checked(n, body, at)) + b"\n")
-        except OSError as exc:
-            raise _spool_error(exc) from None
-        count += 1
-        chars += len(body.text)
-        if pool.progress is not None and count % 1000 == 0:
-            pool.progress("checking", count, None)
-    return count, chars
-
-
-def _prescanned(lines: Iterator[tuple[int, str | bytes]], *, texts: bool = True,
-                chunk: int = 4096) -> Iterator[tuple[int, str | bytes, ImportRecord | None]]:
-    """``lines`` (and each one decoded, None if it does not decode), a chunk at a
-    time, after the gate has scanned their texts (unless
-    ``texts`` is False: --redact scans each text itself, around its masking) and tags
-    on both cores (gating.prescan): the checks that follow find them in its memo. Only
-    a head start: a line that does not decode, or a field validation changes, is
-    scanned when checked, as before."""
-    it = iter(lines)
-    while batch := list(itertools.islice(it, chunk)):
-        scan: list[str] = []
-        out: list[tuple[int, str | bytes, ImportRecord | None]] = []
-        for n, line in batch:
-            try:
-                rec: ImportRecord | None = IMPORT_DECODER.decode(line)
-            except (msgspec.DecodeError, msgspec.ValidationError, UnicodeError):
-                rec = None  # decoded again where it is checked, to say why not
-            out.append((n, line, rec))
-            if rec is None:
-                continue
-            if texts:
-                scan.append(rec.text)
-            if rec.tags:
-                scan.append("\n".join(rec.tags))
-        gating.prescan(scan)
-        yield from out
-
 
 def _write(pool: Pool, spool: IO[bytes], total: int, author: ops.Author, partition: str,
            pack_size: int) -> Imported:
     """Append the spooled memories in packs, deduplicated (see _Writer)."""
     now = now_from_env()
     out = _Writer(pool, author, partition, now)
-    batch: list[_Checked] = []
+    batch: list[Checked] = []
     size = done = 0
     for raw in spool:
-        checked = _SPOOL_DECODER.decode(raw)
+        checked = SPOOL_DECODER.decode(raw)
         if batch and (len(batch) >= pack_size or size + len(raw) > PACK_BYTES):
             out.pack(batch)
             done += len(batch)
@@ -390,7 +193,7 @@ class _Writer:
         finally:
             pool.skip_refresh = False
 
-    def pack(self, batch: list[_Checked]) -> None:
+    def pack(self, batch: list[Checked]) -> None:
         """Dedup ``batch`` (exact only: a near-duplicate check would embed every
         line) and append what is left as one commit."""
         keys = sorted({k for c in batch if (k := c.memory.key) is not None

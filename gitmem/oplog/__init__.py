@@ -22,7 +22,8 @@ The modules, bottom up:
   state.py      this clone's files under .git/mem/: clone id, memos (atomic writes)
   discover.py   finding the repository; identity, settings, revision times
   objects.py    loose objects read and written with zlib, without libgit2
-  refs.py       refs read from files; compare-and-swap with git's lock files
+  looserefs.py  loose ref files read ourselves, listed with packed-refs as git does
+  refs.py       refs listed and looked up; compare-and-swap with git's lock files
   history.py    a partition's packs, ancestry, the highest Lamport clock
   append.py     flock, then objects, then the ref by compare-and-swap
   purge.py      rewriting a partition without some ops; the purge record

@@ -3,7 +3,7 @@
 Why a module of its own: with tens of thousands of partition refs packed (a read
 packs them once past 1,000 loose ones), every read looks a few names up in it;
 parsing every line cost ~20 ms, a binary search over the sorted bytes costs
-microseconds. refs.py reads loose refs and moves refs; this reads packed ones.
+microseconds. looserefs.py reads loose refs, refs.py moves them; this reads packed ones.
 """
 
 from __future__ import annotations

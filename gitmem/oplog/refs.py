@@ -1,8 +1,8 @@
 """Refs: read from files, moved by compare-and-swap with git's own lock files.
 
 Every read command lists ``refs/memory/*`` to see whether anything moved, so
-refs are read straight from loose files and ``packed-refs`` (libgit2 only
-for layouts we do not read ourselves). A ref moves the way git moves it:
+refs are read straight from loose files and ``packed-refs`` (looserefs.py,
+packedrefs.py; libgit2 only for layouts we do not read ourselves). A ref moves the way git moves it:
 ``<ref>.lock`` is created exclusively, the current value is checked against
 the expected old one, the new id is written and the lock renamed over the
 ref. So git, libgit2 and we can update refs side by side, and a writer that
@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
 
 from ..errors import LogBusy, from_os_error
+from . import looserefs
 from .libgit2 import Libgit2, pygit2
 from .objects import HEX_OID
 from .packedrefs import Packed, file_identity, packed_identity, read_packed
@@ -95,96 +95,6 @@ class RefLock:
             self._lock.unlink(missing_ok=True)
 
 
-def _loose(commondir: Path, prefix: str) -> dict[str, str] | None:
-    """The loose refs under ``prefix`` (a folder, or one exact ref name): name ->
-    id; None for anything but plain files holding an id (a symbolic link, an
-    unreadable or odd file: the caller asks libgit2)."""
-    loose: dict[str, str] = {}
-    base = os.path.join(commondir, prefix)
-    try:
-        st = os.lstat(base)
-    except FileNotFoundError:
-        return loose
-    except OSError:
-        return None
-    if not stat.S_ISDIR(st.st_mode):  # an exact ref name rather than a folder
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        value = _read_loose(base)
-        if value is None:
-            return None
-        loose[prefix] = value
-        return loose
-    todo = [(base, prefix.rstrip("/"))]
-    while todo:
-        folder, rel = todo.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except FileNotFoundError:
-            continue  # removed while we looked (git prunes empty folders)
-        except OSError:
-            return None
-        for entry in entries:
-            name = entry.name
-            if name.endswith(".lock"):
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    todo.append((entry.path, f"{rel}/{name}"))
-                    continue
-                if entry.is_symlink():
-                    return None  # symbolic: let libgit2 resolve it
-            except OSError:
-                return None
-            value = _read_loose(entry.path)
-            if value is None:
-                if not os.path.lexists(entry.path):
-                    continue  # deleted since the listing: a ref gone, as if never seen
-                return None
-            loose[f"{rel}/{name}"] = value
-    return loose
-
-
-def _read_loose(path: str) -> str | None:
-    """The id a loose ref file holds, or None (missing, unreadable, not an id)."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(256)
-        value = raw.decode("ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return value if HEX_OID.match(value) else None
-
-
-def read_ref_files(commondir: Path, prefix: str,
-                   packed_now: Callable[[], Packed | None] | None = None) -> dict[str, str] | None:
-    """Refs under ``prefix`` read straight from loose files and packed-refs.
-
-    Loose refs are read first and packed-refs second, as git does: ``git
-    pack-refs`` writes packed-refs before it deletes loose files, so this order
-    can never miss a ref that is being packed. Loose values win. Returns None
-    (the caller asks libgit2) for anything but the plain files backend, a
-    symbolic or unreadable ref, or a packed-refs file we cannot parse.
-    ``packed_now``: asked for packed-refs once the loose files are read, instead of
-    reading it again (Refs keeps the last one it read). (Asked before them, a listing
-    that overlapped a ``git pack-refs`` missed refs: 2,970 of 3,000.)
-    """
-    if (commondir / "reftable").exists():
-        return None
-    loose = _loose(commondir, prefix)
-    if loose is None:
-        return None
-    packed = packed_now() if packed_now is not None else read_packed(commondir)
-    if packed is None:
-        return None
-    try:
-        out = {name.decode(): oid.decode() for name, oid in packed.items(prefix.encode())}
-    except UnicodeDecodeError:
-        return None
-    out.update(loose)
-    return out
-
-
 def tracked_partition(tracking_ref: str) -> str | None:
     """The partition a remote-tracking ref (``refs/memory-remotes/<ns>/<name>``)
     stands for, or None when ``name`` is not one: a partition sits exactly one
@@ -247,11 +157,12 @@ class Refs:
             return None
         loose: dict[str, str] = {}
         for prefix in prefixes:
-            found = _loose(self._commondir, prefix)
+            found = looserefs.loose_refs(self._commondir, prefix)
             if found is None:
                 return None
             loose.update(found)
-        ident, settled = packed_identity(self._commondir)  # after the loose files: see read_ref_files
+        # After the loose files: see looserefs.read_ref_files.
+        ident, settled = packed_identity(self._commondir)
         shallow = file_identity(self._commondir / "shallow")
         return RefsView(packed=list(ident) if ident is not None else None, settled=settled,
                         loose=loose, shallow=list(shallow) if shallow is not None else None)
@@ -265,7 +176,7 @@ class Refs:
         missing: list[str] = []
         for name in names:
             path = os.path.join(self._commondir, name)
-            value = _read_loose(path)
+            value = looserefs.read_loose(path)
             if value is not None:
                 out[name] = value
             elif os.path.lexists(path):
@@ -288,7 +199,7 @@ class Refs:
         layout is not one we read ourselves."""
         if not self.plain():
             return None
-        loose = _loose(self._commondir, prefix)
+        loose = looserefs.loose_refs(self._commondir, prefix)
         packed = self.packed()
         if loose is None or packed is None:
             return None
@@ -338,7 +249,7 @@ class Refs:
         """True when at least one ref lies under ``prefix`` (with ``but``: one whose
         name does not end so; a few steps through packed-refs, not a listing)."""
         if self.plain():
-            loose = _loose(self._commondir, prefix)
+            loose = looserefs.loose_refs(self._commondir, prefix)
             packed = self.packed()
             if loose is not None and packed is not None:
                 if any(but is None or not name.endswith(but) for name in loose):
@@ -356,7 +267,8 @@ class Refs:
 
     def under(self, prefix: str) -> dict[str, str]:
         """Every ref under ``prefix`` and its target id."""
-        fast = read_ref_files(self._commondir, prefix, self.packed) if self.plain() else None
+        fast = (looserefs.read_ref_files(self._commondir, prefix, self.packed)
+                if self.plain() else None)
         if fast is not None:
             return fast
         repo = self._libgit2.repo

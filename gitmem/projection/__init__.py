@@ -14,6 +14,7 @@ Read the modules in this order:
 - ``queries``     the read queries
 - ``vectors``     the int8 vector file: append, zero, exact scans
 - ``distances``   what a scan's distances say: nearest rows, rows within a cut, spread
+- ``refresh``     a refresh that found something moved: replay and embedding, one transaction
 - ``store``       ``Projection``, the facade composing all of the above
 - ``usage``       the separate, local record of what recall handed out
 """

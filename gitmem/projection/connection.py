@@ -26,7 +26,7 @@ def rollback(c: sqlite3.Connection) -> None:
 
 BUSY_TIMEOUT_MS = 60_000  # how long a statement waits for another process's lock
 # The most of the write-ahead log a process leaves behind (release): a refresh that
-# ends with more checkpoints it (store.py), and a checkpoint cuts the file to it.
+# ends with more checkpoints it (refresh.py), and a checkpoint cuts the file to it.
 WAL_KEEP_BYTES = 2 << 20
 
 

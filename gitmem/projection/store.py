@@ -9,9 +9,11 @@ commits when something did.
 Why this module: front ends and recall need one object with one lifecycle
 (open, refresh, query, close). It owns the connection and the transactions;
 the work is done by its collaborators: ``tables`` and ``connection`` (the
-file), ``fold`` (the SQL that writes), ``queries`` (the SQL that reads) and
-``vectors`` (the int8 file and its exact scan). The rules themselves live in
-``gitmem.replay``. ``dump()`` prints the state canonically for tests.
+file), ``refresh`` (a refresh that found something moved: the replay and the
+embedding, in one transaction), ``fold`` (the SQL that writes), ``queries``
+(the SQL that reads) and ``vectors`` (the int8 file and its exact scan). The
+rules themselves live in ``gitmem.replay``. ``dump()`` prints the state
+canonically for tests.
 """
 
 from __future__ import annotations
@@ -40,7 +42,6 @@ from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, top_slot
 NUMPY_FROM = 20_000
 
 if TYPE_CHECKING:
-    from .ahead import Ahead
     from .fold import LogSource
     from .verdicts import Carried
 
@@ -68,23 +69,12 @@ def _query(fn: Callable[Concatenate[sqlite3.Connection, P], R]) -> Callable[Conc
 AHEAD_BYTES = 128 * 1024
 
 
-# A replay of this many ops merges the full-text index into one segment when it
-# holds more than MAX_SEGMENTS (FTS5's own merging keeps about a dozen at 100k).
-OPTIMIZE_FROM = 5000
-MAX_SEGMENTS = 4
-
-
 def _identity(path: Path) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
     except OSError:
         return None
     return st.st_dev, st.st_ino
-
-
-def fts_segments(c: sqlite3.Connection) -> int:
-    """How many segments the full-text index has (each is searched for every word)."""
-    return int(c.execute("SELECT count(DISTINCT segid) FROM memories_fts_idx").fetchone()[0])
 
 
 class Projection:
@@ -348,90 +338,10 @@ class Projection:
                                     mark=mark, budget=budget)
             raise ProjectionCorrupt("another process keeps rebuilding the projection under "
                                     "another schema or thesaurus")
-        # Not under a deadline: a read that must answer in time (a hook, a slice of a
-        # catch-up) would wait for the child or fork one per slice for nothing.
-        ahead = (self._embed_ahead(source, current, {} if full else stored)
-                 if (embed or full) and deadline is None and not self._kept_rows else None)
-        try:
-            return self._refresh(source, report, start, full=full, embed=embed,
-                                 deadline=deadline, ahead=ahead, mark=mark, budget=budget)
-        finally:
-            if ahead is not None:
-                ahead.close()
+        from .refresh import replay_moved  # here: a read that finds nothing moved never loads it
 
-    def _refresh(self, source: LogSource, report: RefreshReport, start: float, *, full: bool,
-                 embed: bool, deadline: float | None, ahead: Ahead | None,
-                 mark: RefsMark | None = None, budget: bool = False) -> RefreshReport:
-        from .fold import Fold  # here: a read that finds nothing moved never loads it
-        from .verdicts import Verdicts
-
-        c = self._c
-        verdicts = Verdicts(c, self.quarantine_check, self.quarantine_version, self._carried)
-        replaying = Fold(c, verdicts=verdicts,
-                         zero_row=lambda slot: self._vectors.zero_row(c, slot),
-                         progress=self.progress)
-        c.execute("BEGIN IMMEDIATE")
-        try:
-            self._vectors.check(c)  # files changed on disk since stamped (sidecars.py)
-            self._vectors.remove_stale(c)  # older generations: only under the lock (vectors.py)
-            # List again under the lock: another process may have refreshed
-            # past our first listing, and replaying an older listing would look
-            # like a rewrite and move the projection backwards. Narrowed to the
-            # refs the mark names only while the recorded mark is still the one
-            # it was narrowed from (every transaction that moves tips records or
-            # deletes it), and only for refs that were added or moved forward.
-            only = marks.narrowed(mark, full, marks.recorded(c))
-            current, stored = (marks.listing(self.watermarks, source, only) if not full
-                               else (source.partitions(), {}))
-            if only is not None and marks.lost_any(source, current, stored):
-                only = None  # a partition gone or rewritten: dropped rows, so all are compared
-                current, stored = marks.listing(self.watermarks, source, None)
-            if full:
-                replaying.clear()
-            if current != stored:
-                report.complete = replaying.apply_moves(source, current, stored, report,
-                                                        None if full else deadline,
-                                                        budget=budget and not full)
-            marks.settle(c, mark, report.complete, current, only)
-            if (embed or full) and report.complete:
-                report.embedded, report.embedded_ahead = self._embed_pending(
-                    reset=full, deadline=None if full else deadline, ahead=ahead)
-                if deadline is not None and not full and has_pending(c):
-                    report.complete = False
-            # (The replay's own rows are not in a segment yet: one more at COMMIT.)
-            if replaying.scrubbed:
-                connection.mark_log_scrub(c)  # cleared once the log is emptied below
-            if replaying.scrubbed or (report.ops_applied >= OPTIMIZE_FROM
-                                      and fts_segments(c) + 1 > MAX_SEGMENTS):
-                # FTS5 keeps deleted terms in its segments until they merge: merge
-                # them now, so forgotten words leave the index's pages. And a big
-                # replay leaves a dozen segments, each looked up for every word of
-                # every query (warm recall at 100k: ~11.5 -> ~8.5 ms); one merge
-                # costs ~0.15 s at 100k, so only a replay of many ops pays it.
-                c.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
-            # The first pass's files (firstpass.py), from 250k rows.
-            self._vectors.settle(c, quick=deadline is not None and not full)
-            c.execute("COMMIT")
-        except BaseException:
-            self._vectors.drop_blanked()
-            self._vectors.remove_retired(committed=False)
-            connection.rollback(c)
-            raise
-        if report.complete:
-            self._carried.clear()  # every op replayed has its verdict in the file now
-        if report.complete and (embed or full):
-            self._kept_rows = {}  # every memory replayed has its row in the file now
-        self._log_scrub = self._log_scrub or replaying.scrubbed
-        if self._log_scrub or self._wal_bytes() > connection.WAL_KEEP_BYTES:
-            # Forgotten text out of the write-ahead log; or a big replay's pages,
-            # which the log would keep on disk after this process (connection.release).
-            # Only a scrub waits for readers on older snapshots (a long 'similar'
-            # holds one for minutes): for the size, the next refresh tries again.
-            emptied = connection.empty_log(c, scrub=self._log_scrub, wait=self._log_scrub)
-            self._log_scrub = self._log_scrub and not emptied
-        self._vectors.remove_retired(committed=True)  # a reset's old generation
-        report.seconds = time.perf_counter() - start
-        return report
+        return replay_moved(self, source, report, start, current, stored, full=full, embed=embed,
+                            deadline=deadline, mark=mark, budget=budget)
 
     # -- vectors --------------------------------------------------------------
 
@@ -440,7 +350,7 @@ class Projection:
         write lock). Only a hint: without the lock another writer may be between its
         steps (a new generation committed, the one it replaced deleted, a row blanked
         in place), so a file that looks damaged from here sends the read into a
-        refresh, where ``_embed_pending`` looks again under the lock and alone says
+        refresh, where ``refresh._embed_pending`` looks again under the lock and alone says
         it is damaged. (Said from here, a rebuild landing between two reads was
         reported as damage, and nothing was embedded again.)"""
         if self.embedder_version is None:
@@ -457,50 +367,6 @@ class Projection:
     def take_notices(self) -> list[str]:
         """One-line warnings about the vector files since last asked (sidecars.py)."""
         return self._vectors.take_notices()
-
-    def _reset_vectors(self) -> None:
-        self._vectors.reset(self._c, self.embedder_version)
-
-    def _embed_ahead(self, source: LogSource, current: dict[str, str],
-                     stored: dict[str, str]) -> Ahead | None:
-        """Start embedding the adds of what moved in a forked child (ahead.py) when
-        there is enough of it and this process has no batch embedder loaded yet
-        (then it embeds fast itself). The packs are read twice: ~2 ms per 1,000 ops."""
-        if (self.ahead_bytes is None or self._make_embedder is None
-                or self.embedder_version is None or self._embedder_loaded()):
-            return None
-        from . import ahead
-
-        if not ahead.supported():
-            return None
-        # The watermarks before the lock: a guess is enough here.
-        packs = ahead.moved_packs(source, current, stored)
-        if sum(len(data) for _, data in packs) < self.ahead_bytes:
-            return None
-        return ahead.Ahead.start(packs, self._make_embedder, self.dim)
-
-    def _embed_pending(self, *, reset: bool = False, deadline: float | None = None,
-                       ahead: Ahead | None = None) -> tuple[int, int]:
-        """Embed every memory that has text and no vector yet, in batches: (memories
-        embedded, rows taken from the ``ahead`` child)."""
-        if self.embedder_version is None or self._make_embedder is None:
-            return 0, 0
-        # Under the write lock: no writer is between its steps (see _vectors_current).
-        damaged = not reset and self._vectors.damaged(self._c)
-        if damaged:
-            self.vectors_damaged = True  # cut, lost or garbled: said, and re-embedded here
-        if reset or damaged or self.meta().get("embedder") != self.embedder_version:
-            self._reset_vectors()  # rebuild, a damaged file, or a new model: re-embed all
-        ready = ahead.rows() if ahead is not None else {}
-        if self._kept_rows and not ready:  # (a refresh holding kept rows forks no child)
-            ready = self._kept_rows
-        return self._vectors.embed_pending(self._c, self._doc_embedder, self.progress, deadline,
-                                           ready)
-
-    def _doc_embedder(self, chars: int) -> DocEmbedder:
-        """The embedder for ``chars`` characters of text (the maker picks, and keeps, one)."""
-        assert self._make_embedder is not None
-        return self._make_embedder(chars)
 
     @guarded_read
     def all_embedded(self) -> bool:
