@@ -80,6 +80,31 @@ def error(tool: str, err: dict[str, object], warnings: list[str]) -> dict[str, A
     return envelope.error(tool, err, warnings, label="tool")
 
 
+# The CLI's options that the library's hints name, and the tool argument each is.
+_FLAGS = re.compile(r"--(force|redact|supersedes)\b( [0-9a-f]{7,64})?")
+_CONFIRM = re.compile(r"'git mem confirm ([0-9a-f]{7,64})'")
+
+
+def in_tool_terms(tool: str, err: dict[str, object]) -> dict[str, object]:
+    """``err`` with its hint naming the tool's arguments where it names the CLI's
+    options: "store it anyway with --force" told an agent on MCP of a flag no tool
+    has. An option the tool lacks is named as the add tool's argument."""
+    hint = err.get("hint")
+    if not isinstance(hint, str) or ("--" not in hint and "git mem confirm" not in hint):
+        return err
+    from .tools import accepted  # tools imports this module
+
+    args = accepted().get(tool, [])
+
+    def arg(m: re.Match[str]) -> str:
+        name, value = m.group(1), (m.group(2) or "").strip()
+        said = f"{name}=[\"{value}\"]" if value else f"{name}=true"
+        return said if name in args else f"the add tool with {said}"
+
+    hint = _CONFIRM.sub(r"the confirm tool (id '\1')", _FLAGS.sub(arg, hint))
+    return {**err, "hint": hint}
+
+
 def result(payload: dict[str, Any]) -> CallToolResult:
     text = envelope.encode(payload)
     return CallToolResult(content=[TextContent(type="text", text=text)],
@@ -174,7 +199,8 @@ class Server:
                 data = action(store)  # a write replays everything first (clocks, dedup)
             return ok(tool, data, store.warnings)
         except GitMemError as exc:
-            return error(tool, exc.to_dict(), store.warnings if store else [])
+            return error(tool, in_tool_terms(tool, exc.to_dict()),
+                         store.warnings if store else [])
         except Exception as exc:  # a bug: reported to the agent, the server stays up
             if os.environ.get("GITMEM_DEBUG"):
                 traceback.print_exc(file=sys.stderr)
