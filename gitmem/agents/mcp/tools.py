@@ -395,6 +395,7 @@ def accepted() -> dict[str, list[str]]:
 
 def register(app: MCPServer[Any], tools: Tools) -> None:
     """Every tool, with its title, hints and a clean description."""
+    tools.s.arguments = accepted()
     for name, (title, read_only, destructive, idempotent) in SPECS.items():
         fn = getattr(tools, name)
         app.add_tool(fn, name=name, title=title, description=inspect.cleandoc(fn.__doc__ or ""),
