@@ -287,7 +287,9 @@ class PurgeReport(msgspec.Struct, kw_only=True):
     old_tip: str
     new_tip: str | None  # None on a dry run
     ops_removed: list[str]
-    commits_rewritten: list[str]  # old commit ids rebuilt
+    # Old commit ids rebuilt: those the partition held before the command (the
+    # tombstone it writes first is rebuilt too, not listed), as the dry run lists them.
+    commits_rewritten: list[str]
     commits_dropped: list[str]  # old commit ids gone (every op removed)
     tombstone: bool  # a forget op is (or would be) written first
     remotes: list[PurgeRemote] = []

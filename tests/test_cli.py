@@ -499,3 +499,23 @@ def test_an_empty_recall_blames_nothing_when_nothing_was_left_out(tmp_path: Path
                  cwd=repo)).stdout == "no memory matches\n"
     assert json.loads(ok(gm("recall", "anything", "--json", cwd=repo)).stdout)["data"] == {
         "query": "anything", "hits": []}
+
+
+@pytest.mark.parametrize("command", [("add", "we chose SQLite over Postgres"), ("recall", "db")])
+@pytest.mark.parametrize("kind", ["decision", "conventions", "gotcha"])
+def test_a_decision_is_a_tag_and_the_kind_error_says_so(
+        repo: Path, command: tuple[str, str], kind: str) -> None:
+    """--kind decision listed the kinds but never said a decision is a tag (export's
+    Decisions and Conventions sections read #decision and #convention)."""
+    word = kind.removesuffix("s")
+    out = gm(*command, "--kind", kind, cwd=repo)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.strip().splitlines()[-1] == (
+        f"Error: Invalid value for '--kind': '{kind}' is not one of 'fact', 'note', 'edge', "
+        f"'procedure', 'persona'. A {word} is a tag, not a kind: use --tag {word} "
+        f"(to add one: --kind note --tag {word})")
+    assert "not one of" in gm(*command, "--kind", "bogus", cwd=repo).stderr
+
+
+def test_add_help_says_where_a_decision_goes(repo: Path) -> None:
+    assert "--tag decision" in " ".join(gm("add", "--help", cwd=repo).stdout.split())

@@ -194,3 +194,19 @@ def test_codex_hooks_install_in_its_hooks_file_and_answer_its_payloads(repo: Pat
     assert "Tuesdays" in answer["hookSpecificOutput"]["additionalContext"]
     ok(gm("hooks", "uninstall", "--agent", "codex", cwd=repo))
     assert json.loads(path.read_text()) == mine
+
+
+def test_claude_is_taken_for_claude_code(repo: Path) -> None:
+    """'--agent claude' (what the program is called) was refused: only claude-code worked."""
+    out = json.loads(ok(gm("hooks", "install", "--agent", "claude", "--json", cwd=repo)).stdout)
+    assert out["data"]["agent"] == "claude-code" and out["data"]["changed"]
+    assert "SessionStart" in json.loads((repo / ".claude" / "settings.json").read_text())["hooks"]
+    gone = json.loads(ok(gm("hooks", "uninstall", "--agent", "claude", "--json", cwd=repo)).stdout)
+    assert gone["data"]["agent"] == "claude-code" and gone["data"]["changed"]
+    assert not (repo / ".claude" / "settings.json").exists()
+    ok(gm("mcp", "install", "--client", "claude", cwd=repo))
+    assert "git-mem" in json.loads((repo / ".mcp.json").read_text())["mcpServers"]
+    ok(gm("mcp", "uninstall", "--client", "claude", cwd=repo))
+    assert not (repo / ".mcp.json").exists()
+    bad = gm("hooks", "install", "--agent", "clau", cwd=repo)
+    assert bad.returncode == 2 and "'clau' is not one of 'claude-code'" in bad.stderr

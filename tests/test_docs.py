@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -11,6 +13,7 @@ from pathlib import Path
 import click
 import pytest
 
+from conftest import gm, init_repo
 from gitmem import envelope, errors
 from gitmem.cli import app, load_all
 
@@ -112,3 +115,23 @@ def test_readme_quick_start_has_exactly_two_setup_commands() -> None:
     commands = [line for line in block.splitlines()[1:] if line.strip() and not line.startswith("#")]
     assert commands == ["make demo", "make test"]
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+
+
+@pytest.mark.parametrize("agent,doc,phrase", [
+    ("claude-code", "README.md", r"`hooks install` merges (\w+) entries"),
+    ("claude-code", "docs/agents.md", r"This adds (\w+) entries"),
+    ("gemini-cli", "docs/agents.md", r"wired as (\w+) entries into the work tree's\s+`\.gemini"),
+])
+def test_the_docs_count_the_hook_entries_install_writes(
+        agent: str, doc: str, phrase: str, tmp_path: Path) -> None:
+    """The README and docs/agents.md said 'three entries' where Claude Code gets six."""
+    repo = init_repo(tmp_path / "r")
+    out = gm("hooks", "install", "--agent", agent, "--json", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    written = json.loads(out.stdout)["data"]["events"]
+    m = re.search(phrase, (ROOT / doc).read_text())
+    assert m, phrase
+    assert _WORDS[m.group(1)] == len(written), (doc, written)

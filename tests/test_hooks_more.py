@@ -259,3 +259,30 @@ def test_a_copilot_install_that_fails_half_way_leaves_nothing_behind(repo: Path,
     assert out.returncode == 2 and "nothing was changed" in out.stderr
     assert not (repo / HOOKS).exists() and not (repo / ".github" / "hooks").exists()
     assert list(outside.iterdir()) == []
+
+
+def test_session_start_in_a_fresh_clone_says_to_sync_once_a_session(
+        team: dict[str, Path]) -> None:
+    """A fresh clone of a repository whose remote holds memory: recall warned "'origin'
+    holds team memory ... run 'git mem sync'", the session-start hook said nothing."""
+    a, b = team["a"], team["b"]
+    ok(gm("add", "the build uses make", cwd=a))
+    ok(gm("sync", cwd=a))
+
+    def start(session: str) -> str:
+        payload = {"session_id": session, "cwd": str(b), "hook_event_name": "SessionStart",
+                   "source": "startup"}
+        out = gm("hook", "session-start", cwd=b, input=json.dumps(payload))
+        assert out.returncode == 0 and out.stderr == "", out.stderr
+        if not out.stdout:
+            return ""
+        return str(json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"])
+
+    said = start("s1")
+    assert said == ("(git mem: 'origin' holds team memory (1 partition(s)) this clone has "
+                    "not fetched: run 'git mem sync' once)")
+    assert start("s1") == ""  # once a session
+    assert "run 'git mem sync'" in start("s2")
+    ok(gm("sync", cwd=b))
+    after = start("s3")
+    assert "the build uses make" in after and "git mem sync" not in after

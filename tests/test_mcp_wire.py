@@ -326,3 +326,28 @@ def test_the_context_budget_the_schema_allows_is_one_the_tool_takes(raw: Raw) ->
     budget = next(t for t in listed if t["name"] == "context")["inputSchema"]["properties"][
         "budget"]
     assert raw.call(42, "context", budget=budget["minimum"])["ok"] is True
+
+
+def test_error_hints_name_the_tools_arguments_not_the_cli_flags(raw: Raw) -> None:
+    """A near-duplicate said "store it anyway with --force" and a secret "use --redact":
+    flags of the CLI; the add tool had no force argument at all."""
+    first = raw.call(20, "add", text="Tests live in spec/, run them with make spec.")
+    assert first["ok"] is True
+    mid = first["data"]["id"]
+    near = raw.call(21, "add", text="tests live in spec/; run them using make spec")
+    assert near["ok"] is False and near["error"]["code"] == "near_duplicate"
+    assert near["error"]["hint"] == (
+        f"store it anyway with force=true, reinforce the existing one with the confirm tool "
+        f"(id '{mid[:12]}'), or replace it with supersedes=[\"{mid[:12]}\"]")
+    forced = raw.call(22, "add", text="tests live in spec/; run them using make spec", force=True)
+    assert forced["ok"] is True and forced["data"]["id"] != mid
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    refused = raw.call(23, "add", text=f"the deploy token is {secret}")
+    assert refused["error"]["code"] == "refused_by_gate"
+    assert refused["error"]["hint"] == ("remove it, or use redact=true to store the text "
+                                        "with secrets masked")
+    keyed = raw.call(24, "set", key="deploy.token", value=f"it is {secret}")
+    assert "--" not in keyed["error"]["hint"] and "the add tool with redact=true" in \
+        keyed["error"]["hint"]
+    assert secret not in json.dumps([refused, keyed])
+    assert "Traceback" not in raw.close()

@@ -245,3 +245,28 @@ def test_no_team_line_starts_like_a_pool_mark(text: str) -> None:
     line = memory_line(rec)
     assert line.startswith("- \\"), line
     assert memory_line(rec, label="personal").startswith("- [personal] \\")
+
+
+def test_a_personal_write_uses_the_identity_git_gives_in_the_repository(
+        tmp_path: Path, hermetic: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No global identity, a local one: git commits in the repository, but the
+    personal pool (a repository of its own) said "no git identity configured" (exit 4)."""
+    from conftest import no_env_identity
+
+    no_env_identity(monkeypatch)
+    repo = tmp_path / "r"
+    git("init", "-q", str(repo), cwd=tmp_path)
+    git("config", "user.name", "Local Person", cwd=repo)
+    git("config", "user.email", "local@example.com", cwd=repo)
+    envelope = json.loads(ok(gm("add", "I prefer small commits", "--kind", "persona",
+                                "--personal", "--json", cwd=repo)).stdout)
+    assert envelope["warnings"] == []  # the repository's pointer is recorded too
+    added = envelope["data"]
+    shown = data(gm("show", added["id"], "--json", cwd=repo))["memory"]
+    assert (shown["author"], shown["author_email"]) == ("Local Person", "local@example.com")
+    pool = personal_dir(hermetic)
+    log = git("log", "--format=%an <%ae>", "--all", cwd=pool).stdout.split("\n")
+    assert "Local Person <local@example.com>" in log
+    # Outside any repository there is none to borrow: the error says what to set.
+    out = gm("add", "I like tabs", "--kind", "persona", "--personal", cwd=tmp_path)
+    assert out.returncode == 4 and "git config --global user.name" in out.stderr

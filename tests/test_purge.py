@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import gitmem
+import gitmem.ops
 from conftest import dump, git, gm, ok, texts
 
 SECRET = "the staging vpn password is hunter-zebra"
@@ -92,7 +93,7 @@ def test_purge_removes_the_text_from_the_log_and_from_every_clone_after_sync(
     assert purge["dry_run"] is False and purge["tombstone"] is True
     assert purge["partition"] == mine and purge["ops_removed"] == [secret]
     assert len(purge["commits_dropped"]) == 1  # the add commit held only the secret
-    assert len(purge["commits_rewritten"]) == 2  # the later add and the tombstone
+    assert len(purge["commits_rewritten"]) == 1  # the later add (the tombstone: not listed)
     assert purge["remotes"] == [{"remote": "origin", "tip": refs(remote)[ref],
                                  "has_content": True,
                                  "next_push": "replace (force-with-lease)"}]
@@ -204,6 +205,25 @@ def test_dry_run_writes_nothing(team: dict[str, Path]) -> None:
     assert human.startswith("dry run: nothing written\nwould forget ")
     assert "origin holds it; next 'git mem push' or 'sync': replace (force-with-lease)" in human
     assert refs(a) == refs_before and objects(a) == objects_before
+
+
+@pytest.mark.parametrize("alone", [True, False])
+def test_dry_run_reports_what_the_real_run_does(repo: Path, alone: bool) -> None:
+    """The dry run said "0 commit(s) rewritten" and the real run then "1": the
+    tombstone written first was counted by the real run only."""
+    secret = add(repo, SECRET)
+    if not alone:
+        add(repo, "the queue lives in rabbitmq")
+    dry = forget(repo, secret, "--purge", "--dry-run")["purge"]
+    human_dry = ok(gm("forget", secret, "--purge", "--dry-run", cwd=repo)).stdout
+    done = forget(repo, secret, "--purge")["purge"]
+    assert done["new_tip"] and dry["new_tip"] is None
+    for key in ("partition", "old_tip", "ops_removed", "commits_rewritten", "commits_dropped",
+                "tombstone", "remotes", "backups"):
+        assert dry[key] == done[key], key
+    assert len(done["commits_rewritten"]) == (0 if alone else 1)
+    counts = human_dry.splitlines()[-1].split(": ", 1)[1]
+    assert counts == (f"1 op(s) removed, {0 if alone else 1} commit(s) rewritten, 1 dropped")
 
 
 def test_dry_run_needs_purge(team: dict[str, Path]) -> None:

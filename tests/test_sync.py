@@ -194,6 +194,20 @@ def test_no_remote_is_a_clear_error(repo: Path) -> None:
     assert bad.returncode == 8 and bad.stderr.startswith("error: git fetch from 'nosuchremote' failed")
 
 
+def test_a_remote_that_is_not_a_repository_says_why(repo: Path, tmp_path: Path) -> None:
+    """git ends a failed fetch with advice; the error kept only its last line
+    ("failed: and the repository exists.") and dropped the cause."""
+    nowhere = tmp_path / "nowhere.git"
+    git("remote", "add", "origin", str(nowhere), cwd=repo)
+    out = gm("sync", cwd=repo)
+    assert out.returncode == 8
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(
+        f"error: git fetch from 'origin' failed: fatal: '{nowhere}' does not appear to be "
+        "a git repository; fatal: Could not read from remote repository.; hint: ")
+    assert "and the repository exists" not in line
+
+
 def test_host_that_rejects_custom_refs_gets_a_clear_error(team: dict[str, Path]) -> None:
     a = team["a"]
     hook = a.parent / "remote.git" / "hooks" / "pre-receive"

@@ -270,6 +270,7 @@ def catchup_note() -> str:
 # A key no file path can be (paths hold no NUL): the briefing's own mark in the
 # per-session state that keeps a file's memories to once a session.
 BRIEFED = "\0session-start"
+SYNC_HINTED = "\0remote-memory"  # the sync hint's mark: once a session
 
 
 def answer_session_start(payload: dict[str, Any], budget: int, *,
@@ -295,7 +296,21 @@ def answer_session_start(payload: dict[str, Any], budget: int, *,
         review = stale_context(changed)
         if review:
             text = f"{text}\n{review}" if text else review
+        sync = sync_note(store, session_of(payload))
+        if sync:
+            text = f"{text}\n{sync}" if text else sync
         return _behind_note(text, behind)
+
+
+def sync_note(store: api.Store, session: str | None) -> str | None:
+    """The line 'git mem recall' warns with when the remote holds team memory this
+    clone has never fetched (a fresh clone: 'git clone' does not fetch refs/memory/*),
+    once a session; None otherwise. The agent of a fresh clone was told nothing
+    and worked without the team's memory."""
+    said = store.remote_memory()
+    if said is None or (session is not None and not store.first_time(session, SYNC_HINTED)):
+        return None
+    return f"(git mem: {fence(clip(said, 300))})"
 
 
 def stale_context(records: list[Record]) -> str | None:

@@ -36,6 +36,7 @@ class Growth:
         mine = None
         if capture._auto_accept(self._pool) == "personal" and self._pool.name == "project":
             mine = personal.open_pool(create=True, one_shot=self._pool.one_shot)
+            personal.lend_identity(self._pool, mine)
         try:
             return capture.capture(self._pool, transcript_path=transcript, session=session,
                                    agent=agent, event=event, use_model=use_model,
@@ -58,6 +59,8 @@ class Growth:
         if personal:
             from . import personal as pers
             mine = pers.open_pool(create=True, one_shot=self._pool.one_shot)
+            if self._pool.name == "project":
+                pers.lend_identity(self._pool, mine)
         try:
             return inbox.accept(self._pool, proposal, text=text, target_pool=mine)
         finally:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import BareRepository, GitMemError, InvalidInput, NotARepository, UnknownId
+from ..errors import (BareRepository, GitMemError, InvalidInput, NoIdentity,
+                      NotARepository, UnknownId)
 from ..oplog import Oplog
 from . import settings
 from .pool import Pool
@@ -112,6 +113,7 @@ def pool_from(path: str | os.PathLike[str] | None, *, one_shot: bool = False) ->
         mine = open_pool(create=True, one_shot=one_shot)
     if project is None:
         return mine
+    lend_identity(project, mine)
     try:
         remember_repository(project, mine)
     except GitMemError as exc:
@@ -120,6 +122,20 @@ def pool_from(path: str | os.PathLike[str] | None, *, one_shot: bool = False) ->
     finally:
         project.close()
     return mine
+
+
+def lend_identity(project: Pool, mine: Pool) -> None:
+    """Let the personal pool write with the identity git gives in ``project``
+    when git gives none in the pool's own repository (Oplog.identity).
+
+    Why: the pool is a repository of its own, so it saw only the global
+    identity; a person whose name and email are set only in the project's
+    config was refused ("no git identity configured") while git commits
+    worked there."""
+    try:
+        mine.log.lent_identity = project.log.identity()
+    except NoIdentity:
+        pass  # none here either: the pool's own error says what to set
 
 
 def check_outside(project: Pool) -> None:

@@ -330,6 +330,18 @@ class Store(Growth):
         from . import seen
         return seen.first_time(self._pool, session, key)
 
+    def remote_memory(self) -> str | None:
+        """The one line reads warn with ("'origin' holds team memory ... run 'git mem
+        sync' once") when the remote holds memory this clone has never fetched; None
+        otherwise or when it cannot tell. Probes the remote at most once a day, for
+        a few seconds at most (sharing.py)."""
+        from . import sharing
+        try:
+            found = sharing.remote_memory(self._pool)
+        except Exception:  # noqa: BLE001 - a hint must never fail what asked for it
+            return None
+        return sharing.hint(found) if found is not None else None
+
     def newly_stale(self, ids: list[str]) -> list[str]:
         """Those of ``ids`` that were not stale at the previous agent session's start
         (and remember ``ids`` for the next one)."""

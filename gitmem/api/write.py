@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from .. import ops
 from ..errors import InvalidInput, PurgeRefused
 from ..model import Added, Confirmed, PurgeRemote, PurgeReport, Retired
@@ -200,18 +202,33 @@ def purge(pool: Pool, memory_id: str, reason: str | None, *, dry_run: bool) -> R
         plan = pool.log.purge(rec.partition, [target], dry_run=True)
         return Retired(id=None, target=target, status=rec.status, changed=False,
                        purge=purge_report(plan, dry_run=True, tombstone=tombstone))
+    ref = pool.log.ref_for(rec.partition)
+    before = pool.log.tips([ref]).get(ref)
     if tombstone:
         result = retire(pool, target, "forget", reason)
     else:
         result = Retired(id=None, target=target, status=rec.status, changed=False)
     done = pool.log.purge(rec.partition, [target])
-    result.purge = purge_report(done, dry_run=False, tombstone=tombstone)
+    result.purge = purge_report(_as_planned(pool, done, before), dry_run=False,
+                                tombstone=tombstone)
     result.changed = result.changed or bool(done.removed)
     if not done.removed:
         pool.warnings.append(f"memory {target[:12]} was not found on {done.ref}; "
                              "nothing was purged")
     pool.refresh()  # the projection drops the partition's rows and replays it
     return result
+
+
+def _as_planned(pool: Pool, done: Rewrite, before: str | None) -> Rewrite:
+    """The rewrite as its dry run saw it: the partition's tip before this command
+    and only the commits it held then. The tombstone written first (on the same
+    partition) is rebuilt too, but no other clone has it yet, and the dry run
+    (which writes no tombstone) cannot count it: it said "0 commit(s) rewritten"
+    where the real run said 1."""
+    if before is None or done.old_tip == before:
+        return done
+    old = [c for c in done.rewritten if c == before or pool.log.is_ancestor(c, before)]
+    return msgspec.structs.replace(done, old_tip=before, rewritten=old)
 
 
 def purge_report(r: Rewrite, *, dry_run: bool, tombstone: bool) -> PurgeReport:

@@ -45,9 +45,22 @@ def mcp_(ctx: click.Context) -> None:
         sys.exit(mcp.serve())
 
 
-client_option = click.option("--client", type=click.Choice(list(clients.CLIENTS)),
+class Named(click.Choice[str]):
+    """A choice that also takes a short name people type for one ("claude" for
+    claude-code, as the program is called), turned into the full one."""
+
+    ALIASES = {"claude": "claude-code"}
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            value = self.ALIASES.get(value, value)
+        return super().convert(value, param, ctx)
+
+
+client_option = click.option("--client", type=Named(list(clients.CLIENTS)),
                              default="claude-code", show_default=True,
-                             help="Which MCP client's config to change.")
+                             help="Which MCP client's config to change (claude: claude-code).")
 scope_option = click.option("--scope", type=click.Choice(["project", "user"]), default="project",
                             show_default=True,
                             help="This work tree's config file, or your user config.")
@@ -125,9 +138,9 @@ def _doctor(states: list[doctor_mod.AgentState]) -> str:
     return "\n".join(out)
 
 
-agent_option = click.option("--agent", type=click.Choice(list(doctor_mod.AGENTS)),
+agent_option = click.option("--agent", type=Named(list(doctor_mod.AGENTS)),
                             default="claude-code", show_default=True,
-                            help="Which agent's settings to change.")
+                            help="Which agent's settings to change (claude: claude-code).")
 
 
 def _install(root: Path, agent: str) -> settings.HooksReport:

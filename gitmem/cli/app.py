@@ -48,6 +48,26 @@ valid_at_option = click.option(
     help="What was true in the world then: a date, datetime or git revision.")
 
 
+class KindChoice(click.Choice[str]):
+    """``--kind``: click's choice, whose error also says where a decision, a
+    convention or a gotcha goes (a tag on a note: export's "Decisions" and
+    "Conventions" sections read #decision and #convention), since people reach
+    for --kind first."""
+
+    AS_TAGS = ("decision", "convention", "gotcha")
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as exc:
+            word = str(value).strip().lower().removesuffix("s")
+            if word not in self.AS_TAGS:
+                raise
+            self.fail(f"{exc.message} A {word} is a tag, not a kind: use --tag {word} "
+                      f"(to add one: --kind note --tag {word})", param, ctx)
+
+
 by_option = click.option(
     "--by", metavar="WHO",
     help="Who writes it: 'person', or 'agent:NAME' when an agent does [env GITMEM_BY; "

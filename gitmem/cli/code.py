@@ -6,7 +6,7 @@ import click
 
 from . import render
 from ..ops import KINDS
-from .app import cli, json_option, run
+from .app import KindChoice, cli, json_option, run
 
 
 @cli.command()
@@ -69,7 +69,7 @@ def bootstrap(yes: bool, as_json: bool) -> None:
 @click.option("--format", "fmt", type=click.Choice(["agents-md", "markdown", "jsonl"]),
               default="agents-md", show_default=True,
               help="agents-md: a block between markers; jsonl: the import format.")
-@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
+@click.option("--kind", "kinds", multiple=True, type=KindChoice(KINDS),
               help="Export every current memory of this kind (repeatable) instead of the "
                    "default: procedures, conventions, decisions and keyed facts.")
 @click.option("--into", "into", metavar="FILE",

@@ -7,6 +7,7 @@ import click
 from ..ops import KINDS
 from . import render
 from .app import (
+    KindChoice,
     as_of_option,
     by_option,
     cli,
@@ -22,7 +23,7 @@ from .app import (
 @cli.command(name="set")
 @click.argument("key")
 @click.argument("value")
-@click.option("--kind", type=click.Choice(KINDS), default="fact", show_default=True,
+@click.option("--kind", type=KindChoice(KINDS), default="fact", show_default=True,
               help="What sort of memory this is.")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--about", "about", multiple=True, help="An entity it is about (repeatable).")

@@ -9,13 +9,14 @@ import click
 
 from ..ops import KINDS
 from . import actions, render
-from .app import by_option, cli, json_option, personal_option, read_stdin, run
+from .app import KindChoice, by_option, cli, json_option, personal_option, read_stdin, run
 
 
 @cli.command()
 @click.argument("text")
-@click.option("--kind", type=click.Choice(KINDS), default="note", show_default=True,
-              help="What sort of memory this is.")
+@click.option("--kind", type=KindChoice(KINDS), default="note", show_default=True,
+              help="What sort of memory this is. A decision, convention or gotcha is a "
+                   "note with a tag: --tag decision (export reads #decision, #convention).")
 @click.option("--key", help="Attribute name for a keyed fact (e.g. db.engine).")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--about", "about", multiple=True, help="An entity it is about (repeatable).")

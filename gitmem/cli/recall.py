@@ -10,13 +10,13 @@ import click
 from ..api.reads import STATUSES
 from ..ops import KINDS
 from . import actions, render
-from .app import as_of_option, cli, json_option, run, valid_at_option
+from .app import KindChoice, as_of_option, cli, json_option, run, valid_at_option
 
 
 def narrowing(fn: Callable[..., None]) -> Callable[..., None]:
     """The filters recall and list share (repeatable; see each help line)."""
     for option in reversed([
-        click.option("--kind", "kinds", type=click.Choice(KINDS), multiple=True,
+        click.option("--kind", "kinds", type=KindChoice(KINDS), multiple=True,
                      help="Only this kind (repeatable: any of them)."),
         click.option("--tag", "tags", multiple=True,
                      help="Only memories with this tag (repeatable: all)."),
@@ -153,7 +153,7 @@ def context(**params: Any) -> None:
 @cli.command()
 @click.argument("memory_id", metavar="ID", required=False)
 @click.option("--since", metavar="WHEN", help="Only pairs with a memory recorded since WHEN.")
-@click.option("--kind", "kinds", type=click.Choice(KINDS), multiple=True,
+@click.option("--kind", "kinds", type=KindChoice(KINDS), multiple=True,
               help="Only this kind (repeatable).")
 @click.option("--limit", type=int, default=50, show_default=True, help="How many pairs.")
 @json_option

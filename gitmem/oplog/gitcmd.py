@@ -45,6 +45,23 @@ def last_line(text: str) -> str:
     return lines[-1] if lines else "no output"
 
 
+def what_git_said(text: str, limit: int = 240) -> str:
+    """git's complaint, on one line: its ``fatal:``/``error:`` lines (each once),
+    else the last non-blank line, clipped to ``limit`` characters.
+
+    Why not only the last line: git ends a failed fetch with advice ("Please make
+    sure you have the correct access rights / and the repository exists."), and
+    the last line alone read "failed: and the repository exists." with the cause
+    ("fatal: '...' does not appear to be a git repository") dropped."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    said: list[str] = []
+    for line in lines:
+        if line.lower().startswith(("fatal:", "error:")) and line not in said:
+            said.append(line)
+    joined = "; ".join(said) if said else (lines[-1] if lines else "no output")
+    return joined if len(joined) <= limit else joined[:limit - 1].rstrip() + "\u2026"
+
+
 def _git_env() -> dict[str, str]:
     env = dict(os.environ)
     if not (os.isatty(0) and os.isatty(2)):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import ops
+from ..errors import NoIdentity
 from . import discover as _discover
 from .gitcmd import Git, probe_memory, spawn_detached
 from .gitconfig import GitConfig
@@ -50,6 +51,8 @@ class Oplog:
         self._objects = Objects(self.commondir)
         self._refs = Refs(self.gitdir, self.commondir, self._libgit2)
         self._history = History(self._objects, self._refs, self._libgit2, self._state)
+        # The identity to write with when git gives none here (see identity()).
+        self.lent_identity: ops.Author | None = None
 
     # Appending, purging and syncing are built on first use, their modules
     # imported then: a read process (a fresh `git mem recall`) loads none of them.
@@ -89,8 +92,16 @@ class Oplog:
     # -- identity, settings, partition ------------------------------------------------
 
     def identity(self) -> ops.Author:
-        """The author, resolved exactly as git resolves it for a commit."""
-        return _discover.identity(self._config)
+        """The author, resolved exactly as git resolves it for a commit; when git
+        gives none here, ``lent_identity`` if one was lent (the personal pool, a
+        repository of its own, borrows the identity of the repository the person
+        writes from: one set only in that repository's config counts)."""
+        try:
+            return _discover.identity(self._config)
+        except NoIdentity:
+            if self.lent_identity is None:
+                raise
+            return self.lent_identity
 
     def settings(self) -> dict[str, str]:
         """Every ``gitmem.*`` git config value (all levels), names lower-cased."""

@@ -28,7 +28,7 @@ from ..errors import (
     errno_in_text,
     from_os_error,
 )
-from .gitcmd import Git, last_line
+from .gitcmd import Git, last_line, what_git_said
 from .history import History
 from .libgit2 import Libgit2, pygit2
 from .purge import Purges
@@ -132,7 +132,7 @@ class Sync:
         if left_out is not None:
             return Fetched(left_out, self._fill_missing(remote))
         raise RemoteError(
-            f"git fetch from '{where}' failed: {shown(last_line(proc.stderr))}",
+            f"git fetch from '{where}' failed: {what_git_said(shown(proc.stderr))}",
             "check the remote's name or URL and your access (git fetch "
             f"{where} should work)",
         )
@@ -401,7 +401,7 @@ class Sync:
             if here is not None:
                 raise here
             raise RemoteError(
-                f"git push to '{where}' failed: {shown(last_line(proc.stderr))}",
+                f"git push to '{where}' failed: {what_git_said(shown(proc.stderr))}",
                 f"check the remote's name or URL and your access (git push {where})",
             )
         return results

@@ -80,6 +80,28 @@ def error(tool: str, err: dict[str, object], warnings: list[str]) -> dict[str, A
     return envelope.error(tool, err, warnings, label="tool")
 
 
+# The CLI's options that the library's hints name, and the tool argument each is.
+_FLAGS = re.compile(r"--(force|redact|supersedes)\b( [0-9a-f]{7,64})?")
+_CONFIRM = re.compile(r"'git mem confirm ([0-9a-f]{7,64})'")
+
+
+def in_tool_terms(err: dict[str, object], args: list[str]) -> dict[str, object]:
+    """``err`` with its hint naming the tool's arguments (``args``) where it names
+    the CLI's options: "store it anyway with --force" told an agent on MCP of a
+    flag no tool has. An option the tool lacks is named as the add tool's argument."""
+    hint = err.get("hint")
+    if not isinstance(hint, str) or ("--" not in hint and "git mem confirm" not in hint):
+        return err
+
+    def arg(m: re.Match[str]) -> str:
+        name, value = m.group(1), (m.group(2) or "").strip()
+        said = f"{name}=[\"{value}\"]" if value else f"{name}=true"
+        return said if name in args else f"the add tool with {said}"
+
+    hint = _CONFIRM.sub(r"the confirm tool (id '\1')", _FLAGS.sub(arg, hint))
+    return {**err, "hint": hint}
+
+
 def result(payload: dict[str, Any]) -> CallToolResult:
     text = envelope.encode(payload)
     return CallToolResult(content=[TextContent(type="text", text=text)],
@@ -106,6 +128,7 @@ class Server:
         self.path = Path(os.fspath(path)) if path is not None else Path.cwd()
         self._stores: dict[str, api.Store] = {}
         self._roots: list[str] | None = None  # the client's roots, asked once
+        self.arguments: dict[str, list[str]] = {}  # each tool's, for hints (tools.register)
         # One thread, forever: the Stores' SQLite connections live on it.
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitmem-store")
 
@@ -174,7 +197,8 @@ class Server:
                 data = action(store)  # a write replays everything first (clocks, dedup)
             return ok(tool, data, store.warnings)
         except GitMemError as exc:
-            return error(tool, exc.to_dict(), store.warnings if store else [])
+            return error(tool, in_tool_terms(exc.to_dict(), self.arguments.get(tool, [])),
+                         store.warnings if store else [])
         except Exception as exc:  # a bug: reported to the agent, the server stays up
             if os.environ.get("GITMEM_DEBUG"):
                 traceback.print_exc(file=sys.stderr)

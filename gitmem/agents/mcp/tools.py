@@ -279,6 +279,9 @@ class Tools:
         redact: Annotated[bool, Field(
             description="Store the text with detected secrets masked instead of refusing it.",
         )] = False,
+        force: Annotated[bool, Field(
+            description="Store it even if a near-duplicate of the same kind is stored "
+                        "(refused otherwise, code near_duplicate).")] = False,
         ephemeral: Annotated[bool, Field(
             description="Keep it in this session's working memory only (needs session): "
                         "local, never pushed, dropped when the session ends.")] = False,
@@ -301,7 +304,8 @@ class Tools:
             text, kind=kind, key=key, tags=_names(tags), about=_names(about),
             paths=_names(paths), importance=importance, valid_from=valid_from,
             valid_until=valid_until, source=source, session=sess,
-            supersedes=_names(supersedes), redact=redact, by=by), repo=repo, ctx=ctx)
+            supersedes=_names(supersedes), redact=redact, force=force, by=by), repo=repo,
+            ctx=ctx)
 
     async def set(
         self,
@@ -391,6 +395,7 @@ def accepted() -> dict[str, list[str]]:
 
 def register(app: MCPServer[Any], tools: Tools) -> None:
     """Every tool, with its title, hints and a clean description."""
+    tools.s.arguments = accepted()
     for name, (title, read_only, destructive, idempotent) in SPECS.items():
         fn = getattr(tools, name)
         app.add_tool(fn, name=name, title=title, description=inspect.cleandoc(fn.__doc__ or ""),
