@@ -286,3 +286,12 @@ def test_session_start_in_a_fresh_clone_says_to_sync_once_a_session(
     ok(gm("sync", cwd=b))
     after = start("s3")
     assert "the build uses make" in after and "git mem sync" not in after
+    # A clone holding memory of its own is not told, nor probes the remote (a review:
+    # its own partition pushed with plain git counted as "team memory").
+    c = team["c"]
+    ok(gm("add", "the linter is ruff", cwd=c))
+    git("push", "-q", "origin", "refs/memory/*:refs/memory/*", cwd=c)
+    payload = {"session_id": "c1", "cwd": str(c), "hook_event_name": "SessionStart",
+               "source": "startup"}
+    out = ok(gm("hook", "session-start", cwd=c, input=json.dumps(payload))).stdout
+    assert "git mem sync" not in out, out

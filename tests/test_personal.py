@@ -267,6 +267,12 @@ def test_a_personal_write_uses_the_identity_git_gives_in_the_repository(
     pool = personal_dir(hermetic)
     log = git("log", "--format=%an <%ae>", "--all", cwd=pool).stdout.split("\n")
     assert "Local Person <local@example.com>" in log
+    # A write by id that lands in the personal pool borrows it too (a review: forget,
+    # confirm and invalidate of a personal memory exited 4 from that repository).
+    ok(gm("confirm", added["id"], cwd=repo))
+    ok(gm("forget", added["id"], cwd=repo))
+    log = git("log", "--format=%an <%ae>", "--all", cwd=pool).stdout.split("\n")
+    assert log.count("Local Person <local@example.com>") >= 3, log
     # Outside any repository there is none to borrow: the error says what to set.
     out = gm("add", "I like tabs", "--kind", "persona", "--personal", cwd=tmp_path)
     assert out.returncode == 4 and "git config --global user.name" in out.stderr

@@ -13,8 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import (BareRepository, GitMemError, InvalidInput, NoIdentity,
-                      NotARepository, UnknownId)
+from ..errors import BareRepository, GitMemError, InvalidInput, NotARepository, UnknownId
 from ..oplog import Oplog
 from . import settings
 from .pool import Pool
@@ -87,7 +86,9 @@ def beside(project: Pool) -> Pool | None:
     mine = project.log.workdir.resolve()
     if ((path / ".git").is_dir() and pool != mine and mine not in pool.parents
             and project.log.commondir.resolve() not in pool.parents):
-        return open_pool(create=False, one_shot=project.one_shot)
+        found = open_pool(create=False, one_shot=project.one_shot)
+        lend_identity(project, found)  # a write by id lands here (pools.owner)
+        return found
     return None
 
 
@@ -125,17 +126,15 @@ def pool_from(path: str | os.PathLike[str] | None, *, one_shot: bool = False) ->
 
 
 def lend_identity(project: Pool, mine: Pool) -> None:
-    """Let the personal pool write with the identity git gives in ``project``
-    when git gives none in the pool's own repository (Oplog.identity).
+    """Let the personal pool write with the identity git gives in ``project`` when
+    git gives none in the pool's own repository (Oplog.identity, asked only when a
+    write needs it).
 
-    Why: the pool is a repository of its own, so it saw only the global
-    identity; a person whose name and email are set only in the project's
-    config was refused ("no git identity configured") while git commits
-    worked there."""
-    try:
-        mine.log.lent_identity = project.log.identity()
-    except NoIdentity:
-        pass  # none here either: the pool's own error says what to set
+    Why: the pool is a repository of its own, so it saw only the global identity;
+    a person whose name and email are set only in the project's config was refused
+    ("no git identity configured") while git commits worked there: on a personal
+    add, and on a forget, confirm or invalidate of a personal memory by its id."""
+    mine.log.identity_from = project.log
 
 
 def check_outside(project: Pool) -> None:

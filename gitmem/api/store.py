@@ -332,12 +332,14 @@ class Store(Growth):
 
     def remote_memory(self) -> str | None:
         """The one line reads warn with ("'origin' holds team memory ... run 'git mem
-        sync' once") when the remote holds memory this clone has never fetched; None
+        sync' once") when the remote holds memory and this clone holds none; None
         otherwise or when it cannot tell. Probes the remote at most once a day, for
-        a few seconds at most (sharing.py)."""
+        a few seconds at most (sharing.py), and never from a clone with memory of its
+        own (a review: a session start then paid the probe, and counted the clone's
+        own pushed partition as the team's)."""
         from . import sharing
         try:
-            found = sharing.remote_memory(self._pool)
+            found = sharing.remote_memory(self._pool, empty_only=True)
         except Exception:  # noqa: BLE001 - a hint must never fail what asked for it
             return None
         return sharing.hint(found) if found is not None else None

@@ -100,17 +100,38 @@ def probe_memory(remote: str, cwd: Path, timeout: float) -> int | None:
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0", SSH_ASKPASS_REQUIRE="never",
                GCM_INTERACTIVE="never")
     try:
-        proc = subprocess.run(["git", "ls-remote", "--refs", "--end-of-options", remote,
-                               "refs/memory/*"],
-                              cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, encoding="utf-8",
-                              errors="replace", timeout=timeout,
-                              start_new_session=True, check=False)
-    except (OSError, subprocess.TimeoutExpired):
+        proc = subprocess.Popen(["git", "ls-remote", "--refs", "--end-of-options", remote,
+                                 "refs/memory/*"],
+                                cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                encoding="utf-8", errors="replace", start_new_session=True)
+    except OSError:
+        return None
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # The whole session: git's ssh child outlived a kill of git alone (a review
+        # found it still connecting to a dead host after the probe gave up).
+        _kill_session(proc.pid)
+        proc.kill()
+        proc.communicate()
         return None
     if proc.returncode != 0:
         return None
-    return sum(1 for line in proc.stdout.splitlines() if "\trefs/memory/" in line)
+    return sum(1 for line in out.splitlines() if "\trefs/memory/" in line)
+
+
+def _kill_session(pid: int) -> None:
+    """Kill the process group ``pid`` leads (start_new_session made one); never raises."""
+    import signal
+
+    killpg = getattr(os, "killpg", None)
+    if killpg is None:
+        return
+    try:
+        killpg(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+    except OSError:
+        pass
 
 
 def spawn_detached(argv: list[str], cwd: Path, log: Path | None = None) -> bool:

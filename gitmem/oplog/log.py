@@ -51,8 +51,8 @@ class Oplog:
         self._objects = Objects(self.commondir)
         self._refs = Refs(self.gitdir, self.commondir, self._libgit2)
         self._history = History(self._objects, self._refs, self._libgit2, self._state)
-        # The identity to write with when git gives none here (see identity()).
-        self.lent_identity: ops.Author | None = None
+        # Whose identity to write with when git gives none here (see identity()).
+        self.identity_from: Oplog | None = None
 
     # Appending, purging and syncing are built on first use, their modules
     # imported then: a read process (a fresh `git mem recall`) loads none of them.
@@ -93,15 +93,16 @@ class Oplog:
 
     def identity(self) -> ops.Author:
         """The author, resolved exactly as git resolves it for a commit; when git
-        gives none here, ``lent_identity`` if one was lent (the personal pool, a
-        repository of its own, borrows the identity of the repository the person
-        writes from: one set only in that repository's config counts)."""
+        gives none here, the identity git gives in ``identity_from`` if one is set
+        (the personal pool, a repository of its own, borrows the identity of the
+        repository the person works in: one set only in that repository's config
+        counts). Asked only when needed: a read never resolves it."""
         try:
             return _discover.identity(self._config)
         except NoIdentity:
-            if self.lent_identity is None:
+            if self.identity_from is None or self.identity_from is self:
                 raise
-            return self.lent_identity
+            return self.identity_from.identity()
 
     def settings(self) -> dict[str, str]:
         """Every ``gitmem.*`` git config value (all levels), names lower-cased."""
