@@ -208,6 +208,16 @@ def test_a_remote_that_is_not_a_repository_says_why(repo: Path, tmp_path: Path) 
     assert "and the repository exists" not in line
 
 
+@pytest.mark.skipif(shutil.which("ssh") is None, reason="no ssh client here")
+def test_an_ssh_remote_that_refuses_says_what_ssh_said(repo: Path) -> None:
+    """A review: ssh's own line ("ssh: connect to host ... refused") has no fatal:
+    prefix, and only git's "Could not read from remote repository." was kept."""
+    git("remote", "add", "origin", "ssh://127.0.0.1:1/x.git", cwd=repo)
+    out = gm("sync", cwd=repo, env={"GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o ConnectTimeout=5"})
+    assert out.returncode == 8
+    assert "ssh: connect to host 127.0.0.1 port 1" in out.stderr, out.stderr
+
+
 def test_host_that_rejects_custom_refs_gets_a_clear_error(team: dict[str, Path]) -> None:
     a = team["a"]
     hook = a.parent / "remote.git" / "hooks" / "pre-receive"

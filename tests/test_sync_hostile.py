@@ -62,6 +62,10 @@ def test_credentials_in_a_remote_url_are_never_printed(team: dict[str, Path]) ->
     # the query string, and the remote from config (git's own words are repeated).
     for other in ("https://bob:tok@SECRETTOKEN@127.0.0.1:9/r.git",
                   "https://bob:a/SECRETTOKEN@127.0.0.1:9/r.git",
+                  # A quote or a space in it ended the URL the message pattern found
+                  # (a review: the rest of the password was printed, twice).
+                  "https://bob:pa'ss\"SECRETTOKEN@127.0.0.1:9/r.git",
+                  "https://bob:pa ss SECRETTOKEN@127.0.0.1:9/r.git",
                   "https://127.0.0.1:9/r.git?private_token=glpat-SECRETTOKEN"):
         git("config", "remote.pushDefault", other, cwd=a)
         for args in (["push"], ["pull", other]):

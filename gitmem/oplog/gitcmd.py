@@ -52,11 +52,13 @@ def what_git_said(text: str, limit: int = 240) -> str:
     Why not only the last line: git ends a failed fetch with advice ("Please make
     sure you have the correct access rights / and the repository exists."), and
     the last line alone read "failed: and the repository exists." with the cause
-    ("fatal: '...' does not appear to be a git repository") dropped."""
+    ("fatal: '...' does not appear to be a git repository") dropped. ssh says its
+    cause on a line of its own ("ssh: connect to host ...: Connection refused"),
+    before git's "fatal: Could not read from remote repository.": kept too."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     said: list[str] = []
     for line in lines:
-        if line.lower().startswith(("fatal:", "error:")) and line not in said:
+        if line.lower().startswith(("fatal:", "error:", "ssh:")) and line not in said:
             said.append(line)
     joined = "; ".join(said) if said else (lines[-1] if lines else "no output")
     return joined if len(joined) <= limit else joined[:limit - 1].rstrip() + "\u2026"

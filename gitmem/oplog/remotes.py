@@ -32,6 +32,7 @@ from .objects import PACK_FILE
 # ("https://bob:ghp_...@host/r.git", "...?private_token=glpat-..."), are never
 # repeated in a message (CI logs keep what we print).
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"]+")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def _without_credentials(url: str) -> str:
@@ -44,7 +45,11 @@ def _without_credentials(url: str) -> str:
 
 def shown(text: str) -> str:
     """A remote, or git's message about one, as messages may print it: every URL
-    without its user, password and query string."""
+    without its user, password and query string. A remote that is a URL as a whole
+    loses them whatever its password holds (a quote or a space ended the URL the
+    pattern finds in a message, and the rest of a password was printed)."""
+    if _SCHEME.match(text) and not any(ch in text for ch in "\n\r"):
+        return _without_credentials(text)
     return _URL.sub(lambda m: _without_credentials(m.group()), text)
 
 
