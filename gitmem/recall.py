@@ -419,20 +419,20 @@ def _rank_at(
             as_of=q.as_of, valid_at=q.valid_at, quarantined=True)))
         then: dict[str, list[str]] = {}  # a key's values at that point, winner first
         for h in hits:
-            if h.id in live:
-                h.status, h.retired_at, h.retired_by, h.retired_reason = "active", None, None, None
-                h.conflict_with = None
-            elif h.key is not None and q.include_retired:
+            loses_to = None
+            if h.id not in live:
+                if h.key is None or not q.include_retired:
+                    continue
                 # A value losing a conflict then, though superseded since (a review: it
                 # was labelled "superseded", retired after the time asked about).
                 if h.key not in then:
                     then[h.key] = [r.id for r in projection.keyed(Scope(
                         as_of=q.as_of, valid_at=q.valid_at, shadow=False), h.key)]
-                values = then[h.key]
-                if h.id in values[1:]:
-                    h.status, h.retired_at, h.retired_by, h.retired_reason = (
-                        "active", None, None, None)
-                    h.conflict_with = values[0]
+                if h.id not in then[h.key][1:]:
+                    continue
+                loses_to = then[h.key][0]
+            h.status, h.retired_at, h.retired_by, h.retired_reason = "active", None, None, None
+            h.conflict_with = loses_to
     return hits, exhausted, cut
 
 

@@ -35,8 +35,9 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
             assert query is not None
             return s.recall(query, k=n, kinds=kinds, tags=tags, authors=authors, about=about,
                             paths=paths, min_score=cutoff, include_retired=retired,
-                            mode=mode, explain=explain, include_quarantined=include_quarantined,
-                            as_of=as_of, valid_at=valid_at, session=session, record_use=use)
+                            mode=mode, explain=explain and use,
+                            include_quarantined=include_quarantined, as_of=as_of,
+                            valid_at=valid_at, session=session, record_use=use)
 
         hits = look(min_score, include_retired, k)
         if fmt == "brief" and as_json:
