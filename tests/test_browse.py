@@ -313,3 +313,39 @@ def test_an_empty_recalls_second_look_records_no_use_and_its_hint_leads_there(
     assert said == "no memory matches (retired memories are left out: --all shows them)\n", said
     assert "brown butter" in ok(gm("recall", "banana bread recipe with walnuts", "--all",
                                    cwd=repo)).stdout
+
+
+def test_list_pages_and_counts_from_an_index_of_live_memories(
+        three: tuple[Path, str, str, str]) -> None:
+    """`list` at 100k memories scanned the whole table twice (its count, then its
+    sort: ~90 ms each): the default view and its filters read memories_listed, a
+    partial index of the live memories by time; a view it does not hold (retired,
+    as of a time) still answers, from the table."""
+    import sqlite3
+
+    from gitmem.projection import Projection, Scope
+
+    repo, ci, db, inv = three
+    ok(gm("list", cwd=repo))  # the last add replayed
+    p = Projection(repo / ".git" / "mem" / "cache")
+    p.open()
+    try:
+        c = p.conn
+        assert c is not None
+        statements: list[str] = []
+        c.set_trace_callback(statements.append)
+        for scope in (Scope(), Scope(now=2 ** 40), Scope(kinds=("fact",)),
+                      Scope(kinds=("note", "procedure"), tags=("ci",))):
+            p.browse(scope, limit=2)
+        c.set_trace_callback(None)
+        plans = [step for sql in dict.fromkeys(statements) if sql.lstrip().startswith("SELECT")
+                 for (_, _, _, step) in c.execute("EXPLAIN QUERY PLAN " + sql)]
+        assert plans and all("memories_listed" in step for step in plans
+                             if step.startswith(("SCAN m", "SEARCH m "))), plans
+        assert [r.id[:12] for r in p.browse(Scope(kinds=("fact",)))[0]] == [db]
+        assert p.browse(Scope(retired=True))[1] == 3  # not held: still answered
+        assert p.browse(Scope(as_of=2 ** 40))[1] == 3
+    except sqlite3.OperationalError as exc:  # INDEXED BY an index that cannot serve
+        raise AssertionError(exc) from exc
+    finally:
+        p.close()

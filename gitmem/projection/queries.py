@@ -394,7 +394,12 @@ def browse(c: sqlite3.Connection, scope: Scope, *, retired_only: bool = False,
     """Memories under ``scope``, newest recorded first (within a second, by Lamport
     clock: a clone's adds in one second kept their order; then by id), one page of
     them, and how many there are in all."""
-    sql, args = filters("FROM memories m WHERE m.text IS NOT NULL", [], scope)
+    # INDEXED BY where the scope is the live view memories_listed holds: without
+    # statistics, a kind filter walked memories_top and sorted every memory of it.
+    listed = (not scope.retired and not scope.quarantined and scope.shadow
+              and scope.as_of is None and scope.valid_at is None)
+    source = "memories m INDEXED BY memories_listed" if listed else "memories m"
+    sql, args = filters(f"FROM {source} WHERE m.text IS NOT NULL", [], scope)
     if retired_only:
         sql += " AND (m.status != 'active' OR m.shadowed_by IS NOT NULL)"
     total = c.execute(f"SELECT count(*) {sql}", args).fetchone()[0]
