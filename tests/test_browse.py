@@ -319,7 +319,7 @@ def test_list_pages_and_counts_from_an_index_of_live_memories(
         three: tuple[Path, str, str, str]) -> None:
     """`list` at 100k memories scanned the whole table twice (its count, then its
     sort: ~90 ms each): the default view and its filters read memories_listed, a
-    partial index of the live memories by time; a view it does not hold (retired,
+    partial index of the live memories in the order listed; a view it does not hold (retired,
     as of a time) still answers, from the table."""
     import sqlite3
 
@@ -342,6 +342,7 @@ def test_list_pages_and_counts_from_an_index_of_live_memories(
                  for (_, _, _, step) in c.execute("EXPLAIN QUERY PLAN " + sql)]
         assert plans and all("memories_listed" in step for step in plans
                              if step.startswith(("SCAN m", "SEARCH m "))), plans
+        assert not any("TEMP B-TREE" in step for step in plans), plans  # in its order
         assert [r.id[:12] for r in p.browse(Scope(kinds=("fact",)))[0]] == [db]
         assert p.browse(Scope(retired=True))[1] == 3  # not held: still answered
         assert p.browse(Scope(as_of=2 ** 40))[1] == 3

@@ -403,6 +403,7 @@ def browse(c: sqlite3.Connection, scope: Scope, *, retired_only: bool = False,
     if retired_only:
         sql += " AND (m.status != 'active' OR m.shadowed_by IS NOT NULL)"
     total = c.execute(f"SELECT count(*) {sql}", args).fetchone()[0]
-    rows = c.execute(f"SELECT {MEMORY_COLS} {sql} ORDER BY m.at DESC, m.clock DESC, m.id DESC "
+    # (fts follows the id: see ftsrows.py.)
+    rows = c.execute(f"SELECT {MEMORY_COLS} {sql} ORDER BY m.at DESC, m.clock DESC, m.fts DESC "
                      "LIMIT ? OFFSET ?", [*args, limit, offset])
     return [_record(r) for r in rows], int(total)
