@@ -223,3 +223,20 @@ def test_a_cut_pushed_past_the_first_ten_thousand_ids_stays_a_cut(team: dict[str
     shallow.write_text(real)
     git("fetch", "-q", "--unshallow", "origin", _SPEC, cwd=ci)
     assert len(texts(ci, "spec deploy release notes")) == 3
+
+
+def test_a_linked_worktree_of_a_shallow_clone_reads_the_cut_partition(
+        team: dict[str, Path], tmp_path: Path) -> None:
+    """libgit2 reads .git/shallow from a linked worktree's own git directory, where
+    git never writes it: there the shallow tip's missing parent made its op
+    unreadable (skipped), and recall found nothing. History is walked through the
+    common directory, where the list is."""
+    ci = _shallow_clone(team, tmp_path)
+    wt = tmp_path / "ci-wt"
+    git("worktree", "add", "-q", str(wt), cwd=ci)
+    assert texts(wt, "spec deploy release notes") == ["release notes are written by the on-call person"]
+    status = _status(wt)
+    assert status["shallow"] is True and not status["skipped_total"], status
+    git("fetch", "-q", "--unshallow", "origin", _SPEC, cwd=wt)
+    assert len(texts(wt, "spec deploy release notes")) == 3
+    assert not _status(wt)["skipped_total"]

@@ -50,7 +50,12 @@ class Oplog:
         self._config = GitConfig(self.workdir, self.gitdir, self.commondir, self._state)
         self._objects = Objects(self.commondir)
         self._refs = Refs(self.gitdir, self.commondir, self._libgit2)
-        self._history = History(self._objects, self._refs, self._libgit2, self._state)
+        # History is walked from the common directory: in a linked worktree libgit2
+        # looks for .git/shallow in the worktree's own git directory, where git never
+        # writes it, and a shallow tip's missing parent made its ops unreadable.
+        walker = (self._libgit2 if self.gitdir == self.commondir
+                  else Libgit2(self.commondir))
+        self._history = History(self._objects, self._refs, walker, self._state)
         # Whose identity to write with when git gives none here (see identity()).
         self.identity_from: Oplog | None = None
 
