@@ -52,6 +52,26 @@ def test_personal_memories_never_reach_a_project_remote(repo: Path, tmp_path: Pa
     assert str(bare) in keys[0]["value"] and "tuesdays" not in keys[0]["value"]
 
 
+def test_the_repository_pointer_keeps_no_credential_of_a_remote(repo: Path,
+                                                                 hermetic: Path) -> None:
+    """A review: the pointer the personal pool records (an op: never rewritten but by
+    a purge, pushed by 'sync --personal') stripped only "user:password@" up to the
+    first "@" or "/": a signed URL's query string, and a password holding "/" or
+    "@", were stored."""
+    remotes = {"origin": "https://dev.azure.example/x.git?sv=2022-11-02&sig=SECRETSIGK7hQ",
+               "slash": "https://ci:Zx9/SECRETQw7@git.example/z.git",
+               "at": "https://bob:hunter2@SECRETevil@git.example/y.git",
+               "scp": "bob:SECRETscp1@git.example:r.git"}
+    for name, url in remotes.items():
+        git("remote", "add", name, url, cwd=repo)
+    ok(gm("add", "I like terse commit messages", "--personal", cwd=repo))
+    (key,) = data(gm("keys", "--personal", "--json", cwd=repo))["keys"]
+    assert "https://dev.azure.example/x.git" in key["value"], key
+    assert "git.example/z.git" in key["value"] and "git.example:r.git" in key["value"]
+    assert "SECRET" not in key["value"], key["value"]
+    assert "SECRET" not in git("log", "-p", "--all", cwd=personal_dir(hermetic)).stdout
+
+
 def test_recall_and_context_merge_both_pools(repo: Path) -> None:
     ok(gm("add", "explain diffs before applying them", "--kind", "procedure", "--personal",
           cwd=repo))

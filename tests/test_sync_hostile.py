@@ -66,12 +66,29 @@ def test_credentials_in_a_remote_url_are_never_printed(team: dict[str, Path]) ->
                   # (a review: the rest of the password was printed, twice).
                   "https://bob:pa'ss\"SECRETTOKEN@127.0.0.1:9/r.git",
                   "https://bob:pa ss SECRETTOKEN@127.0.0.1:9/r.git",
-                  "https://127.0.0.1:9/r.git?private_token=glpat-SECRETTOKEN"):
+                  "https://127.0.0.1:9/r.git?private_token=glpat-SECRETTOKEN",
+                  # An scp-like remote whose user part holds a password (git reads
+                  # the user as the host, and said the rest back).
+                  "bob:SECRETTOKEN@127.0.0.1:r.git"):
         git("config", "remote.pushDefault", other, cwd=a)
         for args in (["push"], ["pull", other]):
             out = gm(*args, cwd=a)
             assert out.returncode == 8, out.stderr
             assert "SECRETTOKEN" not in out.stdout + out.stderr, (other, out.stderr)
+
+
+def test_a_remote_url_with_a_line_end_is_refused_without_its_password(
+        team: dict[str, Path]) -> None:
+    """A review: a URL read from a CRLF file ends in "\r"; refused as no remote, it
+    was printed with a password holding a quote or a space."""
+    a = team["a"]
+    for url in ('https://bob:pa"ssSECRETTOKEN@127.0.0.1:9/r.git\r',
+                "https://bob:pa ssSECRETTOKEN@127.0.0.1:9/r.git\n"):
+        for args in (["sync", url, "--json"], ["sync", url]):
+            out = gm(*args, cwd=a)
+            assert out.returncode != 0 and "Traceback" not in out.stderr
+            assert "SECRETTOKEN" not in out.stdout + out.stderr, (url, out.stdout, out.stderr)
+            assert "127.0.0.1:9/r.git" in out.stdout + out.stderr
 
 
 def test_a_stale_lock_on_the_remote_is_not_blamed_on_the_host(team: dict[str, Path]) -> None:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -331,5 +330,9 @@ def tag_times(workdir: Path, limit: int = 200) -> list[tuple[str, int]]:
 
 
 def without_credentials(urls: dict[str, str]) -> dict[str, str]:
-    """Remote URLs with any user name or password removed."""
-    return {name: re.sub(r"//[^/@]*@", "//", url.strip()) for name, url in urls.items()}
+    """Remote URLs without their user, password and query string, as messages show
+    them (remotes.shown: a password may hold "@", "/" or a space; a signed URL's
+    query string is a credential too). The personal pool records them in an op."""
+    from .remotes import shown
+
+    return {name: shown(url.strip()) for name, url in urls.items()}

@@ -43,14 +43,47 @@ def _without_credentials(url: str) -> str:
     return f"{scheme}://{rest.split('?', 1)[0].split('#', 1)[0]}"
 
 
+# An scp-like remote whose user part holds a password ("bob:hunter2@host:repo.git"):
+# git reads "bob" as the host, but the person meant a credential.
+_SCP_PASSWORD = re.compile(r"[^\s/@:]+:[^\s/]*@(?=[^\s@]*\Z)")
+
+
 def shown(text: str) -> str:
     """A remote, or git's message about one, as messages may print it: every URL
     without its user, password and query string. A remote that is a URL as a whole
-    loses them whatever its password holds (a quote or a space ended the URL the
-    pattern finds in a message, and the rest of a password was printed)."""
-    if _SCHEME.match(text) and not any(ch in text for ch in "\n\r"):
-        return _without_credentials(text)
+    (a line end after it, as a file's CRLF leaves, included) loses them whatever its
+    password holds (a quote or a space ended the URL the pattern finds in a message,
+    and the rest of a password was printed); so does an scp-like remote whose user
+    part holds a password."""
+    core = text.rstrip("\r\n")
+    if not any(ch in core for ch in "\n\r"):
+        if _SCHEME.match(core):
+            return _without_credentials(core) + text[len(core):]
+        scp = _SCP_PASSWORD.match(core)
+        if scp is not None:
+            return core[scp.end():] + text[len(core):]
     return _URL.sub(lambda m: _without_credentials(m.group()), text)
+
+
+def scrubbed(text: str, remote: str) -> str:
+    """git's ``text`` about ``remote`` as messages may print it (``shown``), and
+    without the remote's password wherever git repeated it outside a URL (an
+    scp-like remote's "user:password@" reaches git as a host and a path)."""
+    out = shown(text)
+    secret = _password(remote)
+    return out.replace(secret, "***") if secret else out
+
+
+def _password(remote: str) -> str | None:
+    """The password a remote as written holds (None: none, or too short to look for)."""
+    core = remote.strip()
+    if _SCHEME.match(core):
+        userinfo = core.split("://", 1)[1].rsplit("@", 1)
+        found = userinfo[0].split(":", 1)[1] if len(userinfo) == 2 and ":" in userinfo[0] else None
+    else:
+        scp = _SCP_PASSWORD.match(core)
+        found = core[:scp.end() - 1].split(":", 1)[1] if scp is not None else None
+    return found if found and len(found) >= 4 else None
 
 
 def option_like(remote: str) -> bool:

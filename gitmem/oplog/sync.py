@@ -34,7 +34,7 @@ from .libgit2 import Libgit2, pygit2
 from .purge import Purges
 from .records import Fetched, Integrated, Pushed
 from .refs import REF_PREFIX, REMOTE_PREFIX, Refs, own_partitions, tracked_partition
-from .remotes import (PROMISOR_KEYS, checked_remote, missing_pack_objects, partial_clone, shown,
+from .remotes import (PROMISOR_KEYS, checked_remote, missing_pack_objects, partial_clone, scrubbed, shown,
                       storable)
 from .state import State
 
@@ -132,7 +132,7 @@ class Sync:
         if left_out is not None:
             return Fetched(left_out, self._fill_missing(remote))
         raise RemoteError(
-            f"git fetch from '{where}' failed: {what_git_said(shown(proc.stderr))}",
+            f"git fetch from '{where}' failed: {what_git_said(scrubbed(proc.stderr, remote))}",
             "check the remote's name or URL and your access (git fetch "
             f"{where} should work)",
         )
@@ -401,7 +401,7 @@ class Sync:
             if here is not None:
                 raise here
             raise RemoteError(
-                f"git push to '{where}' failed: {what_git_said(shown(proc.stderr))}",
+                f"git push to '{where}' failed: {what_git_said(scrubbed(proc.stderr, remote))}",
                 f"check the remote's name or URL and your access (git push {where})",
             )
         return results
