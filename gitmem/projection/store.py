@@ -42,7 +42,7 @@ from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, top_slot
 NUMPY_FROM = 20_000
 
 if TYPE_CHECKING:
-    from .fold import LogSource
+    from .logsource import LogSource
     from .verdicts import Carried
 
 P = ParamSpec("P")
