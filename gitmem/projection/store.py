@@ -440,8 +440,10 @@ class Projection:
     ) -> list[tuple[str, float]]:
         """Current memories of ``kind`` whose whole-text vector has cosine >= ``min_cos``
         with ``query`` (chunk vectors are not compared), best first."""
-        return self._vectors.nearest(self._c, query, kind=kind, min_cos=min_cos,
-                                     exclude=exclude, limit=limit)
+        from .similar import nearest  # (dedup and similar only: not on a plain read)
+
+        return nearest(self._vectors, self._c, query, kind=kind, min_cos=min_cos,
+                       exclude=exclude, limit=limit)
 
     @guarded_read
     def similar_pairs(
@@ -454,8 +456,10 @@ class Projection:
         Exact: every pair is compared (with ``since``, only pairs with at least
         one memory recorded since then), about 2 s per 10k x 10k memories.
         """
-        return self._vectors.similar_pairs(self._c, min_cos=min_cos, kinds=kinds,
-                                           since=since, limit=limit)
+        from .similar import similar_pairs
+
+        return similar_pairs(self._vectors, self._c, min_cos=min_cos, kinds=kinds,
+                             since=since, limit=limit)
 
     # -- queries (gitmem.projection.queries, on this connection) ----------------
 
