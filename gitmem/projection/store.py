@@ -11,9 +11,9 @@ Why this module: front ends and recall need one object with one lifecycle
 the work is done by its collaborators: ``tables`` and ``connection`` (the
 file), ``refresh`` (a refresh that found something moved: the replay and the
 embedding, in one transaction), ``fold`` (the SQL that writes), ``queries``
-(the SQL that reads) and ``vectors`` (the int8 file and its exact scan). The
-rules themselves live in ``gitmem.replay``. ``dump()`` prints the state
-canonically for tests.
+(the SQL that reads), ``vectors`` (the int8 file and its exact scan) and
+``similar`` (memories close to one another). The rules themselves live in
+``gitmem.replay``. ``dump()`` prints the state canonically for tests.
 """
 
 from __future__ import annotations
