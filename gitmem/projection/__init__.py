@@ -48,14 +48,13 @@ __all__ = [
 
 
 if TYPE_CHECKING:
-    from .fold import LogSource
+    from .logsource import LogSource
 
 
 def __getattr__(name: str) -> Any:
-    # The replay (fold, and the rules in gitmem.replay) loads with the first
-    # refresh that has something to replay, not with every read.
+    # A type for callers to name (logsource.py): loaded when asked for, not with every read.
     if name == "LogSource":
-        from .fold import LogSource
+        from .logsource import LogSource
 
         return LogSource
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,7 +27,7 @@ from .. import forked, ops, replay
 from ..embed.text import embed_chunks
 
 if TYPE_CHECKING:
-    from .fold import LogSource
+    from .logsource import LogSource
 
 # The packs read ahead are held in memory: a first build of a very large log
 # hands the child this much and embeds the rest itself.

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
-from typing import Protocol
+from collections.abc import Callable
 
 import msgspec
 
@@ -23,6 +22,7 @@ from .. import ops, replay
 from ..model import RefreshReport
 from . import code, tables
 from .ftsrows import FtsRows
+from .logsource import LogSource as LogSource  # (api/shallow.py names it from here)
 from .rows import digest, norm, partition
 from .verdicts import Verdicts
 
@@ -54,18 +54,6 @@ class Commit:
     def __init__(self, oid: bytes, stored: bytes | int) -> None:
         self.oid = oid
         self.stored = stored
-
-
-class LogSource(Protocol):
-    """What a refresh needs from the op-log (implemented by oplog.Oplog)."""
-
-    def partitions(self) -> dict[str, str]: ...
-
-    def tips(self, refs: list[str]) -> dict[str, str]: ...
-
-    def is_ancestor(self, old: str, new: str) -> bool: ...
-
-    def iter_packs(self, tip: str, since: str | None = None) -> Iterator[object]: ...
 
 
 _encode = msgspec.json.Encoder()

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .fold import LogSource
+    from .logsource import LogSource
 
 # The meta row holding the mark of the refs the replayed tips are the listing of.
 MARK_KEY = "refs"

@@ -25,7 +25,7 @@ from .vectors import has_pending
 
 if TYPE_CHECKING:
     from .ahead import Ahead
-    from .fold import LogSource
+    from .logsource import LogSource
     from .store import Projection
 
 # A replay of this many ops merges the full-text index into one segment when it

@@ -11,9 +11,9 @@ Why this module: front ends and recall need one object with one lifecycle
 the work is done by its collaborators: ``tables`` and ``connection`` (the
 file), ``refresh`` (a refresh that found something moved: the replay and the
 embedding, in one transaction), ``fold`` (the SQL that writes), ``queries``
-(the SQL that reads) and ``vectors`` (the int8 file and its exact scan). The
-rules themselves live in ``gitmem.replay``. ``dump()`` prints the state
-canonically for tests.
+(the SQL that reads), ``vectors`` (the int8 file and its exact scan) and
+``similar`` (memories close to one another). The rules themselves live in
+``gitmem.replay``. ``dump()`` prints the state canonically for tests.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, top_slot
 NUMPY_FROM = 20_000
 
 if TYPE_CHECKING:
-    from .fold import LogSource
+    from .logsource import LogSource
     from .verdicts import Carried
 
 P = ParamSpec("P")
@@ -440,8 +440,10 @@ class Projection:
     ) -> list[tuple[str, float]]:
         """Current memories of ``kind`` whose whole-text vector has cosine >= ``min_cos``
         with ``query`` (chunk vectors are not compared), best first."""
-        return self._vectors.nearest(self._c, query, kind=kind, min_cos=min_cos,
-                                     exclude=exclude, limit=limit)
+        from .similar import nearest  # (dedup and similar only: not on a plain read)
+
+        return nearest(self._vectors, self._c, query, kind=kind, min_cos=min_cos,
+                       exclude=exclude, limit=limit)
 
     @guarded_read
     def similar_pairs(
@@ -454,8 +456,10 @@ class Projection:
         Exact: every pair is compared (with ``since``, only pairs with at least
         one memory recorded since then), about 2 s per 10k x 10k memories.
         """
-        return self._vectors.similar_pairs(self._c, min_cos=min_cos, kinds=kinds,
-                                           since=since, limit=limit)
+        from .similar import similar_pairs
+
+        return similar_pairs(self._vectors, self._c, min_cos=min_cos, kinds=kinds,
+                             since=since, limit=limit)
 
     # -- queries (gitmem.projection.queries, on this connection) ----------------
 
