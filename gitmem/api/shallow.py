@@ -28,7 +28,7 @@ from ..model import RefreshReport
 if TYPE_CHECKING:
     from ..oplog import Oplog
     from ..projection import Projection
-    from ..projection.fold import LogSource
+    from ..projection.logsource import LogSource
 
 
 class Cut:

@@ -22,7 +22,7 @@ from .. import ops, replay
 from ..model import RefreshReport
 from . import code, tables
 from .ftsrows import FtsRows
-from .logsource import LogSource as LogSource  # (api/shallow.py names it from here)
+from .logsource import LogSource
 from .rows import digest, norm, partition
 from .verdicts import Verdicts
 
