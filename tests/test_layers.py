@@ -21,6 +21,7 @@ ALLOWED: dict[str, set[str]] = {
     "timefmt": {"errors"},
     "folding": set(),
     "ops": {"hashes", "folding"},
+    "twins": {"ops"},
     "model": set(),
     "concepts": {"hashes", "embed"},
     "embed": {"hashes", "folding"},
@@ -30,11 +31,11 @@ ALLOWED: dict[str, set[str]] = {
     "oplog": {"ops", "errors", "hashes"},
     "projection": {"ops", "replay", "model", "timefmt", "embed", "forked", "hashes", "concepts"},
     "relevance": set(),
-    "recall": {"model", "projection", "relevance", "timefmt"},  # (timefmt: FUTURE_SKEW, shared with import)
+    "recall": {"model", "projection", "relevance", "timefmt", "twins"},  # (timefmt: FUTURE_SKEW, shared with import)
     "context": {"model"},
     "capture": set(),
     "api": {"ops", "errors", "forked", "hashes", "model", "oplog", "projection", "recall", "replay", "timefmt",
-            "embed", "gate", "context", "capture"},
+            "embed", "gate", "context", "capture", "twins"},
     "agents": {"api", "errors", "model", "ops", "context", "envelope"},
     "cli": {"api", "errors", "model", "ops", "agents", "envelope", "ui"},
     "ui": {"api", "errors", "model", "ops", "timefmt"},

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import ops
+from .. import ops, twins
 from ..errors import InvalidInput, from_os_error
 from ..model import Exported, Record
 from . import settings
@@ -63,8 +63,11 @@ def select(pool: Pool, kinds: list[str]) -> list[Record]:
         return keyed + [r for r in unkeyed
                         if r.kind == "procedure" or {"convention", "decision"} & set(r.tags)]
 
-    # In the order they were recorded (the log's order: clock, then id).
-    return sorted(pool.read(run), key=lambda r: (r.clock, r.id))
+    # In the order they were recorded (the log's order: clock, then id); a text added
+    # on two clones before either synced is one line, the first recorded (twins.py).
+    return twins.first_of_each(sorted(pool.read(run), key=lambda r: (r.clock, r.id)),
+                               key=lambda r: twins.twin_key(r.kind, r.key, r.text),
+                               ident=lambda r: r.id)[0]
 
 
 def section_of(r: Record) -> str:

@@ -17,6 +17,7 @@ import msgspec
 import msgspec.structs
 
 from .. import context as ctx
+from .. import twins
 from ..errors import InvalidInput
 from ..model import Context, ContextItem, OpInfo, Record
 from . import anchoring, gating, settings
@@ -128,6 +129,9 @@ def sections(pool: Pool, recent_days: int) -> dict[str, list[ctx.Item]]:
 
         def items(section: str, pairs: list[tuple[Record, float]],
                   with_key: bool = False) -> list[ctx.Item]:
+            # Twins (one text added on two clones before either synced) take one line.
+            pairs = twins.first_of_each(pairs, key=lambda x: twins.twin_key(
+                x[0].kind, x[0].key, x[0].text), ident=lambda x: x[0].id)[0]
             pairs = no_more_than_shown(pairs)
             # Flag the ones whose code changed; the ones whose code is gone fade.
             kept = {r.id for r in anchoring.annotate(pool, p, [r for r, _ in pairs], fade=True)}
