@@ -16,7 +16,7 @@ import click
 
 from ..agents import clients, hooks, settings, wiring
 from ..agents import doctor as doctor_mod
-from ..agents.agents_md import AGENTS_MD
+from ..agents.agents_md import block as agents_block
 from . import is_the_program, render
 from .app import Group, cli, emit, json_option, run, stdin_bytes
 
@@ -304,8 +304,12 @@ def hook_session_end(agent: str) -> None:
 def agents_md(as_json: bool) -> None:
     """Print a short block for AGENTS.md or CLAUDE.md: how an agent uses git mem.
 
+    The block sits between git-mem:agents markers (as 'hooks install' writes
+    it): 'bootstrap' skips it, 'hooks uninstall' removes it.
+
     \b
     Example:
       git mem agents-md >> AGENTS.md
     """
-    emit("agents-md", as_json, {"markdown": AGENTS_MD}, AGENTS_MD)
+    text = agents_block()
+    emit("agents-md", as_json, {"markdown": text}, text)
