@@ -15,6 +15,7 @@ from pathlib import Path
 
 import msgspec
 
+from ..api.export import BEGIN, END, block_span
 from . import clients, settings
 
 # agent -> (programs, project markers, instruction files it reads, hook agent or None)
@@ -78,12 +79,22 @@ def check(root: Path, home: Path, *, everything: bool = False) -> list[AgentStat
 
 
 def _mentions(path: Path) -> bool:
-    """A file (or any file of a folder) that mentions git mem."""
+    """A file (or any file of a folder) that mentions git mem outside the block
+    ``git mem export --into`` writes: that block holds team facts and names
+    ``git mem recall`` in passing, but tells an agent nothing about using the memory
+    (it counted, and doctor stopped suggesting agents-md)."""
     files = sorted(path.rglob("*"))[:200] if path.is_dir() else [path]
     for f in files:
         try:
-            if f.is_file() and "git mem" in f.read_text(encoding="utf-8", errors="replace")[:200_000]:
+            if f.is_file() and "git mem" in _without_export(
+                    f.read_text(encoding="utf-8", errors="replace")[:200_000]):
                 return True
         except OSError:
             continue
     return False
+
+
+def _without_export(text: str) -> str:
+    while (span := block_span(text, BEGIN, END)) is not None:
+        text = text[:span[0]] + text[span[1]:]
+    return text
