@@ -351,3 +351,21 @@ def test_error_hints_name_the_tools_arguments_not_the_cli_flags(raw: Raw) -> Non
         keyed["error"]["hint"]
     assert secret not in json.dumps([refused, keyed])
     assert "Traceback" not in raw.close()
+
+
+def test_the_briefing_resource_and_prompt_are_markdown_not_the_envelope(raw: Raw,
+                                                                        repo: Path) -> None:
+    """memory://context and the briefing prompt returned the JSON envelope where the docs
+    say Markdown (content.py read ``.markdown`` off a dict)."""
+    assert gm("add", "tests live in spec/, run them with make spec", "--kind", "procedure",
+              cwd=repo).returncode == 0
+    got = raw.request(50, "resources/read", {"uri": "memory://context"})["result"]["contents"][0]
+    assert got["mimeType"] == "text/markdown"
+    text = got["text"]
+    assert text.startswith("#") and "make spec" in text, text
+    with pytest.raises(ValueError):
+        json.loads(text)
+    prompt = raw.request(51, "prompts/get", {"name": "briefing"})["result"]["messages"][0]
+    said = prompt["content"]["text"]
+    brief = said.split("\n\n", 1)[1]
+    assert brief == text and '"ok"' not in said, said
