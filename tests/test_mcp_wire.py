@@ -369,3 +369,17 @@ def test_the_briefing_resource_and_prompt_are_markdown_not_the_envelope(raw: Raw
     said = prompt["content"]["text"]
     brief = said.split("\n\n", 1)[1]
     assert brief == text and '"ok"' not in said, said
+
+
+def test_kind_is_a_string_or_a_list_as_tags_are(raw: Raw) -> None:
+    """recall and list refused {"kind": "procedure"} ("Input should be a valid list")."""
+    assert raw.call(52, "add", text="run the tests with make spec", kind="procedure")["ok"]
+    assert raw.call(53, "add", text="the office plant is a ficus")["ok"]
+    for rid, tool, args in ((54, "list", {}), (55, "recall", {"query": "tests make spec"})):
+        one = raw.call(rid, tool, kind="procedure", **args)
+        many = raw.call(rid + 10, tool, kind=["procedure"], **args)
+        assert one["ok"] is True and one["data"] == many["data"], one
+        items = one["data"]["memories" if tool == "list" else "hits"]
+        assert [m["kind"] for m in items] == ["procedure"], items
+    bad = raw.call(56, "list", kind="nonsense")
+    assert bad["ok"] is False and bad["error"]["code"] == "invalid_input"
