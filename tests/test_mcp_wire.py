@@ -383,3 +383,25 @@ def test_kind_is_a_string_or_a_list_as_tags_are(raw: Raw) -> None:
         assert [m["kind"] for m in items] == ["procedure"], items
     bad = raw.call(56, "list", kind="nonsense")
     assert bad["ok"] is False and bad["error"]["code"] == "invalid_input"
+
+
+def test_every_error_names_tool_arguments_and_tools_not_cli_options(raw: Raw) -> None:
+    """Errors over MCP named CLI options and commands ("pass --session ID", "--since: ...",
+    "list ids with 'git mem recall QUERY --all'") where docs/agents.md promises tool terms."""
+    got = {
+        "ephemeral": raw.call(60, "add", text="a scratch note", ephemeral=True),
+        "since": raw.call(61, "list", since="garbage"),
+        "as_of": raw.call(62, "get", key="db.engine", as_of="garbage"),
+        "id": raw.call(63, "show", id="abcdef1234"),
+        "key": raw.call(64, "get", key="no.such.key"),
+    }
+    for what, res in got.items():
+        assert res["ok"] is False, (what, res)
+        said = res["error"]["message"] + " " + res["error"]["hint"]
+        assert "--" not in said and "git mem" not in said, (what, said)
+    assert "pass the session argument" in got["ephemeral"]["error"]["hint"]
+    assert got["since"]["error"]["message"].startswith("since: 'garbage'")
+    assert got["as_of"]["error"]["message"].startswith("as_of: 'garbage'")
+    assert "the recall tool (all=true)" in got["id"]["error"]["hint"], got["id"]
+    assert got["key"]["error"]["hint"].startswith("set it with the set tool"), got["key"]
+    assert "the keys tool" in got["key"]["error"]["hint"]

@@ -396,9 +396,24 @@ def accepted() -> dict[str, list[str]]:
                    if p not in ("self", "ctx")] for name in SPECS}
 
 
+def shapes() -> dict[str, dict[str, str]]:
+    """Each tool's arguments and how an error names one: "bool" (force=true), "list"
+    (supersedes=["ID"]) or "value" (as_of)."""
+    out: dict[str, dict[str, str]] = {}
+    for name in SPECS:
+        hints = inspect.signature(getattr(Tools, name), eval_str=True).parameters
+        out[name] = {}
+        for arg in accepted()[name]:
+            base = getattr(hints[arg].annotation, "__origin__", hints[arg].annotation)
+            text = str(base)
+            out[name][arg] = ("bool" if base is bool else
+                              "list" if "list[" in text or base is list else "value")
+    return out
+
+
 def register(app: MCPServer[Any], tools: Tools) -> None:
     """Every tool, with its title, hints and a clean description."""
-    tools.s.arguments = accepted()
+    tools.s.arguments = shapes()
     for name, (title, read_only, destructive, idempotent) in SPECS.items():
         fn = getattr(tools, name)
         app.add_tool(fn, name=name, title=title, description=inspect.cleandoc(fn.__doc__ or ""),
