@@ -405,3 +405,38 @@ def test_every_error_names_tool_arguments_and_tools_not_cli_options(raw: Raw) ->
     assert "the recall tool (all=true)" in got["id"]["error"]["hint"], got["id"]
     assert got["key"]["error"]["hint"].startswith("set it with the set tool"), got["key"]
     assert "the keys tool" in got["key"]["error"]["hint"]
+
+
+def test_list_items_carry_no_score_and_its_full_says_so(raw: Raw) -> None:
+    """list items carried a meaningless "score": 1.0, and list's full said "id, score"."""
+    assert raw.call(70, "add", text="the deploy runs from the release branch")["ok"]
+    page = raw.call(71, "list")["data"]["memories"]
+    assert page and all("score" not in m and len(m["id"]) == 64 for m in page), page
+    listed = raw.request(72, "tools/list", {})["result"]["tools"]
+    full = next(t for t in listed if t["name"] == "list")["inputSchema"]["properties"]["full"]
+    assert "score" not in full["description"]
+    assert "score" in raw.call(73, "recall", query="deploy release branch")["data"]["hits"][0]
+
+
+def test_get_and_keys_give_conflicting_values_briefly_unless_full(team: dict[str, Path],
+                                                                   tmp_path: Path) -> None:
+    """get and keys returned each conflicting value as a whole record (~1.1 KB each)."""
+    a, b = team["a"], team["b"]
+    assert gm("set", "ci.runner", "github actions", cwd=a).returncode == 0
+    assert gm("set", "ci.runner", "buildkite", cwd=b).returncode == 0
+    for clone in (a, b, a):
+        assert gm("sync", cwd=clone).returncode == 0, clone
+    client = Raw(a, tmp_path / "server.err")
+    try:
+        got = client.call(80, "get", key="ci.runner")["data"]
+        (other,) = got["conflicts"]
+        assert set(other) <= {"id", "kind", "text", "recorded_at", "key", "status",
+                              "conflict_with"}, other
+        assert len(other["id"]) == 64 and other["text"] in {"github actions", "buildkite"}
+        keys = client.call(81, "keys")["data"]["keys"]
+        assert keys[0]["conflicts"] == got["conflicts"]
+        whole = client.call(82, "get", key="ci.runner", full=True)["data"]["conflicts"][0]
+        assert {"author", "tags", "anchors"} <= set(whole)
+        assert "author" in client.call(83, "keys", full=True)["data"]["keys"][0]["conflicts"][0]
+    finally:
+        assert "Traceback" not in client.close()
