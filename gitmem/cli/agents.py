@@ -113,12 +113,25 @@ def doctor(everything: bool, as_json: bool) -> None:
     An agent is found when its program is on PATH or its folder or file is in
     the work tree. For each: hooks, the MCP entry (project, user), the
     instruction file that mentions git mem, and the commands that would wire
-    what is missing. Changes nothing.
+    what is missing. Outside a repository: programs on PATH and the user-scope
+    MCP entries. Changes nothing.
 
     \b
     Example:
       git mem doctor
     """
+    from .. import api
+    from ..errors import NotARepository
+
+    try:
+        api.open(one_shot=is_the_program()).close()
+    except NotARepository:  # what this machine has, user scope: still worth saying
+        states = doctor_mod.check(None, Path.home(), everything=everything)
+        emit("doctor", as_json, states, "not in a git repository: programs on PATH and "
+             "user-scope MCP entries only\n" + _doctor(states))
+        return
+    except Exception:  # noqa: BLE001 - anything else: run() reports it as it does
+        pass
     run("doctor", as_json, lambda s: doctor_mod.check(s.log.workdir, Path.home(),
                                                       everything=everything), _doctor)
 
