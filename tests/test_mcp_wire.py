@@ -440,3 +440,24 @@ def test_get_and_keys_give_conflicting_values_briefly_unless_full(team: dict[str
         assert "author" in client.call(83, "keys", full=True)["data"]["keys"][0]["conflicts"][0]
     finally:
         assert "Traceback" not in client.close()
+
+
+def test_the_tool_terms_translation_keeps_what_is_not_ours() -> None:
+    """The translation behind the errors above: git's own commands and options no tool
+    has stay as they are; a CLI option named in the plural by a tool is that argument."""
+    from gitmem.agents.mcp.server import in_tool_terms
+
+    shapes = tools.shapes()
+
+    def hint(tool: str, text: str) -> str:
+        return str(in_tool_terms({"code": "x", "hint": text}, tool, shapes)["hint"])
+
+    assert hint("add", "fix it with 'git fetch --all', then retry") == \
+        "fix it with 'git fetch --all', then retry"
+    assert hint("add", "set it with: git config --global user.name") == \
+        "set it with: git config --global user.name"
+    assert hint("add", "--path 'x' is outside the work tree") == \
+        "paths 'x' is outside the work tree"
+    assert hint("forget", "run 'git mem forget 3f2a9c1 --purge'") == \
+        "run 'git mem forget 3f2a9c1 --purge'"  # no tool purges: a person's command
+    assert hint("list", "see 'git mem sync'") == "see 'git mem sync'"

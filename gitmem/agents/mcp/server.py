@@ -85,6 +85,8 @@ def error(tool: str, err: dict[str, object], warnings: list[str]) -> dict[str, A
 # ('git mem recall QUERY --all'). An agent on MCP has tools and arguments instead.
 _OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)(?: ([0-9a-f]{7,64})| ([A-Z][A-Z_]*))?(?![\w-])")
 _COMMAND = re.compile(r"(['`])git mem ([a-z][a-z-]*)([^'`]*)\1")
+# A quoted git command ('git config --global ...', 'git fetch --all'): not ours, kept.
+_GIT = re.compile(r"(['`])git (?!mem )[^'`]*\1")
 # CLI commands without a tool of their name, and the tool (with arguments) that does
 # their job for an agent.
 _ALIASES = {"log": ("list", ['status="all"'])}
@@ -111,9 +113,13 @@ def in_tool_terms(err: dict[str, object], tool: str, shapes: Shapes) -> dict[str
 def _tool_terms(text: str, tool: str, shapes: Shapes) -> str:
     parts: list[str] = []
     pos = 0
-    for m in _COMMAND.finditer(text):  # options outside commands; commands whole
+    # Options outside quoted commands; our commands whole; git's own as they are.
+    quoted = sorted([*_COMMAND.finditer(text), *_GIT.finditer(text)], key=lambda m: m.start())
+    for m in quoted:
+        if m.start() < pos:
+            continue
         parts += [_OPTION.sub(lambda o: _option(o, tool, shapes), text[pos:m.start()]),
-                  _command(m, shapes)]
+                  _command(m, shapes) if m.re is _COMMAND else m.group(0)]
         pos = m.end()
     parts.append(_OPTION.sub(lambda o: _option(o, tool, shapes), text[pos:]))
     return "".join(parts)
@@ -127,12 +133,22 @@ def _said(arg: str, shape: str, value: str | None, placeholder: str | None) -> s
     return f"the {arg} argument" if placeholder is not None else arg
 
 
+def _argument(option: str, tool: str, shapes: Shapes) -> tuple[str, str] | None:
+    """(tool, argument) for a CLI option: ``tool``'s own if it has it, else add's, else
+    the first tool's that has it. A repeated option is a list argument (--path: paths)."""
+    arg = option.replace("-", "_")
+    for owner in (tool, "add", *shapes):
+        for name in (arg, f"{arg}s"):
+            if name in shapes.get(owner, {}):
+                return owner, name
+    return None
+
+
 def _option(m: re.Match[str], tool: str, shapes: Shapes) -> str:
-    arg = m.group(1).replace("-", "_")
-    owners = [tool, "add", *shapes]
-    owner = next((t for t in owners if arg in shapes.get(t, {})), None)
-    if owner is None:
+    found = _argument(m.group(1), tool, shapes)
+    if found is None:
         return m.group(0)  # no tool has it: a person's option, named as such
+    owner, arg = found
     # "--since: 'x' is ..." reads "since: 'x' is ..."; "pass --session ID", "pass the
     # session argument"; "--supersedes 3f2a9c1", 'supersedes=["3f2a9c1"]'.
     said = _said(arg, shapes[owner][arg], m.group(2), m.group(3))
@@ -150,8 +166,9 @@ def _command(m: re.Match[str], shapes: Shapes) -> str:
     while i < len(rest):
         word = rest[i]
         value = rest[i + 1] if i + 1 < len(rest) else ""
-        if word.startswith("--") and word[2:].replace("-", "_") in args:
-            arg = word[2:].replace("-", "_")
+        found = _argument(word[2:], target, {target: args}) if word.startswith("--") else None
+        if found is not None:
+            arg = found[1]
             hexed = re.fullmatch(r"[0-9a-f]{7,64}", value) is not None
             said.append(_said(arg, args[arg], value if hexed else None, None))
             i += 2 if hexed and args[arg] != "bool" else 1
