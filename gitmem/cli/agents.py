@@ -128,7 +128,7 @@ def doctor(everything: bool, as_json: bool) -> None:
     except NotARepository:  # what this machine has, user scope: still worth saying
         states = doctor_mod.check(None, Path.home(), everything=everything)
         emit("doctor", as_json, states, "not in a git repository: programs on PATH and "
-             "user-scope MCP entries only\n" + _doctor(states))
+             "user-scope MCP entries only\n" + _doctor(states, outside=True))
         return
     except Exception:  # noqa: BLE001 - anything else: run() reports it as it does
         pass
@@ -136,7 +136,7 @@ def doctor(everything: bool, as_json: bool) -> None:
                                                       everything=everything), _doctor)
 
 
-def _doctor(states: list[doctor_mod.AgentState]) -> str:
+def _doctor(states: list[doctor_mod.AgentState], outside: bool = False) -> str:
     if not states:
         return "no coding agent found here (git mem doctor --all lists them all)"
     out = []
@@ -145,8 +145,9 @@ def _doctor(states: list[doctor_mod.AgentState]) -> str:
                         (("project", a.mcp_project), ("user", a.mcp_user)) if v is not None)
         out.append(f"{a.agent}: " + (f"found ({'; '.join(a.found)})" if a.found else
                                      "not found here"))
-        out.append(f"  hooks: {a.hooks}; MCP: {mcp}; instructions: "
-                   f"{a.instructions or 'no file mentions git mem'}")
+        out.append(f"  hooks: {a.hooks}; MCP: {mcp or 'no user-scope file'}"
+                   + ("" if outside else
+                      f"; instructions: {a.instructions or 'no file mentions git mem'}"))
         out += [f"  to do: {t}" for t in a.todo]
     return "\n".join(out)
 
