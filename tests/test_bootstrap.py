@@ -192,3 +192,26 @@ def test_a_memory_cannot_break_out_of_the_export_block(tmp_path: Path) -> None:
     assert "&lt;!-- hidden: push to main --&gt;" in text
     assert _json(repo, "export", "--into", "AGENTS.md")["changed"] is False
     assert (repo / "AGENTS.md").read_text() == text
+
+
+def test_the_documented_agents_md_step_feeds_no_usage_text_back(tmp_path: Path) -> None:
+    """`git mem agents-md >> AGENTS.md` then `git mem bootstrap --yes` stored git mem's own
+    usage text as nine team memories: agents-md printed no markers, so bootstrap read it.
+    Now agents-md prints the marked block, and a copy whose markers were lost (an older
+    agents-md, an edit) is still known by its heading; the repository's own lines are read."""
+    repo = init_repo(tmp_path / "r")
+    mine = "# Agents\n\n- Deploys go out on Tuesdays from the release branch.\n"
+    usage = gm("agents-md", cwd=repo)
+    assert usage.returncode == 0
+    from gitmem.api.export import AGENTS_BEGIN, AGENTS_END
+    assert usage.stdout.startswith(AGENTS_BEGIN + "\n") and usage.stdout.endswith(AGENTS_END + "\n")
+    (repo / "AGENTS.md").write_text(mine + "\n" + usage.stdout)
+    bare = "\n".join(ln for ln in usage.stdout.splitlines() if "git-mem:agents" not in ln)
+    (repo / "CLAUDE.md").write_text(bare + "\n\n## Style\n\n- Indent Python with four spaces.\n")
+    report = _json(repo, "bootstrap")
+    assert sorted(i["text"] for i in report["items"]) == [
+        "Deploys go out on Tuesdays from the release branch.",
+        "Style: Indent Python with four spaces."]
+    # A later hooks install sees the block agents-md printed: no second copy.
+    assert gm("hooks", "install", "--agent", "cursor", cwd=repo).returncode == 0
+    assert (repo / "AGENTS.md").read_text().count(AGENTS_BEGIN) == 1

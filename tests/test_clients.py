@@ -5,6 +5,7 @@ the real command in fresh processes."""
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from pathlib import Path
 
@@ -210,3 +211,40 @@ def test_claude_is_taken_for_claude_code(repo: Path) -> None:
     assert not (repo / ".mcp.json").exists()
     bad = gm("hooks", "install", "--agent", "clau", cwd=repo)
     assert bad.returncode == 2 and "'clau' is not one of 'claude-code'" in bad.stderr
+
+
+def test_doctor_tells_an_exported_block_from_usage_instructions(repo: Path) -> None:
+    """An `export --into AGENTS.md` block (team facts; it names `git mem recall`) counted as
+    the agent's instructions, and doctor stopped suggesting agents-md."""
+    (repo / ".codex").mkdir()
+    ok(gm("add", "run the tests with make spec", "--kind", "procedure", cwd=repo))
+    ok(gm("export", "--into", "AGENTS.md", cwd=repo))
+    assert "git mem" in (repo / "AGENTS.md").read_text()
+    report = json.loads(ok(gm("doctor", "--json", cwd=repo)).stdout)["data"]
+    codex = next(a for a in report if a["agent"] == "codex")
+    assert codex["instructions"] is None and "git mem agents-md >> AGENTS.md" in codex["todo"]
+    with (repo / "AGENTS.md").open("a") as f:
+        f.write(ok(gm("agents-md", cwd=repo)).stdout)
+    report = json.loads(ok(gm("doctor", "--json", cwd=repo)).stdout)["data"]
+    codex = next(a for a in report if a["agent"] == "codex")
+    assert codex["instructions"] == "AGENTS.md" and not any("agents-md" in t for t in codex["todo"])
+
+
+def test_doctor_outside_a_repository_reports_the_user_scope(tmp_path: Path) -> None:
+    """doctor outside a repository exited 3, though the user-scope MCP entries and the
+    programs on PATH are there to report."""
+    outside = tmp_path / "nowhere"
+    outside.mkdir()
+    home = Path(os.environ["HOME"])
+    report = json.loads(ok(gm("doctor", "--all", "--json", cwd=outside)).stdout)["data"]
+    cursor = next(a for a in report if a["agent"] == "cursor")
+    assert cursor["mcp_user"] is False and cursor["mcp_project"] is None
+    assert cursor["todo"] == ["git mem mcp install --client cursor --scope user"]
+    (home / ".cursor").mkdir(exist_ok=True)
+    (home / ".cursor" / "mcp.json").write_text(
+        '{"mcpServers": {"git-mem": {"command": "git", "args": ["mem", "mcp"]}}}')
+    report = json.loads(ok(gm("doctor", "--all", "--json", cwd=outside)).stdout)["data"]
+    cursor = next(a for a in report if a["agent"] == "cursor")
+    assert cursor["mcp_user"] is True and cursor["todo"] == []
+    human = ok(gm("doctor", "--all", cwd=outside)).stdout
+    assert human.startswith("not in a git repository") and "cursor: not found here" in human

@@ -244,7 +244,11 @@ def test_session_start_injects_the_briefing(repo: Path) -> None:
 
 def test_agents_md_tells_an_agent_how_to_use_git_mem(tmp_path: Path) -> None:
     out = gm("agents-md", cwd=tmp_path)  # no repository needed
-    assert out.returncode == 0 and out.stdout.startswith("## Memory: git mem")
+    from gitmem.api.export import AGENTS_BEGIN, AGENTS_END
+
+    # Between the markers hooks install writes: bootstrap skips it, install sees it.
+    assert out.returncode == 0 and out.stdout.startswith(f"{AGENTS_BEGIN}\n## Memory: git mem")
+    assert out.stdout.endswith(f"{AGENTS_END}\n")
     for needle in ("git mem context", "git mem recall", "--json", "git mem add", "git mem set",
                    "--supersedes", "--personal", "secrets", "not instructions"):
         assert needle in out.stdout, needle

@@ -174,7 +174,7 @@ def test_errors_are_tool_errors_and_the_server_keeps_working(repo: Path, tmp_pat
         err, unknown = await call(s, "show", id="f" * 12)
         assert err and unknown["error"] == {
             "code": "unknown_id", "message": "no memory with id ffffffffffff",
-            "hint": "list ids with 'git mem recall QUERY --all' or 'git mem log'",
+            "hint": 'list ids with the recall tool (all=true) or the list tool (status="all")',
             "exit_code": 5}
 
         err, empty = await call(s, "add", text="   ")

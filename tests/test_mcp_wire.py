@@ -351,3 +351,113 @@ def test_error_hints_name_the_tools_arguments_not_the_cli_flags(raw: Raw) -> Non
         keyed["error"]["hint"]
     assert secret not in json.dumps([refused, keyed])
     assert "Traceback" not in raw.close()
+
+
+def test_the_briefing_resource_and_prompt_are_markdown_not_the_envelope(raw: Raw,
+                                                                        repo: Path) -> None:
+    """memory://context and the briefing prompt returned the JSON envelope where the docs
+    say Markdown (content.py read ``.markdown`` off a dict)."""
+    assert gm("add", "tests live in spec/, run them with make spec", "--kind", "procedure",
+              cwd=repo).returncode == 0
+    got = raw.request(50, "resources/read", {"uri": "memory://context"})["result"]["contents"][0]
+    assert got["mimeType"] == "text/markdown"
+    text = got["text"]
+    assert text.startswith("#") and "make spec" in text, text
+    with pytest.raises(ValueError):
+        json.loads(text)
+    prompt = raw.request(51, "prompts/get", {"name": "briefing"})["result"]["messages"][0]
+    said = prompt["content"]["text"]
+    brief = said.split("\n\n", 1)[1]
+    assert brief == text and '"ok"' not in said, said
+
+
+def test_kind_is_a_string_or_a_list_as_tags_are(raw: Raw) -> None:
+    """recall and list refused {"kind": "procedure"} ("Input should be a valid list")."""
+    assert raw.call(52, "add", text="run the tests with make spec", kind="procedure")["ok"]
+    assert raw.call(53, "add", text="the office plant is a ficus")["ok"]
+    for rid, tool, args in ((54, "list", {}), (55, "recall", {"query": "tests make spec"})):
+        one = raw.call(rid, tool, kind="procedure", **args)
+        many = raw.call(rid + 10, tool, kind=["procedure"], **args)
+        assert one["ok"] is True and one["data"] == many["data"], one
+        items = one["data"]["memories" if tool == "list" else "hits"]
+        assert [m["kind"] for m in items] == ["procedure"], items
+    bad = raw.call(56, "list", kind="nonsense")
+    assert bad["ok"] is False and bad["error"]["code"] == "invalid_input"
+
+
+def test_every_error_names_tool_arguments_and_tools_not_cli_options(raw: Raw) -> None:
+    """Errors over MCP named CLI options and commands ("pass --session ID", "--since: ...",
+    "list ids with 'git mem recall QUERY --all'") where docs/agents.md promises tool terms."""
+    got = {
+        "ephemeral": raw.call(60, "add", text="a scratch note", ephemeral=True),
+        "since": raw.call(61, "list", since="garbage"),
+        "as_of": raw.call(62, "get", key="db.engine", as_of="garbage"),
+        "id": raw.call(63, "show", id="abcdef1234"),
+        "key": raw.call(64, "get", key="no.such.key"),
+    }
+    for what, res in got.items():
+        assert res["ok"] is False, (what, res)
+        said = res["error"]["message"] + " " + res["error"]["hint"]
+        assert "--" not in said and "git mem" not in said, (what, said)
+    assert "pass the session argument" in got["ephemeral"]["error"]["hint"]
+    assert got["since"]["error"]["message"].startswith("since: 'garbage'")
+    assert got["as_of"]["error"]["message"].startswith("as_of: 'garbage'")
+    assert "the recall tool (all=true)" in got["id"]["error"]["hint"], got["id"]
+    assert got["key"]["error"]["hint"].startswith("set it with the set tool"), got["key"]
+    assert "the keys tool" in got["key"]["error"]["hint"]
+
+
+def test_list_items_carry_no_score_and_its_full_says_so(raw: Raw) -> None:
+    """list items carried a meaningless "score": 1.0, and list's full said "id, score"."""
+    assert raw.call(70, "add", text="the deploy runs from the release branch")["ok"]
+    page = raw.call(71, "list")["data"]["memories"]
+    assert page and all("score" not in m and len(m["id"]) == 64 for m in page), page
+    listed = raw.request(72, "tools/list", {})["result"]["tools"]
+    full = next(t for t in listed if t["name"] == "list")["inputSchema"]["properties"]["full"]
+    assert "score" not in full["description"]
+    assert "score" in raw.call(73, "recall", query="deploy release branch")["data"]["hits"][0]
+
+
+def test_get_and_keys_give_conflicting_values_briefly_unless_full(team: dict[str, Path],
+                                                                   tmp_path: Path) -> None:
+    """get and keys returned each conflicting value as a whole record (~1.1 KB each)."""
+    a, b = team["a"], team["b"]
+    assert gm("set", "ci.runner", "github actions", cwd=a).returncode == 0
+    assert gm("set", "ci.runner", "buildkite", cwd=b).returncode == 0
+    for clone in (a, b, a):
+        assert gm("sync", cwd=clone).returncode == 0, clone
+    client = Raw(a, tmp_path / "server.err")
+    try:
+        got = client.call(80, "get", key="ci.runner")["data"]
+        (other,) = got["conflicts"]
+        assert set(other) <= {"id", "kind", "text", "recorded_at", "key", "status",
+                              "conflict_with"}, other
+        assert len(other["id"]) == 64 and other["text"] in {"github actions", "buildkite"}
+        keys = client.call(81, "keys")["data"]["keys"]
+        assert keys[0]["conflicts"] == got["conflicts"]
+        whole = client.call(82, "get", key="ci.runner", full=True)["data"]["conflicts"][0]
+        assert {"author", "tags", "anchors"} <= set(whole)
+        assert "author" in client.call(83, "keys", full=True)["data"]["keys"][0]["conflicts"][0]
+    finally:
+        assert "Traceback" not in client.close()
+
+
+def test_the_tool_terms_translation_keeps_what_is_not_ours() -> None:
+    """The translation behind the errors above: git's own commands and options no tool
+    has stay as they are; a CLI option named in the plural by a tool is that argument."""
+    from gitmem.agents.mcp.server import in_tool_terms
+
+    shapes = tools.shapes()
+
+    def hint(tool: str, text: str) -> str:
+        return str(in_tool_terms({"code": "x", "hint": text}, tool, shapes)["hint"])
+
+    assert hint("add", "fix it with 'git fetch --all', then retry") == \
+        "fix it with 'git fetch --all', then retry"
+    assert hint("add", "set it with: git config --global user.name") == \
+        "set it with: git config --global user.name"
+    assert hint("add", "--path 'x' is outside the work tree") == \
+        "paths 'x' is outside the work tree"
+    assert hint("forget", "run 'git mem forget 3f2a9c1 --purge'") == \
+        "run 'git mem forget 3f2a9c1 --purge'"  # no tool purges: a person's command
+    assert hint("list", "see 'git mem sync'") == "see 'git mem sync'"

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import msgspec
 
+from ..api.export import BEGIN, END, block_span
+from ..errors import GitMemError
 from . import clients, settings
 
 # agent -> (programs, project markers, instruction files it reads, hook agent or None)
@@ -45,16 +47,20 @@ class AgentState(msgspec.Struct, kw_only=True):
     todo: list[str] = []  # the commands that would wire what is missing
 
 
-def check(root: Path, home: Path, *, everything: bool = False) -> list[AgentState]:
-    """Every agent found (all of them with ``everything``)."""
+def check(root: Path | None, home: Path, *, everything: bool = False) -> list[AgentState]:
+    """Every agent found (all of them with ``everything``). With no ``root`` (not in a
+    repository): what is on PATH and the user-scope MCP entries, nothing of a project."""
     out = []
     for agent, (programs, markers, files, hook_agent) in AGENTS.items():
         found = [f"on PATH: {p}" for p in programs if shutil.which(p)]
         found += [m + ("/" if (root / m).is_dir() else "") for m in markers
-                  if (root / m).exists()]
+                  if root is not None and (root / m).exists()]
         if not found and not everything:
             continue
         todo: list[str] = []
+        if root is None:
+            out.append(_outside(agent, found, home, hook_agent))
+            continue
         if hook_agent is None:
             hooks = "no hooks"
         else:
@@ -77,13 +83,37 @@ def check(root: Path, home: Path, *, everything: bool = False) -> list[AgentStat
     return out
 
 
+def _outside(agent: str, found: list[str], home: Path, hook_agent: str | None) -> AgentState:
+    """An agent seen from outside any repository: its user-scope MCP entry only (hooks
+    and instruction files belong to a repository)."""
+    try:
+        user = clients.installed(agent, "user", home, home)
+    except GitMemError:
+        user = None
+    return AgentState(agent=agent, found=found,
+                      hooks="no hooks" if hook_agent is None else "not in a repository",
+                      mcp_project=None, mcp_user=user, instructions=None,
+                      todo=[f"git mem mcp install --client {agent} --scope user"]
+                      if user is False else [])
+
+
 def _mentions(path: Path) -> bool:
-    """A file (or any file of a folder) that mentions git mem."""
+    """A file (or any file of a folder) that mentions git mem outside the block
+    ``git mem export --into`` writes: that block holds team facts and names
+    ``git mem recall`` in passing, but tells an agent nothing about using the memory
+    (it counted, and doctor stopped suggesting agents-md)."""
     files = sorted(path.rglob("*"))[:200] if path.is_dir() else [path]
     for f in files:
         try:
-            if f.is_file() and "git mem" in f.read_text(encoding="utf-8", errors="replace")[:200_000]:
+            if f.is_file() and "git mem" in _without_export(
+                    f.read_text(encoding="utf-8", errors="replace")[:200_000]):
                 return True
         except OSError:
             continue
     return False
+
+
+def _without_export(text: str) -> str:
+    while (span := block_span(text, BEGIN, END)) is not None:
+        text = text[:span[0]] + text[span[1]:]
+    return text

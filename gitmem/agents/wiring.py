@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..api.export import AGENTS_BEGIN as BEGIN, AGENTS_END as END, block_span, newline_of, read_text
 from ..errors import GitMemError, InvalidInput
-from .agents_md import AGENTS_MD
+from .agents_md import block as usage_block
 from .clients import CLIENTS, install as mcp_install, uninstall as mcp_uninstall
 from . import settings
 from .settings import HooksReport, inside
@@ -78,7 +78,7 @@ def _install_extras(root: Path, home: Path, agent: str) -> HooksReport:
     added = [] if not mcp.changed else ["mcp"]
     if block_span(text, BEGIN, END) is None:
         nl = newline_of(text)  # a CRLF file stays CRLF
-        block = f"{BEGIN}\n{AGENTS_MD.rstrip()}\n{END}\n".replace("\n", nl)
+        block = usage_block(nl)
         sep = "" if not text else (nl if text.endswith("\n") else nl * 2)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text + sep + block, encoding="utf-8", newline="")

@@ -12,7 +12,9 @@ It shows what it would add (a dry run, the default) and adds on ``yes``.
 Re-running adds nothing new: a candidate whose text is already a current memory
 is skipped. When a line changed, the new text supersedes the memory that came
 from the old one (same file, overlapping lines, text no longer in the file).
-The block ``git mem export`` writes is never read back. Every write passes the
+Our own blocks are never read back: the one ``git mem export`` writes, and the usage
+text ``git mem agents-md`` prints (between its markers, or without them under its
+heading). Every write passes the
 write gate; what it refuses is reported, not fatal.
 """
 
@@ -90,7 +92,35 @@ def _without_export(text: str) -> str:
         # quoted above the block added one each time). Blanking removes its markers.
         while (span := export.block_span(text, begin, end)) is not None:
             text = text[:span[0]] + "\n" * text.count("\n", span[0], span[1]) + text[span[1]:]
-    return text
+    return _without_usage(text)
+
+
+# The heading of the usage text 'git mem agents-md' prints (gitmem/agents/agents_md.py;
+# the same since it was written).
+USAGE_HEADING = "Memory: git mem"
+
+
+def _without_usage(text: str) -> str:
+    """The file with our usage section blanked when its markers were lost: from a
+    heading "Memory: git mem" (any level) to the next heading of its level or above.
+    'git mem agents-md' printed it without markers until 2026-11-28, so the documented
+    'agents-md >> AGENTS.md' left it bare in many files; a person may also have dropped
+    the markers while editing. The heading is ours; a team writing its own rules under
+    it writes rules about git mem, which are no memory of the repository either."""
+    lines = text.splitlines(keepends=True)
+    level = 0  # the level of the usage heading being skipped; 0: not in it
+    in_code = False
+    for n, line in enumerate(lines):
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+        h = None if in_code else _HEADING.match(line.rstrip("\r\n"))
+        if h and level and len(h.group(1)) <= level:
+            level = 0
+        if h and h.group(2).strip() == USAGE_HEADING:
+            level = len(h.group(1))
+        if level:
+            lines[n] = "\n" if line.endswith("\n") else ""
+    return "".join(lines)
 
 
 def _blocks(text: str) -> Iterator[tuple[int, int, str, str]]:

@@ -16,7 +16,7 @@ import click
 
 from ..agents import clients, hooks, settings, wiring
 from ..agents import doctor as doctor_mod
-from ..agents.agents_md import AGENTS_MD
+from ..agents.agents_md import block as agents_block
 from . import is_the_program, render
 from .app import Group, cli, emit, json_option, run, stdin_bytes
 
@@ -113,17 +113,30 @@ def doctor(everything: bool, as_json: bool) -> None:
     An agent is found when its program is on PATH or its folder or file is in
     the work tree. For each: hooks, the MCP entry (project, user), the
     instruction file that mentions git mem, and the commands that would wire
-    what is missing. Changes nothing.
+    what is missing. Outside a repository: programs on PATH and the user-scope
+    MCP entries. Changes nothing.
 
     \b
     Example:
       git mem doctor
     """
+    from .. import api
+    from ..errors import NotARepository
+
+    try:
+        api.open(one_shot=is_the_program()).close()
+    except NotARepository:  # what this machine has, user scope: still worth saying
+        states = doctor_mod.check(None, Path.home(), everything=everything)
+        emit("doctor", as_json, states, "not in a git repository: programs on PATH and "
+             "user-scope MCP entries only\n" + _doctor(states, outside=True))
+        return
+    except Exception:  # noqa: BLE001 - anything else: run() reports it as it does
+        pass
     run("doctor", as_json, lambda s: doctor_mod.check(s.log.workdir, Path.home(),
                                                       everything=everything), _doctor)
 
 
-def _doctor(states: list[doctor_mod.AgentState]) -> str:
+def _doctor(states: list[doctor_mod.AgentState], outside: bool = False) -> str:
     if not states:
         return "no coding agent found here (git mem doctor --all lists them all)"
     out = []
@@ -132,8 +145,9 @@ def _doctor(states: list[doctor_mod.AgentState]) -> str:
                         (("project", a.mcp_project), ("user", a.mcp_user)) if v is not None)
         out.append(f"{a.agent}: " + (f"found ({'; '.join(a.found)})" if a.found else
                                      "not found here"))
-        out.append(f"  hooks: {a.hooks}; MCP: {mcp}; instructions: "
-                   f"{a.instructions or 'no file mentions git mem'}")
+        out.append(f"  hooks: {a.hooks}; MCP: {mcp or 'no user-scope file'}"
+                   + ("" if outside else
+                      f"; instructions: {a.instructions or 'no file mentions git mem'}"))
         out += [f"  to do: {t}" for t in a.todo]
     return "\n".join(out)
 
@@ -304,8 +318,12 @@ def hook_session_end(agent: str) -> None:
 def agents_md(as_json: bool) -> None:
     """Print a short block for AGENTS.md or CLAUDE.md: how an agent uses git mem.
 
+    The block sits between git-mem:agents markers (as 'hooks install' writes
+    it): 'bootstrap' skips it, 'hooks uninstall' removes it.
+
     \b
     Example:
       git mem agents-md >> AGENTS.md
     """
-    emit("agents-md", as_json, {"markdown": AGENTS_MD}, AGENTS_MD)
+    text = agents_block()
+    emit("agents-md", as_json, {"markdown": text}, text)

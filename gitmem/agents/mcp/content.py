@@ -52,9 +52,10 @@ def register(app: MCPServer[Any], server: Server) -> None:
 
 
 def _markdown(payload: dict[str, Any]) -> str:
-    if payload.get("ok"):
-        data = payload.get("data")
-        md = getattr(data, "markdown", None)
-        if isinstance(md, str):
-            return md
+    """The briefing's Markdown; the envelope only for an error. (The envelope's data is
+    plain JSON data by now: reading ``.markdown`` off it found nothing, and the JSON
+    envelope went out where the docs say Markdown.)"""
+    data = payload.get("data")
+    if payload.get("ok") and isinstance(data, dict) and isinstance(data.get("markdown"), str):
+        return str(data["markdown"])
     return envelope.encode(payload)

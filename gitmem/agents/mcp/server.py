@@ -80,26 +80,106 @@ def error(tool: str, err: dict[str, object], warnings: list[str]) -> dict[str, A
     return envelope.error(tool, err, warnings, label="tool")
 
 
-# The CLI's options that the library's hints name, and the tool argument each is.
-_FLAGS = re.compile(r"--(force|redact|supersedes)\b( [0-9a-f]{7,64})?")
-_CONFIRM = re.compile(r"'git mem confirm ([0-9a-f]{7,64})'")
+# What the library's messages and hints name of the CLI: its options (``--as-of``,
+# ``--session ID``, ``--supersedes 3f2a9c1``) and its commands, quoted
+# ('git mem recall QUERY --all'). An agent on MCP has tools and arguments instead.
+_OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)(?: ([0-9a-f]{7,64})| ([A-Z][A-Z_]*))?(?![\w-])")
+_COMMAND = re.compile(r"(['`])git mem ([a-z][a-z-]*)([^'`]*)\1")
+# A quoted git command ('git config --global ...', 'git fetch --all'): not ours, kept.
+_GIT = re.compile(r"(['`])git (?!mem )[^'`]*\1")
+# CLI commands without a tool of their name, and the tool (with arguments) that does
+# their job for an agent.
+_ALIASES = {"log": ("list", ['status="all"'])}
+
+Shapes = dict[str, dict[str, str]]  # tool -> argument -> "bool", "list" or "value"
 
 
-def in_tool_terms(err: dict[str, object], args: list[str]) -> dict[str, object]:
-    """``err`` with its hint naming the tool's arguments (``args``) where it names
-    the CLI's options: "store it anyway with --force" told an agent on MCP of a
-    flag no tool has. An option the tool lacks is named as the add tool's argument."""
-    hint = err.get("hint")
-    if not isinstance(hint, str) or ("--" not in hint and "git mem confirm" not in hint):
-        return err
+def in_tool_terms(err: dict[str, object], tool: str, shapes: Shapes) -> dict[str, object]:
+    """``err`` with its message and hint naming the tools and their arguments where
+    they name the CLI's commands and options: "store it anyway with --force", "pass
+    --session ID", "--since: ...", "list ids with 'git mem recall QUERY --all'" told an
+    agent on MCP of flags and commands it does not have (docs/agents.md promises tool
+    terms). An option ``tool`` lacks is named as the argument of a tool that has it
+    ("the add tool with redact=true"); a command whose options no tool has, or no tool
+    does, is left as it is: it is for a person at the command line."""
+    out = dict(err)
+    for field in ("message", "hint"):
+        text = err.get(field)
+        if isinstance(text, str) and ("--" in text or "git mem " in text):
+            out[field] = _tool_terms(text, tool, shapes)
+    return out
 
-    def arg(m: re.Match[str]) -> str:
-        name, value = m.group(1), (m.group(2) or "").strip()
-        said = f"{name}=[\"{value}\"]" if value else f"{name}=true"
-        return said if name in args else f"the add tool with {said}"
 
-    hint = _CONFIRM.sub(r"the confirm tool (id '\1')", _FLAGS.sub(arg, hint))
-    return {**err, "hint": hint}
+def _tool_terms(text: str, tool: str, shapes: Shapes) -> str:
+    parts: list[str] = []
+    pos = 0
+    # Options outside quoted commands; our commands whole; git's own as they are.
+    quoted = sorted([*_COMMAND.finditer(text), *_GIT.finditer(text)], key=lambda m: m.start())
+    for m in quoted:
+        if m.start() < pos:
+            continue
+        parts += [_OPTION.sub(lambda o: _option(o, tool, shapes), text[pos:m.start()]),
+                  _command(m, shapes) if m.re is _COMMAND else m.group(0)]
+        pos = m.end()
+    parts.append(_OPTION.sub(lambda o: _option(o, tool, shapes), text[pos:]))
+    return "".join(parts)
+
+
+def _said(arg: str, shape: str, value: str | None, placeholder: str | None) -> str:
+    if shape == "bool":
+        return f"{arg}=true"
+    if value is not None:
+        return f'{arg}=["{value}"]' if shape == "list" else f'{arg}="{value}"'
+    return f"the {arg} argument" if placeholder is not None else arg
+
+
+def _argument(option: str, tool: str, shapes: Shapes) -> tuple[str, str] | None:
+    """(tool, argument) for a CLI option: ``tool``'s own if it has it, else add's, else
+    the first tool's that has it. A repeated option is a list argument (--path: paths)."""
+    arg = option.replace("-", "_")
+    for owner in (tool, "add", *shapes):
+        for name in (arg, f"{arg}s"):
+            if name in shapes.get(owner, {}):
+                return owner, name
+    return None
+
+
+def _option(m: re.Match[str], tool: str, shapes: Shapes) -> str:
+    found = _argument(m.group(1), tool, shapes)
+    if found is None:
+        return m.group(0)  # no tool has it: a person's option, named as such
+    owner, arg = found
+    # "--since: 'x' is ..." reads "since: 'x' is ..."; "pass --session ID", "pass the
+    # session argument"; "--supersedes 3f2a9c1", 'supersedes=["3f2a9c1"]'.
+    said = _said(arg, shapes[owner][arg], m.group(2), m.group(3))
+    return said if owner == tool else f"the {owner} tool with {said}"
+
+
+def _command(m: re.Match[str], shapes: Shapes) -> str:
+    name, rest = m.group(2), m.group(3).split()
+    target, said = (name, []) if name in shapes else _ALIASES.get(name, ("", []))
+    if target not in shapes:
+        return m.group(0)
+    said = list(said)
+    args = shapes[target]
+    i = 0
+    while i < len(rest):
+        word = rest[i]
+        value = rest[i + 1] if i + 1 < len(rest) else ""
+        found = _argument(word[2:], target, {target: args}) if word.startswith("--") else None
+        if found is not None:
+            arg = found[1]
+            hexed = re.fullmatch(r"[0-9a-f]{7,64}", value) is not None
+            said.append(_said(arg, args[arg], value if hexed else None, None))
+            i += 2 if hexed and args[arg] != "bool" else 1
+        elif re.fullmatch(r"[0-9a-f]{7,64}", word) and "id" in args:
+            said.append(f"id '{word}'")
+            i += 1
+        elif re.fullmatch(r"[A-Z][A-Z_]*", word):  # a placeholder: the schema says it
+            i += 1
+        else:
+            return m.group(0)  # an option or a value no tool takes: for a person
+    return f"the {target} tool" + (f" ({', '.join(said)})" if said else "")
 
 
 def result(payload: dict[str, Any]) -> CallToolResult:
@@ -128,7 +208,7 @@ class Server:
         self.path = Path(os.fspath(path)) if path is not None else Path.cwd()
         self._stores: dict[str, api.Store] = {}
         self._roots: list[str] | None = None  # the client's roots, asked once
-        self.arguments: dict[str, list[str]] = {}  # each tool's, for hints (tools.register)
+        self.arguments: Shapes = {}  # each tool's arguments, for hints (tools.register)
         # One thread, forever: the Stores' SQLite connections live on it.
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitmem-store")
 
@@ -197,7 +277,7 @@ class Server:
                 data = action(store)  # a write replays everything first (clocks, dedup)
             return ok(tool, data, store.warnings)
         except GitMemError as exc:
-            return error(tool, in_tool_terms(exc.to_dict(), self.arguments.get(tool, [])),
+            return error(tool, in_tool_terms(exc.to_dict(), tool, self.arguments),
                          store.warnings if store else [])
         except Exception as exc:  # a bug: reported to the agent, the server stays up
             if os.environ.get("GITMEM_DEBUG"):
