@@ -190,6 +190,11 @@ def test_no_remote_is_a_clear_error(repo: Path) -> None:
         "error: no remote to sync memory with; hint: add one with 'git remote add origin "
         "<url>', or name it: git mem sync <remote>"
     )
+    # The hint names the command that asked (push said 'git mem sync <remote>').
+    for command, hint in (("push", "git mem push <remote>"), ("pull", "git mem pull <remote>"),
+                          ("init", "git mem init --fetch-refspec --remote <remote>")):
+        out = gm(command, *(["--fetch-refspec"] if command == "init" else []), cwd=repo)
+        assert out.returncode == 8 and out.stderr.strip().endswith(hint), out.stderr
     bad = gm("pull", "nosuchremote", cwd=repo)
     assert bad.returncode == 8 and bad.stderr.startswith("error: git fetch from 'nosuchremote' failed")
 

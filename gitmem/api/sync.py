@@ -25,7 +25,7 @@ from .pool import Pool
 
 def pull(pool: Pool, remote: str | None = None) -> SyncReport:
     """Fetch every partition from ``remote`` and bring the others' forward."""
-    remote = remote or pool.log.default_remote()
+    remote = remote or pool.log.default_remote(command="pull")
     # A partition ref of ours that is not a commit: git's own fetch may fail on it
     # (an object that is missing) and a push would spread it; say what is wrong.
     pool.log.check_own_tips("fetched")
@@ -59,7 +59,7 @@ def pull(pool: Pool, remote: str | None = None) -> SyncReport:
 
 def push(pool: Pool, remote: str | None = None) -> SyncReport:
     """Push this clone's own partitions to ``remote`` (fast-forward only)."""
-    remote = remote or pool.log.default_remote(push=True)
+    remote = remote or pool.log.default_remote(push=True, command="push")
     pushed = pool.log.push(remote, pool.log.own_partitions())
     unrecorded = sorted({p.unrecorded for p in pushed if p.unrecorded})
     if unrecorded:
@@ -92,7 +92,7 @@ def init(pool: Pool, *, fetch_refspec: bool = False, remote: str | None = None,
         mine = None
     added: dict[str, bool] = {}
     if fetch_refspec:
-        targets = [remote] if remote else [pool.log.default_remote()]
+        targets = [remote] if remote else [pool.log.default_remote(command="init --fetch-refspec --remote")]
         for r in targets:
             if r not in pool.log.remotes():
                 raise InvalidInput(f"'{r}' is not a configured remote",

@@ -366,9 +366,10 @@ class Oplog:
         """The names of the configured remotes, sorted."""
         return self._sync.remotes()
 
-    def default_remote(self, *, push: bool = False) -> str:
-        """The remote git itself would use for ``git fetch`` (or ``git push``)."""
-        return self._sync.default_remote(push=push)
+    def default_remote(self, *, push: bool = False, command: str = "sync") -> str:
+        """The remote git itself would use for ``git fetch`` (or ``git push``); when
+        there is none, the hint names ``command`` (the one that asked)."""
+        return self._sync.default_remote(push=push, command=command)
 
     def namespace(self, remote: str) -> str:
         """The private ref namespace for a remote name or URL."""

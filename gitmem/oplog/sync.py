@@ -64,7 +64,7 @@ class Sync:
         """The names of the configured remotes, sorted."""
         return sorted(self._libgit2.repo.remotes.names())
 
-    def default_remote(self, *, push: bool = False) -> str:
+    def default_remote(self, *, push: bool = False, command: str = "sync") -> str:
         """The remote git itself would use for ``git fetch`` (or ``git push``)."""
         repo = self._libgit2.repo
         cfg = repo.config
@@ -97,8 +97,8 @@ class Sync:
         raise NoRemote(
             "no remote to sync memory with"
             + (f" (remotes: {', '.join(names)})" if names else ""),
-            "add one with 'git remote add origin <url>', or name it: git mem sync <remote>"
-            if not names else f"name one: git mem sync {names[0]}",
+            f"add one with 'git remote add origin <url>', or name it: git mem {command} <remote>"
+            if not names else f"name one: git mem {command} {names[0]}",
         )
 
     def namespace(self, remote: str) -> str:
