@@ -59,6 +59,7 @@ class Item(msgspec.Struct):
     score: float = 0.0  # salience: how sections from two pools interleave
     personal: bool = False
     author: str | None = None  # an email: no author crowds a section others write in too
+    twin: str = ""  # what twins share (gitmem/twins.py): the pools' lines merge by it
 
 
 class Built(msgspec.Struct):

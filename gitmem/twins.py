@@ -27,6 +27,12 @@ def twin_key(kind: str, key: str | None, text: str | None) -> tuple[str, str | N
     return kind, key, ops.normalize_text(text or "")
 
 
+def twin_id(kind: str, key: str | None, text: str | None) -> str:
+    """``twin_key`` as one string ("" for no text: such memories are nobody's twins)."""
+    k = twin_key(kind, key, text)
+    return "\0".join((k[0], k[1] or "", k[2])) if k[2] else ""
+
+
 def first_of_each(items: Iterable[T], key: Callable[[T], tuple[str, str | None, str]],
                   ident: Callable[[T], str]) -> tuple[list[T], dict[str, list[str]]]:
     """``items`` in their order, each one a twin of an earlier one left out; and, by

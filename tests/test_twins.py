@@ -39,3 +39,33 @@ def test_export_and_context_show_twins_once(team: dict[str, Path]) -> None:
         assert procedures.lower().count("github actions") == 1, md
     # The same on both clones: the first recorded is the one kept.
     assert ok(gm("export", cwd=a)).stdout == ok(gm("export", cwd=b)).stdout
+
+
+def test_a_twin_whose_code_is_gone_leaves_the_other_in_context(team: dict[str, Path]) -> None:
+    """A review: twins were merged before the fade, so when the one kept was anchored to
+    a file since deleted, context lost the memory altogether."""
+    from conftest import git
+
+    a, b = team["a"], team["b"]
+    (a / "old.py").write_text("def f():\n    pass\n")
+    git("add", "old.py", cwd=a)
+    git("commit", "-q", "-m", "old", cwd=a)
+    text = "retries must stay idempotent in the billing client"
+    ok(gm("add", text, "--path", "old.py", "--importance", "0.9", "--kind", "procedure", cwd=a))
+    ok(gm("add", text, "--no-anchor", "--importance", "0.3", "--kind", "procedure", cwd=b))
+    for clone in (a, b, a):
+        ok(gm("sync", cwd=clone))
+    md = json.loads(ok(gm("context", "--json", cwd=a)).stdout)["data"]["markdown"]
+    assert md.split("## Procedures and conventions\n")[1].split("##")[0].count("idempotent") == 1
+    git("rm", "-q", "old.py", cwd=a)
+    git("commit", "-q", "-m", "gone", cwd=a)
+    md = json.loads(ok(gm("context", "--json", cwd=a)).stdout)["data"]["markdown"]
+    assert md.split("## Procedures and conventions\n")[1].split("##")[0].count("idempotent") == 1, md
+
+
+def test_a_text_both_pools_hold_takes_one_line_in_context(repo: Path) -> None:
+    ok(gm("add", "Use British English in docs", "--kind", "persona", "--personal", cwd=repo))
+    ok(gm("add", "Use British English in docs", "--kind", "persona", cwd=repo))
+    md = ok(gm("context", cwd=repo)).stdout
+    assert md.split("## Persona\n")[1].split("##")[0].count("British English") == 1, md
+    assert "[personal] Use British English" in md  # the person's own first on ties
