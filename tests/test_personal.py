@@ -61,7 +61,12 @@ def test_the_repository_pointer_keeps_no_credential_of_a_remote(repo: Path,
     remotes = {"origin": "https://dev.azure.example/x.git?sv=2022-11-02&sig=SECRETSIGK7hQ",
                "slash": "https://ci:Zx9/SECRETQw7@git.example/z.git",
                "at": "https://bob:hunter2@SECRETevil@git.example/y.git",
-               "scp": "bob:SECRETscp1@git.example:r.git"}
+               "scp": "bob:SECRETscp1@git.example:r.git",
+               # Kept whole: an "@" in a path, a Windows path (a review: both lost
+               # their host, or part of their path, in the record).
+               "tagged": "https://git.example.com/org/repo@v1.git",
+               "dated": "file:///srv/team@2024/repo.git",
+               "windows": "C:\\src\\team@corp\\repo"}
     for name, url in remotes.items():
         git("remote", "add", name, url, cwd=repo)
     ok(gm("add", "I like terse commit messages", "--personal", cwd=repo))
@@ -69,6 +74,9 @@ def test_the_repository_pointer_keeps_no_credential_of_a_remote(repo: Path,
     assert "https://dev.azure.example/x.git" in key["value"], key
     assert "git.example/z.git" in key["value"] and "git.example:r.git" in key["value"]
     assert "SECRET" not in key["value"], key["value"]
+    for kept in ("https://git.example.com/org/repo@v1.git", "file:///srv/team@2024/repo.git",
+                 "C:\\src\\team@corp\\repo"):
+        assert kept in key["value"], key["value"]
     assert "SECRET" not in git("log", "-p", "--all", cwd=personal_dir(hermetic)).stdout
 
 

@@ -91,6 +91,24 @@ def test_a_remote_url_with_a_line_end_is_refused_without_its_password(
             assert "127.0.0.1:9/r.git" in out.stdout + out.stderr
 
 
+def test_a_named_remote_keeps_its_password_out_of_gits_words(team: dict[str, Path]) -> None:
+    """A review: with an scp-like URL holding a password configured as origin, 'sync'
+    and 'push origin' printed git's "'hunter2@host:repo.git' does not appear to be a
+    git repository": only a URL given on the command line was scrubbed."""
+    a = team["a"]
+    fake = a.parent / "fakessh"  # runs the remote command here, as sshd would there
+    fake.write_text('#!/bin/sh\nfor last; do :; done\nexec sh -c "$last"\n')
+    fake.chmod(0o755)
+    git("remote", "set-url", "origin", "bob:SECRETTOKEN@host:repo.git", cwd=a)
+    ok(gm("add", "a memory to push", cwd=a))
+    env = {"GIT_SSH_COMMAND": str(fake)}
+    for args in (["sync"], ["push", "origin"], ["pull"]):
+        out = gm(*args, cwd=a, env=env)
+        assert out.returncode == 8, out.stderr
+        said = out.stdout + out.stderr
+        assert "SECRETTOKEN" not in said and "does not appear to be a git repository" in said, said
+
+
 def test_a_stale_lock_on_the_remote_is_not_blamed_on_the_host(team: dict[str, Path]) -> None:
     """A receive-pack killed mid-update leaves refs/memory/<p>.lock on the remote: the
     push is refused there until it is removed, and the old hint said the host refuses

@@ -330,9 +330,9 @@ def tag_times(workdir: Path, limit: int = 200) -> list[tuple[str, int]]:
 
 
 def without_credentials(urls: dict[str, str]) -> dict[str, str]:
-    """Remote URLs without their user, password and query string, as messages show
-    them (remotes.shown: a password may hold "@", "/" or a space; a signed URL's
+    """Remote URLs without their user, password, query string and fragment
+    (remotes.recorded: a password may hold "@", "/" or a space; a signed URL's
     query string is a credential too). The personal pool records them in an op."""
-    from .remotes import shown
+    from .remotes import recorded
 
-    return {name: shown(url.strip()) for name, url in urls.items()}
+    return {name: recorded(url) for name, url in urls.items()}

@@ -44,8 +44,32 @@ def _without_credentials(url: str) -> str:
 
 
 # An scp-like remote whose user part holds a password ("bob:hunter2@host:repo.git"):
-# git reads "bob" as the host, but the person meant a credential.
-_SCP_PASSWORD = re.compile(r"[^\s/@:]+:[^\s/]*@(?=[^\s@]*\Z)")
+# git reads "bob" as the host, but the person meant a credential. Not a Windows
+# path ("C:\\src\\team@corp\\repo": a drive letter, then a separator).
+_SCP_PASSWORD = re.compile(r"(?![A-Za-z]:[\\/])[^\s/\\@:]+:[^\s/]*@(?=[^\s@]*\Z)")
+# A URL's authority: up to the first "/" after the scheme. Its port, when it has
+# one, is digits (an IPv6 host is bracketed).
+_AUTHORITY = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<auth>[^/]*)(?P<rest>.*)\Z", re.S)
+_HOST_PORT = re.compile(r"(\[[^\]]*\]|[^:\[\]]*)(:\d*)?\Z")
+
+
+def recorded(remote: str) -> str:
+    """A remote as it may be stored (the personal pool's pointer to a repository,
+    an op: never rewritten but by a purge): without its user, password, query
+    string and fragment, and nothing else lost. A message may strip more (``shown``
+    strips a URL up to its last "@": a path holding one loses its host there); a
+    record keeps a path's "@" ("https://host/org/repo@v1.git") unless the URL's
+    authority is no host and port (a password holding "/": then as ``shown``)."""
+    core = remote.strip()
+    m = _AUTHORITY.match(core)
+    if m is None:
+        scp = _SCP_PASSWORD.match(core)
+        return core[scp.end():] if scp is not None else core
+    auth = m.group("auth").rsplit("@", 1)[-1]
+    if not _HOST_PORT.match(auth):  # "ci:Zx9" of https://ci:Zx9/Qw7@host/: a password's "/"
+        return _without_credentials(core)
+    rest = m.group("rest").split("?", 1)[0].split("#", 1)[0]
+    return f"{m.group('scheme')}{auth}{rest}"
 
 
 def shown(text: str) -> str:
@@ -65,13 +89,17 @@ def shown(text: str) -> str:
     return _URL.sub(lambda m: _without_credentials(m.group()), text)
 
 
-def scrubbed(text: str, remote: str) -> str:
-    """git's ``text`` about ``remote`` as messages may print it (``shown``), and
-    without the remote's password wherever git repeated it outside a URL (an
-    scp-like remote's "user:password@" reaches git as a host and a path)."""
+def scrubbed(text: str, *remotes: str) -> str:
+    """git's ``text`` about a remote as messages may print it (``shown``), and without
+    the password of any of ``remotes`` (the remote as given, and the URLs a remote's
+    name stands for) wherever git repeated it outside a URL (an scp-like remote's
+    "user:password@" reaches git as a host and a path)."""
     out = shown(text)
-    secret = _password(remote)
-    return out.replace(secret, "***") if secret else out
+    for remote in remotes:
+        secret = _password(remote)
+        if secret:
+            out = out.replace(secret, "***")
+    return out
 
 
 def _password(remote: str) -> str | None:

@@ -125,14 +125,14 @@ class Sync:
         if proc.returncode == 0:
             return Fetched([], self._fill_missing(remote))
         where = shown(remote)
-        here = self._local_failure(proc.stderr, f"fetch from '{where}'")
+        here = self._local_failure(proc.stderr, f"fetch from '{where}'", remote)
         if here is not None:
             raise here
         left_out = self._fetch_storable(remote, ns)
         if left_out is not None:
             return Fetched(left_out, self._fill_missing(remote))
         raise RemoteError(
-            f"git fetch from '{where}' failed: {what_git_said(scrubbed(proc.stderr, remote))}",
+            f"git fetch from '{where}' failed: {what_git_said(self._scrubbed(proc.stderr, remote))}",
             "check the remote's name or URL and your access (git fetch "
             f"{where} should work)",
         )
@@ -162,7 +162,7 @@ class Sync:
                 "--quiet", "--stdin", "--end-of-options", remote,
                 input="".join(f"+{REF_PREFIX}{n}:{prefix}{n}\n" for n in take))
             if proc.returncode != 0:
-                here = self._local_failure(proc.stderr, f"fetch from '{shown(remote)}'")
+                here = self._local_failure(proc.stderr, f"fetch from '{shown(remote)}'", remote)
                 if here is not None:
                     raise here
                 return None
@@ -397,11 +397,11 @@ class Sync:
                 "'git mem rekey'",
             )
         if proc.returncode != 0:
-            here = self._local_failure(proc.stderr, f"push to '{where}'")
+            here = self._local_failure(proc.stderr, f"push to '{where}'", remote)
             if here is not None:
                 raise here
             raise RemoteError(
-                f"git push to '{where}' failed: {what_git_said(scrubbed(proc.stderr, remote))}",
+                f"git push to '{where}' failed: {what_git_said(self._scrubbed(proc.stderr, remote))}",
                 f"check the remote's name or URL and your access (git push {where})",
             )
         return results
@@ -433,7 +433,21 @@ class Sync:
             return typed.message if typed is not None else f"cannot write {ref}: {exc}"
         return ""
 
-    def _local_failure(self, stderr: str, what: str) -> GitMemError | None:
+    def _scrubbed(self, text: str, remote: str) -> str:
+        """git's ``text`` about ``remote`` as a message may print it: without the
+        password of the remote as given, nor of the URLs its name stands for (a
+        review: 'sync origin' printed git's "'hunter2@host:repo.git' does not
+        appear to be a git repository" for an scp-like URL with a password)."""
+        urls: list[str] = []
+        try:
+            cfg = self._libgit2.repo.config
+            for key in (f"remote.{remote}.url", f"remote.{remote}.pushurl"):
+                urls += [str(v) for v in cfg.get_multivar(key)]
+        except Exception:  # noqa: BLE001 - only a message is at stake: shown() still applies
+            pass
+        return scrubbed(text, remote, *urls)
+
+    def _local_failure(self, stderr: str, what: str, remote: str) -> GitMemError | None:
         """The typed error when git failed on this side: no space left, a read-only
         .git (its own words in ``stderr``), never blamed on the remote. "Permission
         denied" is left out: from a remote it is about access."""
@@ -443,7 +457,8 @@ class Sync:
                 continue
             typed = from_os_error(OSError(code, line), self._state.path.parent)
             if typed is not None:
-                typed.message = f"git {what} failed here: {typed.message} ({shown(line.strip())})"
+                typed.message = (f"git {what} failed here: {typed.message} "
+                                 f"({self._scrubbed(line.strip(), remote)})")
                 return typed
         return None
 
