@@ -265,7 +265,8 @@ def brief_hits(r: Recalled) -> str:
         mark += " [faded]" if h.faded else ""
         changed = h.code_changed if isinstance(h, BriefHit) else bool(h.code and h.code.stale)
         mark += " [code changed since]" if changed else ""
-        lines.append(f"{h.id[:12]}  {h.score:.2f}  {h.kind:<9} {clip_line(h.text, 90)}{mark}")
+        text = f"{h.key}: {h.text}" if h.key and h.text is not None else h.text  # as list
+        lines.append(f"{h.id[:12]}  {h.score:.2f}  {h.kind:<9} {clip_line(text, 90)}{mark}")
     return "\n".join(lines) if lines else no_match(r.get("hidden"))
 
 
