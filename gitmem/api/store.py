@@ -142,7 +142,7 @@ class Store(Growth):
         self,
         text: str,
         *,
-        kind: str = "note",
+        kind: str | None = None,
         key: str | None = None,
         tags: Iterable[str] = (),
         about: Iterable[str] = (),
@@ -179,6 +179,7 @@ class Store(Growth):
         gitmem.duplicateThreshold, same kind) raises NearDuplicate unless
         ``force``; closer than gitmem.similarThreshold is stored and reported
         in ``similar``. A keyed memory replaces the key's current values.
+        ``kind`` defaults to fact for a keyed memory (as ``set``), else note.
         """
         from . import write
         return write.add(

@@ -61,7 +61,7 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
         personal=personal)
 
 
-def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tuple[str, ...],
+def add(text: str, kind: str | None, key: str | None, tags: tuple[str, ...], about: tuple[str, ...],
         paths: tuple[str, ...], importance: float, valid_from: str | None,
         valid_until: str | None, source: str | None, session: str | None,
         supersedes: tuple[str, ...], redact: bool, force: bool, symbol: str | None,
@@ -70,8 +70,8 @@ def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tup
     """``git mem add`` of TEXT as given (the caller read '-' and checked the
     --ephemeral combinations)."""
     if ephemeral:
-        run("add", as_json, lambda s: s.note(text, session=session or "", kind=kind, tags=tags,
-                                             keep=keep, redact=redact), render.noted)
+        run("add", as_json, lambda s: s.note(text, session=session or "", kind=kind or "note",
+                                             tags=tags, keep=keep, redact=redact), render.noted)
         return
     run(
         "add", as_json,
