@@ -63,3 +63,64 @@ def test_library_add_with_a_key_is_a_fact(repo: Path) -> None:
     with gitmem.open(repo) as s:
         assert s.add("postgres 16", key="db.engine").kind == "fact"
         assert s.add("a plain note").kind == "note"
+
+
+CODING = Path(__file__).parent.parent / "fixtures" / "recall" / "coding.memories.jsonl"
+
+
+def coding_store(repo: Path, n: int = 60) -> Path:
+    """``n`` memories of a coding team (from 50 on, the default cutoff applies)."""
+    lines = CODING.read_text().splitlines()[:n]
+    records = [json.dumps({"text": json.loads(line)["text"]}) for line in lines]
+    ok(gm("import", "-", cwd=repo, input="\n".join(records)))
+    return repo
+
+
+def test_an_empty_recall_names_all_when_only_retired_memories_answer(repo: Path) -> None:
+    coding_store(repo)
+    old = ok(gm("add", "the API listens on port 9090", cwd=repo)).stdout.split()[0]
+    ok(gm("invalidate", old, "--reason", "moved", cwd=repo))
+    mid = ok(gm("add", "the API listens on port 8080", cwd=repo)).stdout.split()[0]
+    last = ok(gm("add", "the API listens on port 7070", "--supersedes", mid,
+                 cwd=repo)).stdout.split()[0]
+    ok(gm("invalidate", last, "--reason", "gone", cwd=repo))
+    query = "which port does the api listen on"
+    # Below the cutoff are only unrelated memories that share a word ("API client"):
+    # --min-score 0 would not show the answers; --all does, and scores them high.
+    below = data(gm("recall", query, "--min-score", "0", "--json", cwd=repo))["hits"]  # type: ignore[index]
+    assert below and not any("listens" in h["text"] for h in below)  # type: ignore[index]
+    every = data(gm("recall", query, "--all", "--json", cwd=repo))["hits"]  # type: ignore[index]
+    assert all(h["score"] > 0.5 and "listens" in h["text"] for h in every)  # type: ignore[index]
+    said = ok(gm("recall", query, cwd=repo)).stdout
+    assert said == "no memory matches (retired memories are left out: --all shows them)\n", said
+    # Nothing retired near the question: the cutoff is what to loosen.
+    said = ok(gm("recall", "how is the generated client kept in sync", "--min-score", "0.99",
+                 cwd=repo)).stdout
+    assert said.startswith("no memory matches (hits below the relevance cutoff"), said
+
+
+def test_the_hint_follows_the_best_scoring_second_look() -> None:
+    from gitmem.cli.render import left_out
+    from gitmem.model import Hit
+
+    def hit(score: float, status: str = "active") -> Hit:
+        return Hit(id="a" * 64, kind="note", text="x", author="A", author_email="a@x",
+                   partition="p", clock=1, recorded_at="2026-01-01T00:00:00Z", status=status,
+                   commit="c" * 40, rank=1, score=score)
+
+    def looks(table: dict[tuple[float | None, bool], list[Hit]]):  # type: ignore[no-untyped-def]
+        return lambda cutoff, retired: table.get((cutoff, retired), [])
+
+    unrelated, answer = [hit(0.03)], [hit(0.04, "superseded")]
+    # Below the cutoff, the retired answer outscores the unrelated hit: --all --min-score 0.
+    assert left_out(looks({(0.0, False): unrelated, (0.0, True): unrelated + answer}),
+                    None, False) == "both"
+    # The unrelated hit is the best of it: --min-score 0 alone.
+    assert left_out(looks({(0.0, False): [hit(0.045)], (0.0, True): [hit(0.045)] + answer}),
+                    None, False) == "cutoff"
+    assert left_out(looks({(None, True): [hit(0.8, "superseded")],
+                           (0.0, False): unrelated}), None, False) == "retired"
+    assert left_out(looks({}), None, False) is None
+    # Under --all only the cutoff can hide anything; under --min-score 0 only retirement.
+    assert left_out(looks({(0.0, True): unrelated}), None, True) == "cutoff"
+    assert left_out(looks({(0.0, False): unrelated}), 0.0, False) is None

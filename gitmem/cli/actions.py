@@ -15,6 +15,9 @@ from . import render
 from .output import run, who
 
 
+HINT_LOOK = 5  # hits each second look of an empty recall weighs (by their best score)
+
+
 def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
            tags: tuple[str, ...], authors: tuple[str, ...], about: tuple[str, ...],
            paths: tuple[str, ...], min_score: float | None, include_retired: bool, mode: str,
@@ -48,13 +51,11 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
             # cutoff was blamed in an empty store, under --min-score 0, for retired
             # ones), naming the flags that show it. The looks record no use: nobody is
             # shown what they find.
-            cut = min_score != 0
-            if cut and look(0.0, include_retired, 1, False):
-                out["hidden"] = "cutoff"
-            elif not include_retired and look(min_score, True, 1, False):
-                out["hidden"] = "retired"
-            elif cut and not include_retired and look(0.0, True, 1, False):
-                out["hidden"] = "both"
+            hidden = render.left_out(
+                lambda cutoff, retired: look(cutoff, retired, HINT_LOOK, False),
+                min_score, include_retired)
+            if hidden is not None:
+                out["hidden"] = hidden
         return out
 
     run("recall", as_json, find, render.brief_hits if fmt == "brief" else render.hits,

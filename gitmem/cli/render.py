@@ -10,6 +10,7 @@ id a script captures.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from .. import api
@@ -268,6 +269,25 @@ def brief_hits(r: Recalled) -> str:
         text = f"{h.key}: {h.text}" if h.key and h.text is not None else h.text  # as list
         lines.append(f"{h.id[:12]}  {h.score:.2f}  {h.kind:<9} {clip_line(text, 90)}{mark}")
     return "\n".join(lines) if lines else no_match(r.get("hidden"))
+
+
+def left_out(look: Callable[[float | None, bool], list[Hit]], min_score: float | None,
+             include_retired: bool) -> str | None:
+    """What an empty recall left out that would answer it (``no_match``'s word), from
+    second looks: ``look(cutoff, retired)``. The look whose best hit scores highest
+    wins: when only retired memories answer, --min-score 0 shows unrelated hits
+    below the cutoff, and the hint must name --all instead."""
+    cut = min_score != 0
+    if not include_retired:
+        # Retired hits that clear the cutoff outscore anything below it.
+        if look(min_score, True):
+            return "retired"
+    below = look(0.0, include_retired) if cut else []
+    both = look(0.0, True) if cut and not include_retired else []
+    best_below = max((h.score for h in below), default=-1.0)
+    if both and max(h.score for h in both) > best_below:
+        return "both"  # the best of what the cutoff left out is retired
+    return "cutoff" if below else None
 
 
 def no_match(hidden: str | None) -> str:
