@@ -124,3 +124,60 @@ def test_the_hint_follows_the_best_scoring_second_look() -> None:
     # Under --all only the cutoff can hide anything; under --min-score 0 only retirement.
     assert left_out(looks({(0.0, True): unrelated}), None, True) == "cutoff"
     assert left_out(looks({(0.0, False): unrelated}), 0.0, False) is None
+
+
+def test_with_all_a_current_value_comes_before_the_one_it_replaced(repo: Path) -> None:
+    coding_store(repo)
+    old = ok(gm("add", "the API listens on port 8080", cwd=repo)).stdout.split()[0]
+    new = ok(gm("add", "the API now listens on port 9090", "--supersedes", old,
+                cwd=repo)).stdout.split()[0]
+    # Equal in the query's words, nearly in meaning: the shorter 8080 ranked first in
+    # both channels (rank 1 against 2: a factor 0.92).
+    hits = data(gm("recall", "api port", "--all", "--explain", "--json", cwd=repo))["hits"]  # type: ignore[index]
+    order = [h["id"][:12] for h in hits if h["id"][:12] in (old, new)]  # type: ignore[index]
+    assert order == [new, old], [(h["text"], h["rank_score"]) for h in hits]  # type: ignore[index]
+    why = {h["id"][:12]: h["explain"]["factors"] for h in hits}  # type: ignore[index]
+    assert why[old]["retired"] == 0.8 and "retired" not in why[new]
+    # Default recall has no retired factor (benchmarks/coding.py: its order is unchanged).
+    plain = data(gm("recall", "api port", "--explain", "--json", cwd=repo))["hits"]  # type: ignore[index]
+    assert not any("retired" in h["explain"]["factors"] for h in plain)  # type: ignore[index]
+
+
+def test_a_small_context_budget_says_what_it_left_out(repo: Path) -> None:
+    coding_store(repo)
+    ok(gm("add", "deploys go through make deploy ENV=staging first, then production after "
+          "the smoke tests pass on staging for at least an hour", "--kind", "procedure",
+          cwd=repo))
+    ok(gm("set", "ci.runner", "buildkite", cwd=repo))
+    for budget in (100, 150, 500):
+        out = ok(gm("context", "--budget", str(budget), cwd=repo)).stdout
+        assert "no memories yet" not in out, out
+        got = data(gm("context", "--budget", str(budget), "--json", cwd=repo))
+        md, left = got["markdown"], got["left_out"]  # type: ignore[index]
+        assert left > 0 and got["tokens"] <= budget  # type: ignore[index, operator]
+        assert md.rstrip("\n").splitlines()[-1].startswith(f"({left} memories left out"), md
+        assert f"no room in {budget} tokens" in md
+        assert out.rstrip("\n") == md.rstrip("\n")
+        if "none shown from" in md:  # the sections named show no line
+            named = md.rsplit("none shown from ", 1)[1].split(":")[0].split(", ")
+            assert named and all(f"## {t}\n" not in md for t in named), md
+
+
+def test_the_note_names_a_section_whose_items_are_longer_than_its_share() -> None:
+    from gitmem import context
+
+    def item(section: str, n: int, words: int) -> context.Item:
+        return context.Item(section=section, line=f"- {section} {n} " + "word " * words,
+                            id=f"{section}{n}")
+
+    sections = {"facts": [item("facts", 1, 4)], "notes": [item("notes", n, 6) for n in range(3)],
+                "procedures": [item("procedures", 1, 50)]}
+    built = context.build(sections, 150)
+    assert built.tokens <= 150 and built.left_out > 0
+    assert "## Procedures" not in built.markdown
+    assert built.left_out == 1 and built.markdown.endswith(
+        "(1 memory left out, no room in 150 tokens; none shown from "
+        "Procedures and conventions: ask for a larger budget, or recall what you need)\n"), \
+        built.markdown
+    # Everything fits: no note.
+    assert "left out" not in context.build({"facts": [item("facts", 1, 4)]}, 150).markdown
