@@ -181,3 +181,35 @@ def test_the_note_names_a_section_whose_items_are_longer_than_its_share() -> Non
         built.markdown
     # Everything fits: no note.
     assert "left out" not in context.build({"facts": [item("facts", 1, 4)]}, 150).markdown
+
+
+def test_recall_marks_the_winner_of_a_keyed_conflict(team: dict[str, Path]) -> None:
+    a, b = team["a"], team["b"]
+    ok(gm("set", "ci.runner", "jenkins", cwd=a))
+    ok(gm("sync", cwd=a))
+    ok(gm("sync", cwd=b))
+    # Alice and Bob both change it before either syncs: a recorded conflict.
+    ok(gm("set", "ci.runner", "github actions", cwd=a))
+    ok(gm("set", "ci.runner", "buildkite", cwd=b))
+    for clone in (a, b, a):
+        ok(gm("sync", cwd=clone))
+    conf = data(gm("conflicts", "--json", cwd=a))["conflicts"][0]  # type: ignore[index]
+    winner, loser = conf["current"]["id"], conf["others"][0]["id"]  # type: ignore[index]
+    got = data(gm("recall", "ci runner", "--json", cwd=a))
+    assert [h["id"] for h in got["hits"]] == [winner]  # type: ignore[index]
+    assert got["hits"][0]["conflict_with"] is None  # type: ignore[index]  # as it was
+    assert got["contested"] == {winner: [loser]}  # type: ignore[index]
+    brief = data(gm("recall", "ci runner", "--format", "brief", "--json", cwd=a))
+    assert brief["contested"] == {winner: [loser]}  # type: ignore[index]
+    out = ok(gm("recall", "ci runner", cwd=a)).stdout
+    assert f"[conflict: wins over {loser[:12]}; see git mem conflicts]" in out, out
+    out = ok(gm("recall", "ci runner", "--format", "brief", cwd=a)).stdout
+    assert f"[conflict: wins over {loser[:12]}]" in out, out
+    # With --all the loser is there too, marked as before; the winner still says it wins.
+    every = data(gm("recall", "ci runner", "--all", "--json", cwd=a))
+    assert every["contested"] == {winner: [loser]}  # type: ignore[index]
+    assert {h["id"]: h["conflict_with"] for h in every["hits"]}[loser] == winner  # type: ignore[index]
+    # Resolved: no mark.
+    ok(gm("set", "ci.runner", "buildkite", cwd=a))
+    assert "contested" not in data(gm("recall", "ci runner", "--json", cwd=a))  # type: ignore[operator]
+    assert "wins over" not in ok(gm("recall", "ci runner", cwd=a)).stdout

@@ -391,6 +391,17 @@ class Store(Growth):
             valid_at=valid_at, record_use=record_use, authors=authors, about=about,
             paths=paths, min_score=min_score, session=session)
 
+    def contested(self, hits: Sequence[Hit], *, as_of: str | int | None = None,
+                  valid_at: str | int | None = None) -> dict[str, list[str]]:
+        """Of ``hits`` (a recall's), the keyed values that win a conflict, each with
+        the ids it wins over: shown as "in conflict" like get, keys and context do."""
+        from . import reads
+        out = reads.contested(self._pool, hits, as_of, valid_at)
+        mine = self._pools.personal()
+        if mine is not None and any(h.pool == mine.name for h in hits):
+            out.update(reads.contested(mine, hits, as_of, valid_at))
+        return out
+
     def list_memories(
         self,
         *,

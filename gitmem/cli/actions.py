@@ -43,9 +43,16 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
                             valid_at=valid_at, session=session, record_use=use)
 
         hits = look(min_score, include_retired, k)
+        # A value the team disagrees on says so, as get, keys and context do.
+        over = s.contested(hits, as_of=as_of, valid_at=valid_at) if hits else {}
         if fmt == "brief" and as_json:
-            return render.Recalled(query=query, hits=[BriefHit.of(h) for h in hits])
-        out = render.Recalled(query=query, hits=hits)
+            out = render.Recalled(query=query, hits=[BriefHit.of(h) for h in hits])
+        else:
+            out = render.Recalled(query=query, hits=hits)
+        if over:
+            out["contested"] = over
+        if fmt == "brief" and as_json:
+            return out
         if not hits and not as_json:
             # Say what was left out only when something was (a new user's trial: the
             # cutoff was blamed in an empty store, under --min-score 0, for retired

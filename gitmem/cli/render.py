@@ -46,6 +46,9 @@ class Recalled(TypedDict):
     hits: list[Hit] | list[BriefHit]
     # Human output only, when nothing is shown: why (actions.recall looked).
     hidden: NotRequired[str]
+    # Hits that win a keyed conflict -> the ids of the values they win over (only
+    # when there are any; a losing value says so in its own conflict_with).
+    contested: NotRequired[dict[str, list[str]]]
 
 
 class Keys(TypedDict):
@@ -254,14 +257,18 @@ def conflicts(r: Conflicts) -> str:
 
 def hits(r: Recalled) -> str:
     found = [h for h in r["hits"] if isinstance(h, Hit)]
-    return "\n".join(hit_lines(h) for h in found) if found else no_match(r.get("hidden"))
+    over = r.get("contested") or {}
+    return ("\n".join(hit_lines(h, over.get(h.id)) for h in found) if found
+            else no_match(r.get("hidden")))
 
 
 def brief_hits(r: Recalled) -> str:
     """One line per hit: id, score, kind, the text's first line."""
     lines = []
+    over = r.get("contested") or {}
     for h in r["hits"]:
         mark = "" if h.status in (None, "active") else f" [{h.status}]"
+        mark += f" [conflict: wins over {_ids(over[h.id])}]" if h.id in over else ""
         mark += f" [{h.pool}]" if h.pool in ("personal", "session") else ""
         mark += " [faded]" if h.faded else ""
         changed = h.code_changed if isinstance(h, BriefHit) else bool(h.code and h.code.stale)
@@ -304,7 +311,12 @@ def no_match(hidden: str | None) -> str:
     return "no memory matches"
 
 
-def hit_lines(h: Hit) -> str:
+def _ids(ids: list[str]) -> str:
+    return ", ".join(i[:12] for i in ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+
+
+def hit_lines(h: Hit, wins_over: list[str] | None = None) -> str:
+    """A hit's head line and text; ``wins_over``: the values it wins a conflict over."""
     head = f"{h.id[:12]}  {h.kind:<9} {h.score:5.2f}  {h.author}  {h.recorded_at[:10]}"
     if h.key:
         head += f"  key={h.key}"
@@ -317,6 +329,8 @@ def hit_lines(h: Hit) -> str:
         head += f"  [{h.pool}]"
     if h.conflict_with:
         head += f"  [conflict: loses to {h.conflict_with[:12]}]"
+    if wins_over:
+        head += f"  [conflict: wins over {_ids(wins_over)}; see git mem conflicts]"
     if h.faded:
         head += f"  [faded: salience {h.salience:.3f}]"
     if h.quarantine:
