@@ -188,11 +188,53 @@ def recent_line(op: OpInfo, rec: Record | None) -> str:
     return f"- {day} {fence(clip(op.author, 60))}: {fence(what)}"
 
 
+def left_note(left_out: int, budget: int, empty: list[str], short: bool = False) -> str:
+    """The line under a profile that left candidates out: how many, why, and the
+    sections that show none (their items are longer than the room they had), so a
+    small budget never reads as an empty memory. ``short``: how many and why only."""
+    n = f"{left_out} {'memory' if left_out == 1 else 'memories'}"
+    if short:
+        return f"({n} left out: no room in {budget} tokens)\n"
+    none = f"; none shown from {', '.join(TITLES[n] for n in empty)}" if empty else ""
+    return (f"({n} left out, no room in {budget} tokens{none}: ask for a larger budget, "
+            "or recall what you need)\n")
+
+
 def build(sections: dict[str, list[Item]], budget: int) -> Built:
     """Lay the candidates out within ``budget`` tokens (see SHARES), no author
-    over half of a section others write in too (see ``Item.author``)."""
+    over half of a section others write in too (see ``Item.author``). When some
+    did not fit, a last line says how many and where (``left_note``): room for it is
+    taken from the items only when the budget's slack cannot hold it."""
+    built = _lay(sections, budget, 0)
+    if not built.left_out:
+        return built
+    note = left_note(built.left_out, budget, _empty(sections, built))
+    if built.tokens + tokens(note) > budget:
+        # Room for the longest note a layout could need (every candidate left out, every
+        # section that has any showing none), in full or short: whichever shows more.
+        laid = []
+        for short in (False, True):
+            most = left_note(sum(len(v) for v in sections.values()), budget,
+                             [n for n in SHARES if sections.get(n)], short)
+            again = _lay(sections, budget, tokens(most))
+            laid.append((-len(again.items), short, again))
+        _, short, built = min(laid, key=lambda x: (x[0], x[1]))
+        note = left_note(built.left_out, budget, _empty(sections, built), short)
+    markdown = (built.markdown or PREAMBLE) + note
+    return Built(markdown=markdown, tokens=tokens(markdown), items=built.items,
+                 left_out=built.left_out)
+
+
+def _empty(sections: dict[str, list[Item]], built: Built) -> list[str]:
+    """The sections with candidates of which none was laid out."""
+    shown = {i.section for i in built.items}
+    return [n for n in SHARES if sections.get(n) and n not in shown]
+
+
+def _lay(sections: dict[str, list[Item]], budget: int, reserve: int) -> Built:
+    """``build`` without its note: ``reserve`` tokens kept free for it."""
     fixed = PREAMBLE + OPEN + "\n" + CLOSE + "\n"
-    room = budget - tokens(fixed)
+    room = budget - tokens(fixed) - reserve
     chosen: dict[str, list[Item]] = {name: [] for name in SHARES}
     pending: dict[str, list[Item]] = {name: list(sections.get(name, [])) for name in SHARES}
     # The sections whose candidates come from more than one author.

@@ -166,6 +166,13 @@ class Query(msgspec.Struct):
 
 # What an unconfirmed agent-written memory's score is multiplied by (Trust).
 UNVOUCHED = 0.9
+# With --all, what a memory that is not current truth (retired, or losing a keyed
+# conflict) is multiplied by: the current value comes before the value it replaced
+# unless that one answers clearly better (a key's old and new values differ by a
+# word or a number, so their ranks are a coin toss: rank 1 against 2 in both
+# channels is a factor 0.92). Default recall never sees such memories: its order is
+# untouched.
+RETIRED = 0.8
 
 # --path boost: a memory tied to the path itself (or to something inside an
 # asked folder) counts in full; each folder level above it costs PATH_STEP, down
@@ -332,6 +339,15 @@ def _rank_at(
     closer = (projection_closeness(projection.paths_of(list(fused)), q.paths) if q.paths
               else {})
     doubted = projection.unvouched(list(fused))
+    # Under --all: which candidates are current truth (at the point asked about, if any).
+    current: dict[str, bool] = {}
+    if q.include_retired:
+        if q.as_of is None and q.valid_at is None:
+            current = projection.standing(list(fused))
+        else:
+            live = set(projection.live_ids(list(fused), Scope(
+                as_of=q.as_of, valid_at=q.valid_at, quarantined=True)))
+            current = {mid: mid in live for mid in fused}
     scored = []
     signals: dict[str, dict[str, float]] = {}
     for mid, entry in fused.items():
@@ -361,10 +377,12 @@ def _rank_at(
             # Written by an agent (or poured in by a clone's first session) and
             # not yet confirmed by a person or a second author.
             factors["trust"] = UNVOUCHED
-        final = rrf * sal * factors.get("path", 1.0) * factors.get("trust", 1.0)
+        if not current.get(mid, True):
+            factors["retired"] = RETIRED
+        final = (rrf * sal * factors.get("path", 1.0) * factors.get("trust", 1.0)
+                 * factors.get("retired", 1.0))
         scored.append((-final, mid, rrf, factors, entry, sal, faded))
     # Equal scores: current truth before retired or losing values, then by id.
-    current = projection.standing(mid for _, mid, *_ in scored) if q.include_retired else {}
     scored.sort(key=lambda x: (x[0], not current.get(x[1], True), x[1]))
     min_score = q.min_score
     if min_score is None:

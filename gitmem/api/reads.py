@@ -107,6 +107,37 @@ def recall(
         pool.warnings.append(usage.error)
     return hits
 
+def contested(pool: Pool, hits: Iterable[Hit], as_of: str | int | None = None,
+              valid_at: str | int | None = None) -> dict[str, list[str]]:
+    """The hits of this pool that win a keyed conflict, each with the ids of the values
+    it wins over (``git mem conflicts``), at the point asked about if any. A winner
+    reads like any current value, yet the team disagrees on it: an agent told only
+    the value would take it as settled."""
+    from ..projection import Scope
+
+    keyed = [h for h in hits if h.key and h.pool == pool.name and h.status == "active"
+             and h.conflict_with is None and h.quarantine is None]
+    if not keyed:
+        return {}
+    scope = Scope(as_of=settings.point_in_time(pool.log, as_of, "--as-of"),
+                  valid_at=settings.point_in_time(pool.log, valid_at, "--valid-at"),
+                  shadow=False)
+
+    def run(p: Projection) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        values: dict[str, list[Record]] = {}
+        for h in keyed:
+            assert h.key is not None
+            if h.key not in values:  # current values, the winner first (see keyed)
+                values[h.key] = p.keyed(scope, h.key)
+            current = values[h.key]
+            if len(current) > 1 and current[0].id == h.id:
+                out[h.id] = [r.id for r in current[1:]]
+        return out
+
+    return pool.read(run, embed=False)
+
+
 MAX_COUNT = 1_000_000  # beyond any store; past 2**63 SQLite cannot even bind the number
 
 

@@ -142,7 +142,7 @@ class Store(Growth):
         self,
         text: str,
         *,
-        kind: str = "note",
+        kind: str | None = None,
         key: str | None = None,
         tags: Iterable[str] = (),
         about: Iterable[str] = (),
@@ -179,6 +179,7 @@ class Store(Growth):
         gitmem.duplicateThreshold, same kind) raises NearDuplicate unless
         ``force``; closer than gitmem.similarThreshold is stored and reported
         in ``similar``. A keyed memory replaces the key's current values.
+        ``kind`` defaults to fact for a keyed memory (as ``set``), else note.
         """
         from . import write
         return write.add(
@@ -389,6 +390,17 @@ class Store(Growth):
             explain=explain, include_quarantined=include_quarantined, as_of=as_of,
             valid_at=valid_at, record_use=record_use, authors=authors, about=about,
             paths=paths, min_score=min_score, session=session)
+
+    def contested(self, hits: Sequence[Hit], *, as_of: str | int | None = None,
+                  valid_at: str | int | None = None) -> dict[str, list[str]]:
+        """Of ``hits`` (a recall's), the keyed values that win a conflict, each with
+        the ids it wins over: shown as "in conflict" like get, keys and context do."""
+        from . import reads
+        out = reads.contested(self._pool, hits, as_of, valid_at)
+        mine = self._pools.personal()
+        if mine is not None and any(h.pool == mine.name for h in hits):
+            out.update(reads.contested(mine, hits, as_of, valid_at))
+        return out
 
     def list_memories(
         self,

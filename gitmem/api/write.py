@@ -32,7 +32,7 @@ def add(
     pool: Pool,
     text: str,
     *,
-    kind: str = "note",
+    kind: str | None = None,
     key: str | None = None,
     tags: Iterable[str] = (),
     about: Iterable[str] = (),
@@ -51,6 +51,8 @@ def add(
     link: ops.Link | None = None,
 ) -> Added:
     """Append a new memory to this clone's partition (see ``Store.add``)."""
+    if kind is None:  # a keyed value is a fact, whether written by set or add --key
+        kind = "fact" if key is not None else "note"
     body = validate.memory_body(
         text, kind=kind, key=key, tags=tags, about=about,
         paths=(), importance=importance, valid_from=valid_from,

@@ -15,6 +15,9 @@ from . import render
 from .output import run, who
 
 
+HINT_LOOK = 5  # hits each second look of an empty recall weighs (by their best score)
+
+
 def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
            tags: tuple[str, ...], authors: tuple[str, ...], about: tuple[str, ...],
            paths: tuple[str, ...], min_score: float | None, include_retired: bool, mode: str,
@@ -40,28 +43,33 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
                             valid_at=valid_at, session=session, record_use=use)
 
         hits = look(min_score, include_retired, k)
+        # A value the team disagrees on says so, as get, keys and context do.
+        over = s.contested(hits, as_of=as_of, valid_at=valid_at) if hits else {}
         if fmt == "brief" and as_json:
-            return render.Recalled(query=query, hits=[BriefHit.of(h) for h in hits])
-        out = render.Recalled(query=query, hits=hits)
+            out = render.Recalled(query=query, hits=[BriefHit.of(h) for h in hits])
+        else:
+            out = render.Recalled(query=query, hits=hits)
+        if over:
+            out["contested"] = over
+        if fmt == "brief" and as_json:
+            return out
         if not hits and not as_json:
             # Say what was left out only when something was (a new user's trial: the
             # cutoff was blamed in an empty store, under --min-score 0, for retired
             # ones), naming the flags that show it. The looks record no use: nobody is
             # shown what they find.
-            cut = min_score != 0
-            if cut and look(0.0, include_retired, 1, False):
-                out["hidden"] = "cutoff"
-            elif not include_retired and look(min_score, True, 1, False):
-                out["hidden"] = "retired"
-            elif cut and not include_retired and look(0.0, True, 1, False):
-                out["hidden"] = "both"
+            hidden = render.left_out(
+                lambda cutoff, retired: look(cutoff, retired, HINT_LOOK, False),
+                min_score, include_retired)
+            if hidden is not None:
+                out["hidden"] = hidden
         return out
 
     run("recall", as_json, find, render.brief_hits if fmt == "brief" else render.hits,
         personal=personal)
 
 
-def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tuple[str, ...],
+def add(text: str, kind: str | None, key: str | None, tags: tuple[str, ...], about: tuple[str, ...],
         paths: tuple[str, ...], importance: float, valid_from: str | None,
         valid_until: str | None, source: str | None, session: str | None,
         supersedes: tuple[str, ...], redact: bool, force: bool, symbol: str | None,
@@ -70,8 +78,8 @@ def add(text: str, kind: str, key: str | None, tags: tuple[str, ...], about: tup
     """``git mem add`` of TEXT as given (the caller read '-' and checked the
     --ephemeral combinations)."""
     if ephemeral:
-        run("add", as_json, lambda s: s.note(text, session=session or "", kind=kind, tags=tags,
-                                             keep=keep, redact=redact), render.noted)
+        run("add", as_json, lambda s: s.note(text, session=session or "", kind=kind or "note",
+                                             tags=tags, keep=keep, redact=redact), render.noted)
         return
     run(
         "add", as_json,

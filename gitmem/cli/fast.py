@@ -62,7 +62,7 @@ SPECS: dict[str, Spec] = {
         "--kind": ("kind", CHOICE, KINDS), "--tag": ("tags", MULTI, ()),
         "--path": ("paths", MULTI, ()), "--personal": ("personal", FLAG, ()),
     }, {
-        "text": None, "kind": "note", "key": None, "tags": (), "about": (), "paths": (),
+        "text": None, "kind": None, "key": None, "tags": (), "about": (), "paths": (),
         "importance": 0.5, "valid_from": None, "valid_until": None, "source": None,
         "session": None, "supersedes": (), "redact": False, "force": False, "symbol": None,
         "no_anchor": False, "ephemeral": False, "keep": False, "by": None, "personal": False,

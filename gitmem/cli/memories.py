@@ -14,9 +14,10 @@ from .app import KindChoice, by_option, cli, json_option, personal_option, read_
 
 @cli.command()
 @click.argument("text")
-@click.option("--kind", type=KindChoice(KINDS), default="note", show_default=True,
+@click.option("--kind", type=KindChoice(KINDS), default=None,
               help="What sort of memory this is. A decision, convention or gotcha is a "
-                   "note with a tag: --tag decision (export reads #decision, #convention).")
+                   "note with a tag: --tag decision (export reads #decision, #convention). "
+                   "[default: fact with --key, else note]")
 @click.option("--key", help="Attribute name for a keyed fact (e.g. db.engine).")
 @click.option("--tag", "tags", multiple=True, help="A tag (repeatable).")
 @click.option("--about", "about", multiple=True, help="An entity it is about (repeatable).")

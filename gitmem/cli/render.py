@@ -10,6 +10,7 @@ id a script captures.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from .. import api
@@ -45,6 +46,9 @@ class Recalled(TypedDict):
     hits: list[Hit] | list[BriefHit]
     # Human output only, when nothing is shown: why (actions.recall looked).
     hidden: NotRequired[str]
+    # Hits that win a keyed conflict -> the ids of the values they win over (only
+    # when there are any; a losing value says so in its own conflict_with).
+    contested: NotRequired[dict[str, list[str]]]
 
 
 class Keys(TypedDict):
@@ -253,20 +257,44 @@ def conflicts(r: Conflicts) -> str:
 
 def hits(r: Recalled) -> str:
     found = [h for h in r["hits"] if isinstance(h, Hit)]
-    return "\n".join(hit_lines(h) for h in found) if found else no_match(r.get("hidden"))
+    over = r.get("contested") or {}
+    return ("\n".join(hit_lines(h, over.get(h.id)) for h in found) if found
+            else no_match(r.get("hidden")))
 
 
 def brief_hits(r: Recalled) -> str:
     """One line per hit: id, score, kind, the text's first line."""
     lines = []
+    over = r.get("contested") or {}
     for h in r["hits"]:
         mark = "" if h.status in (None, "active") else f" [{h.status}]"
+        mark += f" [conflict: wins over {_ids(over[h.id])}]" if h.id in over else ""
         mark += f" [{h.pool}]" if h.pool in ("personal", "session") else ""
         mark += " [faded]" if h.faded else ""
         changed = h.code_changed if isinstance(h, BriefHit) else bool(h.code and h.code.stale)
         mark += " [code changed since]" if changed else ""
-        lines.append(f"{h.id[:12]}  {h.score:.2f}  {h.kind:<9} {clip_line(h.text, 90)}{mark}")
+        text = f"{h.key}: {h.text}" if h.key and h.text is not None else h.text  # as list
+        lines.append(f"{h.id[:12]}  {h.score:.2f}  {h.kind:<9} {clip_line(text, 90)}{mark}")
     return "\n".join(lines) if lines else no_match(r.get("hidden"))
+
+
+def left_out(look: Callable[[float | None, bool], list[Hit]], min_score: float | None,
+             include_retired: bool) -> str | None:
+    """What an empty recall left out that would answer it (``no_match``'s word), from
+    second looks: ``look(cutoff, retired)``. The look whose best hit scores highest
+    wins: when only retired memories answer, --min-score 0 shows unrelated hits
+    below the cutoff, and the hint must name --all instead."""
+    cut = min_score != 0
+    if not include_retired:
+        # Retired hits that clear the cutoff outscore anything below it.
+        if look(min_score, True):
+            return "retired"
+    below = look(0.0, include_retired) if cut else []
+    both = look(0.0, True) if cut and not include_retired else []
+    best_below = max((h.score for h in below), default=-1.0)
+    if both and max(h.score for h in both) > best_below:
+        return "both"  # the best of what the cutoff left out is retired
+    return "cutoff" if below else None
 
 
 def no_match(hidden: str | None) -> str:
@@ -283,7 +311,12 @@ def no_match(hidden: str | None) -> str:
     return "no memory matches"
 
 
-def hit_lines(h: Hit) -> str:
+def _ids(ids: list[str]) -> str:
+    return ", ".join(i[:12] for i in ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+
+
+def hit_lines(h: Hit, wins_over: list[str] | None = None) -> str:
+    """A hit's head line and text; ``wins_over``: the values it wins a conflict over."""
     head = f"{h.id[:12]}  {h.kind:<9} {h.score:5.2f}  {h.author}  {h.recorded_at[:10]}"
     if h.key:
         head += f"  key={h.key}"
@@ -296,6 +329,8 @@ def hit_lines(h: Hit) -> str:
         head += f"  [{h.pool}]"
     if h.conflict_with:
         head += f"  [conflict: loses to {h.conflict_with[:12]}]"
+    if wins_over:
+        head += f"  [conflict: wins over {_ids(wins_over)}; see git mem conflicts]"
     if h.faded:
         head += f"  [faded: salience {h.salience:.3f}]"
     if h.quarantine:

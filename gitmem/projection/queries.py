@@ -89,20 +89,41 @@ def ops_touching(c: sqlite3.Connection, memory_id: str) -> list[OpInfo]:
     """The add op of a memory and every op that targets it, in replay order (the
     adds among them, its own and any that supersede it, are memories' rows)."""
     rows = c.execute(
-        f"SELECT {ADD_COLS} FROM memories m WHERE m.digest = ? "
+        f"SELECT {ADD_COLS}, {_ADD_MORE} FROM memories m WHERE m.digest = ? "
         "OR m.digest IN (SELECT unhex(op) FROM links WHERE target = ?) UNION ALL "
-        f"SELECT {OP_COLS} FROM ops o WHERE o.target = ? "
+        f"SELECT {OP_COLS}, NULL, NULL FROM ops o WHERE o.target = ? "
         "OR o.id IN (SELECT op FROM links WHERE target = ?) ORDER BY 5, 1",
         (digest(memory_id), memory_id, memory_id, memory_id),
     ).fetchall()
-    return [opinfo(r) for r in rows]
+    return [_opinfo(r) for r in rows]
+
+
+# What an add's summary says beside its text's first line: the key of a keyed fact
+# ("db.engine: mysql", as list prints it: a value means little alone) and the
+# memories it supersedes.
+_ADD_MORE = "m.key, m.supersedes"
+
+
+def _opinfo(row: tuple[Any, ...]) -> OpInfo:
+    """``opinfo`` of a row with ``_ADD_MORE`` (NULL, NULL for other ops) after its columns."""
+    *cols, key, supersedes = row
+    info = opinfo(tuple(cols))
+    if info.summary is None:  # forgotten: nothing more to say
+        return info
+    if key:
+        info.summary = f"{key}: {info.summary}"
+    replaced = json.loads(supersedes) if supersedes and supersedes != "[]" else []
+    if replaced:
+        info.summary += f" (supersedes {', '.join(r[:12] for r in replaced)})"
+    return info
 
 
 def log(c: sqlite3.Connection, limit: int | None = None,
         author: str | None = None) -> list[OpInfo]:
     """Ops in replay order; with ``limit``, the last ``limit`` of them."""
     rows: list[tuple[Any, ...]] = []
-    for cols, table, a in ((ADD_COLS, "memories", "m"), (OP_COLS, "ops", "o")):
+    for cols, table, a in ((f"{ADD_COLS}, {_ADD_MORE}", "memories", "m"),
+                           (f"{OP_COLS}, NULL, NULL", "ops", "o")):
         sql, args = f"SELECT {cols} FROM {table} {a}", list[object]()
         if author:
             sql += (f" WHERE {a}.author IN (SELECT au.id FROM authors au "
@@ -115,7 +136,7 @@ def log(c: sqlite3.Connection, limit: int | None = None,
             args.append(limit)
         rows += c.execute(sql, args).fetchall()
     rows.sort(key=lambda r: (r[4], r[0]))
-    return [opinfo(r) for r in (rows if limit is None else rows[max(len(rows) - limit, 0):])]
+    return [_opinfo(r) for r in (rows if limit is None else rows[max(len(rows) - limit, 0):])]
 
 
 def best_per_memory(
