@@ -253,6 +253,14 @@ class Conflict(msgspec.Struct, kw_only=True):
     others: list[Record]
 
 
+class Fork(msgspec.Struct, kw_only=True):
+    """One memory replaced twice at once (two clones, before either synced): its
+    current replacements, oldest first (gitmem/projection/forks.py)."""
+
+    heads: list[Record]
+    replaced: list[str]  # the memories they replace (what their supersedes name)
+
+
 class SimilarPair(msgspec.Struct, kw_only=True):
     cosine: float
     near_duplicate: bool  # at or above the duplicate threshold (stored with --force)

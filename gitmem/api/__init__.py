@@ -40,6 +40,7 @@ from ..model import (
     ContextItem,
     Exported,
     FactValue,
+    Fork,
     Imported,
     InitReport,
     KeyHistory,
@@ -60,7 +61,7 @@ from .store import Store, open, open_personal, open_personal_from
 
 __all__ = [
     "Store", "Pool", "open", "open_personal", "open_personal_from", "personal_dir",
-    "Added", "Confirmed", "Conflict", "Context", "ContextItem", "FactValue", "Imported",
+    "Added", "Confirmed", "Conflict", "Context", "ContextItem", "FactValue", "Fork", "Imported",
     "ImportRecord", "BootstrapReport", "Exported", "InitReport", "KeyHistory", "PartitionInfo", "PurgeRemote", "PurgeReport",
     "RekeyReport", "Retired", "Shown", "SimilarPair", "Status", "SyncReport",
     "PERSONAL_ENV", "REPO_KEY", "BUILT_MARKER", "CACHE_DIR", "USAGE_NAME",

@@ -9,10 +9,11 @@ whose deterministic winner the fold rules pick, ``gitmem.replay``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..errors import UnknownKey
-from ..model import Conflict, FactValue, KeyHistory, Record
+from ..model import Conflict, FactValue, Fork, KeyHistory, Record
 from ..timefmt import iso
 from . import settings
 from .pool import Pool
@@ -91,6 +92,31 @@ def conflicts(pool: Pool) -> list[Conflict]:
         return out
 
     return pool.read(run)
+
+
+def forks(pool: Pool) -> list[Fork]:
+    """Memories replaced twice at once: each fork's current replacements."""
+
+    def run(p: Projection) -> list[Fork]:
+        out = []
+        for ids in p.forks():
+            records = p.records(ids)
+            heads = sorted((records[i] for i in ids if i in records), key=lambda r: (r.clock, r.id))
+            if len(heads) > 1:
+                replaced = sorted({s for r in heads for s in r.supersedes})
+                out.append(Fork(heads=heads, replaced=replaced))
+        return out
+
+    return pool.read(run, embed=False)
+
+
+def forked(pool: Pool, hits: Iterable[Record]) -> dict[str, list[str]]:
+    """The hits of this pool that are one of several current replacements of one
+    memory, each with the others (forks.py)."""
+    mine = [h.id for h in hits if h.pool == pool.name and h.status == "active" and h.supersedes]
+    if not mine:
+        return {}
+    return pool.read(lambda p: p.forked(mine), embed=False)
 
 
 def fact_value(rec: Record, others: list[Record], as_of: int | None,

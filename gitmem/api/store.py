@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..model import (Added, BootstrapReport, Confirmed, Exported, Conflict, Context, FactValue, Hit, Imported, InitReport,
+from ..model import (Added, BootstrapReport, Confirmed, Exported, Conflict, Context, FactValue, Fork, Hit, Imported, InitReport,
                      Listing,
                      KeyHistory, OpInfo, Record, RefreshReport, RekeyReport, Retired, Shown,
                      SimilarPair, Skipped, Status, SyncReport)
@@ -502,6 +502,22 @@ class Store(Growth):
         """Keys with more than one current value: concurrent sets not yet resolved."""
         from . import facts
         return facts.conflicts(self._pool)
+
+    def forks(self) -> list[Fork]:
+        """Memories replaced twice at once (two clones that had not synced each gave
+        one a replacement): each fork's current replacements."""
+        from . import facts
+        return facts.forks(self._pool)
+
+    def forked(self, hits: Sequence[Hit]) -> dict[str, list[str]]:
+        """Of ``hits`` (a recall's), those that are one of several current replacements
+        of one memory, each with the others: shown as a fork, as ``conflicts`` lists it."""
+        from . import facts
+        out = facts.forked(self._pool, hits)
+        mine = self._pools.personal()
+        if mine is not None and any(h.pool == mine.name for h in hits):
+            out.update(facts.forked(mine, hits))
+        return out
 
     def similar(self, memory_id: str | None = None, *, since: str | int | None = None,
                 limit: int = 50, kinds: Sequence[str] = ()) -> list[SimilarPair]:

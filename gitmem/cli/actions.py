@@ -45,12 +45,16 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
         hits = look(min_score, include_retired, k)
         # A value the team disagrees on says so, as get, keys and context do.
         over = s.contested(hits, as_of=as_of, valid_at=valid_at) if hits else {}
+        # So does a replacement another clone made too (forks are marked as they stand now).
+        forked = s.forked(hits) if hits and as_of is None and valid_at is None else {}
         if fmt == "brief" and as_json:
             out = render.Recalled(query=query, hits=[BriefHit.of(h) for h in hits])
         else:
             out = render.Recalled(query=query, hits=hits)
         if over:
             out["contested"] = over
+        if forked:
+            out["forked"] = forked
         if fmt == "brief" and as_json:
             return out
         if not hits and not as_json:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from ..ops import KINDS
@@ -18,6 +20,9 @@ from .app import (
     run,
     valid_at_option,
 )
+
+if TYPE_CHECKING:
+    from .. import api
 
 
 @cli.command(name="set")
@@ -115,17 +120,25 @@ def history(key: str, personal: bool, as_json: bool) -> None:
 @cli.command()
 @json_option
 def conflicts(as_json: bool) -> None:
-    """List keys with concurrent values (set on two clones before they synced).
+    """List keys with concurrent values (set on two clones before they synced), and
+    memories replaced twice at once (--supersedes on two clones before they synced).
 
     Every clone shows the same winner (the later op in the log's order); the
-    others stay listed here until someone sets the key again.
+    others stay listed here until someone sets the key again. Both replacements
+    of a fork are current until one more memory supersedes both.
 
     \b
     Example:
       git mem conflicts
     """
-    run("conflicts", as_json, lambda s: render.Conflicts(conflicts=s.conflicts()),
-        render.conflicts)
+    def both(s: api.Store) -> render.Conflicts:
+        out = render.Conflicts(conflicts=s.conflicts())
+        forks = s.forks()
+        if forks:
+            out["forks"] = forks
+        return out
+
+    run("conflicts", as_json, both, render.conflicts)
 
 
 @cli.command()

@@ -49,6 +49,9 @@ class Recalled(TypedDict):
     # Hits that win a keyed conflict -> the ids of the values they win over (only
     # when there are any; a losing value says so in its own conflict_with).
     contested: NotRequired[dict[str, list[str]]]
+    # Hits that are one of several current replacements of one memory (two clones
+    # replaced it before syncing) -> the others (only when there are any).
+    forked: NotRequired[dict[str, list[str]]]
 
 
 class Keys(TypedDict):
@@ -57,6 +60,8 @@ class Keys(TypedDict):
 
 class Conflicts(TypedDict):
     conflicts: list[api.Conflict]
+    # Memories replaced twice at once (only when there are any).
+    forks: NotRequired[list[api.Fork]]
 
 
 class Pairs(TypedDict):
@@ -249,6 +254,12 @@ def conflicts(r: Conflicts) -> str:
                    f"{c.current.author}) wins over")
         out.extend(f"    {clip_line(o.text)} ({o.id[:12]}, {o.author}, {o.recorded_at[:10]})"
                    for o in c.others)
+    for f in r.get("forks") or []:
+        out.append(f"replaced twice ({_ids(f.replaced)}): each of these is current")
+        out.extend(f"    {clip_line(h.text)} ({h.id[:12]}, {h.author}, {h.recorded_at[:10]})"
+                   for h in f.heads)
+    if r.get("forks"):
+        out.append("(end a fork with one more: git mem add TEXT --supersedes ID --supersedes ID)")
     return "\n".join(out) if out else "no conflicts"
 
 
@@ -258,7 +269,8 @@ def conflicts(r: Conflicts) -> str:
 def hits(r: Recalled) -> str:
     found = [h for h in r["hits"] if isinstance(h, Hit)]
     over = r.get("contested") or {}
-    return ("\n".join(hit_lines(h, over.get(h.id)) for h in found) if found
+    forked = r.get("forked") or {}
+    return ("\n".join(hit_lines(h, over.get(h.id), forked.get(h.id)) for h in found) if found
             else no_match(r.get("hidden")))
 
 
@@ -266,9 +278,11 @@ def brief_hits(r: Recalled) -> str:
     """One line per hit: id, score, kind, the text's first line."""
     lines = []
     over = r.get("contested") or {}
+    forked = r.get("forked") or {}
     for h in r["hits"]:
         mark = "" if h.status in (None, "active") else f" [{h.status}]"
         mark += f" [conflict: wins over {_ids(over[h.id])}]" if h.id in over else ""
+        mark += f" [fork: {_ids(forked[h.id])} replaces the same]" if h.id in forked else ""
         mark += f" [{h.pool}]" if h.pool in ("personal", "session") else ""
         mark += " [faded]" if h.faded else ""
         changed = h.code_changed if isinstance(h, BriefHit) else bool(h.code and h.code.stale)
@@ -315,8 +329,10 @@ def _ids(ids: list[str]) -> str:
     return ", ".join(i[:12] for i in ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
 
 
-def hit_lines(h: Hit, wins_over: list[str] | None = None) -> str:
-    """A hit's head line and text; ``wins_over``: the values it wins a conflict over."""
+def hit_lines(h: Hit, wins_over: list[str] | None = None,
+              forked_with: list[str] | None = None) -> str:
+    """A hit's head line and text; ``wins_over``: the values it wins a conflict over;
+    ``forked_with``: the other current replacements of what it replaces."""
     head = f"{h.id[:12]}  {h.kind:<9} {h.score:5.2f}  {h.author}  {h.recorded_at[:10]}"
     if h.key:
         head += f"  key={h.key}"
@@ -331,6 +347,8 @@ def hit_lines(h: Hit, wins_over: list[str] | None = None) -> str:
         head += f"  [conflict: loses to {h.conflict_with[:12]}]"
     if wins_over:
         head += f"  [conflict: wins over {_ids(wins_over)}; see git mem conflicts]"
+    if forked_with:
+        head += f"  [fork: {_ids(forked_with)} replaces the same memory; see git mem conflicts]"
     if h.faded:
         head += f"  [faded: salience {h.salience:.3f}]"
     if h.quarantine:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from ..model import RefreshReport
-from . import code, connection, firstpass, graph, marks, queries, signals, tables
+from . import code, connection, firstpass, forks, graph, marks, queries, signals, tables
 from . import lexical as lexical_channel
 from .damage import ProjectionCorrupt, guarded, guarded_read
 from .marks import RefsMark
@@ -498,6 +498,8 @@ class Projection:
     live_ids = _query(queries.live_ids)
     key_history = _query(queries.key_history)
     conflicted_keys = _query(queries.conflicted_keys)
+    forked = _query(forks.heads)  # replaced twice at once (forks.py)
+    forks = _query(forks.all_forks)
     duplicate_of = _query(queries.duplicate_of)
     unembedded = _query(queries.unembedded)
     embedding_pending = _query(queries.embedding_pending)

@@ -1,0 +1,65 @@
+"""One memory replaced twice at once (--supersedes on two clones before either
+synced): both replacements are current, every clone says so the same way, and one
+more replacement of both ends the fork (gitmem/projection/forks.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import dump, gm, ok
+
+
+def _data(proc: object) -> dict:  # type: ignore[type-arg]
+    return json.loads(ok(proc).stdout)["data"]  # type: ignore[arg-type]
+
+
+def _add(clone: Path, *args: str) -> str:
+    return str(_data(gm("add", *args, "--json", cwd=clone))["id"])
+
+
+def _fork(team: dict[str, Path]) -> tuple[Path, Path, str, str, str]:
+    a, b = team["a"], team["b"]
+    old = _add(a, "the release branch is release/2026")
+    ok(gm("sync", cwd=a))
+    ok(gm("sync", cwd=b))
+    mine = _add(a, "the release branch is rel/2026-q4", "--supersedes", old)
+    theirs = _add(b, "the release branch is releases/next", "--supersedes", old)
+    # Noise: a plain chain of replacements is no fork.
+    port = _add(a, "the api listens on port 8080")
+    ok(gm("add", "the api listens on port 9090", "--supersedes", port, cwd=a))
+    for clone in (a, b, a):
+        ok(gm("sync", cwd=clone))
+    return a, b, old, mine, theirs
+
+
+def test_both_replacements_say_they_are_a_fork_on_every_clone(team: dict[str, Path]) -> None:
+    a, b, old, mine, theirs = _fork(team)
+    for clone in (a, b):
+        out = _data(gm("recall", "release branch", "--json", cwd=clone))
+        assert out["forked"] == {mine: [theirs], theirs: [mine]}, out
+        human = ok(gm("recall", "release branch", cwd=clone)).stdout
+        assert human.count("[fork: ") == 2 and "see git mem conflicts" in human, human
+        assert _data(gm("recall", "release branch", "--format", "brief", "--json",
+                        cwd=clone))["forked"] == out["forked"]
+        brief = ok(gm("recall", "release branch", "--format", "brief", cwd=clone)).stdout
+        assert brief.count("[fork: ") == 2, brief
+        assert "forked" not in _data(gm("recall", "api port", "--json", cwd=clone))
+        listed = _data(gm("conflicts", "--json", cwd=clone))
+        (fork,) = listed["forks"]
+        assert sorted(h["id"] for h in fork["heads"]) == sorted([mine, theirs])
+        assert fork["replaced"] == [old]
+        assert "replaced twice" in ok(gm("conflicts", cwd=clone)).stdout
+    assert dump(a) == dump(b)
+
+
+def test_one_more_replacement_of_both_ends_the_fork(team: dict[str, Path]) -> None:
+    a, b, old, mine, theirs = _fork(team)
+    ok(gm("add", "the release branch is release/2026-q4", "--supersedes", mine,
+          "--supersedes", theirs, cwd=b))
+    for clone in (b, a):
+        ok(gm("sync", cwd=clone))
+    for clone in (a, b):
+        assert "forked" not in _data(gm("recall", "release branch", "--json", cwd=clone))
+        assert "forks" not in _data(gm("conflicts", "--json", cwd=clone))
+        assert ok(gm("conflicts", cwd=clone)).stdout.strip() == "no conflicts"
