@@ -69,3 +69,20 @@ def test_a_text_both_pools_hold_takes_one_line_in_context(repo: Path) -> None:
     md = ok(gm("context", cwd=repo)).stdout
     assert md.split("## Persona\n")[1].split("##")[0].count("British English") == 1, md
     assert "[personal] Use British English" in md  # the person's own first on ties
+
+
+def test_recall_spends_one_place_on_twins(team: dict[str, Path]) -> None:
+    """A new user's trial: 'recall CI github actions' gave the same text twice."""
+    a, b = _twins(team)
+    for clone in (a, b):
+        hits = json.loads(ok(gm("recall", "CI github actions workflow", "-k", "2", "--min-score", "0",
+                                "--json", cwd=clone)).stdout)["data"]["hits"]
+        assert [h["text"].lower().count("github actions") for h in hits] == [1, 0], hits
+        assert "vpn" in hits[1]["text"]
+    # --all still shows both when one is retired (it is no twin of a current one then).
+    hits = json.loads(ok(gm("recall", "CI github actions workflow", "--json", cwd=a)).stdout)["data"]["hits"]
+    first = [h for h in hits if "github actions" in h["text"].lower()][0]["id"]
+    ok(gm("invalidate", first, "--reason", "moved", cwd=a))
+    hits = json.loads(ok(gm("recall", "CI github actions workflow", "--all", "--json",
+                            cwd=a)).stdout)["data"]["hits"]
+    assert sum("github actions" in h["text"].lower() for h in hits) == 2, hits
