@@ -1,6 +1,8 @@
 """The agent front ends say what the CLI says: a value the team disagrees on is
-marked in the prompt hook and in MCP recall (as ``git mem recall`` marks it).
-Each failed before: the hook and MCP showed a contested value as settled."""
+marked in the prompt hook and in MCP recall (as ``git mem recall`` marks it), and
+a keyed memory with no kind is a fact in MCP ``add`` and ``git mem import`` (as
+``git mem add --key`` and ``set`` store it). Each failed before: the hook and MCP
+showed a contested value as settled, and both writers stored a keyed note."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import gm, ok
 from test_mcp_wire import Raw
 
@@ -15,6 +18,10 @@ from test_mcp_wire import Raw
 def data(proc: Any) -> Any:
     ok(proc)
     return json.loads(proc.stdout)["data"]
+
+
+def kind_of(repo: Path, mid: str) -> str:
+    return data(gm("show", mid, "--json", cwd=repo))["memory"]["kind"]  # type: ignore[no-any-return]
 
 
 def conflict(team: dict[str, Path]) -> tuple[Path, str, str]:
@@ -73,3 +80,47 @@ def test_mcp_recall_carries_the_contested_map(team: dict[str, Path], tmp_path: P
             assert settled["data"]["hits"] and "contested" not in settled["data"], settled
     finally:
         assert "Traceback" not in raw.close()
+
+
+@pytest.fixture
+def raw(repo: Path, tmp_path: Path) -> Any:
+    client = Raw(repo, tmp_path / "server.err")
+    yield client
+    if client.p.poll() is None:
+        client.p.kill()
+        client.p.wait()
+
+
+def test_mcp_add_with_a_key_and_no_kind_stores_a_fact(raw: Raw, repo: Path) -> None:
+    keyed = raw.call(2, "add", text="postgres 16", key="db.engine")
+    assert keyed["ok"] is True, keyed
+    assert kind_of(repo, keyed["data"]["id"]) == "fact"
+    assert data(gm("get", "db.engine", "--json", cwd=repo))["value"] == "postgres 16"
+    plain = raw.call(3, "add", text="the staging box reboots on sundays")
+    assert kind_of(repo, plain["data"]["id"]) == "note"
+    # An explicit kind stays (a keyed procedure is a skill's next version).
+    proc = raw.call(4, "add", text="run make release, then tag", key="release.steps",
+                    kind="procedure")
+    assert kind_of(repo, proc["data"]["id"]) == "procedure"
+    note = raw.call(5, "add", text="we might move to mysql", key="db.next", kind="note")
+    assert kind_of(repo, note["data"]["id"]) == "note"
+
+
+def test_an_import_line_with_a_key_and_no_kind_is_a_fact(repo: Path) -> None:
+    lines = [{"text": "postgres 16", "key": "db.engine"},
+             {"text": "the staging box reboots on sundays"},
+             {"text": "run make release, then tag", "key": "release.steps", "kind": "procedure"},
+             {"text": "we might move to mysql", "key": "db.next", "kind": "note"}]
+    ok(gm("import", "-", cwd=repo, input="".join(json.dumps(x) + "\n" for x in lines)))
+    kinds = {m["text"]: m["kind"] for m in data(gm("list", "--json", cwd=repo))["memories"]}
+    assert kinds == {"postgres 16": "fact", "the staging box reboots on sundays": "note",
+                     "run make release, then tag": "procedure",
+                     "we might move to mysql": "note"}
+    assert data(gm("get", "db.engine", "--json", cwd=repo))["value"] == "postgres 16"
+    # An explicit null is no kind; an empty one is still refused.
+    ok(gm("import", "-", cwd=repo,
+          input=json.dumps({"text": "mysql 8", "key": "db.replica", "kind": None}) + "\n"))
+    replica = data(gm("get", "db.replica", "--json", cwd=repo))["id"]
+    assert kind_of(repo, replica) == "fact"
+    out = gm("import", "-", cwd=repo, input=json.dumps({"text": "x", "kind": ""}) + "\n")
+    assert out.returncode == 2 and out.stderr.startswith("error: line 1: unknown kind"), out.stderr

@@ -305,7 +305,9 @@ class Tools:
         self,
         text: Annotated[str, Field(min_length=1, max_length=16384, description=(
             "The memory: one fact, decision, procedure or note."))],
-        kind: Annotated[Kind, Field(description="What sort of memory it is.")] = "note",
+        kind: Annotated[Kind | None, Field(
+            description="What sort of memory it is (default: fact with a key, as set stores "
+                        "it; else note).")] = None,
         key: Annotated[str | None, Field(
             max_length=512, description="Attribute name for a keyed fact (e.g. db.engine).")] = None,
         tags: Annotated[StrList, Field(description="Tags.")] = None,
@@ -345,7 +347,7 @@ class Tools:
         sess = _session(session)
         if ephemeral:
             return await self.s.call("add", lambda s: s.note(
-                text, session=sess or "", kind=kind, tags=_names(tags), keep=keep,
+                text, session=sess or "", kind=kind or "note", tags=_names(tags), keep=keep,
                 redact=redact), repo=repo, ctx=ctx)
         by = agent_of(ctx)
         return await self.s.call("add", lambda s: s.add(
