@@ -93,7 +93,10 @@ def test_tools_are_listed_with_titles_hints_and_strict_schemas(repo: Path,
         assert schema["mode"]["enum"] == ["hybrid", "lexical", "vector"]
         assert schema["k"]["minimum"] == 1 and schema["k"]["maximum"] == 100
         kinds = tools["add"].input_schema["properties"]["kind"]
-        assert kinds["enum"] == ["fact", "note", "edge", "procedure", "persona"]
+        # Optional: no kind is a fact with a key, else a note (as git mem add).
+        assert [b["enum"] for b in kinds["anyOf"] if "enum" in b] == [
+            ["fact", "note", "edge", "procedure", "persona"]]
+        assert kinds["default"] is None
         imp = tools["add"].input_schema["properties"]["importance"]
         assert (imp["minimum"], imp["maximum"]) == (0.0, 1.0)
         assert tools["link"].input_schema["properties"]["predicate"]["enum"][0] == "works_on"

@@ -223,8 +223,10 @@ def relevant(hits: Iterable[Hit]) -> list[Hit]:
     return out
 
 
-def prompt_context(hits: list[Hit]) -> str | None:
-    """Top recall hits for a prompt, delimited as data; None when nothing is relevant."""
+def prompt_context(hits: list[Hit], contested: dict[str, list[str]] | None = None) -> str | None:
+    """Top recall hits for a prompt, delimited as data; None when nothing is relevant.
+    ``contested``: the hits that win a keyed conflict (``Store.contested``), marked so
+    that the agent does not take a value the team disagrees on as settled."""
     if not hits:
         return None
     lines = ["git mem: memories of this repository (and your personal pool) that may bear on "
@@ -236,6 +238,10 @@ def prompt_context(hits: list[Hit]) -> str | None:
         if h.key:
             head += f" {fence(clip(h.key, 80))}"
         head += f" ({fence(clip(h.author, 60))}, {h.recorded_at[:10]})"
+        if contested and h.id in contested:
+            head += " (in conflict: see git mem conflicts)"
+        elif h.conflict_with:
+            head += f" (in conflict: loses to {h.conflict_with[:12]}; see git mem conflicts)"
         lines.append(head + ": " + fence(clip(h.text or "", PROMPT_TEXT_CHARS)))
     lines.append("</git-mem-memories>")
     return "\n".join(lines)
@@ -381,11 +387,14 @@ def answer_user_prompt(payload: dict[str, Any], k: int, *,
         return None  # nothing to look for ("?", "...")
     prompt = prompt[:PROMPT_QUERY_CHARS]
     session = session_of(payload)
+
+    def look(s: api.Store) -> tuple[list[Hit], dict[str, list[str]]]:
+        hits = relevant(s.recall(prompt, k=k, explain=True, record_use=False, session=session))
+        # A value the team disagrees on says so, as recall, get and context do.
+        return hits, (s.contested(hits[:PROMPT_K_MAX]) if hits else {})
+
     with _open(payload, one_shot) as store:
-        found, behind = store.within(
-            REFRESH_BUDGET, lambda s: s.recall(prompt, k=k, explain=True, record_use=False,
-                                               session=session))
-        hits = relevant(found)
+        (hits, over), behind = store.within(REFRESH_BUDGET, look)
         # Only what is actually put before the agent (working memory is not the log's).
         store.record_use([h for h in hits if h.pool != "session"])
-    return _behind_note(prompt_context(hits), behind)
+    return _behind_note(prompt_context(hits, over), behind)

@@ -31,7 +31,7 @@ class ImportRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """One line of ``git mem import``: the options of ``git mem add``."""
 
     text: str
-    kind: str = "note"
+    kind: str | None = None  # fact for a keyed line (as add --key and set), else note
     key: str | None = None
     tags: list[str] = []
     about: list[str] = []
@@ -154,8 +154,10 @@ def check_lines(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[
             raise InvalidInput(f"line {n}: not UTF-8 ({_first_bad_byte(line)})",
                                "save the file as UTF-8, or convert it with iconv -t UTF-8") from None
         try:
+            # A keyed line with no kind is a fact, as add --key and set store it.
+            kind = rec.kind if rec.kind is not None else "fact" if rec.key is not None else "note"
             body = validate.memory_body(
-                rec.text, kind=rec.kind, key=rec.key, tags=rec.tags, about=rec.about,
+                rec.text, kind=kind, key=rec.key, tags=rec.tags, about=rec.about,
                 # A line range anchors to its file here (add --path records the lines);
                 # a range that is none is refused, as add refuses it.
                 paths=[anchoring.split_range(p)[0] for p in rec.paths],
