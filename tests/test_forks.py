@@ -25,7 +25,13 @@ def _fork(team: dict[str, Path]) -> tuple[Path, Path, str, str, str]:
     ok(gm("sync", cwd=b))
     mine = _add(a, "the release branch is rel/2026-q4", "--supersedes", old)
     theirs = _add(b, "the release branch is releases/next", "--supersedes", old)
-    # Noise: a plain chain of replacements is no fork.
+    # Noise: a plain chain of replacements is no fork, nor a keyed conflict (both
+    # sets replace the old value: a conflict, said as one).
+    ok(gm("set", "ci.runner", "jenkins", cwd=a))
+    ok(gm("sync", cwd=a))
+    ok(gm("sync", cwd=b))
+    ok(gm("set", "ci.runner", "github actions", cwd=a))
+    ok(gm("set", "ci.runner", "buildkite", cwd=b))
     port = _add(a, "the api listens on port 8080")
     ok(gm("add", "the api listens on port 9090", "--supersedes", port, cwd=a))
     for clone in (a, b, a):
@@ -45,6 +51,8 @@ def test_both_replacements_say_they_are_a_fork_on_every_clone(team: dict[str, Pa
         brief = ok(gm("recall", "release branch", "--format", "brief", cwd=clone)).stdout
         assert brief.count("[fork: ") == 2, brief
         assert "forked" not in _data(gm("recall", "api port", "--json", cwd=clone))
+        runner = _data(gm("recall", "ci runner", "--json", cwd=clone))
+        assert "contested" in runner and "forked" not in runner, runner
         listed = _data(gm("conflicts", "--json", cwd=clone))
         (fork,) = listed["forks"]
         assert sorted(h["id"] for h in fork["heads"]) == sorted([mine, theirs])
@@ -62,4 +70,26 @@ def test_one_more_replacement_of_both_ends_the_fork(team: dict[str, Path]) -> No
     for clone in (a, b):
         assert "forked" not in _data(gm("recall", "release branch", "--json", cwd=clone))
         assert "forks" not in _data(gm("conflicts", "--json", cwd=clone))
-        assert ok(gm("conflicts", cwd=clone)).stdout.strip() == "no conflicts"
+        listed = ok(gm("conflicts", cwd=clone)).stdout
+        assert "replaced twice" not in listed and "ci.runner" in listed  # the key's own
+
+
+def test_the_prompt_hook_and_mcp_recall_say_so_too(team: dict[str, Path], tmp_path: Path) -> None:
+    from test_mcp_wire import Raw
+
+    a, b, old, mine, theirs = _fork(team)
+    payload = json.dumps({"session_id": "s-1", "cwd": str(a), "hook_event_name": "UserPromptSubmit",
+                          "prompt": "what is the release branch?"})
+    out = ok(gm("hook", "user-prompt", input=payload, cwd=a))
+    context = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    forked = [x for x in context.splitlines() if "(fork: " in x]
+    assert len(forked) == 2 and all("see git mem conflicts" in x for x in forked), context
+    raw = Raw(a, tmp_path / "server.err")
+    try:
+        for rid, full in ((2, False), (3, True)):
+            got = raw.call(rid, "recall", query="release branch", full=full)
+            assert got["data"]["forked"] == {mine: [theirs], theirs: [mine]}, got
+        plain = raw.call(4, "recall", query="api port")
+        assert plain["data"]["hits"] and "forked" not in plain["data"], plain
+    finally:
+        assert "Traceback" not in raw.close()

@@ -223,10 +223,12 @@ def relevant(hits: Iterable[Hit]) -> list[Hit]:
     return out
 
 
-def prompt_context(hits: list[Hit], contested: dict[str, list[str]] | None = None) -> str | None:
+def prompt_context(hits: list[Hit], contested: dict[str, list[str]] | None = None,
+                   forked: dict[str, list[str]] | None = None) -> str | None:
     """Top recall hits for a prompt, delimited as data; None when nothing is relevant.
     ``contested``: the hits that win a keyed conflict (``Store.contested``), marked so
-    that the agent does not take a value the team disagrees on as settled."""
+    that the agent does not take a value the team disagrees on as settled; ``forked``:
+    the hits that are one of several replacements of one memory (``Store.forked``)."""
     if not hits:
         return None
     lines = ["git mem: memories of this repository (and your personal pool) that may bear on "
@@ -242,6 +244,9 @@ def prompt_context(hits: list[Hit], contested: dict[str, list[str]] | None = Non
             head += " (in conflict: see git mem conflicts)"
         elif h.conflict_with:
             head += f" (in conflict: loses to {h.conflict_with[:12]}; see git mem conflicts)"
+        if forked and h.id in forked:
+            head += (f" (fork: {forked[h.id][0][:12]} replaces the same memory; "
+                     "see git mem conflicts)")
         lines.append(head + ": " + fence(clip(h.text or "", PROMPT_TEXT_CHARS)))
     lines.append("</git-mem-memories>")
     return "\n".join(lines)
@@ -388,13 +393,15 @@ def answer_user_prompt(payload: dict[str, Any], k: int, *,
     prompt = prompt[:PROMPT_QUERY_CHARS]
     session = session_of(payload)
 
-    def look(s: api.Store) -> tuple[list[Hit], dict[str, list[str]]]:
+    def look(s: api.Store) -> tuple[list[Hit], dict[str, list[str]], dict[str, list[str]]]:
         hits = relevant(s.recall(prompt, k=k, explain=True, record_use=False, session=session))
-        # A value the team disagrees on says so, as recall, get and context do.
-        return hits, (s.contested(hits[:PROMPT_K_MAX]) if hits else {})
+        # A value the team disagrees on says so, as recall, get and context do; so
+        # does a replacement another clone made too.
+        shown = hits[:PROMPT_K_MAX]
+        return hits, (s.contested(shown) if hits else {}), (s.forked(shown) if hits else {})
 
     with _open(payload, one_shot) as store:
-        (hits, over), behind = store.within(REFRESH_BUDGET, look)
+        (hits, over, forked), behind = store.within(REFRESH_BUDGET, look)
         # Only what is actually put before the agent (working memory is not the log's).
         store.record_use([h for h in hits if h.pool != "session"])
-    return _behind_note(prompt_context(hits, over), behind)
+    return _behind_note(prompt_context(hits, over, forked), behind)

@@ -10,8 +10,9 @@ the current ends of the chains of replacements that start at the memory they
 share), the way a keyed value is told it is in conflict; ``git mem conflicts``
 lists them, and a later ``--supersedes`` of both ends the fork.
 
-Only the add of a current memory counts (a quarantined one replaces nothing);
-chains are followed up to DEPTH replacements.
+Only the add of a current memory counts (a quarantined one replaces nothing, a
+keyed value losing a conflict is that conflict's); chains are followed up to DEPTH
+replacements.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ import sqlite3
 from .tables import STATE_CODE
 
 DEPTH = 32
-_LIVE = f"m.state = {STATE_CODE['active']} AND m.quarantine IS NULL"
+# Current: active, passed the gate, and no losing value of a keyed conflict (concurrent
+# sets of a key each replace its old value: that is a conflict, said as one).
+_LIVE = f"m.state = {STATE_CODE['active']} AND m.quarantine IS NULL AND m.shadowed_by IS NULL"
 
 # Every memory reachable from the starting ones through replacements, one step
 # each way at a time: up to what each replaced (its targets), down to what
