@@ -93,3 +93,4 @@ def test_the_prompt_hook_and_mcp_recall_say_so_too(team: dict[str, Path], tmp_pa
         assert plain["data"]["hits"] and "forked" not in plain["data"], plain
     finally:
         assert "Traceback" not in raw.close()
+

@@ -217,6 +217,9 @@ def test_a_hostile_pack_tree_is_skipped_and_listed(
                                   "mallory's second harmless note")
     assert [(s["commit"], s["line"]) for s in skipped] == [(bad, -1)]
     assert str(skipped[0]["reason"]).startswith(reason)
+    # A whole commit has no line to name (status said "line -1").
+    listed = [x for x in ok(gm("status", cwd=victim)).stdout.splitlines() if bad[:12] in x]
+    assert listed and " line " not in listed[0], listed
     for hidden in ("hidden in a subtree", "behind a symlink", "of two packs"):
         assert not any(hidden in t for t in texts(victim, hidden))
 

@@ -213,3 +213,34 @@ def test_recall_marks_the_winner_of_a_keyed_conflict(team: dict[str, Path]) -> N
     ok(gm("set", "ci.runner", "buildkite", cwd=a))
     assert "contested" not in data(gm("recall", "ci runner", "--json", cwd=a))  # type: ignore[operator]
     assert "wins over" not in ok(gm("recall", "ci runner", cwd=a)).stdout
+
+
+def _add(clone: Path, *args: str) -> str:
+    return str(json.loads(ok(gm("add", *args, "--json", cwd=clone)).stdout)["data"]["id"])
+
+
+def test_superseding_what_is_no_longer_current_says_so(repo: Path) -> None:
+    """A new user's trial: '--supersedes <a forgotten id>' printed 'note: supersedes ...'
+    and nothing changed; superseding a memory replaced already makes a fork, unsaid."""
+    gone = _add(repo, "the staging db is read only on fridays")
+    ok(gm("forget", gone, cwd=repo))
+    out = ok(gm("add", "the staging db is writable again", "--supersedes", gone, cwd=repo))
+    assert f"{gone[:12]} is forgotten" in out.stderr, out.stderr
+    old = _add(repo, "the release branch is release/2026")
+    _add(repo, "the release branch is rel/2026-q4", "--supersedes", old)
+    out = ok(gm("add", "the release branch is releases/next", "--supersedes", old, cwd=repo))
+    assert f"{old[:12]} is superseded already" in out.stderr, out.stderr
+    assert "replaced twice" in ok(gm("conflicts", cwd=repo)).stdout
+    fresh = _add(repo, "the cache is warmed by make warm")
+    out = ok(gm("add", "the cache is warmed by make cache", "--supersedes", fresh, cwd=repo))
+    assert "already" not in out.stderr and "forgotten" not in out.stderr, out.stderr
+
+
+def test_a_key_asked_about_before_it_was_set_points_to_its_value_now(repo: Path) -> None:
+    """A new user's trial: 'get KEY --as-of T' before the key existed hinted 'set it
+    with git mem set KEY VALUE', for a key that holds a value."""
+    ok(gm("set", "db.engine", "postgres 16", cwd=repo))
+    out = gm("get", "db.engine", "--as-of", "2001-01-01", cwd=repo)
+    assert out.returncode != 0 and "no value for key 'db.engine' as of" in out.stderr
+    assert "git mem set" not in out.stderr and "git mem history db.engine" in out.stderr, out.stderr
+    assert "git mem set" in gm("get", "db.nothing", cwd=repo).stderr  # never set: as before

@@ -33,7 +33,13 @@ def get(pool: Pool, key: str, *, as_of: str | int | None = None,
     if not values:
         when = "".join([f" as of {iso(t_as_of)}" if t_as_of is not None else "",
                         f" valid at {iso(t_valid)}" if t_valid is not None else ""])
-        raise UnknownKey(f"no value for key '{k}'{when}")
+        hint = None
+        if when:  # the key may hold a value now: say so rather than "set it"
+            now = pool.read(lambda p: key_values(pool, p, k, None, None))
+            if now:
+                hint = (f"it has a value now ('git mem get {k}'); its history: "
+                        f"'git mem history {k}'")
+        raise UnknownKey(f"no value for key '{k}'{when}", hint)
     return fact_value(values[0], values[1:], t_as_of, t_valid)
 
 def keys(pool: Pool, *, as_of: str | int | None = None,

@@ -67,6 +67,8 @@ def add(
     body.link = link
     body = gating.screen(body, redact=redact)
     old_ids = list(dict.fromkeys(pool.resolve(s) for s in supersedes)) if supersedes else []
+    if old_ids:
+        _retired_already(pool, old_ids)
     dup, similar, replaced, vector = dedup.check_new(pool, body, old_ids, force=force)
     if dup is not None:
         oid, op, commit = confirm_op(pool, dup, "added again")
@@ -92,6 +94,27 @@ def add(
         recorded_at=iso(op.at, op.tz) or "", op=oid, superseded=old_ids,
         similar=[{"id": mid, "cosine": cos} for mid, cos in similar],
     )
+
+
+def _retired_already(pool: Pool, ids: list[str]) -> None:
+    """Warn about memories given to --supersedes that are no longer current here: the
+    add still names them (as asked), but replaces nothing a forgotten one held, and
+    one already replaced now has two replacements (a fork, see git mem conflicts).
+    (A new user's trial: 'note: supersedes ...' was printed and nothing changed.)"""
+    records = pool.read(lambda p: p.records(ids), embed=False)
+    for mid in ids:
+        r = records.get(mid)
+        if r is None or r.status == "active":
+            continue
+        by = f" by {r.retired_by[:12]}" if r.retired_by else ""
+        if r.status == "forgotten":
+            pool.warn(f"{mid[:12]} is forgotten: there is nothing left of it to supersede")
+        elif r.status == "superseded":
+            pool.warn(f"{mid[:12]} is superseded already{by}: this memory replaces it too "
+                      "(two replacements of one memory: see git mem conflicts)")
+        else:
+            pool.warn(f"{mid[:12]} is {r.status} already{by}: this memory is recorded as "
+                      "its replacement")
 
 
 def key_for_set(key: str) -> str:

@@ -477,7 +477,9 @@ def status(st: api.Status) -> str:
         total = max(st.skipped_total, len(st.skipped))
         out.append(f"skipped ops: {total}")
         for s in st.skipped:
-            out.append(f"  {ref_name(s.partition)} {s.commit[:12]} line {s.line}: {ref_name(s.reason)}")
+            # (A whole commit that cannot be read has no line: -1.)
+            where = f" line {s.line}" if s.line >= 0 else ""
+            out.append(f"  {ref_name(s.partition)} {s.commit[:12]}{where}: {ref_name(s.reason)}")
         if total > len(st.skipped):
             out.append(f"  ... and {total - len(st.skipped)} more (the first {len(st.skipped)} "
                        "are listed; the library's Store.skipped() has every one)")
