@@ -94,3 +94,43 @@ def test_the_prompt_hook_and_mcp_recall_say_so_too(team: dict[str, Path], tmp_pa
     finally:
         assert "Traceback" not in raw.close()
 
+
+
+def test_what_is_no_fork_is_not_called_one(repo: Path) -> None:
+    """A review: a family was everything linked by replacements either way, so two
+    memories replaced separately, then both by one later invalidated, were a 'fork';
+    a fork below a chain was listed twice; and the same text replacing one memory on
+    two clones (twins: agreement) was a fork."""
+    a = _add(repo, "the frontend builds with webpack")
+    b = _add(repo, "the backend logs to syslog")
+    _add(repo, "the frontend builds with vite", "--supersedes", a)
+    _add(repo, "the backend logs to journald", "--supersedes", b)
+    both = _add(repo, "builds and logs are described in docs/ops.md", "--supersedes", a,
+                "--supersedes", b)
+    ok(gm("invalidate", both, "--reason", "no such page", cwd=repo))
+    assert "forks" not in _data(gm("conflicts", "--json", cwd=repo))
+    x = _add(repo, "docs are built by mkdocs")
+    y = _add(repo, "docs are built by sphinx", "--supersedes", x)
+    z1 = _add(repo, "docs are built by hugo", "--supersedes", y)
+    z2 = _add(repo, "docs are built by docusaurus", "--supersedes", y)
+    (fork,) = _data(gm("conflicts", "--json", cwd=repo))["forks"]
+    assert sorted(h["id"] for h in fork["heads"]) == sorted([z1, z2]) and fork["replaced"] == [y]
+    # Twins replacing one memory agree: no fork (the first recorded was refused as
+    # a duplicate on this clone, so the second comes in by a teammate's push).
+    old = _add(repo, "the staging host is stg1.internal")
+    _add(repo, "the staging host is stg2.internal", "--supersedes", old)
+    assert len(_data(gm("conflicts", "--json", cwd=repo))["forks"]) == 1
+
+
+def test_twins_replacing_one_memory_on_two_clones_agree(team: dict[str, Path]) -> None:
+    a, b = team["a"], team["b"]
+    old = _add(a, "the staging host is stg1.internal")
+    for clone in (a, b):
+        ok(gm("sync", cwd=clone))
+    _add(a, "the staging host is stg2.internal", "--supersedes", old)
+    _add(b, "The staging host is stg2.internal.", "--supersedes", old)
+    for clone in (a, b, a):
+        ok(gm("sync", cwd=clone))
+    assert "forks" not in _data(gm("conflicts", "--json", cwd=a))
+    out = _data(gm("recall", "staging host", "--json", cwd=a))
+    assert "forked" not in out and len(out["hits"]) == 1, out
