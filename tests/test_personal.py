@@ -62,6 +62,7 @@ def test_the_repository_pointer_keeps_no_credential_of_a_remote(repo: Path,
                "slash": "https://ci:Zx9/SECRETQw7@git.example/z.git",
                "at": "https://bob:hunter2@SECRETevil@git.example/y.git",
                "scp": "bob:SECRETscp1@git.example:r.git",
+               "scpslash": "bob:Zq8/SECRETscp2@gitlab.example.com:team/repo.git",
                # Kept whole: an "@" in a path, a Windows path (a review: both lost
                # their host, or part of their path, in the record).
                "tagged": "https://git.example.com/org/repo@v1.git",
