@@ -207,11 +207,18 @@ def test_the_documented_agents_md_step_feeds_no_usage_text_back(tmp_path: Path) 
     assert usage.stdout.startswith(AGENTS_BEGIN + "\n") and usage.stdout.endswith(AGENTS_END + "\n")
     (repo / "AGENTS.md").write_text(mine + "\n" + usage.stdout)
     bare = "\n".join(ln for ln in usage.stdout.splitlines() if "git-mem:agents" not in ln)
-    (repo / "CLAUDE.md").write_text(bare + "\n\n## Style\n\n- Indent Python with four spaces.\n")
+    # (A review: a deeper heading after the bare copy, and a Setext one, were skipped
+    # with it.)
+    (repo / "CLAUDE.md").write_text(
+        bare + "\n\n## Style\n\n- Indent Python with four spaces.\n\n"
+        + bare + "\n\n### Deploy\n\n- Deploy to staging with make deploy-staging first.\n\n"
+        + bare + "\n\nRelease process\n---------------\n\n- Releases are cut from release/2026.\n")
     report = _json(repo, "bootstrap")
     assert sorted(i["text"] for i in report["items"]) == [
+        "Deploy to staging with make deploy-staging first.",
         "Deploys go out on Tuesdays from the release branch.",
-        "Style: Indent Python with four spaces."]
+        "Release process: Releases are cut from release/2026.",
+        "Style: Indent Python with four spaces."], report["items"]
     # A later hooks install sees the block agents-md printed: no second copy.
     assert gm("hooks", "install", "--agent", "cursor", cwd=repo).returncode == 0
     assert (repo / "AGENTS.md").read_text().count(AGENTS_BEGIN) == 1

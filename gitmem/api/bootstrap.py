@@ -102,25 +102,33 @@ USAGE_HEADING = "Memory: git mem"
 
 def _without_usage(text: str) -> str:
     """The file with our usage section blanked when its markers were lost: from a
-    heading "Memory: git mem" (any level) to the next heading of its level or above.
+    heading "Memory: git mem" (any level) to the next heading of any level (ours has
+    none inside it; a review: a team's "### Deploy" after it was skipped too), a
+    Setext one ("Release process" over "----") included.
     'git mem agents-md' printed it without markers until 2026-11-28, so the documented
     'agents-md >> AGENTS.md' left it bare in many files; a person may also have dropped
     the markers while editing. The heading is ours; a team writing its own rules under
     it writes rules about git mem, which are no memory of the repository either."""
     lines = text.splitlines(keepends=True)
-    level = 0  # the level of the usage heading being skipped; 0: not in it
+    skipping = False
     in_code = False
     for n, line in enumerate(lines):
         if line.lstrip().startswith("```"):
             in_code = not in_code
         h = None if in_code else _HEADING.match(line.rstrip("\r\n"))
-        if h and level and len(h.group(1)) <= level:
-            level = 0
+        underlined = (not in_code and line.strip() != "" and n + 1 < len(lines)
+                      and _SETEXT.match(lines[n + 1]) is not None)
+        if skipping and (h or underlined):
+            skipping = False
         if h and h.group(2).strip() == USAGE_HEADING:
-            level = len(h.group(1))
-        if level:
+            skipping = True
+        if skipping:
             lines[n] = "\n" if line.endswith("\n") else ""
     return "".join(lines)
+
+
+# A Setext heading's underline (the line of text above it is the heading).
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*\r?\n?$")
 
 
 def _blocks(text: str) -> Iterator[tuple[int, int, str, str]]:
@@ -163,7 +171,11 @@ def _blocks(text: str) -> Iterator[tuple[int, int, str, str]]:
             continue
         h = _HEADING.match(line)
         b = _BULLET.match(line)
-        if h:
+        if para and not bullet and _SETEXT.match(line):
+            # A Setext heading: the paragraph above the underline is the heading.
+            heading = " ".join(t.strip() for _, t in para)
+            para.clear()
+        elif h:
             yield from flush_bullet()
             yield from flush_para()
             heading = h.group(2)
