@@ -416,7 +416,7 @@ def _rank_at(
             r = batch_records.get(x[1])
             if r is None:
                 continue  # gone since it was ranked
-            twin = twins.twin_id(r.kind, r.key, r.text) if r.status == "active" else ""
+            twin = twins.twin_id(r.kind, r.key, r.text, r.supersedes) if r.status == "active" else ""
             if twin in firsts:
                 dropped += 1
                 continue

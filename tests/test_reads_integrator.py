@@ -244,3 +244,28 @@ def test_a_key_asked_about_before_it_was_set_points_to_its_value_now(repo: Path)
     assert out.returncode != 0 and "no value for key 'db.engine' as of" in out.stderr
     assert "git mem set" not in out.stderr and "git mem history db.engine" in out.stderr, out.stderr
     assert "git mem set" in gm("get", "db.nothing", cwd=repo).stderr  # never set: as before
+
+
+def test_the_left_out_count_counts_memories_once(repo: Path) -> None:
+    """A review: 6 notes and a set at --budget 100 said '13 memories left out': a
+    note and its add among the recent changes were two."""
+    for n in range(6):
+        ok(gm("add", f"note number {n} about the build cache and its warm up", cwd=repo))
+    ok(gm("set", "db.engine", "postgres 16", cwd=repo))
+    got = json.loads(ok(gm("context", "--budget", "100", "--json", cwd=repo)).stdout)["data"]
+    shown = {i["id"] for i in got["items"]}
+    assert 0 < got["left_out"] <= 7 - len(shown), got
+    assert f"({got['left_out']} memor" in got["markdown"], got["markdown"]
+
+
+def test_a_keyed_add_without_a_kind_keeps_its_keys_kind(repo: Path) -> None:
+    """A review: 'add --key deploy' on a key holding a procedure stored a fact (the
+    key's procedure left the procedures); with no value yet, a keyed add is a fact."""
+    first = _add(repo, "run make deploy, then watch the dashboard", "--key", "deploy",
+                 "--kind", "procedure")
+    nxt = _add(repo, "run make deploy-all, then watch the dashboard", "--key", "deploy")
+    kinds = {m["id"]: m["kind"] for m in json.loads(ok(gm(
+        "list", "--status", "all", "--json", cwd=repo)).stdout)["data"]["memories"]}
+    assert kinds[first] == kinds[nxt] == "procedure", kinds
+    assert json.loads(ok(gm("show", _add(repo, "postgres 16", "--key", "db.engine"), "--json",
+                            cwd=repo)).stdout)["data"]["memory"]["kind"] == "fact"

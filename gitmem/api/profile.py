@@ -100,7 +100,8 @@ def check_budget(budget: int) -> None:
 
 
 def _one_of_twins(pairs: list[tuple[Record, float]]) -> list[tuple[Record, float]]:
-    return twins.first_of_each(pairs, key=lambda x: twins.twin_key(x[0].kind, x[0].key, x[0].text),
+    return twins.first_of_each(pairs, key=lambda x: twins.twin_key(x[0].kind, x[0].key, x[0].text,
+                                                                      x[0].supersedes),
                                ident=lambda x: x[0].id)[0]
 
 
@@ -112,7 +113,7 @@ def merge(sections: dict[str, list[ctx.Item]],
     for name, items in theirs.items():
         merged = sorted(items + sections.get(name, []), key=lambda i: (-i.score, not i.personal))
         sections[name] = twins.first_of_each(
-            merged, key=lambda i: ("", None, i.twin), ident=lambda i: f"{i.personal}:{i.id}")[0]
+            merged, key=lambda i: ("", None, i.twin, ""), ident=lambda i: f"{i.personal}:{i.id}")[0]
         # (An item without a twin key, as the recent section's, is its own.)
     return sections
 
@@ -147,7 +148,7 @@ def sections(pool: Pool, recent_days: int) -> dict[str, list[ctx.Item]]:
             return [ctx.Item(section, ctx.memory_line(
                 r, with_key=with_key, conflict=with_key and r.key in conflicted, label=label),
                 r.id, score=sal, personal=label is not None, author=r.author_email,
-                twin=twins.twin_id(r.kind, r.key, r.text))
+                twin=twins.twin_id(r.kind, r.key, r.text, r.supersedes))
                 for r, sal in pairs]
 
         winners: dict[str, Record] = {}

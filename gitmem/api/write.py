@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from .. import ops
-from ..errors import InvalidInput, PurgeRefused
+from ..errors import GitMemError, InvalidInput, PurgeRefused
 from ..model import Added, Confirmed, PurgeRemote, PurgeReport, Retired
 from ..oplog import Rewrite
 from ..timefmt import iso
@@ -52,7 +52,7 @@ def add(
 ) -> Added:
     """Append a new memory to this clone's partition (see ``Store.add``)."""
     if kind is None:  # a keyed value is a fact, whether written by set or add --key
-        kind = "fact" if key is not None else "note"
+        kind = _kind_of_key(pool, key) if key is not None else "note"
     body = validate.memory_body(
         text, kind=kind, key=key, tags=tags, about=about,
         paths=(), importance=importance, valid_from=valid_from,
@@ -94,6 +94,22 @@ def add(
         recorded_at=iso(op.at, op.tz) or "", op=oid, superseded=old_ids,
         similar=[{"id": mid, "cosine": cos} for mid, cos in similar],
     )
+
+
+def _kind_of_key(pool: Pool, key: str) -> str:
+    """The kind a new value of ``key`` takes when none is given: its current value's
+    (a review: 'add --key deploy' turned the key's procedure into a fact, out of the
+    procedures), else fact."""
+    from ..projection import Scope
+
+    name = validate.key_name(key)
+    if not name:
+        return "fact"  # refused with the reason by memory_body
+    try:
+        current = pool.read(lambda p: p.keyed(Scope(), name), embed=False)
+    except GitMemError:
+        return "fact"
+    return current[0].kind if current else "fact"
 
 
 def _retired_already(pool: Pool, ids: list[str]) -> None:
