@@ -512,6 +512,8 @@ class Store(Growth):
     def forked(self, hits: Sequence[Hit]) -> dict[str, list[str]]:
         """Of ``hits`` (a recall's), those that are one of several current replacements
         of one memory, each with the others: shown as a fork, as ``conflicts`` lists it."""
+        if not any(h.supersedes for h in hits):
+            return {}  # only a replacement can be in a fork (no module loaded, no read)
         from . import facts
         out = facts.forked(self._pool, hits)
         mine = self._pools.personal()

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from ..model import RefreshReport
-from . import code, connection, firstpass, forks, graph, marks, queries, signals, tables
+from . import code, connection, firstpass, graph, marks, queries, signals, tables
 from . import lexical as lexical_channel
 from .damage import ProjectionCorrupt, guarded, guarded_read
 from .marks import RefsMark
@@ -369,6 +369,19 @@ class Projection:
         return self._vectors.take_notices()
 
     @guarded_read
+    def forked(self, ids: list[str]) -> dict[str, list[str]]:
+        """For each of ``ids`` in a fork, the fork's other heads (forks.py, loaded only
+        when a hit replaced something: a read rarely needs it)."""
+        from . import forks
+        return forks.heads(self._c, ids)
+
+    @guarded_read
+    def forks(self) -> list[list[str]]:
+        """Every fork's heads (forks.py)."""
+        from . import forks
+        return forks.all_forks(self._c)
+
+    @guarded_read
     def all_embedded(self) -> bool:
         """Every memory with text has its vector: the vector channel sees them all
         (not so while a read under a deadline, or a new embedder, leaves some waiting)."""
@@ -498,8 +511,6 @@ class Projection:
     live_ids = _query(queries.live_ids)
     key_history = _query(queries.key_history)
     conflicted_keys = _query(queries.conflicted_keys)
-    forked = _query(forks.heads)  # replaced twice at once (forks.py)
-    forks = _query(forks.all_forks)
     duplicate_of = _query(queries.duplicate_of)
     unembedded = _query(queries.unembedded)
     embedding_pending = _query(queries.embedding_pending)
