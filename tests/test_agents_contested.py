@@ -10,9 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from conftest import gm, ok
-from test_mcp_wire import Raw
+from test_mcp_wire import Raw, raw  # noqa: F401 (raw: a fixture)
 
 
 def data(proc: Any) -> Any:
@@ -80,15 +79,6 @@ def test_mcp_recall_carries_the_contested_map(team: dict[str, Path], tmp_path: P
             assert settled["data"]["hits"] and "contested" not in settled["data"], settled
     finally:
         assert "Traceback" not in raw.close()
-
-
-@pytest.fixture
-def raw(repo: Path, tmp_path: Path) -> Any:
-    client = Raw(repo, tmp_path / "server.err")
-    yield client
-    if client.p.poll() is None:
-        client.p.kill()
-        client.p.wait()
 
 
 def test_mcp_add_with_a_key_and_no_kind_stores_a_fact(raw: Raw, repo: Path) -> None:

@@ -323,6 +323,8 @@ def test_list_pages_and_counts_from_an_index_of_live_memories(
     as of a time) still answers, from the table."""
     import sqlite3
 
+    from test_projection_files import traced_plans
+
     from gitmem.projection import Projection, Scope
 
     repo, ci, db, inv = three
@@ -330,16 +332,9 @@ def test_list_pages_and_counts_from_an_index_of_live_memories(
     p = Projection(repo / ".git" / "mem" / "cache")
     p.open()
     try:
-        c = p.conn
-        assert c is not None
-        statements: list[str] = []
-        c.set_trace_callback(statements.append)
-        for scope in (Scope(), Scope(now=2 ** 40), Scope(kinds=("fact",)),
-                      Scope(kinds=("note", "procedure"), tags=("ci",))):
-            p.browse(scope, limit=2)
-        c.set_trace_callback(None)
-        plans = [step for sql in dict.fromkeys(statements) if sql.lstrip().startswith("SELECT")
-                 for (_, _, _, step) in c.execute("EXPLAIN QUERY PLAN " + sql)]
+        scopes = (Scope(), Scope(now=2 ** 40), Scope(kinds=("fact",)),
+                  Scope(kinds=("note", "procedure"), tags=("ci",)))
+        plans = [step for _, step in traced_plans(p, lambda: [p.browse(s, limit=2) for s in scopes])]
         assert plans and all("memories_listed" in step for step in plans
                              if step.startswith(("SCAN m", "SEARCH m "))), plans
         assert not any("TEMP B-TREE" in step for step in plans), plans  # in its order

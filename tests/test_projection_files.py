@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -466,6 +467,18 @@ def _plans(c: sqlite3.Connection, statements: list[str]) -> list[tuple[str, str]
     return [(sql, step) for sql in dict.fromkeys(statements)
             if sql.lstrip().upper().startswith(("SELECT", "WITH"))
             for (_, _, _, step) in c.execute("EXPLAIN QUERY PLAN " + sql)]
+
+
+def traced_plans(p: object, run: "Callable[[], object]") -> list[tuple[str, str]]:
+    """(statement, plan step) of what ``run`` asks the open projection ``p``."""
+    c = p.conn  # type: ignore[attr-defined]
+    statements: list[str] = []
+    c.set_trace_callback(statements.append)
+    try:
+        run()
+    finally:
+        c.set_trace_callback(None)
+    return _plans(c, statements)
 
 
 def test_reads_by_id_find_memories_through_an_index(repo: Path) -> None:

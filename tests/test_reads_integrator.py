@@ -184,17 +184,10 @@ def test_the_note_names_a_section_whose_items_are_longer_than_its_share() -> Non
 
 
 def test_recall_marks_the_winner_of_a_keyed_conflict(team: dict[str, Path]) -> None:
-    a, b = team["a"], team["b"]
-    ok(gm("set", "ci.runner", "jenkins", cwd=a))
-    ok(gm("sync", cwd=a))
-    ok(gm("sync", cwd=b))
-    # Alice and Bob both change it before either syncs: a recorded conflict.
-    ok(gm("set", "ci.runner", "github actions", cwd=a))
-    ok(gm("set", "ci.runner", "buildkite", cwd=b))
-    for clone in (a, b, a):
-        ok(gm("sync", cwd=clone))
-    conf = data(gm("conflicts", "--json", cwd=a))["conflicts"][0]  # type: ignore[index]
-    winner, loser = conf["current"]["id"], conf["others"][0]["id"]  # type: ignore[index]
+    from test_agents_contested import conflict
+
+    # Alice and Bob both change ci.runner before either syncs: a recorded conflict.
+    a, winner, loser = conflict(team)
     got = data(gm("recall", "ci runner", "--json", cwd=a))
     assert [h["id"] for h in got["hits"]] == [winner]  # type: ignore[index]
     assert got["hits"][0]["conflict_with"] is None  # type: ignore[index]  # as it was
