@@ -258,7 +258,7 @@ class Fork(msgspec.Struct, kw_only=True):
     current replacements, oldest first (gitmem/projection/forks.py)."""
 
     heads: list[Record]
-    replaced: list[str]  # the memories they replace (what their supersedes name)
+    replaced: list[str]  # the memory replaced twice (the fork point)
 
 
 class SimilarPair(msgspec.Struct, kw_only=True):

@@ -212,11 +212,15 @@ def test_the_documented_agents_md_step_feeds_no_usage_text_back(tmp_path: Path) 
     (repo / "CLAUDE.md").write_text(
         bare + "\n\n## Style\n\n- Indent Python with four spaces.\n\n"
         + bare + "\n\n### Deploy\n\n- Deploy to staging with make deploy-staging first.\n\n"
-        + bare + "\n\nRelease process\n---------------\n\n- Releases are cut from release/2026.\n")
+        + bare + "\n\nRelease process\n---------------\n\n- Releases are cut from release/2026.\n\n"
+        # A bullet over "---" is a bullet and a rule (a review: our own last bullet
+        # was read as a heading, and the usage text came back as a convention).
+        + bare + "\n---\n\n## Ops\n\n- Pages go to the ops rotation in PagerDuty first.\n")
     report = _json(repo, "bootstrap")
     assert sorted(i["text"] for i in report["items"]) == [
         "Deploy to staging with make deploy-staging first.",
         "Deploys go out on Tuesdays from the release branch.",
+        "Pages go to the ops rotation in PagerDuty first.",
         "Release process: Releases are cut from release/2026.",
         "Style: Indent Python with four spaces."], report["items"]
     # A later hooks install sees the block agents-md printed: no second copy.

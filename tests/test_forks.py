@@ -134,3 +134,32 @@ def test_twins_replacing_one_memory_on_two_clones_agree(team: dict[str, Path]) -
     assert "forks" not in _data(gm("conflicts", "--json", cwd=a))
     out = _data(gm("recall", "staging host", "--json", cwd=a))
     assert "forked" not in out and len(out["hits"]) == 1, out
+
+
+def test_a_fork_below_a_long_chain_is_found_and_named_by_its_point(repo: Path) -> None:
+    """A review: walks stopped after 256 memories, so once one side of a fork had been
+    set 300 times more the fork was gone; and 'replaced' named every memory the heads
+    replace, not the one replaced twice."""
+    point = _add(repo, "deploys go to the staging cluster")
+    other = _add(repo, "deploys go to the blue production cluster", "--supersedes", point)
+    _add(repo, "deploys go to gamma", "--key", "deploy.where", "--supersedes", point)
+    lines = "".join(json.dumps({"key": "deploy.where", "text": f"deploys go to cell {n}"}) + "\n"
+                    for n in range(300))
+    ok(gm("import", "-", input=lines, cwd=repo))
+    (fork,) = _data(gm("conflicts", "--json", cwd=repo))["forks"]
+    assert fork["replaced"] == [point], fork["replaced"]
+    heads = {h["id"]: h["text"] for h in fork["heads"]}
+    assert other in heads and "deploys go to cell 299" in heads.values(), heads
+    out = _data(gm("recall", "blue production cluster", "--json", cwd=repo))
+    assert other in out.get("forked", {}), out
+
+
+def test_a_fork_in_the_personal_pool_is_listed_where_recall_points(repo: Path) -> None:
+    """A review: recall marked a personal fork '(see git mem conflicts)', and conflicts
+    listed only the project's."""
+    p = _add(repo, "I prefer tabs for indentation", "--personal")
+    _add(repo, "I prefer two spaces for indentation", "--personal", "--supersedes", p)
+    _add(repo, "I prefer four spaces for indentation", "--personal", "--supersedes", p, "--force")
+    (fork,) = _data(gm("conflicts", "--json", cwd=repo))["forks"]
+    assert fork["replaced"] == [p] and {h["pool"] for h in fork["heads"]} == {"personal"}
+    assert "[personal]" in ok(gm("conflicts", cwd=repo)).stdout

@@ -63,6 +63,8 @@ def test_the_repository_pointer_keeps_no_credential_of_a_remote(repo: Path,
                "at": "https://bob:hunter2@SECRETevil@git.example/y.git",
                "scp": "bob:SECRETscp1@git.example:r.git",
                "scpslash": "bob:Zq8/SECRETscp2@gitlab.example.com:team/repo.git",
+               "scpat": "bob:p@SECRETscp3@gitlab.example.com:team/repo.git",
+               "scppath": "nohost.invalid:/repos/@team/memory.git",
                # Kept whole: an "@" in a path, a Windows path (a review: both lost
                # their host, or part of their path, in the record).
                "tagged": "https://git.example.com/org/repo@v1.git",
@@ -76,6 +78,7 @@ def test_the_repository_pointer_keeps_no_credential_of_a_remote(repo: Path,
     assert "git.example/z.git" in key["value"] and "git.example:r.git" in key["value"]
     assert "SECRET" not in key["value"], key["value"]
     for kept in ("https://git.example.com/org/repo@v1.git", "file:///srv/team@2024/repo.git",
+                 "scppath nohost.invalid:/repos/@team/memory.git",
                  "C:\\src\\team@corp\\repo"):
         assert kept in key["value"], key["value"]
     assert "SECRET" not in git("log", "-p", "--all", cwd=personal_dir(hermetic)).stdout

@@ -262,3 +262,11 @@ def test_a_keyed_add_without_a_kind_keeps_its_keys_kind(repo: Path) -> None:
     assert kinds[first] == kinds[nxt] == "procedure", kinds
     assert json.loads(ok(gm("show", _add(repo, "postgres 16", "--key", "db.engine"), "--json",
                             cwd=repo)).stdout)["data"]["memory"]["kind"] == "fact"
+
+
+def test_a_refused_write_says_nothing_of_what_it_would_have_replaced(repo: Path) -> None:
+    """A review: the fork warning came, then 'near-duplicate ... nothing written'."""
+    old = _add(repo, "lint with flake8 before each commit")
+    _add(repo, "lint with ruff before each commit", "--supersedes", old)
+    out = gm("add", "lint with ruff before each commit", "--supersedes", old, cwd=repo)
+    assert "superseded already" not in out.stderr, out.stderr

@@ -70,7 +70,8 @@ def test_credentials_in_a_remote_url_are_never_printed(team: dict[str, Path]) ->
                   # An scp-like remote whose user part holds a password (git reads
                   # the user as the host, and said the rest back).
                   "bob:SECRETTOKEN@127.0.0.1:r.git",
-                  "bob:Zq8/SECRETTOKEN@127.0.0.1:team/r.git"):  # a token holding "/"
+                  "bob:Zq8/SECRETTOKEN@127.0.0.1:team/r.git",  # a token holding "/"
+                  "bob:p@SECRETTOKEN@127.0.0.1:team/r.git"):  # ... or "@"
         git("config", "remote.pushDefault", other, cwd=a)
         for args in (["push"], ["pull", other]):
             out = gm(*args, cwd=a)

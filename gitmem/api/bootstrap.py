@@ -116,8 +116,10 @@ def _without_usage(text: str) -> str:
         if line.lstrip().startswith("```"):
             in_code = not in_code
         h = None if in_code else _HEADING.match(line.rstrip("\r\n"))
+        # (A list item over "---" is an item and a rule, no heading: a review found
+        # our own last bullet read back so.)
         underlined = (not in_code and line.strip() != "" and n + 1 < len(lines)
-                      and _SETEXT.match(lines[n + 1]) is not None)
+                      and _SETEXT.match(lines[n + 1]) is not None and not _BULLET.match(line))
         if skipping and (h or underlined):
             skipping = False
         if h and h.group(2).strip() == USAGE_HEADING:

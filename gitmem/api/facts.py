@@ -105,12 +105,13 @@ def forks(pool: Pool) -> list[Fork]:
 
     def run(p: Projection) -> list[Fork]:
         out = []
-        for ids in p.forks():
+        for point, ids in p.forks():
             records = p.records(ids)
             heads = sorted((records[i] for i in ids if i in records), key=lambda r: (r.clock, r.id))
             if len(heads) > 1:
-                replaced = sorted({s for r in heads for s in r.supersedes})
-                out.append(Fork(heads=heads, replaced=replaced))
+                for r in heads:
+                    r.pool = pool.name
+                out.append(Fork(heads=heads, replaced=[point]))
         return out
 
     return pool.read(run, embed=False)

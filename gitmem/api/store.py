@@ -505,9 +505,17 @@ class Store(Growth):
 
     def forks(self) -> list[Fork]:
         """Memories replaced twice at once (two clones that had not synced each gave
-        one a replacement): each fork's current replacements."""
+        one a replacement): each fork's current replacements, the personal pool's too
+        (recall marks its forks as the project's)."""
         from . import facts
-        return facts.forks(self._pool)
+        out = facts.forks(self._pool)
+        mine = self._pools.personal()
+        if mine is not None:
+            try:
+                out += facts.forks(mine)
+            except Exception as exc:  # noqa: BLE001 - a broken pool must not break reads
+                self._pools.skip(exc)
+        return out
 
     def forked(self, hits: Sequence[Hit]) -> dict[str, list[str]]:
         """Of ``hits`` (a recall's), those that are one of several current replacements

@@ -67,8 +67,8 @@ def add(
     body.link = link
     body = gating.screen(body, redact=redact)
     old_ids = list(dict.fromkeys(pool.resolve(s) for s in supersedes)) if supersedes else []
-    if old_ids:
-        _retired_already(pool, old_ids)
+    # Said once the memory is written (a refused write replaces nothing).
+    retired = _retired_already(pool, old_ids) if old_ids else []
     dup, similar, replaced, vector = dedup.check_new(pool, body, old_ids, force=force)
     if dup is not None:
         oid, op, commit = confirm_op(pool, dup, "added again")
@@ -87,6 +87,8 @@ def add(
         )
 
     oid, op, commit = pool.append_one(make, summary)
+    for message in retired:
+        pool.warn(message)
     if vector is not None:
         dedup.remember_pending(pool, oid, vector)
     return Added(
@@ -112,25 +114,28 @@ def _kind_of_key(pool: Pool, key: str) -> str:
     return current[0].kind if current else "fact"
 
 
-def _retired_already(pool: Pool, ids: list[str]) -> None:
-    """Warn about memories given to --supersedes that are no longer current here: the
-    add still names them (as asked), but replaces nothing a forgotten one held, and
-    one already replaced now has two replacements (a fork, see git mem conflicts).
-    (A new user's trial: 'note: supersedes ...' was printed and nothing changed.)"""
+def _retired_already(pool: Pool, ids: list[str]) -> list[str]:
+    """Warnings about memories given to --supersedes that are no longer current here:
+    the add still names them (as asked), but replaces nothing a forgotten one held,
+    and one already replaced now has two replacements (a fork, see git mem
+    conflicts). (A new user's trial: 'note: supersedes ...' was printed and nothing
+    changed.)"""
     records = pool.read(lambda p: p.records(ids), embed=False)
+    said: list[str] = []
     for mid in ids:
         r = records.get(mid)
         if r is None or r.status == "active":
             continue
         by = f" by {r.retired_by[:12]}" if r.retired_by else ""
         if r.status == "forgotten":
-            pool.warn(f"{mid[:12]} is forgotten: there is nothing left of it to supersede")
+            said.append(f"{mid[:12]} is forgotten: there is nothing left of it to supersede")
         elif r.status == "superseded":
-            pool.warn(f"{mid[:12]} is superseded already{by}: this memory replaces it too "
-                      "(two replacements of one memory: see git mem conflicts)")
+            said.append(f"{mid[:12]} is superseded already{by}: this memory replaces it too "
+                        "(two replacements of one memory: see git mem conflicts)")
         else:
-            pool.warn(f"{mid[:12]} is {r.status} already{by}: this memory is recorded as "
-                      "its replacement")
+            said.append(f"{mid[:12]} is {r.status} already{by}: this memory is recorded as "
+                        "its replacement")
+    return said
 
 
 def key_for_set(key: str) -> str:

@@ -257,7 +257,7 @@ def conflicts(r: Conflicts) -> str:
     for f in r.get("forks") or []:
         out.append(f"replaced twice ({_ids(f.replaced)}): each of these is current")
         out.extend(f"    {clip_line(h.text)} ({h.id[:12]}, {h.author}, {h.recorded_at[:10]})"
-                   for h in f.heads)
+                   + (" [personal]" if h.pool == "personal" else "") for h in f.heads)
     if r.get("forks"):
         out.append("(end a fork with one more: git mem add TEXT --supersedes ID --supersedes ID)")
     return "\n".join(out) if out else "no conflicts"

@@ -46,8 +46,10 @@ def _without_credentials(url: str) -> str:
 # An scp-like remote whose user part holds a password ("bob:hunter2@host:repo.git"):
 # git reads "bob" as the host, but the person meant a credential. Not a Windows
 # path ("C:\\src\\team@corp\\repo": a drive letter, then a separator).
-# The password may hold "/" (generated tokens do): up to the last "@".
-_SCP_PASSWORD = re.compile(r"(?![A-Za-z]:[\\/])[^\s/\\@:]+:[^\s@]*@(?=[^\s@]*\Z)")
+# The password may hold "/" and "@" (generated tokens do): up to the last "@", when
+# what follows is itself host:path (a path holding "@", as "host:/repos/@team/x.git",
+# is no password).
+_SCP_PASSWORD = re.compile(r"(?![A-Za-z]:[\\/])[^\s/\\@:]+:\S*@(?=[^\s@/:]+:[^\s@]*\Z)")
 # A URL's authority: up to the first "/" after the scheme. Its port, when it has
 # one, is digits (an IPv6 host is bracketed).
 _AUTHORITY = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<auth>[^/]*)(?P<rest>.*)\Z", re.S)

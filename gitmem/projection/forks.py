@@ -14,11 +14,14 @@ replacements down (through replacements that are no longer current themselves).
 A fork point: a memory two or more of whose direct replacements each lead to a
 head. Its heads are the fork, unless they all say the same (twins: the same text
 replaced it on two clones, which is agreement). So a chain is no fork, nor a
-memory that replaced two others (it is one replacement of each), nor a fork's own
-ancestors (the fork is reported where it happened, once). Current: active, passed
-the gate (a quarantined add replaces nothing), and no losing value of a keyed
-conflict (concurrent sets each replace the key's old value: that is the key's
-conflict, said as one). Walks stop after WALK memories.
+memory that replaced two others (it is one replacement of each), and a fork is
+reported where it happened. Current: active, passed the gate (a quarantined add
+replaces nothing), and no losing value of a keyed conflict (concurrent sets each
+replace the key's old value: that is the key's conflict, said as one).
+
+The walks are recursive queries (SQLite, in C: a key set 1,500 times is a chain of
+1,500 replacements, and a walk step by step in Python cost a recall seconds); ids
+are content hashes, so the links hold no cycle and every walk ends.
 """
 
 from __future__ import annotations
@@ -28,8 +31,25 @@ import sqlite3
 from .. import ops
 from .tables import STATE_CODE
 
-WALK = 256  # memories one walk may visit (a family of replacements is a handful)
 _LIVE = f"m.state = {STATE_CODE['active']} AND m.quarantine IS NULL AND m.shadowed_by IS NULL"
+# Every memory reached down the replacements of ? (itself included), current ones kept.
+_DOWN = f"""
+WITH RECURSIVE down(id) AS (
+    SELECT ? UNION SELECT l.op FROM links l JOIN down d ON l.target = d.id AND l.type = 'supersede'
+)
+SELECT d.id FROM down d JOIN memories m ON m.digest = unhex(d.id) WHERE {_LIVE}
+"""
+# The memories ? replaced, through any number of replacements, that two or more
+# memories replaced directly: the fork points it may be a head of.
+_UP = """
+WITH RECURSIVE up(id) AS (
+    SELECT ? UNION SELECT l.target FROM links l INDEXED BY links_op JOIN up u
+        ON l.op = u.id AND l.type = 'supersede'
+)
+SELECT u.id FROM up u WHERE (SELECT count(*) FROM links l
+    WHERE l.target = u.id AND l.type = 'supersede') > 1
+"""
+_POINTS = "SELECT target FROM links WHERE type = 'supersede' GROUP BY target HAVING count(*) > 1"
 
 
 def _children(c: sqlite3.Connection, mid: str) -> list[str]:
@@ -38,46 +58,16 @@ def _children(c: sqlite3.Connection, mid: str) -> list[str]:
         "SELECT op FROM links WHERE target = ? AND type = 'supersede' ORDER BY op", (mid,))]
 
 
-def _parents(c: sqlite3.Connection, mid: str) -> list[str]:
-    return [r[0] for r in c.execute(
-        "SELECT target FROM links INDEXED BY links_op WHERE op = ? AND type = 'supersede'",
-        (mid,))]
-
-
-def _live(c: sqlite3.Connection, ids: set[str]) -> set[str]:
-    if not ids:
-        return set()
-    found: set[str] = set()
-    items = sorted(ids)
-    for i in range(0, len(items), 500):
-        chunk = items[i:i + 500]
-        marks = ",".join("?" * len(chunk))
-        found.update(r[0] for r in c.execute(
-            f"SELECT m.id FROM memories m WHERE m.digest IN ({marks}) AND {_LIVE}",
-            [bytes.fromhex(x) for x in chunk if _hex64(x)]))
-    return found
-
-
 def _hex64(s: str) -> bool:
     return len(s) == 64 and all(ch in "0123456789abcdef" for ch in s)
 
 
-def _heads(c: sqlite3.Connection, start: str) -> set[str]:
-    """The current memories reached from ``start`` (itself included) down its
-    replacements. (A current memory has no current replacement: it would be
-    superseded. So every current one reached is an end.)"""
-    seen, todo = {start}, [start]
-    while todo and len(seen) < WALK:
-        for child in _children(c, todo.pop()):
-            if child not in seen:
-                seen.add(child)
-                todo.append(child)
-    return _live(c, seen)
-
-
-def _fork_at(c: sqlite3.Connection, point: str) -> list[str] | None:
+def fork_at(c: sqlite3.Connection, point: str) -> list[str] | None:
     """The heads of the fork at ``point``, sorted; None when it is no fork point."""
-    branches = [h for h in (_heads(c, child) for child in _children(c, point)) if h]
+    children = _children(c, point)
+    if len(children) < 2:
+        return None
+    branches = [h for h in ({r[0] for r in c.execute(_DOWN, (child,))} for child in children) if h]
     if len(branches) < 2:
         return None
     heads = sorted(set().union(*branches))
@@ -96,29 +86,26 @@ def _says(c: sqlite3.Connection, ids: list[str]) -> dict[str, tuple[int, str | N
 
 def heads(c: sqlite3.Connection, ids: list[str]) -> dict[str, list[str]]:
     """For each of ``ids`` that is a head of a fork: the fork's other heads (sorted)."""
+    if c.execute(_POINTS + " LIMIT 1").fetchone() is None:
+        return {}  # no memory was ever replaced twice: no fork anywhere
     out: dict[str, list[str]] = {}
     for mid in ids:
-        # Up from the memory to every fork point above it (through what it replaced).
-        seen, todo = {mid}, [mid]
         others: set[str] = set()
-        while todo and len(seen) < WALK:
-            for parent in _parents(c, todo.pop()):
-                if parent in seen:
-                    continue
-                seen.add(parent)
-                todo.append(parent)
-                fork = _fork_at(c, parent)
-                if fork is not None and mid in fork:
-                    says = _says(c, fork)  # a twin of it is no other side
-                    others.update(h for h in fork if says.get(h) != says.get(mid))
+        for (point,) in c.execute(_UP, (mid,)).fetchall():
+            fork = fork_at(c, point)
+            if fork is not None and mid in fork:
+                says = _says(c, fork)  # a twin of it is no other side
+                others.update(h for h in fork if says.get(h) != says.get(mid))
         if others:
             out[mid] = sorted(others)
     return out
 
 
-def all_forks(c: sqlite3.Connection) -> list[list[str]]:
-    """Every fork: its heads (sorted), forks in order of their first head."""
-    points = [r[0] for r in c.execute(
-        "SELECT target FROM links WHERE type = 'supersede' GROUP BY target HAVING count(*) > 1")]
-    found = {tuple(f) for f in (_fork_at(c, p) for p in points) if f is not None}
-    return sorted(list(f) for f in found)
+def all_forks(c: sqlite3.Connection) -> list[tuple[str, list[str]]]:
+    """Every fork: (its fork point, its heads), in order of the point."""
+    out = []
+    for (point,) in c.execute(_POINTS + " ORDER BY target").fetchall():
+        fork = fork_at(c, point)
+        if fork is not None:
+            out.append((point, fork))
+    return out

@@ -376,8 +376,8 @@ class Projection:
         return forks.heads(self._c, ids)
 
     @guarded_read
-    def forks(self) -> list[list[str]]:
-        """Every fork's heads (forks.py)."""
+    def forks(self) -> list[tuple[str, list[str]]]:
+        """Every fork: its fork point and heads (forks.py)."""
         from . import forks
         return forks.all_forks(self._c)
 
