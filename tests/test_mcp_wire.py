@@ -461,3 +461,11 @@ def test_the_tool_terms_translation_keeps_what_is_not_ours() -> None:
     assert hint("forget", "run 'git mem forget 3f2a9c1 --purge'") == \
         "run 'git mem forget 3f2a9c1 --purge'"  # no tool purges: a person's command
     assert hint("list", "see 'git mem sync'") == "see 'git mem sync'"
+    # (A review: "use -n 50 and page with the list tool with offset", and "the recall
+    # tool with min_score must be from 0 to 1" in a message whose subject it is.)
+    assert hint("list", "use -n 50 and page with --offset") == "use limit=50 and page with offset"
+    assert hint("add", "use -n 50 and page with --offset") == \
+        "use -n 50 and page with the list tool with offset"  # add has no limit
+    message = in_tool_terms({"code": "x", "message": "--min-score must be from 0 to 1"},
+                            "about", shapes)["message"]
+    assert message == "min_score must be from 0 to 1"

@@ -105,9 +105,20 @@ def in_tool_terms(err: dict[str, object], tool: str, shapes: Shapes) -> dict[str
     out = dict(err)
     for field in ("message", "hint"):
         text = err.get(field)
-        if isinstance(text, str) and ("--" in text or "git mem " in text):
-            out[field] = _tool_terms(text, tool, shapes)
+        if isinstance(text, str) and ("-" in text or "git mem " in text):
+            out[field] = _tool_terms(_page_size(text, tool, shapes), tool, shapes)
     return out
+
+
+# The CLI's page size and hit count ("use -n 50 and page with --offset", "-k 10").
+_SHORT = re.compile(r"(?<![\w-])-([nk]) (\d+)\b")
+
+
+def _page_size(text: str, tool: str, shapes: Shapes) -> str:
+    def said(m: re.Match[str]) -> str:
+        arg = "limit" if m.group(1) == "n" else "k"
+        return f"{arg}={m.group(2)}" if arg in shapes.get(tool, {}) else m.group(0)
+    return _SHORT.sub(said, text)
 
 
 def _tool_terms(text: str, tool: str, shapes: Shapes) -> str:
@@ -152,7 +163,9 @@ def _option(m: re.Match[str], tool: str, shapes: Shapes) -> str:
     # "--since: 'x' is ..." reads "since: 'x' is ..."; "pass --session ID", "pass the
     # session argument"; "--supersedes 3f2a9c1", 'supersedes=["3f2a9c1"]'.
     said = _said(arg, shapes[owner][arg], m.group(2), m.group(3))
-    return said if owner == tool else f"the {owner} tool with {said}"
+    if owner == tool or m.start() == 0:  # the subject of a sentence: its name alone
+        return said                      # ("min_score must be from 0 to 1")
+    return f"the {owner} tool with {said}"
 
 
 def _command(m: re.Match[str], shapes: Shapes) -> str:
