@@ -270,3 +270,18 @@ def test_a_refused_write_says_nothing_of_what_it_would_have_replaced(repo: Path)
     _add(repo, "lint with ruff before each commit", "--supersedes", old)
     out = gm("add", "lint with ruff before each commit", "--supersedes", old, cwd=repo)
     assert "superseded already" not in out.stderr, out.stderr
+
+
+def test_an_import_line_with_a_key_and_no_kind_keeps_its_keys_kind(repo: Path) -> None:
+    """A review: add --key kept a procedure's kind, import made it a fact."""
+    _add(repo, "run make deploy, then watch the dashboard", "--key", "deploy", "--kind", "procedure")
+    lines = [{"text": "run make deploy-all, then watch the dashboard", "key": "deploy"},
+             {"text": "page the on-call person through PagerDuty", "key": "oncall", "kind": "procedure"},
+             {"text": "page the on-call person through Opsgenie", "key": "oncall"},
+             {"text": "postgres 16", "key": "db.engine"}]
+    ok(gm("import", "-", cwd=repo, input="".join(json.dumps(x) + "\n" for x in lines)))
+    kinds = {m["text"]: m["kind"] for m in json.loads(ok(gm(
+        "list", "--status", "all", "--json", cwd=repo)).stdout)["data"]["memories"]}
+    assert kinds["run make deploy-all, then watch the dashboard"] == "procedure", kinds
+    assert kinds["page the on-call person through Opsgenie"] == "procedure", kinds
+    assert kinds["postgres 16"] == "fact", kinds

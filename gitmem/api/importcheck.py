@@ -31,7 +31,7 @@ class ImportRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """One line of ``git mem import``: the options of ``git mem add``."""
 
     text: str
-    kind: str | None = None  # fact for a keyed line (as add --key and set), else note
+    kind: str | None = None  # a keyed line: its key's kind, else fact (as add --key); else note
     key: str | None = None
     tags: list[str] = []
     about: list[str] = []
@@ -136,6 +136,14 @@ def _first_bad_byte(line: str | bytes) -> str:
     return "a lone surrogate"
 
 
+def _current_key_kinds(pool: Pool) -> dict[str, str]:
+    """Each key's current value's kind (the winner's, when values conflict)."""
+    from ..projection import Scope
+
+    return {r.key: r.kind for r in reversed(pool.read(lambda p: p.keyed(Scope()), embed=False))
+            if r.key is not None}
+
+
 def check_lines(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[bytes],
            author: ops.Author, partition: str, redact: bool) -> tuple[int, int]:
     """Decode, validate, gate and trial-encode every line into ``spool``: how many,
@@ -143,6 +151,9 @@ def check_lines(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[
     head = pool.log.head()
     now = now_from_env()
     count = chars = 0
+    # A keyed line with no kind takes its key's kind, as add --key does: the key's
+    # current value's, or an earlier line's; else fact (read once, when first needed).
+    key_kinds: dict[str, str] | None = None
     for n, line, decoded in prescanned(lines, texts=not redact):
         if not line.strip():
             continue
@@ -154,8 +165,14 @@ def check_lines(pool: Pool, lines: Iterator[tuple[int, str | bytes]], spool: IO[
             raise InvalidInput(f"line {n}: not UTF-8 ({_first_bad_byte(line)})",
                                "save the file as UTF-8, or convert it with iconv -t UTF-8") from None
         try:
-            # A keyed line with no kind is a fact, as add --key and set store it.
-            kind = rec.kind if rec.kind is not None else "fact" if rec.key is not None else "note"
+            kind = rec.kind if rec.kind is not None else "note"
+            name = validate.key_name(rec.key) if rec.key is not None else None
+            if name is not None:
+                if key_kinds is None:
+                    key_kinds = _current_key_kinds(pool)
+                if rec.kind is None:
+                    kind = key_kinds.get(name, "fact")
+                key_kinds[name] = kind
             body = validate.memory_body(
                 rec.text, kind=kind, key=rec.key, tags=rec.tags, about=rec.about,
                 # A line range anchors to its file here (add --path records the lines);

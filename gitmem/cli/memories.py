@@ -91,7 +91,8 @@ def import_(file: IO[bytes], pack_size: int, redact: bool, as_json: bool) -> Non
     "fact", "key": ..., "tags": [...], "about": [...], "paths": [...],
     "importance": 0.5, "valid_from": ..., "valid_until": ..., "source": ...,
     "session": ..., "recorded_at": ...}; as with 'add', a line with a key and no
-    kind is a fact, one with neither a note. All lines are checked before anything
+    kind takes its key's kind (a new key's is fact), one with neither is a note.
+    All lines are checked before anything
     is written: one bad line, even the last of a pipe, and nothing is. A
     recorded_at more than a day ahead is refused (replay would not believe it);
     a UTF-8 byte order mark at the start of FILE is skipped.
