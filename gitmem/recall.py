@@ -401,8 +401,7 @@ def _rank_at(
              if unseen and word_rank is not None else 0.0)
     # Twins (one text added on two clones before either synced: twins.py) take one
     # place, the better ranked: two of a few hits spent on one answer said nothing more.
-    kept_records: dict[str, Record] = {}
-    firsts: set[str] = set()
+    records: dict[str, Record] = {}
     twins_left = 0
     while len(kept) < q.k and looked < min(len(scored), 3 * q.k):
         batch = scored[looked : looked + q.k]
@@ -410,27 +409,18 @@ def _rank_at(
         evidence.update(_evidence(projection, matches, weights, [x[1] for x in batch],
                                   cosines, stats, hops, novel))
         passing = [x for x in batch if relevance.score(q.mode, evidence[x[1]]) >= min_score]
-        batch_records = projection.records(x[1] for x in passing)
-        dropped = 0
-        for x in passing:
-            r = batch_records.get(x[1])
-            if r is None:
-                continue  # gone since it was ranked
-            twin = twins.twin_id(r.kind, r.key, r.text, r.supersedes) if r.status == "active" else ""
-            if twin in firsts:
-                dropped += 1
-                continue
-            if twin:
-                firsts.add(twin)
-            kept_records[x[1]] = r
-            kept.append(x)
+        records.update(projection.records(x[1] for x in passing))
+        fresh = [x for x in passing if x[1] in records]  # (not one gone since it was ranked)
+        had = len(kept)
+        kept = twins.first_of_each(kept + fresh, lambda x: twins.twin_id(records[x[1]])
+                                   if records[x[1]].status == "active" else "")
+        dropped = len(fresh) - (len(kept) - had)
         twins_left += dropped
         if min_score <= 0 and not dropped:
             break
     rel = {mid: relevance.score(q.mode, ev) for mid, ev in evidence.items()}
     cut = looked - len(kept) - twins_left if len(kept) < q.k else 0
     chosen = kept[: q.k]
-    records = {mid: kept_records[mid] for _, mid, *_ in chosen if mid in kept_records}
     hits: list[Hit] = []
     for n, (neg, mid, rrf, factors, entry, sal, faded) in enumerate(chosen, start=1):
         explain = None

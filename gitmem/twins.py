@@ -16,41 +16,36 @@ references, are two).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Iterable
+from typing import Protocol, TypeVar
 
 from . import ops
 
 T = TypeVar("T")
 
 
-Key = tuple[str, str | None, str, str]
+class Memory(Protocol):
+    kind: str
+    key: str | None
+    text: str | None
+    supersedes: list[str]
 
 
-def twin_key(kind: str, key: str | None, text: str | None,
-             supersedes: Sequence[str] = ()) -> Key:
-    """What twins share."""
-    return kind, key, ops.normalize_text(text or ""), ",".join(sorted(supersedes))
+def twin_id(r: Memory) -> str:
+    """What twins share, as one string ("" for no text: nobody's twin)."""
+    text = ops.normalize_text(r.text or "")
+    return "\0".join((r.kind, r.key or "", text, ",".join(sorted(r.supersedes)))) if text else ""
 
 
-def twin_id(kind: str, key: str | None, text: str | None, supersedes: Sequence[str] = ()) -> str:
-    """``twin_key`` as one string ("" for no text: such memories are nobody's twins)."""
-    k = twin_key(kind, key, text, supersedes)
-    return "\0".join((k[0], k[1] or "", k[2], k[3])) if k[2] else ""
-
-
-def first_of_each(items: Iterable[T], key: Callable[[T], Key],
-                  ident: Callable[[T], str]) -> tuple[list[T], dict[str, list[str]]]:
-    """``items`` in their order, each one a twin of an earlier one left out; and, by
-    the id of each one kept, the ids of its twins left out (in their order)."""
+def first_of_each(items: Iterable[T], twin: Callable[[T], str]) -> list[T]:
+    """``items`` in their order, each one a twin (same ``twin``, not "") of an earlier
+    one left out."""
+    seen: set[str] = set()
     kept: list[T] = []
-    first: dict[Key, str] = {}
-    twins: dict[str, list[str]] = {}
     for item in items:
-        k = key(item)
-        if k[2] and k in first:
-            twins.setdefault(first[k], []).append(ident(item))
+        t = twin(item)
+        if t and t in seen:
             continue
-        first[k] = ident(item)
+        seen.add(t)
         kept.append(item)
-    return kept, twins
+    return kept

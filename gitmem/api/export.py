@@ -66,8 +66,7 @@ def select(pool: Pool, kinds: list[str]) -> list[Record]:
     # In the order they were recorded (the log's order: clock, then id); a text added
     # on two clones before either synced is one line, the first recorded (twins.py).
     return twins.first_of_each(sorted(pool.read(run), key=lambda r: (r.clock, r.id)),
-                               key=lambda r: twins.twin_key(r.kind, r.key, r.text, r.supersedes),
-                               ident=lambda r: r.id)[0]
+                               twins.twin_id)
 
 
 def section_of(r: Record) -> str:

@@ -99,12 +99,6 @@ def check_budget(budget: int) -> None:
                            "use --budget 500")
 
 
-def _one_of_twins(pairs: list[tuple[Record, float]]) -> list[tuple[Record, float]]:
-    return twins.first_of_each(pairs, key=lambda x: twins.twin_key(x[0].kind, x[0].key, x[0].text,
-                                                                      x[0].supersedes),
-                               ident=lambda x: x[0].id)[0]
-
-
 def merge(sections: dict[str, list[ctx.Item]],
           theirs: dict[str, list[ctx.Item]]) -> dict[str, list[ctx.Item]]:
     """The personal pool's candidates beside the project's: by salience, the
@@ -112,9 +106,8 @@ def merge(sections: dict[str, list[ctx.Item]],
     (a review: "Use British English in docs" in both showed twice)."""
     for name, items in theirs.items():
         merged = sorted(items + sections.get(name, []), key=lambda i: (-i.score, not i.personal))
-        sections[name] = twins.first_of_each(
-            merged, key=lambda i: ("", None, i.twin, ""), ident=lambda i: f"{i.personal}:{i.id}")[0]
-        # (An item without a twin key, as the recent section's, is its own.)
+        # (An item without a twin id, as the recent section's, is its own.)
+        sections[name] = twins.first_of_each(merged, lambda i: i.twin)
     return sections
 
 
@@ -144,11 +137,11 @@ def sections(pool: Pool, recent_days: int) -> dict[str, list[ctx.Item]]:
             pairs = [(r, sal) for r, sal in pairs if r.id in kept]
             # Twins (one text added on two clones before either synced) take one line:
             # after the fade (a review: the twin kept faded, and took the other with it).
-            pairs = _one_of_twins(pairs)
+            pairs = twins.first_of_each(pairs, lambda x: twins.twin_id(x[0]))
             return [ctx.Item(section, ctx.memory_line(
                 r, with_key=with_key, conflict=with_key and r.key in conflicted, label=label),
                 r.id, score=sal, personal=label is not None, author=r.author_email,
-                twin=twins.twin_id(r.kind, r.key, r.text, r.supersedes))
+                twin=twins.twin_id(r))
                 for r, sal in pairs]
 
         winners: dict[str, Record] = {}
