@@ -36,7 +36,7 @@ import functools
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "concepts" / "concepts.jsonl"
@@ -85,7 +85,8 @@ class Thesaurus:
     (INDEX_NAME) and parsed a word at a time, on demand."""
 
     def __init__(self, starts: set[str], records: dict[str, str], words: list[str],
-                 skipped: int = 0) -> None:
+                 skipped: int = 0, singles: set[str] | None = None,
+                 pairs: set[str] | None = None) -> None:
         # Every word a phrase can start with, as a text holds it: its folded form
         # and, where it folds back to it, its plural. A text none of whose words is
         # here (most texts) is done after one set intersection.
@@ -95,66 +96,112 @@ class Thesaurus:
         self.records = records
         self.words = words  # entry -> the words it adds, space-separated, in order
         self.skipped = skipped  # lines that were not a usable entry
-        self._parsed: dict[str, list[tuple[tuple[str, ...], tuple[int, ...]]]] = {}
+        # The phrases of one word (folded), and the first two words ("w1 w2") of the
+        # longer ones: a text's words and pairs of words are matched against these
+        # as sets, so no Python code runs per word of a text (a rebuild matches
+        # millions). Worked out from records when not given.
+        if singles is None or pairs is None:
+            singles, pairs = _singles_and_pairs(records)
+        self.singles = singles
+        self.pairs = pairs
+        self._parsed: dict[str, tuple[list[int], dict[tuple[str, ...], tuple[int, ...]]]] = {}
+        self._added: dict[tuple[int, ...], list[tuple[str, str]]] = {}
 
-    def _phrases(self, first: str) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
+    def _phrases(self, first: str) -> tuple[list[int], dict[tuple[str, ...], tuple[int, ...]]]:
+        """(the lengths of its phrases, longest first; phrase -> the entries it
+        names) of a folded first word, parsed on first use."""
         got = self._parsed.get(first)
         if got is None:
-            got = []
+            by_phrase: dict[tuple[str, ...], tuple[int, ...]] = {}
             for item in self.records[first].split(";"):
                 phrase, ents = item.split("|")
-                got.append((tuple(phrase.split(" ")), tuple(map(int, ents.split(",")))))
-            self._parsed[first] = got
+                by_phrase[tuple(phrase.split(" "))] = tuple(map(int, ents.split(",")))
+            sizes = sorted({len(p) for p in by_phrase}, reverse=True)
+            got = self._parsed[first] = (sizes, by_phrase)
         return got
 
     def entries(self, texts: list[str]) -> list[int]:
         """The entries ``texts`` mention (a phrase within one of them), in the
         thesaurus's order."""
-        return self._entries(_split().findall("\n".join(texts).casefold()))
+        seq = _split().findall("\n".join(texts).casefold())
+        return self._entries(seq, _folded(seq))
 
-    def _entries(self, seq: list[str]) -> list[int]:
-        """The entries a word sequence mentions ("\n" between texts: no phrase holds it)."""
+    def _entries(self, seq: list[str], folded: list[str]) -> list[int]:
+        """The entries a word sequence mentions ("\n" between texts: no phrase holds
+        it; ``folded``: its words folded)."""
         hits = self.starts.intersection(seq)
         if not hits:
             return []  # most texts: done
         found: set[int] = set()
-        # Each place a phrase may start is looked at once per distinct run of words
-        # it starts (as long as its longest phrase): a text repeating one name
-        # thousands of times costs what one mention does (was 27 ms for 16 KB of
-        # "azure", which starts 60 phrases).
-        seen: set[tuple[str, ...]] = set()
-        for i, w in enumerate(seq):
-            if w not in hits:
-                continue
-            first = _fold(w)
-            phrases = self._phrases(first)  # longest first
-            run = (first, *map(_fold, seq[i + 1:i + len(phrases[0][0])]))
-            if run in seen:
-                continue
-            seen.add(run)
-            for phrase, ents in phrases:
-                if len(phrase) == 1 or run[:len(phrase)] == phrase:
-                    found.update(ents)
+        for first in self.singles.intersection(_folded(hits)):
+            found.update(self._phrases(first)[1][(first,)])
+        # Each distinct pair of words that starts a longer phrase: a two-word phrase
+        # is named by the pair; a longer one is looked for where the pair stands.
+        for pair in self.pairs.intersection(map(" ".join, zip(folded, folded[1:]))):
+            a, b = pair.split(" ")
+            sizes, by_phrase = self._phrases(a)
+            found.update(by_phrase.get((a, b), ()))
+            if sizes[0] > 2:
+                for i in [i for i, w in enumerate(folded[:-1]) if w == a and folded[i + 1] == b]:
+                    run = tuple(folded[i:i + sizes[0]])
+                    for size in sizes:
+                        if size > 2:
+                            found.update(by_phrase.get(run[:size], ()))
         return sorted(found)
 
     def expansion(self, texts: list[str]) -> str:
         """The words the entries ``texts`` mention add to them, space-separated
         ("" when they mention none): each once, none that ``texts`` hold already."""
         seq = _split().findall("\n".join(texts).casefold())
-        hits = self._entries(seq)
+        folded = _folded(seq)
+        hits = self._entries(seq, folded)
         if not hits:
             return ""
-        have = {_fold(w) for w in seq}
-        out: list[str] = []
-        for e in hits:
-            for w in self.words[e].split(" "):
-                f = _fold(w)
-                if f not in have:
-                    have.add(f)
-                    out.append(w)
-                    if len(out) == MAX_WORDS:
-                        return " ".join(out)
-        return " ".join(out)
+        have = set(folded)
+        return " ".join([w for w, f in self._adds(tuple(hits)) if f not in have][:MAX_WORDS])
+
+    def _adds(self, hits: tuple[int, ...]) -> list[tuple[str, str]]:
+        """The words entries ``hits`` add, each once (with its folded form), in order:
+        worked out once per set of entries a process meets."""
+        got = self._added.get(hits)
+        if got is None:
+            got = []
+            seen: set[str] = set()
+            for e in hits:
+                for w in self.words[e].split(" "):
+                    f = _fold(w)
+                    if f not in seen:
+                        seen.add(f)
+                        got.append((w, f))
+            if len(self._added) >= _ADDS_KEPT:
+                self._added.clear()  # a bound on memory, whatever a process reads
+            self._added[hits] = got
+        return got
+
+
+# How many sets of entries (Thesaurus._adds) a process keeps the words of.
+_ADDS_KEPT = 1 << 14
+
+
+def _folded(seq: Iterable[str]) -> list[str]:
+    """_fold of every word of ``seq`` (inline: a rebuild folds millions of words)."""
+    return [w[:-1] if len(w) > 3 and w[-1] == "s" and w[-2] not in "sui" else w
+            for w in seq]
+
+
+def _singles_and_pairs(records: dict[str, str]) -> tuple[set[str], set[str]]:
+    """(the first words that are a phrase alone, the first two words of the longer
+    phrases as "w1 w2") of a thesaurus's records."""
+    singles: set[str] = set()
+    pairs: set[str] = set()
+    for first, record in records.items():
+        for item in record.split(";"):
+            words = item.split("|", 1)[0].split(" ", 2)
+            if len(words) == 1:
+                singles.add(first)
+            else:
+                pairs.add(f"{words[0]} {words[1]}")
+    return singles, pairs
 
 
 def _strings(value: object) -> list[str] | None:
@@ -252,18 +299,20 @@ def compiled(data: bytes) -> tuple[str, Thesaurus]:
     return digest(data + b"\0" + judged.encode()), compile_lines(data, common)
 
 
-_MAGIC = "gitmem-concepts-index 1"
+_MAGIC = "gitmem-concepts-index 2"
 
 
 def dump_index(data: bytes) -> str:
     """The compact index of a thesaurus's bytes (what INDEX holds): a header line (its
-    version, the counts), the start words, then the first words, their phrases and
-    each entry's words, a line each. Read in ~1.3 ms (load_index) where compiling
+    version, the counts), the start words, the one-word phrases, the pairs of first
+    words (tab-separated), then the first words, their phrases and each entry's
+    words, a line each. Read in ~1.3 ms (load_index) where compiling
     the JSON lines takes ~60 ms."""
     version, t = compiled(data)
     keys = list(t.records)
     head = f"{_MAGIC} {version} {len(keys)} {len(t.words)} {t.skipped}"
-    return "\n".join([head, " ".join(sorted(t.starts)), *keys,
+    return "\n".join([head, " ".join(sorted(t.starts)), " ".join(sorted(t.singles)),
+                      "\t".join(sorted(t.pairs)), *keys,
                       *(t.records[k] for k in keys), *t.words]) + "\n"
 
 
@@ -275,11 +324,11 @@ def load_index(text: str) -> tuple[str, Thesaurus]:
     if head[0] != _MAGIC:
         raise ValueError("not a concepts index")
     k, m, skipped = int(head[2]), int(head[3]), int(head[4])
-    if len(lines) != 3 + 2 * k + m:
+    if len(lines) != 5 + 2 * k + m:
         raise ValueError("a concepts index cut short")
-    records = dict(zip(lines[2:2 + k], lines[2 + k:2 + 2 * k]))
-    return head[1], Thesaurus(set(lines[1].split(" ")), records, lines[2 + 2 * k:2 + 2 * k + m],
-                              skipped)
+    records = dict(zip(lines[4:4 + k], lines[4 + k:4 + 2 * k]))
+    return head[1], Thesaurus(set(lines[1].split(" ")), records, lines[4 + 2 * k:4 + 2 * k + m],
+                              skipped, set(lines[2].split(" ")), set(lines[3].split("\t")))
 
 
 def source() -> Path | None:

@@ -76,6 +76,27 @@ def test_names_aliases_and_same_phrases_match_as_whole_words() -> None:
     assert t.expansion(["grafana cloud"]) == "metrics dashboards observability"
 
 
+def test_longer_phrases_match_only_whole_and_in_one_part() -> None:
+    # Phrases of one, two and three words sharing their first words: each is named
+    # only by all of its words in a row, within one part, however often it is said.
+    data = "".join(json.dumps(e) + "\n" for e in [
+        {"name": "In-memory database", "aliases": ["in memory db"], "is": ["ram store"]},
+        {"name": "In progress", "is": ["wip"]},
+        {"name": "The Silver Searcher", "is": ["code search"]},
+        {"same": ["memory", "ram"]},
+    ]).encode()
+    t = concepts.compile_lines(data)
+    assert t.entries(["an in memory database for tests"]) == [0, 3]
+    assert t.entries(["in memory databases"]) == [0, 3]  # the last word's plural
+    assert t.entries(["in memory", "database"]) == [3]  # the phrase split between parts
+    assert t.entries(["in memory of the database"]) == [3]
+    assert t.entries(["work in progress, then in memory db"]) == [0, 1, 3]
+    assert t.entries(["the silver searcher " * 2000]) == [2]
+    assert t.entries(["the silver lining of the searcher"]) == []
+    assert t.expansion(["In progress: the in-memory database"]) == (
+        "db ram store wip")
+
+
 def test_a_malformed_line_is_skipped(tmp_path: Path) -> None:
     data = write(tmp_path / "c.jsonl", THESAURUS[:1], extra=(
         '{"name": "Broken", "is": ["never"\n'  # not JSON
@@ -210,8 +231,8 @@ def test_the_index_reads_back_as_the_thesaurus_compiles() -> None:
     d, t = concepts.load_index(concepts.dump_index(data))
     version, direct = concepts.compiled(data)
     assert d == version
-    assert (t.starts, t.records, t.words, t.skipped) == (
-        direct.starts, direct.records, direct.words, 1)
+    assert (t.starts, t.records, t.words, t.skipped, t.singles, t.pairs) == (
+        direct.starts, direct.records, direct.words, 1, direct.singles, direct.pairs)
     for text in MEMORIES + ["Feature toggles", "hashicorp vault", "incident reviews"]:
         assert t.expansion([text]) == direct.expansion([text])
     with pytest.raises(ValueError):
