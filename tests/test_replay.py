@@ -56,12 +56,23 @@ def op_sets(draw: st.DrawFn) -> tuple[dict[str, list[bytes]], list[tuple[str, in
         who = draw(st.sampled_from(WHO))
         clock += draw(st.integers(0, 2))  # equal clocks happen (concurrent writers)
         kind = draw(st.sampled_from(["add", "add", "add", "invalidate", "forget", "dup", "bad",
-                                     "reanchor"]))
+                                     "reanchor", "supersede"]))
         if kind == "reanchor" and adds:
             a = craft.author(who)
             line = ops.encode(ops.ConfirmOp(
                 v=1, author=a, partition=partition(a.email), clock=clock, at=1768471200,
                 target=draw(st.sampled_from(adds)), anchors=draw(_anchors())))
+        elif kind == "supersede" and adds:
+            # A replacement (of one or two memories), keyed or not: keyed values conflict.
+            a = craft.author(who)
+            line = ops.encode(ops.AddOp(
+                v=1, author=a, partition=partition(a.email), clock=clock, at=1768471200,
+                memory=ops.MemoryBody(text=" ".join(draw(st.lists(st.sampled_from(WORDS),
+                                                                  min_size=1, max_size=3))),
+                                      key=draw(st.sampled_from([None, "db.engine"]))),
+                supersedes=draw(st.lists(st.sampled_from(adds), min_size=1, max_size=2,
+                                         unique=True))))
+            adds.append(ops.op_id(line))
         elif kind in ("invalidate", "forget") and adds:
             target = draw(st.sampled_from(adds))
             line = retire_op(kind, who, clock, target, reason=draw(st.sampled_from([None, "old"])))
@@ -72,7 +83,8 @@ def op_sets(draw: st.DrawFn) -> tuple[dict[str, list[bytes]], list[tuple[str, in
         else:
             words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=5))
             line = add_op(who, clock, " ".join(words), tags=draw(st.lists(st.sampled_from(WORDS), max_size=2)),
-                          anchors=draw(_anchors()))
+                          anchors=draw(_anchors()),
+                          key=draw(st.sampled_from([None, None, "db.engine", "ci.runner"])))
             adds.append(ops.op_id(line))
         per_who[who].append(line)
     packs: dict[str, list[bytes]] = {}

@@ -33,6 +33,9 @@ _MEMORY_INSERT = (
     "session, anchor_commit, paths, supersedes, part, commit_id, clock, at, tz, author, "
     "state, quarantine, by, link, norm, gate, fts"
 )
+_INSERT = (f"INSERT INTO memories({_MEMORY_INSERT}) VALUES "
+           "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?)")  # 0: active
+_BULK_INSERT = _INSERT + " ON CONFLICT(digest) DO NOTHING"
 
 
 # What replaying a commit may cost, by its pack's size, to judge under a front end's
@@ -213,6 +216,8 @@ class Fold:
                 break
         for ref in gone:
             c.execute("DELETE FROM partitions WHERE ref = ?", (ref,))
+        if self._fts.bulk:
+            self._settle_bulk()
         self._fts.flush()
         if remake and c.execute("SELECT 1 FROM memories_fts_idx LIMIT 1").fetchone():
             # FTS5 wrote segments as its buffer filled: merge them now (a refresh of
@@ -312,9 +317,12 @@ class Fold:
     def _apply(self, part: int, commit: Commit, d: replay.Decoded) -> None:
         op = d.op
         c = self._c
+        # A first replay (empty tables) settles every status once, at its end
+        # (_settle_bulk): an op's target may arrive after it in any order anyway.
+        bulk = self._fts.bulk
         if isinstance(op, ops.AddOp):
             key = bytes.fromhex(d.id)  # (replay computed it: 64 hex digits)
-            if self._known_add(commit, key):
+            if not bulk and self._known_add(commit, key):
                 return
             m = op.memory
             quarantine = self._verdict(d.id, op)
@@ -344,10 +352,17 @@ class Fold:
                       quarantine, m.by,
                       _json(m.link) if m.link is not None else None,
                       norm(m.text), named[1] if named else None)
-            insert = (f"INSERT INTO memories({_MEMORY_INSERT}) VALUES "
-                      "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?,?,?,?)")  # 0: active
             fts_row = self._fts.place(d.id, key)
-            rowid = c.execute(insert, (*values, fts_row)).lastrowid
+            if bulk:
+                # One statement for a new add and the look for a copy (a first replay
+                # places rows without moving others: see FtsRows.place).
+                cur = c.execute(_BULK_INSERT, (*values, fts_row))
+                if cur.rowcount == 0:
+                    self._known_add(commit, key)
+                    return
+            else:
+                cur = c.execute(_INSERT, (*values, fts_row))
+            rowid = cur.lastrowid
             assert rowid is not None
             self._fts.add(rowid, (fts_row, m.text, mkey, tags, entities))
             if m.link is not None and m.kind == "edge":  # before a forget that came first
@@ -358,9 +373,10 @@ class Fold:
             if m.anchors.code or m.anchors.paths:  # before a forget that came first scrubs it
                 code.record(c, d.id, d.id, op.clock, m.anchors)
             # Ops that retire this memory may have arrived before it.
-            if c.execute("SELECT 1 FROM links WHERE target = ? LIMIT 1", (d.id,)).fetchone():
+            if not bulk and c.execute("SELECT 1 FROM links WHERE target = ? LIMIT 1",
+                                      (d.id,)).fetchone():
                 self._recompute(d.id)
-            for old in replaces:
+            for old in replaces if not bulk else ():
                 self._recompute(old)
             if mkey is not None:
                 self._dirty_keys.add(mkey)
@@ -371,7 +387,8 @@ class Fold:
                 "INSERT OR IGNORE INTO links(target, op, type, at, closes) VALUES (?, ?, ?, ?, ?)",
                 (op.target, d.id, ops.op_type(op), op.at, op.at),
             )
-            self._recompute(op.target)
+            if not bulk:
+                self._recompute(op.target)
         elif isinstance(op, ops.ConfirmOp):
             # Reinforcement (counted by ranking straight from the ops table), and
             # with anchors a re-anchoring at the code as it was then.
@@ -381,6 +398,12 @@ class Fold:
                     is None):
                 # (A forgotten memory keeps no paths, whichever op came first.)
                 code.record(c, op.target, d.id, op.clock, op.anchors, reanchor=True)
+
+    def _settle_bulk(self) -> None:
+        """End a first replay: the status of every memory an op retires, worked out
+        once from all of them (a first replay skips it per op: 100k lookups)."""
+        for (target,) in self._c.execute("SELECT DISTINCT target FROM links").fetchall():
+            self._recompute(target)
 
     def _rekey_dirty(self) -> None:
         """Recompute conflict winners once per key touched by this refresh (per op
