@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .. import api
 from ..model import BriefHit, Hit
-from . import render, render_recall
+from . import render
 from .output import run, who
 
 
@@ -24,6 +24,7 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
            fmt: str, explain: bool, include_quarantined: bool, as_of: str | None,
            valid_at: str | None, personal: bool, session: str | None, as_json: bool) -> None:
     """``git mem recall``: QUERY or --diff (exactly one: the caller checked)."""
+    from . import render_recall  # here: add and context never render a hit
 
     def find(s: api.Store) -> render_recall.Recalled:
         if diff is not None:
