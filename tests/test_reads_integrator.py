@@ -100,7 +100,7 @@ def test_an_empty_recall_names_all_when_only_retired_memories_answer(repo: Path)
 
 
 def test_the_hint_follows_the_best_scoring_second_look() -> None:
-    from gitmem.cli.render import left_out
+    from gitmem.cli.render_recall import left_out
     from gitmem.model import Hit
 
     def hit(score: float, status: str = "active") -> Hit:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from .. import ops
 from ..errors import AmbiguousId, GitMemError, UnknownId
-from ..model import Context, Hit, Shown
+from ..model import Context, Fork, Hit, Shown
 from .pool import Pool
 
 
@@ -170,6 +170,43 @@ class Pools:
             else:
                 sections = profile.merge(sections, theirs)
         return profile.render(sections, budget)
+
+    # -- keyed conflicts and forks over both -------------------------------------------
+
+    def contested(self, hits: Sequence[Hit], as_of: str | int | None,
+                  valid_at: str | int | None) -> dict[str, list[str]]:
+        """``Store.contested``: ``main``'s winners, and the personal pool's when a hit
+        is its."""
+        from . import reads
+        out = reads.contested(self.main, hits, as_of, valid_at)
+        mine = self.personal()
+        if mine is not None and any(h.pool == mine.name for h in hits):
+            out.update(reads.contested(mine, hits, as_of, valid_at))
+        return out
+
+    def forks(self) -> list[Fork]:
+        """``Store.forks``: ``main``'s, then the personal pool's (skipped if it fails)."""
+        from . import facts
+        out = facts.forks(self.main)
+        mine = self.personal()
+        if mine is not None:
+            try:
+                out += facts.forks(mine)
+            except Exception as exc:  # noqa: BLE001 - a broken pool must not break reads
+                self.skip(exc)
+        return out
+
+    def forked(self, hits: Sequence[Hit]) -> dict[str, list[str]]:
+        """``Store.forked``: ``main``'s forks among ``hits``, and the personal pool's
+        when a hit is its."""
+        if not any(h.supersedes for h in hits):
+            return {}  # only a replacement can be in a fork (no module loaded, no read)
+        from . import facts
+        out = facts.forked(self.main, hits)
+        mine = self.personal()
+        if mine is not None and any(h.pool == mine.name for h in hits):
+            out.update(facts.forked(mine, hits))
+        return out
 
 
 def _ranked(hits: list[Hit]) -> list[Hit]:

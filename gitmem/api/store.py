@@ -3,10 +3,10 @@
 Why this exists: the CLI, the MCP server, the hooks and library users want one
 handle with one method per user-level action. A ``Store`` owns the pool it was
 opened on and, for a project, the person's own pool beside it; how the two are
-read together (merged reads, the pool an id belongs to) is ``pools.py``. Each
-method is a thin call into the module that does the job (``write``, ``reads``,
-``facts``, ``dedup``, ``importer``, ``sync``, ``pools``, ...), with the docstring
-that documents the action.
+read together (merged reads, their conflicts and forks, the pool an id
+belongs to) is ``pools.py``. Each method is a thin call into the module that
+does the job (``write``, ``reads``, ``facts``, ``dedup``, ``importer``,
+``sync``, ``pools``, ...), with the docstring that documents the action.
 """
 
 from __future__ import annotations
@@ -395,12 +395,7 @@ class Store(Growth):
                   valid_at: str | int | None = None) -> dict[str, list[str]]:
         """Of ``hits`` (a recall's), the keyed values that win a conflict, each with
         the ids it wins over: shown as "in conflict" like get, keys and context do."""
-        from . import reads
-        out = reads.contested(self._pool, hits, as_of, valid_at)
-        mine = self._pools.personal()
-        if mine is not None and any(h.pool == mine.name for h in hits):
-            out.update(reads.contested(mine, hits, as_of, valid_at))
-        return out
+        return self._pools.contested(hits, as_of, valid_at)
 
     def list_memories(
         self,
@@ -507,27 +502,12 @@ class Store(Growth):
         """Memories replaced twice at once (two clones that had not synced each gave
         one a replacement): each fork's current replacements, the personal pool's too
         (recall marks its forks as the project's)."""
-        from . import facts
-        out = facts.forks(self._pool)
-        mine = self._pools.personal()
-        if mine is not None:
-            try:
-                out += facts.forks(mine)
-            except Exception as exc:  # noqa: BLE001 - a broken pool must not break reads
-                self._pools.skip(exc)
-        return out
+        return self._pools.forks()
 
     def forked(self, hits: Sequence[Hit]) -> dict[str, list[str]]:
         """Of ``hits`` (a recall's), those that are one of several current replacements
         of one memory, each with the others: shown as a fork, as ``conflicts`` lists it."""
-        if not any(h.supersedes for h in hits):
-            return {}  # only a replacement can be in a fork (no module loaded, no read)
-        from . import facts
-        out = facts.forked(self._pool, hits)
-        mine = self._pools.personal()
-        if mine is not None and any(h.pool == mine.name for h in hits):
-            out.update(facts.forked(mine, hits))
-        return out
+        return self._pools.forked(hits)
 
     def similar(self, memory_id: str | None = None, *, since: str | int | None = None,
                 limit: int = 50, kinds: Sequence[str] = ()) -> list[SimilarPair]:

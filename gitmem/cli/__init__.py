@@ -10,10 +10,10 @@ Errors also print one line on stderr, ``error: <message>; hint: <hint>``, and
 exit with the code documented in gitmem/errors.py and docs/cli.md.
 
 ``app`` holds the group, the one run-and-print path and the error map;
-``render`` every line of human output; the other modules the commands, by
-theme. Importing one registers its commands on ``cli``; the group imports a
-command's module only when that command runs (``app.COMMANDS``), and
-``load_all()`` registers every command.
+``render`` every line of human output (``render_recall`` recall's); the other
+modules the commands, by theme. Importing one registers its commands on
+``cli``; the group imports a command's module only when that command runs
+(``app.COMMANDS``), and ``load_all()`` registers every command.
 """
 
 from __future__ import annotations

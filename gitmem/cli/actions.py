@@ -24,14 +24,15 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
            fmt: str, explain: bool, include_quarantined: bool, as_of: str | None,
            valid_at: str | None, personal: bool, session: str | None, as_json: bool) -> None:
     """``git mem recall``: QUERY or --diff (exactly one: the caller checked)."""
+    from . import render_recall  # here: add and context never render a hit
 
-    def find(s: api.Store) -> render.Recalled:
+    def find(s: api.Store) -> render_recall.Recalled:
         if diff is not None:
             hits = s.recall_diff(diff or None, k=k)
             shown = f"--diff {diff}".strip()
             if fmt == "brief" and as_json:
-                return render.Recalled(query=shown, hits=[BriefHit.of(h) for h in hits])
-            return render.Recalled(query=shown, hits=hits)
+                return render_recall.Recalled(query=shown, hits=[BriefHit.of(h) for h in hits])
+            return render_recall.Recalled(query=shown, hits=hits)
         assert query is not None
 
         def look(cutoff: float | None, retired: bool, n: int, use: bool = True) -> list[Hit]:
@@ -48,9 +49,9 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
         # So does a replacement another clone made too (forks are marked as they stand now).
         forked = s.forked(hits) if hits and as_of is None and valid_at is None else {}
         if fmt == "brief" and as_json:
-            out = render.Recalled(query=query, hits=[BriefHit.of(h) for h in hits])
+            out = render_recall.Recalled(query=query, hits=[BriefHit.of(h) for h in hits])
         else:
-            out = render.Recalled(query=query, hits=hits)
+            out = render_recall.Recalled(query=query, hits=hits)
         if over:
             out["contested"] = over
         if forked:
@@ -62,15 +63,15 @@ def recall(query: str | None, diff: str | None, k: int, kinds: tuple[str, ...],
             # cutoff was blamed in an empty store, under --min-score 0, for retired
             # ones), naming the flags that show it. The looks record no use: nobody is
             # shown what they find.
-            hidden = render.left_out(
+            hidden = render_recall.left_out(
                 lambda cutoff, retired: look(cutoff, retired, HINT_LOOK, False),
                 min_score, include_retired)
             if hidden is not None:
                 out["hidden"] = hidden
         return out
 
-    run("recall", as_json, find, render.brief_hits if fmt == "brief" else render.hits,
-        personal=personal)
+    run("recall", as_json, find,
+        render_recall.brief_hits if fmt == "brief" else render_recall.hits, personal=personal)
 
 
 def add(text: str, kind: str | None, key: str | None, tags: tuple[str, ...], about: tuple[str, ...],

@@ -5,17 +5,17 @@ library returned and gives the text for stdout (None: print nothing). Memory
 text is data written by people and agents: where it is shown whole it is an
 indented block, never mistaken for our own output; in lists it is one
 clipped line. Only ``added`` also writes to stderr, so that stdout stays the
-id a script captures.
+id a script captures. Recall's hits are rendered in render_recall.py, on the
+helpers here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from .. import api
-from ..model import (BriefHit, CodeAnchorInfo, CodeStatus, Hit, Listing, OpInfo, Record,
-                     RefreshReport, ScratchNote)
+from ..model import (CodeAnchorInfo, CodeStatus, Listing, OpInfo, Record, RefreshReport,
+                     ScratchNote)
 from .stdio import echo
 
 if TYPE_CHECKING:
@@ -41,19 +41,6 @@ def safe(text: str) -> str:
 
 # What commands whose library call returns a list print under --json: the list
 # wrapped in an object, so the envelope's data is always an object.
-class Recalled(TypedDict):
-    query: str
-    hits: list[Hit] | list[BriefHit]
-    # Human output only, when nothing is shown: why (actions.recall looked).
-    hidden: NotRequired[str]
-    # Hits that win a keyed conflict -> the ids of the values they win over (only
-    # when there are any; a losing value says so in its own conflict_with).
-    contested: NotRequired[dict[str, list[str]]]
-    # Hits that are one of several current replacements of one memory (two clones
-    # replaced it before syncing) -> the others (only when there are any).
-    forked: NotRequired[dict[str, list[str]]]
-
-
 class Keys(TypedDict):
     keys: list[api.FactValue]
 
@@ -88,6 +75,11 @@ def clip_line(text: str | None, n: int = 70) -> str:
 def block(text: str) -> str:
     """Memory text as an indented block: data, never mistaken for our output."""
     return "\n".join("    " + line for line in (text.splitlines() or [""]))
+
+
+def short_ids(ids: list[str]) -> str:
+    """Up to three ids, shortened, and how many more."""
+    return ", ".join(i[:12] for i in ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
 
 
 # -- writes ------------------------------------------------------------------------
@@ -255,7 +247,7 @@ def conflicts(r: Conflicts) -> str:
         out.extend(f"    {clip_line(o.text)} ({o.id[:12]}, {o.author}, {o.recorded_at[:10]})"
                    for o in c.others)
     for f in r.get("forks") or []:
-        out.append(f"replaced twice ({_ids(f.replaced)}): each of these is current")
+        out.append(f"replaced twice ({short_ids(f.replaced)}): each of these is current")
         out.extend(f"    {clip_line(h.text)} ({h.id[:12]}, {h.author}, {h.recorded_at[:10]})"
                    + (" [personal]" if h.pool == "personal" else "") for h in f.heads)
     if r.get("forks"):
@@ -264,115 +256,6 @@ def conflicts(r: Conflicts) -> str:
 
 
 # -- reads -------------------------------------------------------------------------
-
-
-def hits(r: Recalled) -> str:
-    found = [h for h in r["hits"] if isinstance(h, Hit)]
-    over = r.get("contested") or {}
-    forked = r.get("forked") or {}
-    return ("\n".join(hit_lines(h, over.get(h.id), forked.get(h.id)) for h in found) if found
-            else no_match(r.get("hidden")))
-
-
-def brief_hits(r: Recalled) -> str:
-    """One line per hit: id, score, kind, the text's first line."""
-    lines = []
-    over = r.get("contested") or {}
-    forked = r.get("forked") or {}
-    for h in r["hits"]:
-        mark = "" if h.status in (None, "active") else f" [{h.status}]"
-        mark += f" [conflict: wins over {_ids(over[h.id])}]" if h.id in over else ""
-        mark += f" [fork: {_ids(forked[h.id])} replaces the same]" if h.id in forked else ""
-        mark += f" [{h.pool}]" if h.pool in ("personal", "session") else ""
-        mark += " [faded]" if h.faded else ""
-        changed = h.code_changed if isinstance(h, BriefHit) else bool(h.code and h.code.stale)
-        mark += " [code changed since]" if changed else ""
-        text = f"{h.key}: {h.text}" if h.key and h.text is not None else h.text  # as list
-        lines.append(f"{h.id[:12]}  {h.score:.2f}  {h.kind:<9} {clip_line(text, 90)}{mark}")
-    return "\n".join(lines) if lines else no_match(r.get("hidden"))
-
-
-def left_out(look: Callable[[float | None, bool], list[Hit]], min_score: float | None,
-             include_retired: bool) -> str | None:
-    """What an empty recall left out that would answer it (``no_match``'s word), from
-    second looks: ``look(cutoff, retired)``. The look whose best hit scores highest
-    wins: when only retired memories answer, --min-score 0 shows unrelated hits
-    below the cutoff, and the hint must name --all instead."""
-    cut = min_score != 0
-    if not include_retired:
-        # Retired hits that clear the cutoff outscore anything below it.
-        if look(min_score, True):
-            return "retired"
-    below = look(0.0, include_retired) if cut else []
-    both = look(0.0, True) if cut and not include_retired else []
-    best_below = max((h.score for h in below), default=-1.0)
-    if both and max(h.score for h in both) > best_below:
-        return "both"  # the best of what the cutoff left out is retired
-    return "cutoff" if below else None
-
-
-def no_match(hidden: str | None) -> str:
-    """The line an empty recall prints, with what was left out when something was
-    (the query is not echoed: the user just typed it, and it may be long)."""
-    if hidden == "cutoff":
-        return ("no memory matches (hits below the relevance cutoff are left out: "
-                "--min-score 0 shows them)")
-    if hidden == "retired":
-        return "no memory matches (retired memories are left out: --all shows them)"
-    if hidden == "both":
-        return ("no memory matches (retired memories below the relevance cutoff are left out: "
-                "--all --min-score 0 shows them)")
-    return "no memory matches"
-
-
-def _ids(ids: list[str]) -> str:
-    return ", ".join(i[:12] for i in ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
-
-
-def hit_lines(h: Hit, wins_over: list[str] | None = None,
-              forked_with: list[str] | None = None) -> str:
-    """A hit's head line and text; ``wins_over``: the values it wins a conflict over;
-    ``forked_with``: the other current replacements of what it replaces."""
-    head = f"{h.id[:12]}  {h.kind:<9} {h.score:5.2f}  {h.author}  {h.recorded_at[:10]}"
-    if h.key:
-        head += f"  key={h.key}"
-    if h.tags:
-        head += "  #" + " #".join(h.tags)
-    if h.status != "active":
-        head += f"  [{h.status} {(h.retired_at or '')[:10]}"
-        head += f": {h.retired_reason}]" if h.retired_reason else "]"
-    if h.pool != "project":
-        head += f"  [{h.pool}]"
-    if h.conflict_with:
-        head += f"  [conflict: loses to {h.conflict_with[:12]}]"
-    if wins_over:
-        head += f"  [conflict: wins over {_ids(wins_over)}; see git mem conflicts]"
-    if forked_with:
-        head += f"  [fork: {_ids(forked_with)} replaces the same memory; see git mem conflicts]"
-    if h.faded:
-        head += f"  [faded: salience {h.salience:.3f}]"
-    if h.quarantine:
-        head += f"  [quarantined: {h.quarantine}]"
-    out = head + "\n" + block(h.text or "")
-    note = code_changed(h.code)
-    if note:
-        out += f"\n    [{note}]"
-    if h.explain:
-        e: dict[str, Any] = h.explain  # recall's explain: ranks, raw, rrf, factors, ...
-        ranks = ", ".join(f"{c} #{r} ({e['raw'][c]:.4g})" for c, r in e["ranks"].items())
-        factors = " x ".join(f"{k} {v:.3f}" for k, v in e["factors"].items())
-        sig = e.get("signals") or {}
-        if sig:
-            factors += (f" (age {sig['age_days']:.1f} d, {sig['confirms']} confirmation(s), "
-                        f"{sig['uses']} use(s))")
-        out += f"\n    ~ {ranks}; rrf {e['rrf']:.5f} x {factors} = {e['final']:.5f}"
-        rel = e.get("relevance") or {}
-        if rel:
-            out += (f"\n    ~ relevance {rel['score']:.3f}: query words held {rel['coverage']:.2f}"
-                    f" (idf-weighted), vector z {rel['z']:.2f}")
-            if rel.get("novel"):
-                out += f", rare words no memory holds {rel['novel']:.2f}"
-    return out
 
 
 def listing(r: Listing) -> str:
