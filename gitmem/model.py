@@ -176,6 +176,7 @@ class RefreshReport(msgspec.Struct, kw_only=True):
     ops_skipped: int = 0
     embedded: int = 0
     embedded_ahead: int = 0  # vector rows a forked child made while the replay ran
+    judged_ahead: int = 0  # gate verdicts a forked child gave while the replay ran
     full_rebuild: bool = False
     seconds: float = 0.0
     # False when a time budget stopped it early (the rest is done by the next one).

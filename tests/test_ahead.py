@@ -58,6 +58,7 @@ forked.Child.start = lambda work: started.append(1) or start(work)
 ahead_bytes = json.loads(sys.argv[2])
 with gitmem.open(sys.argv[1]) as s:
     s.projection.ahead_bytes = ahead_bytes
+    s.projection.gate_ahead_bytes = None  # (judging ahead: test_gateahead.py)
     if sys.argv[3] == "failing":
         make = s.projection._make_embedder
 

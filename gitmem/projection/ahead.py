@@ -48,7 +48,7 @@ class Ahead:
         self._dim = dim
 
     @classmethod
-    def start(cls, packs: list[tuple[str, bytes]],
+    def start(cls, packs: list[tuple[str, str, bytes]],
               make_embedder: Callable[[int], object], dim: int) -> Ahead | None:
         """Fork the child (None when this process should not fork)."""
         if not packs or not dim:
@@ -67,13 +67,14 @@ class Ahead:
 
 
 def moved_packs(source: LogSource, current: dict[str, str],
-                stored: dict[str, str]) -> list[tuple[str, bytes]]:
-    """(partition, pack bytes) of every commit after ``stored`` up to ``current``
-    (a LogSource's refs), up to about AHEAD_CAP bytes: the child takes that much and
-    the refresh embeds the rest. Read twice, here and by the replay: ~2 ms per 1,000 ops."""
+                stored: dict[str, str]) -> list[tuple[str, str, bytes]]:
+    """(commit, partition, pack bytes) of every commit after ``stored`` up to
+    ``current`` (a LogSource's refs), in replay order, up to about AHEAD_CAP bytes: a
+    child takes that much and the refresh does the rest. Read twice, here and by the
+    replay: ~2 ms per 1,000 ops."""
     from .rows import partition
 
-    packs: list[tuple[str, bytes]] = []
+    packs: list[tuple[str, str, bytes]] = []
     size = 0
     for ref, tip in sorted(current.items()):
         if stored.get(ref) == tip:
@@ -81,17 +82,17 @@ def moved_packs(source: LogSource, current: dict[str, str],
         for pack in source.iter_packs(tip, stored.get(ref)):
             data = getattr(pack, "data")  # LogSource yields objects: no oplog import
             if data is not None:
-                packs.append((partition(ref), data))
+                packs.append((getattr(pack, "commit"), partition(ref), data))
                 size += len(data)
             if size >= AHEAD_CAP:
                 return packs
     return packs
 
 
-def _texts(packs: Iterable[tuple[str, bytes]]) -> list[str]:
+def _texts(packs: Iterable[tuple[str, str, bytes]]) -> list[str]:
     """What embed_pending will ask for each memory these packs add, in order, once."""
     seen: dict[str, None] = {}
-    for name, data in packs:
+    for _, name, data in packs:
         for item in replay.decode_pack(data, name):
             if isinstance(item, replay.Decoded) and isinstance(item.op, ops.AddOp):
                 m = item.op.memory
@@ -99,7 +100,7 @@ def _texts(packs: Iterable[tuple[str, bytes]]) -> list[str]:
     return list(seen)
 
 
-def _child(packs: list[tuple[str, bytes]], make_embedder: Callable[[int], object],
+def _child(packs: list[tuple[str, str, bytes]], make_embedder: Callable[[int], object],
            dim: int) -> bytes | None:
     import msgspec
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -25,6 +26,9 @@ from .ftsrows import FtsRows
 from .logsource import LogSource
 from .rows import digest, norm, partition
 from .verdicts import Verdicts
+
+if TYPE_CHECKING:
+    from .gateahead import GateAhead
 
 
 # The columns an add fills, in the order Fold._apply gives them.
@@ -97,9 +101,11 @@ class Fold:
         verdicts: Verdicts,
         zero_row: Callable[[int], None],
         progress: Callable[[str, int, int | None], None] | None = None,
+        gate_ahead: GateAhead | None = None,
     ) -> None:
         self._c = c
         self._verdict = verdicts
+        self._gate_ahead = gate_ahead  # a child judging the later packs (gateahead.py)
         self._zero_row = zero_row
         self._progress = progress
         self.scrubbed = False  # content was removed: compact the index
@@ -184,6 +190,9 @@ class Fold:
                     break  # at a commit boundary: every op of ``reached`` is in
                 commit = getattr(pack, "commit")
                 data = getattr(pack, "data")
+                # From this line on, a child judged the ops (gateahead.py): take its verdicts.
+                split = (self._gate_ahead.first_line(commit) if self._gate_ahead is not None
+                         else None)
                 if (budget and deadline is not None and data is not None
                         and time.monotonic() + len(data) * REPLAY_SECONDS_PER_BYTE > deadline):
                     complete = False
@@ -195,6 +204,10 @@ class Fold:
                     continue
                 here = self._pack_commit(commit, data)
                 for item in replay.decode_pack(data, name):
+                    if split is not None and item.line >= split:
+                        assert self._gate_ahead is not None
+                        self._gate_ahead.join(self._verdict.carried)
+                        split = None
                     item = guard.admit(item)
                     if not isinstance(item, replay.Skip):
                         item = self._screen(item)

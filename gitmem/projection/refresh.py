@@ -25,6 +25,7 @@ from .vectors import has_pending
 
 if TYPE_CHECKING:
     from .ahead import Ahead
+    from .gateahead import GateAhead
     from .logsource import LogSource
     from .store import Projection
 
@@ -45,20 +46,27 @@ def replay_moved(p: Projection, source: LogSource, report: RefreshReport, start:
     """The rest of ``Projection.refresh`` once its first listing (``current`` against
     ``stored``) found something to do (see there for the arguments)."""
     # Not under a deadline: a read that must answer in time (a hook, a slice of a
-    # catch-up) would wait for the child or fork one per slice for nothing.
-    ahead = (_embed_ahead(p, source, current, {} if full else stored)
-             if (embed or full) and deadline is None and not p._kept_rows else None)
+    # catch-up) would wait for a child or fork one per slice for nothing.
+    ahead = gate = None
+    if deadline is None:
+        packs = _moved(p, source, current, {} if full else stored, embed or full)
+        ahead = _embed_ahead(p, packs) if (embed or full) and not p._kept_rows else None
+        gate = _judge_ahead(p, packs)
     try:
         return _refresh(p, source, report, start, full=full, embed=embed,
-                        deadline=deadline, ahead=ahead, mark=mark, budget=budget)
+                        deadline=deadline, ahead=ahead, gate=gate, mark=mark, budget=budget)
     finally:
         if ahead is not None:
             ahead.close()
+        if gate is not None:
+            report.judged_ahead = gate.taken
+            gate.close()
 
 
 def _refresh(p: Projection, source: LogSource, report: RefreshReport, start: float, *,
              full: bool, embed: bool, deadline: float | None, ahead: Ahead | None,
-             mark: RefsMark | None = None, budget: bool = False) -> RefreshReport:
+             gate: GateAhead | None = None, mark: RefsMark | None = None,
+             budget: bool = False) -> RefreshReport:
     from .fold import Fold  # (here: loaded once the child embedding ahead has forked)
     from .verdicts import Verdicts
 
@@ -66,7 +74,7 @@ def _refresh(p: Projection, source: LogSource, report: RefreshReport, start: flo
     verdicts = Verdicts(c, p.quarantine_check, p.quarantine_version, p._carried)
     replaying = Fold(c, verdicts=verdicts,
                      zero_row=lambda slot: p._vectors.zero_row(c, slot),
-                     progress=p.progress)
+                     progress=p.progress, gate_ahead=gate)
     c.execute("BEGIN IMMEDIATE")
     try:
         p._vectors.check(c)  # files changed on disk since stamped (sidecars.py)
@@ -131,23 +139,47 @@ def _refresh(p: Projection, source: LogSource, report: RefreshReport, start: flo
     return report
 
 
-def _embed_ahead(p: Projection, source: LogSource, current: dict[str, str],
-                 stored: dict[str, str]) -> Ahead | None:
-    """Start embedding the adds of what moved in a forked child (ahead.py) when
-    there is enough of it and this process has no batch embedder loaded yet
-    (then it embeds fast itself). The packs are read twice: ~2 ms per 1,000 ops."""
-    if (p.ahead_bytes is None or p._make_embedder is None
-            or p.embedder_version is None or p._embedder_loaded()):
-        return None
+def _moved(p: Projection, source: LogSource, current: dict[str, str],
+           stored: dict[str, str], embedding: bool) -> list[tuple[str, str, bytes]]:
+    """The packs that moved (ahead.moved_packs), read when a child may take them:
+    enough of them, and a process that may fork. The watermarks before the lock: a
+    guess is enough here."""
+    wanted = [b for b in (p.ahead_bytes if embedding else None, p.gate_ahead_bytes)
+              if b is not None]
+    if not wanted:
+        return []
     from . import ahead
 
     if not ahead.supported():
-        return None
-    # The watermarks before the lock: a guess is enough here.
+        return []
     packs = ahead.moved_packs(source, current, stored)
-    if sum(len(data) for _, data in packs) < p.ahead_bytes:
+    return packs if sum(len(data) for _, _, data in packs) >= min(wanted) else []
+
+
+def _embed_ahead(p: Projection, packs: list[tuple[str, str, bytes]]) -> Ahead | None:
+    """Start embedding the adds of what moved in a forked child (ahead.py) when
+    there is enough of it and this process has no batch embedder loaded yet
+    (then it embeds fast itself)."""
+    if (p.ahead_bytes is None or p._make_embedder is None
+            or p.embedder_version is None or p._embedder_loaded()
+            or sum(len(data) for _, _, data in packs) < max(p.ahead_bytes, 1)):
         return None
+    from . import ahead
+
     return ahead.Ahead.start(packs, p._make_embedder, p.dim)
+
+
+def _judge_ahead(p: Projection, packs: list[tuple[str, str, bytes]]) -> GateAhead | None:
+    """Start judging the second half of what moved in a forked child (gateahead.py)
+    when there is enough of it."""
+    if (p.gate_ahead_bytes is None or p.quarantine_check is None
+            or sum(len(data) for _, _, data in packs) < max(p.gate_ahead_bytes, 1)):
+        return None
+    from .gateahead import GateAhead
+
+    # (The version first: it loads the gate, which the child then has already.)
+    version = p.quarantine_version()
+    return GateAhead.start(packs, p.quarantine_check, version, p._carried)
 
 
 def _embed_pending(p: Projection, *, reset: bool = False, deadline: float | None = None,

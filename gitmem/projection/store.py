@@ -67,6 +67,9 @@ def _query(fn: Callable[Concatenate[sqlite3.Connection, P], R]) -> Callable[Conc
 # Below this much pack data a refresh embeds by itself: the child's ~100 ms of
 # loading would not hide behind a replay that short (~350 ordinary ops).
 AHEAD_BYTES = 128 * 1024
+# Below this much a refresh judges every op itself (~400 ordinary ops: the fork and
+# the child's decoding would save a few milliseconds).
+GATE_AHEAD_BYTES = 128 * 1024
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -105,6 +108,9 @@ class Projection:
         # Pack bytes from which a refresh embeds the new memories in a forked child
         # while it replays them (ahead.py); None: never.
         self.ahead_bytes: int | None = AHEAD_BYTES
+        # Pack bytes from which a refresh has the second half of the ops judged by the
+        # write gate in a forked child while it replays the first (gateahead.py).
+        self.gate_ahead_bytes: int | None = GATE_AHEAD_BYTES
         self._vectors = VectorFile(directory, embedder_dim)
         # The write gate, applied to replayed memories too (injected by the api so
         # the projection does not depend on it): a reason, or None when it passes.
