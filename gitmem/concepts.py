@@ -85,8 +85,7 @@ class Thesaurus:
     (INDEX_NAME) and parsed a word at a time, on demand."""
 
     def __init__(self, starts: set[str], records: dict[str, str], words: list[str],
-                 skipped: int = 0, singles: set[str] | None = None,
-                 pairs: set[str] | None = None) -> None:
+                 skipped: int = 0, singles: str | None = None, pairs: str | None = None) -> None:
         # Every word a phrase can start with, as a text holds it: its folded form
         # and, where it folds back to it, its plural. A text none of whose words is
         # here (most texts) is done after one set intersection.
@@ -96,16 +95,32 @@ class Thesaurus:
         self.records = records
         self.words = words  # entry -> the words it adds, space-separated, in order
         self.skipped = skipped  # lines that were not a usable entry
-        # The phrases of one word (folded), and the first two words ("w1 w2") of the
-        # longer ones: a text's words and pairs of words are matched against these
-        # as sets, so no Python code runs per word of a text (a rebuild matches
-        # millions). Worked out from records when not given.
-        if singles is None or pairs is None:
-            singles, pairs = _singles_and_pairs(records)
-        self.singles = singles
-        self.pairs = pairs
+        # The one-word phrases (space-separated) and the first two words of the
+        # longer ones ("w1 w2", tab-separated), as the index holds them: made sets
+        # only for a process that matches many texts (see _sets).
+        self._lines = (singles, pairs)
+        self._sets: tuple[set[str], set[str]] | None = None
+        self._matched = 0  # texts matched so far
         self._parsed: dict[str, tuple[list[int], dict[tuple[str, ...], tuple[int, ...]]]] = {}
         self._added: dict[tuple[int, ...], list[tuple[str, str]]] = {}
+
+    @property
+    def singles(self) -> set[str]:
+        """The first words that are a phrase alone."""
+        return self._sets_now()[0]
+
+    @property
+    def pairs(self) -> set[str]:
+        """The first two words of the longer phrases, as "w1 w2"."""
+        return self._sets_now()[1]
+
+    def _sets_now(self) -> tuple[set[str], set[str]]:
+        if self._sets is None:
+            singles, pairs = self._lines
+            self._sets = ((set(singles.split(" ")), set(pairs.split("\t")))
+                          if singles is not None and pairs is not None
+                          else _singles_and_pairs(self.records))
+        return self._sets
 
     def _phrases(self, first: str) -> tuple[list[int], dict[tuple[str, ...], tuple[int, ...]]]:
         """(the lengths of its phrases, longest first; phrase -> the entries it
@@ -132,12 +147,21 @@ class Thesaurus:
         hits = self.starts.intersection(seq)
         if not hits:
             return []  # most texts: done
+        if self._sets is None and self._matched < SETS_FROM:
+            self._matched += 1
+            return self._entries_by_word(seq, folded, hits)
+        return self._entries_by_set(folded, hits)
+
+    def _entries_by_set(self, folded: list[str], hits: set[str]) -> list[int]:
+        """_entries by the text's words and pairs of words as sets: no Python code runs
+        per word of a text (a rebuild matches millions), after a setup of ~1 ms."""
+        singles, pairs = self._sets_now()
         found: set[int] = set()
-        for first in self.singles.intersection(_folded(hits)):
+        for first in singles.intersection(_folded(hits)):
             found.update(self._phrases(first)[1][(first,)])
         # Each distinct pair of words that starts a longer phrase: a two-word phrase
         # is named by the pair; a longer one is looked for where the pair stands.
-        for pair in self.pairs.intersection(map(" ".join, zip(folded, folded[1:]))):
+        for pair in pairs.intersection(map(" ".join, zip(folded, folded[1:]))):
             a, b = pair.split(" ")
             sizes, by_phrase = self._phrases(a)
             found.update(by_phrase.get((a, b), ()))
@@ -147,6 +171,23 @@ class Thesaurus:
                     for size in sizes:
                         if size > 2:
                             found.update(by_phrase.get(run[:size], ()))
+        return sorted(found)
+
+    def _entries_by_word(self, seq: list[str], folded: list[str], hits: set[str]) -> list[int]:
+        """_entries word by word from each place a phrase may start: no setup (an add
+        matches one text)."""
+        found: set[int] = set()
+        # Each place is looked at once per distinct run of words it starts (as long as
+        # its longest phrase): a text repeating one name thousands of times costs what
+        # one mention does (was 27 ms for 16 KB of "azure", which starts 60 phrases).
+        seen: set[tuple[str, ...]] = set()
+        for i in [i for i, w in enumerate(seq) if w in hits]:
+            sizes, by_phrase = self._phrases(folded[i])
+            run = tuple(folded[i:i + sizes[0]])
+            if run not in seen:
+                seen.add(run)
+                for size in sizes:
+                    found.update(by_phrase.get(run[:size], ()))
         return sorted(found)
 
     def expansion(self, texts: list[str]) -> str:
@@ -179,6 +220,8 @@ class Thesaurus:
         return got
 
 
+# From this many texts matched, a process matches them as sets (Thesaurus._entries).
+SETS_FROM = 64
 # How many sets of entries (Thesaurus._adds) a process keeps the words of.
 _ADDS_KEPT = 1 << 14
 
@@ -328,7 +371,7 @@ def load_index(text: str) -> tuple[str, Thesaurus]:
         raise ValueError("a concepts index cut short")
     records = dict(zip(lines[4:4 + k], lines[4 + k:4 + 2 * k]))
     return head[1], Thesaurus(set(lines[1].split(" ")), records, lines[4 + 2 * k:4 + 2 * k + m],
-                              skipped, set(lines[2].split(" ")), set(lines[3].split("\t")))
+                              skipped, lines[2], lines[3])
 
 
 def source() -> Path | None:

@@ -76,9 +76,12 @@ def test_names_aliases_and_same_phrases_match_as_whole_words() -> None:
     assert t.expansion(["grafana cloud"]) == "metrics dashboards observability"
 
 
-def test_longer_phrases_match_only_whole_and_in_one_part() -> None:
+@pytest.mark.parametrize("sets_from", [0, 10 ** 9])  # matched as sets, word by word
+def test_longer_phrases_match_only_whole_and_in_one_part(
+        sets_from: int, monkeypatch: pytest.MonkeyPatch) -> None:
     # Phrases of one, two and three words sharing their first words: each is named
     # only by all of its words in a row, within one part, however often it is said.
+    monkeypatch.setattr(concepts, "SETS_FROM", sets_from)
     data = "".join(json.dumps(e) + "\n" for e in [
         {"name": "In-memory database", "aliases": ["in memory db"], "is": ["ram store"]},
         {"name": "In progress", "is": ["wip"]},
@@ -95,6 +98,27 @@ def test_longer_phrases_match_only_whole_and_in_one_part() -> None:
     assert t.entries(["the silver lining of the searcher"]) == []
     assert t.expansion(["In progress: the in-memory database"]) == (
         "db ram store wip")
+    assert (t._sets is None) == bool(sets_from)
+
+
+def test_both_ways_of_matching_agree_on_the_shipped_thesaurus(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A process matches its first texts word by word (no setup: an add), then as sets
+    # (a rebuild): the same entries either way, for every phrase of the thesaurus
+    # alone, all of them in a row, and their plurals.
+    shipped = concepts.load_index(concepts.INDEX.read_text("utf-8"))[1]
+    phrases = [item.split("|")[0] for record in shipped.records.values()
+               for item in record.split(";")]
+    texts = [*phrases, " ".join(phrases), " and ".join(p + "s" for p in phrases),
+             *(" ".join(phrases[i:i + 7]) for i in range(0, len(phrases), 5))]
+    got = []
+    for sets_from in (10 ** 9, 0):
+        monkeypatch.setattr(concepts, "SETS_FROM", sets_from)
+        t = concepts.load_index(concepts.INDEX.read_text("utf-8"))[1]
+        got.append([t.entries([text]) for text in texts])
+        assert (t._sets is None) == bool(sets_from)
+    assert got[0] == got[1]
+    assert sum(map(bool, got[0])) > len(phrases) / 2  # (most phrases name something)
 
 
 def test_a_malformed_line_is_skipped(tmp_path: Path) -> None:

@@ -46,11 +46,14 @@ def replay_moved(p: Projection, source: LogSource, report: RefreshReport, start:
     """The rest of ``Projection.refresh`` once its first listing (``current`` against
     ``stored``) found something to do (see there for the arguments)."""
     # Not under a deadline: a read that must answer in time (a hook, a slice of a
-    # catch-up) would wait for a child or fork one per slice for nothing.
+    # catch-up) would wait for a child or fork one per slice for nothing. Nor after
+    # this process wrote (an add, an import): it has the rows and verdicts of its own
+    # ops already. Nor in a read that does not embed (an add's look for duplicates,
+    # which replays the last add's op): it must not pay for reading packs twice.
     ahead = gate = None
-    if deadline is None:
-        packs = _moved(p, source, current, {} if full else stored, embed or full)
-        ahead = _embed_ahead(p, packs) if (embed or full) and not p._kept_rows else None
+    if deadline is None and not p._kept_rows and (embed or full):
+        packs = _moved(p, source, current, {} if full else stored)
+        ahead = _embed_ahead(p, packs)
         gate = _judge_ahead(p, packs)
     try:
         return _refresh(p, source, report, start, full=full, embed=embed,
@@ -140,12 +143,11 @@ def _refresh(p: Projection, source: LogSource, report: RefreshReport, start: flo
 
 
 def _moved(p: Projection, source: LogSource, current: dict[str, str],
-           stored: dict[str, str], embedding: bool) -> list[tuple[str, str, bytes]]:
+           stored: dict[str, str]) -> list[tuple[str, str, bytes]]:
     """The packs that moved (ahead.moved_packs), read when a child may take them:
     enough of them, and a process that may fork. The watermarks before the lock: a
     guess is enough here."""
-    wanted = [b for b in (p.ahead_bytes if embedding else None, p.gate_ahead_bytes)
-              if b is not None]
+    wanted = [b for b in (p.ahead_bytes, p.gate_ahead_bytes) if b is not None]
     if not wanted:
         return []
     from . import ahead
