@@ -54,7 +54,7 @@ def replay_moved(p: Projection, source: LogSource, report: RefreshReport, start:
     if deadline is None and not p._kept_rows and (embed or full):
         packs = _moved(p, source, current, {} if full else stored)
         ahead = _embed_ahead(p, packs)
-        gate = _judge_ahead(p, packs)
+        gate = _judge_ahead(p, packs, full)
     try:
         return _refresh(p, source, report, start, full=full, embed=embed,
                         deadline=deadline, ahead=ahead, gate=gate, mark=mark, budget=budget)
@@ -171,7 +171,8 @@ def _embed_ahead(p: Projection, packs: list[tuple[str, str, bytes]]) -> Ahead | 
     return ahead.Ahead.start(packs, p._make_embedder, p.dim)
 
 
-def _judge_ahead(p: Projection, packs: list[tuple[str, str, bytes]]) -> GateAhead | None:
+def _judge_ahead(p: Projection, packs: list[tuple[str, str, bytes]],
+                 full: bool) -> GateAhead | None:
     """Start judging the second half of what moved in a forked child (gateahead.py)
     when there is enough of it."""
     if (p.gate_ahead_bytes is None or p.quarantine_check is None
@@ -181,6 +182,12 @@ def _judge_ahead(p: Projection, packs: list[tuple[str, str, bytes]]) -> GateAhea
 
     # (The version first: it loads the gate, which the child then has already.)
     version = p.quarantine_version()
+    if full and p._c.execute(
+            "SELECT 1 FROM memories m JOIN gate_versions v ON v.id = m.gate "
+            "WHERE v.version = ? LIMIT 1", (version,)).fetchone():
+        # A rebuild in place carries the verdicts of the rows it replaces (Fold.clear,
+        # after the fork): a child would judge them all again, and the replay wait.
+        return None
     return GateAhead.start(packs, p.quarantine_check, version, p._carried)
 
 
