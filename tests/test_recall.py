@@ -473,3 +473,25 @@ def test_a_question_lends_more_to_the_reply_after_it(repo: Path) -> None:
     assert lent[turns[0]] == pytest.approx(0.1 * base, abs=1e-5)  # the turn before
     assert lent[turns[2]] >= 0.3 * base - 1e-5  # the reply (the turn after it may lend too)
     assert list(hits)[:2] == [turns[1], turns[2]]
+
+
+@pytest.mark.parametrize("others", [0, 300])
+def test_a_key_set_400_times_keeps_its_current_value_findable(repo: Path, others: int) -> None:
+    # The full-text index holds every value a key ever had: 400 values made the key's
+    # own words common, hybrid recall left common words to the vector channel, and
+    # there 399 near-identical predecessors pulled the corpus's mean cosine up to the
+    # current value's: no channel found it (a review).
+    notes = [{"text": f"note {i}: the deploy pipeline uses stage{i} owned by person{i}"}
+             for i in range(others)]
+    values = [{"text": f"build command for tool3 is make beta{i}", "key": "build.tool3"}
+              for i in range(400)]
+    ok(gm("import", "-", cwd=repo, input="\n".join(json.dumps(x) for x in notes + values)))
+    current = "build command for tool3 is make beta399"
+    with gitmem.open(repo) as s:
+        for question in ("build command for tool3", "tool3",
+                         "what is the make command to build"):
+            for mode in ("hybrid", "lexical"):
+                hits = s.recall(question, k=3, mode=mode, record_use=False)
+                assert [h.text for h in hits][:1] == [current], (question, mode)
+    out = ok(gm("recall", "build command for tool3", cwd=repo))
+    assert current in out.stdout

@@ -212,19 +212,31 @@ def questions(c: sqlite3.Connection, ids: list[str]) -> set[str]:
 DF_CAP = 1000  # counting past this is wasted work: the weight barely moves
 
 
-def term_frequencies(c: sqlite3.Connection,
-                     matches: dict[str, str]) -> tuple[int, dict[str, int]]:
+def term_frequencies(c: sqlite3.Connection, matches: dict[str, str], *,
+                     among: Scope | None = None, cap: int = DF_CAP,
+                     ) -> tuple[int, dict[str, int]]:
     """(how many memory rows there are, word -> how many memories hold it), from FTS5.
 
     ``matches``: word -> its FTS5 MATCH expression (stemmed by the index, as the
-    lexical channel sees it). Document frequencies are counted up to DF_CAP, so
+    lexical channel sees it). Document frequencies are counted up to ``cap``, so
     a word in a quarter of 100k memories costs what one in a thousand does; 0
     means no memory holds the word.
+
+    The index holds every value a memory ever had (--all and --as-of need them):
+    a key set 400 times puts its words in 400 rows, one of them current. With
+    ``among``, only the memories current under that scope are counted (a join
+    per row read: ask it of a few words, with a small ``cap``).
     """
     top = c.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0
+    sql, args = "SELECT 1 FROM memories_fts WHERE memories_fts MATCH ?", list[object]()
+    if among is not None:
+        # INDEXED BY: each matching row's memory by its FTS row (see lexical._ranked).
+        sql, args = filters("SELECT 1 FROM memories_fts JOIN memories m INDEXED BY "
+                            "memories_fts_row ON m.fts = memories_fts.rowid "
+                            "WHERE memories_fts MATCH ?", [], among)
     return int(top), {word: int(c.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
-        (match, DF_CAP)).fetchone()[0]) for word, match in matches.items()}
+        f"SELECT count(*) FROM ({sql} LIMIT ?)", [match, *args, cap]).fetchone()[0])
+        for word, match in matches.items()}
 
 
 def term_presence(c: sqlite3.Connection, ids: list[str],
