@@ -473,3 +473,53 @@ def test_a_question_lends_more_to_the_reply_after_it(repo: Path) -> None:
     assert lent[turns[0]] == pytest.approx(0.1 * base, abs=1e-5)  # the turn before
     assert lent[turns[2]] >= 0.3 * base - 1e-5  # the reply (the turn after it may lend too)
     assert list(hits)[:2] == [turns[1], turns[2]]
+
+
+@pytest.mark.parametrize("others", [0, 300])
+def test_a_key_set_400_times_keeps_its_current_value_findable(repo: Path, others: int) -> None:
+    # The full-text index holds every value a key ever had: 400 values made the key's
+    # own words common, hybrid recall left common words to the vector channel, and
+    # there 399 near-identical predecessors pulled the corpus's mean cosine up to the
+    # current value's: no channel found it (a review).
+    notes = [{"text": f"note {i}: the deploy pipeline uses stage{i} owned by person{i}"}
+             for i in range(others)]
+    values = [{"text": f"build command for tool3 is make beta{i}", "key": "build.tool3"}
+              for i in range(400)]
+    ok(gm("import", "-", cwd=repo, input="\n".join(json.dumps(x) for x in notes + values)))
+    current = "build command for tool3 is make beta399"
+    with gitmem.open(repo) as s:
+        for question in ("build command for tool3", "tool3",
+                         "what is the make command to build"):
+            for mode in ("hybrid", "lexical"):
+                hits = s.recall(question, k=3, mode=mode, record_use=False)
+                assert [h.text for h in hits][:1] == [current], (question, mode)
+    out = ok(gm("recall", "build command for tool3", cwd=repo))
+    assert current in out.stdout
+
+
+def test_words_are_counted_among_current_memories_with_or_without_a_join(repo: Path) -> None:
+    # term_frequencies(among=...) skips the join per row when few memories are not
+    # current (memories_past): both ways must count the same.
+    from gitmem.projection import Scope
+    from gitmem.projection.signals import PAST_CAP
+
+    notes = [{"text": f"the deploy pipeline uses stage{i}"} for i in range(300)]
+    values = [{"text": f"deploy command for tool3 is make beta{i}", "key": "build.tool3"}
+              for i in range(30)]
+    ok(gm("import", "-", cwd=repo, input="\n".join(json.dumps(x) for x in notes + values)))
+    matches = {w: f'"{w}"' for w in ("deploy", "pipeline", "tool3", "beta7", "absent")}
+    with gitmem.open(repo) as s:
+        s.refresh()
+        p = s.projection
+        expected = {"deploy": 250, "pipeline": 250, "tool3": 1, "beta7": 0, "absent": 0}
+        # 29 replaced values: "deploy" (330 rows) and "pipeline" (300) need no join.
+        assert p.term_frequencies(matches, among=Scope(), cap=250)[1] == expected
+        assert p.term_frequencies(matches, among=Scope(), cap=301)[1] == {
+            **expected, "deploy": 301, "pipeline": 300}
+        # 30 rows hold "command", 29 of them replaced: it is held once.
+        assert p.term_frequencies({"command": '"command"'}, among=Scope(), cap=20)[1] == {
+            "command": 1}
+        # As of now, the rows are looked up one by one: the same counts.
+        later = p.term_frequencies(matches, among=Scope(as_of=2**40), cap=250)[1]
+        assert later == expected
+    assert PAST_CAP >= 1000

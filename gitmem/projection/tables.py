@@ -51,7 +51,9 @@ from .damage import ProjectionCorrupt
 # 19: the thesaurus reads a key's dotted parts as words ("oncall.primary": "oncall",
 #     then "on call" is found), as the full-text index splits them.
 # 20: memories_listed, the live memories by time: `list` pages and counts from it.
-SCHEMA_VERSION = 20
+# 21: memories_past, the memories that may not be current (recall counts them: a
+#     word's rows in the full-text index less these are current ones).
+SCHEMA_VERSION = 21
 DB_NAME = "projection.sqlite3"
 
 
@@ -353,6 +355,16 @@ CREATE INDEX memories_session ON memories(session, clock, digest) WHERE session 
 -- repeats these terms (scope.filters writes them, queries.browse adds the text's).
 CREATE INDEX memories_listed ON memories(at, clock, fts, kind_code, valid_until)
     WHERE text IS NOT NULL AND state = 0 AND quarantine IS NULL AND shadowed_by IS NULL;
+-- The memories that may not be current: retired (superseded, invalidated,
+-- forgotten), a conflict's losing value, quarantined, or with an end of validity.
+-- The full-text index holds every value a key ever had; recall counts these to
+-- know, without a join per row, that a word held by more rows than they number is
+-- held by current memories (signals.term_frequencies). Partial, so that in a
+-- store of current memories it is nearly empty; a query can use it only if its
+-- WHERE repeats these terms (signals.PAST).
+CREATE INDEX memories_past ON memories(fts)
+    WHERE state != 0 OR shadowed_by IS NOT NULL OR quarantine IS NOT NULL
+    OR valid_until IS NOT NULL;
 -- The full-text index holds no copy of the text (external content): FTS5 reads a
 -- memory's indexed columns from this view only when it needs them (to delete its
 -- row from the index, or in an integrity check); ranking never does. Tags and
