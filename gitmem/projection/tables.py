@@ -168,7 +168,9 @@ def _create(c: sqlite3.Connection) -> None:
 # them in place the ops and memories inserts of a 100k replay take twice as long).
 DEFERRABLE = ("memories_key", "memories_top", "memories_author", "memories_norm", "memories_part",
               "memories_clock", "memories_session", "memories_fts_row",
-              "ops_order", "ops_part", "ops_target")
+              "ops_order", "ops_part", "ops_target",
+              # (read after the replay only: by list, the embedding, recall)
+              "memories_listed", "memories_unembedded", "memories_past")
 
 
 def drop_deferrable(c: sqlite3.Connection) -> list[str]:
