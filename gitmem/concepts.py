@@ -25,7 +25,7 @@ nothing new never loads the thesaurus. (Embedding the words into the memory's ve
 expanding the query, were measured and lost: docs/recall.md.)
 
 A process reads the thesaurus once, on first use only, from its compact index
-(INDEX, ~1.3 ms); a malformed line of the source is skipped.
+(INDEX, ~2-3 ms); a malformed line of the source is skipped.
 ``GITMEM_CONCEPTS`` names another file of JSON lines (tests; trying another
 thesaurus), compiled when first used; "" turns expansion off.
 """
@@ -102,7 +102,7 @@ class Thesaurus:
         self._sets: tuple[set[str], set[str]] | None = None
         self._matched = 0  # texts matched so far
         self._parsed: dict[str, tuple[list[int], dict[tuple[str, ...], tuple[int, ...]]]] = {}
-        self._added: dict[tuple[int, ...], list[tuple[str, str]]] = {}
+        self._added: dict[int, list[tuple[str, str]]] = {}
 
     @property
     def singles(self) -> set[str]:
@@ -160,14 +160,24 @@ class Thesaurus:
         for first in singles.intersection(_folded(hits)):
             found.update(self._phrases(first)[1][(first,)])
         # Each distinct pair of words that starts a longer phrase: a two-word phrase
-        # is named by the pair; a longer one is looked for where the pair stands.
-        for pair in pairs.intersection(map(" ".join, zip(folded, folded[1:]))):
+        # is named by the pair; a longer one is looked for where such a pair stands,
+        # in one pass over the text (a pass per pair cost a 16 KB text naming
+        # hundreds of phrases 80 ms), each distinct run of words once.
+        said = list(map(" ".join, zip(folded, folded[1:])))
+        longer: set[str] = set()
+        for pair in pairs.intersection(said):
             a, b = pair.split(" ")
             sizes, by_phrase = self._phrases(a)
             found.update(by_phrase.get((a, b), ()))
             if sizes[0] > 2:
-                for i in [i for i, w in enumerate(folded[:-1]) if w == a and folded[i + 1] == b]:
-                    run = tuple(folded[i:i + sizes[0]])
+                longer.add(pair)
+        if longer:
+            seen: set[tuple[str, ...]] = set()
+            for i in [i for i, pair in enumerate(said) if pair in longer]:
+                sizes, by_phrase = self._phrases(folded[i])
+                run = tuple(folded[i:i + sizes[0]])
+                if run not in seen:
+                    seen.add(run)
                     for size in sizes:
                         if size > 2:
                             found.update(by_phrase.get(run[:size], ()))
@@ -199,31 +209,27 @@ class Thesaurus:
         if not hits:
             return ""
         have = set(folded)
-        return " ".join([w for w, f in self._adds(tuple(hits)) if f not in have][:MAX_WORDS])
+        out: list[str] = []
+        for e in hits:
+            for w, f in self._adds(e):
+                if f not in have:
+                    have.add(f)
+                    out.append(w)
+                    if len(out) == MAX_WORDS:
+                        return " ".join(out)
+        return " ".join(out)
 
-    def _adds(self, hits: tuple[int, ...]) -> list[tuple[str, str]]:
-        """The words entries ``hits`` add, each once (with its folded form), in order:
-        worked out once per set of entries a process meets."""
-        got = self._added.get(hits)
+    def _adds(self, entry: int) -> list[tuple[str, str]]:
+        """The words an entry adds, each with its folded form: worked out once per
+        entry (a memory bounded by the thesaurus's size)."""
+        got = self._added.get(entry)
         if got is None:
-            got = []
-            seen: set[str] = set()
-            for e in hits:
-                for w in self.words[e].split(" "):
-                    f = _fold(w)
-                    if f not in seen:
-                        seen.add(f)
-                        got.append((w, f))
-            if len(self._added) >= _ADDS_KEPT:
-                self._added.clear()  # a bound on memory, whatever a process reads
-            self._added[hits] = got
+            got = self._added[entry] = [(w, _fold(w)) for w in self.words[entry].split(" ")]
         return got
 
 
 # From this many texts matched, a process matches them as sets (Thesaurus._entries).
 SETS_FROM = 64
-# How many sets of entries (Thesaurus._adds) a process keeps the words of.
-_ADDS_KEPT = 1 << 14
 
 
 def _folded(seq: Iterable[str]) -> list[str]:
@@ -349,7 +355,7 @@ def dump_index(data: bytes) -> str:
     """The compact index of a thesaurus's bytes (what INDEX holds): a header line (its
     version, the counts), the start words, the one-word phrases, the pairs of first
     words (tab-separated), then the first words, their phrases and each entry's
-    words, a line each. Read in ~1.3 ms (load_index) where compiling
+    words, a line each. Read in ~2-3 ms (load_index) where compiling
     the JSON lines takes ~60 ms."""
     version, t = compiled(data)
     keys = list(t.records)

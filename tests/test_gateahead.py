@@ -126,3 +126,34 @@ def test_a_read_with_a_deadline_and_a_rebuild_judge_nothing_ahead(team: dict[str
     assert _refresh(a, 0, "rebuild") == (0, 0, 600)  # no child: every verdict is carried
     _refresh(c, None)
     assert dump(a) == dump(c)
+
+
+_RAISING = """
+import json, os, sys, time
+import gitmem
+with gitmem.open(sys.argv[1]) as s:
+    s.projection.ahead_bytes = 0  # the embedding child forks first
+    s.projection.gate_ahead_bytes = 0
+
+    def failing() -> str:
+        raise RuntimeError("no gate version")
+
+    s.projection.quarantine_version = failing
+    try:
+        s.refresh()
+    except Exception:
+        pass
+    time.sleep(0.3)
+    print(json.dumps(open(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read().split()))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks on Linux only")
+def test_a_failure_between_the_two_forks_leaves_no_child(team: dict[str, Path]) -> None:
+    # (From a review: the embedding child was left running when starting the judging
+    # child raised, outside the try that closes both.)
+    _pulled(team, 1200)
+    proc = subprocess.run([sys.executable, "-c", _RAISING, str(team["a"])],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []

@@ -12,8 +12,9 @@ it carries (waiting for them if it must), so the ops there are not judged again.
 Exact by construction: the same gate function, at the same version, on the same
 op bytes; an op the child did not judge (a pack it was not given, a child that
 failed or was too slow and was killed) is judged here as before. The child
-touches no file and no connection it inherited: it writes its answer to a pipe
-and leaves with ``os._exit`` (forked.py).
+touches no connection it inherited and writes no file of the projection (the
+gate may save a compiled pattern to its cache, atomically, as any process
+does): it writes its answer to a pipe and leaves with ``os._exit`` (forked.py).
 """
 
 from __future__ import annotations

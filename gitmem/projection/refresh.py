@@ -51,11 +51,11 @@ def replay_moved(p: Projection, source: LogSource, report: RefreshReport, start:
     # ops already. Nor in a read that does not embed (an add's look for duplicates,
     # which replays the last add's op): it must not pay for reading packs twice.
     ahead = gate = None
-    if deadline is None and not p._kept_rows and (embed or full):
-        packs = _moved(p, source, current, {} if full else stored)
-        ahead = _embed_ahead(p, packs)
-        gate = _judge_ahead(p, packs, full)
     try:
+        if deadline is None and not p._kept_rows and (embed or full):
+            packs = _moved(p, source, current, {} if full else stored)
+            ahead = _embed_ahead(p, packs)
+            gate = _judge_ahead(p, packs, full)  # (inside: a failure here stops the first)
         return _refresh(p, source, report, start, full=full, embed=embed,
                         deadline=deadline, ahead=ahead, gate=gate, mark=mark, budget=budget)
     finally:
