@@ -465,3 +465,42 @@ def test_a_skill_file_put_in_place_after_the_check_is_never_followed_nor_waited_
     assert path.read_text() == "the skill\n" and path.stat().st_mode & 0o777 == 0o644
     assert sorted(p.name for p in path.parent.iterdir()) == ["SKILL.md"]
 
+
+def test_a_fifo_or_folder_where_a_skill_goes_gets_a_folder_of_its_own(tmp_path: Path) -> None:
+    """A SKILL.md that is a FIFO, a link to one in the tree, or a folder was refused (the
+    procedure never graduated) where a person's file there, or a link to one, moved the
+    skill to a folder of its own: now all of them do, never reading or following it."""
+    import subprocess
+
+    from conftest import GIT_MEM
+
+    for what in ("fifo", "link to a fifo", "folder"):
+        repo = init_repo(tmp_path / what.replace(" ", "-"))
+        skill = repo / ".claude" / "skills" / "deploy" / "SKILL.md"
+        skill.parent.mkdir(parents=True)
+        if what == "fifo":
+            os.mkfifo(skill)
+        elif what == "folder":
+            skill.mkdir()
+        else:
+            os.mkfifo(repo / "pipe")
+            os.symlink("../../../pipe", skill)
+        mid = ok(gm("add", "run make deploy then watch the dashboard", "--kind", "procedure",
+                    "--key", "deploy", cwd=repo)).stdout.strip()
+        for _ in range(3):
+            ok(gm("confirm", mid, "--worked", cwd=repo))
+        try:
+            out = subprocess.run([GIT_MEM, "skills", "--write", "--json"], cwd=repo,
+                                 capture_output=True, text=True, timeout=60, check=False)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"git mem skills --write blocked on a {what}") from None
+        assert out.returncode == 0, out.stderr
+        (made,) = json.loads(out.stdout)["data"]
+        assert made["action"] == "graduate" and made["written"], (what, made)
+        folder = made["path"].split("/")[2]
+        assert folder.startswith("deploy-") and (repo / made["path"]).is_file(), (what, made)
+        assert "run make deploy" in (repo / made["path"]).read_text()
+        if what == "folder":
+            assert skill.is_dir()
+        else:
+            assert os.path.lexists(skill) and not skill.is_file()

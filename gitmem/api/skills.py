@@ -153,12 +153,14 @@ def _ours(pool: Pool, path: Path, name: str, mid: str,
     names ``mid``, or an earlier value of the same key and the file is still what git
     mem wrote for it (the procedure's next version takes its folder over; a file a
     person edited since is theirs to keep). A SKILL.md with no mark was written by a
-    person, and one whose mark names another procedure is that one's. A path that is
-    no file of the tree (a committed link out of it) is never read here: the caller
-    refuses it with the reason (reading first followed a link to /dev/zero until
-    memory ran out)."""
+    person, and one whose mark names another procedure is that one's; so is anything
+    else of the tree there that is no regular file (a folder, a FIFO, a link to one:
+    until 2026-11-28 those were refused, and the procedure never graduated, where a
+    person's file only moved it to a folder of its own). A path leading out of the
+    tree (or into its git dir) is never read here: the caller refuses it with the
+    reason (reading first followed a link to /dev/zero until memory ran out)."""
     if validate.foreign_file(pool.log.workdir, path) is not None:
-        return True, None
+        return not _not_a_file(pool.log.workdir, path), None
     body = _read(pool.log.workdir, path)
     if body is None:
         return True, None
@@ -178,6 +180,19 @@ def _ours(pool: Pool, path: Path, name: str, mid: str,
     if body != render(name, earlier.text or "", holder, worked, runs - worked):
         return False, None
     return True, earlier.retired_by
+
+
+def _not_a_file(root: Path, path: Path) -> bool:
+    """Something that is no regular file sits at ``path`` in the tree ``root`` (a folder,
+    a FIFO, a socket, a link to one of those that stays in the tree), looked at with
+    lstat only: never opened, never followed out of the tree."""
+    real = Path(os.path.realpath(path))
+    if Path(os.path.realpath(root)) not in real.parents:
+        return False  # out of the tree: the caller refuses it
+    try:
+        return not stat.S_ISREG(os.lstat(real).st_mode)
+    except OSError:
+        return False
 
 
 def _resolved(root: Path, path: Path) -> Path | None:
