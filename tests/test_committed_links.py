@@ -364,3 +364,143 @@ def test_a_file_of_lone_cr_line_endings_keeps_them(tmp_path: Path) -> None:
     assert raw.startswith(before.encode()) and b"\n" not in raw, raw
     from gitmem.api.export import BEGIN
     assert raw.count(BEGIN.encode()) == 1
+
+
+class _Blocked(Exception):
+    pass
+
+
+def _within(seconds: int):  # type: ignore[no-untyped-def]
+    """A context that fails the test when its body blocks (on a FIFO) past ``seconds``."""
+    import contextlib
+    import signal
+
+    @contextlib.contextmanager
+    def guard():  # type: ignore[no-untyped-def]
+        def ring(signum: int, frame: object) -> None:
+            raise _Blocked(f"blocked for {seconds} s")
+
+        old = signal.signal(signal.SIGALRM, ring)
+        signal.alarm(seconds)
+        try:
+            yield
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+    return guard()
+
+
+def test_settings_put_in_place_after_the_check_are_never_followed_nor_waited_on(
+        tmp_path: Path) -> None:
+    """'hooks install' checked .claude/settings.json (inside the tree, a regular file),
+    then read and wrote it by its path: whatever another process put there between the
+    check and the write (a FIFO, a link out of the tree, a folder) was waited on,
+    followed or written through. The read and the write now check what they open."""
+    import pytest
+
+    from gitmem.agents import settings
+    from gitmem.errors import InvalidInput
+
+    root = init_repo(tmp_path / "repo")
+    path = root / ".claude" / "settings.json"
+    path.parent.mkdir()
+    os.mkfifo(path)  # put there after the check: nothing ever writes it
+    with _within(10), pytest.raises(InvalidInput, match="cannot read"):
+        settings._load(path, settings.CLAUDE_HOOKS)
+    path.unlink()
+
+    victim = tmp_path / "victim.json"
+    victim.write_text('{"theirs": 1}\n')
+    os.symlink(victim, path)  # a link out of the tree, put there after the check
+    with pytest.raises(InvalidInput, match="outside this repository"):
+        settings._load(path, settings.CLAUDE_HOOKS, False, root)
+    with pytest.raises(InvalidInput, match="outside this repository"):
+        settings.write_json(path, {"hooks": {}}, root)
+    assert victim.read_text() == '{"theirs": 1}\n' and path.is_symlink()
+    path.unlink()
+
+    path.mkdir()  # a folder
+    with pytest.raises(InvalidInput, match="is not a regular file; nothing was changed"):
+        settings.write_json(path, {"hooks": {}}, root)
+    path.rmdir()
+
+    # A new file gets the usual mode, an existing one keeps its own; a link inside the
+    # tree is written through (it stays a link), and no temporary file is left.
+    settings.write_json(path, {"hooks": {}}, root)
+    assert path.stat().st_mode & 0o777 == 0o644
+    path.chmod(0o640)
+    settings.write_json(path, {"hooks": {"a": []}}, root)
+    assert path.stat().st_mode & 0o777 == 0o640
+    shared = root / "shared.json"
+    path.rename(shared)
+    os.symlink("../shared.json", path)
+    assert settings.install(root).status == "installed"
+    assert path.is_symlink() and "git mem hook" in shared.read_text()
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+
+
+def test_a_skill_file_put_in_place_after_the_check_is_never_followed_nor_waited_on(
+        tmp_path: Path) -> None:
+    import pytest
+
+    from gitmem.api import skills
+    from gitmem.errors import InvalidInput
+
+    root = init_repo(tmp_path / "repo")
+    path = root / ".claude" / "skills" / "deploy" / "SKILL.md"
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    with _within(10):
+        assert skills._read(root, path) is None
+    path.unlink()
+    victim = tmp_path / "victim.md"
+    victim.write_text("precious\n")
+    os.symlink(victim, path)
+    assert skills._read(root, path) is None
+    with pytest.raises(InvalidInput, match="outside this repository"):
+        skills._write(root, path, "the skill\n")
+    assert victim.read_text() == "precious\n" and path.is_symlink()
+    path.unlink()
+    skills._write(root, path, "the skill\n")
+    assert path.read_text() == "the skill\n" and path.stat().st_mode & 0o777 == 0o644
+    assert sorted(p.name for p in path.parent.iterdir()) == ["SKILL.md"]
+
+
+def test_a_fifo_or_folder_where_a_skill_goes_gets_a_folder_of_its_own(tmp_path: Path) -> None:
+    """A SKILL.md that is a FIFO, a link to one in the tree, or a folder was refused (the
+    procedure never graduated) where a person's file there, or a link to one, moved the
+    skill to a folder of its own: now all of them do, never reading or following it."""
+    import subprocess
+
+    from conftest import GIT_MEM
+
+    for what in ("fifo", "link to a fifo", "folder"):
+        repo = init_repo(tmp_path / what.replace(" ", "-"))
+        skill = repo / ".claude" / "skills" / "deploy" / "SKILL.md"
+        skill.parent.mkdir(parents=True)
+        if what == "fifo":
+            os.mkfifo(skill)
+        elif what == "folder":
+            skill.mkdir()
+        else:
+            os.mkfifo(repo / "pipe")
+            os.symlink("../../../pipe", skill)
+        mid = ok(gm("add", "run make deploy then watch the dashboard", "--kind", "procedure",
+                    "--key", "deploy", cwd=repo)).stdout.strip()
+        for _ in range(3):
+            ok(gm("confirm", mid, "--worked", cwd=repo))
+        try:
+            out = subprocess.run([GIT_MEM, "skills", "--write", "--json"], cwd=repo,
+                                 capture_output=True, text=True, timeout=60, check=False)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"git mem skills --write blocked on a {what}") from None
+        assert out.returncode == 0, out.stderr
+        (made,) = json.loads(out.stdout)["data"]
+        assert made["action"] == "graduate" and made["written"], (what, made)
+        folder = made["path"].split("/")[2]
+        assert folder.startswith("deploy-") and (repo / made["path"]).is_file(), (what, made)
+        assert "run make deploy" in (repo / made["path"]).read_text()
+        if what == "folder":
+            assert skill.is_dir()
+        else:
+            assert os.path.lexists(skill) and not skill.is_file()

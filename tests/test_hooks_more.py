@@ -261,6 +261,70 @@ def test_a_copilot_install_that_fails_half_way_leaves_nothing_behind(repo: Path,
     assert list(outside.iterdir()) == []
 
 
+def probed(clone: Path, seconds: float = 20.0) -> dict[str, object]:
+    """The answer the background probe kept for origin (waited for)."""
+    import time
+
+    path = clone / ".git" / "mem" / "remote-probe.json"
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            entry = json.loads(path.read_text())["origin"]
+        except (OSError, ValueError, KeyError):
+            time.sleep(0.05)
+            continue
+        assert isinstance(entry, dict)
+        return entry
+    raise AssertionError(f"no probe answer in {path} after {seconds} s")
+
+
+def test_session_start_never_waits_on_a_hanging_remote(team: dict[str, Path]) -> None:
+    """The first session start of the day in a fresh clone waited up to 3 s (the probe's
+    timeout) on 'git ls-remote' to a remote that hangs: now it answers at once, the
+    probe runs in the background (one at a time), and the next session says the hint."""
+    import time
+
+    from gitmem.api.sharing import PROBE_TIMEOUT
+
+    a, b = team["a"], team["b"]
+    ok(gm("add", "the build uses make", cwd=a))
+    ok(gm("sync", cwd=a))
+    gate, count = b.parent / "gate", b.parent / "ssh-runs"
+    fake = b.parent / "slowssh"  # hangs until the gate opens, then serves like sshd
+    fake.write_text(f'#!/bin/sh\necho run >> "{count}"\n'
+                    f'while [ ! -e "{gate}" ]; do sleep 0.05; done\n'
+                    'for last; do :; done\nexec sh -c "$last"\n')
+    fake.chmod(0o755)
+    git("remote", "set-url", "origin", f"host:{b.parent / 'remote.git'}", cwd=b)
+    # (simple: git runs no '-G' variant check through it, so one line is one connection)
+    env = {"GIT_SSH_COMMAND": str(fake), "GIT_SSH_VARIANT": "simple"}
+
+    def start(session: str) -> tuple[str, float]:
+        payload = {"session_id": session, "cwd": str(b), "hook_event_name": "SessionStart",
+                   "source": "startup"}
+        began = time.monotonic()
+        out = gm("hook", "session-start", cwd=b, input=json.dumps(payload), env=env)
+        took = time.monotonic() - began
+        assert out.returncode == 0 and out.stderr == "", out.stderr
+        if not out.stdout:
+            return "", took
+        return str(json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]), took
+
+    for session in ("s1", "s2"):  # the second finds the first's probe running
+        said, took = start(session)
+        assert said == "" and took < PROBE_TIMEOUT - 0.5, (said, took)
+    gate.write_text("")
+    entry = probed(b)
+    assert entry["partitions"] == 1, entry
+    assert count.read_text() == "run\n"  # one probe, never two at once
+    said, took = start("s3")
+    assert said == ("(git mem: 'origin' holds team memory (1 partition(s)) this clone has "
+                    "not fetched: run 'git mem sync' once)")
+    # The user's own read still asks in the foreground (the kept answer: no new probe).
+    assert "holds team memory" in ok(gm("recall", "deploy", cwd=b, env=env)).stderr
+    assert count.read_text() == "run\n"
+
+
 def test_session_start_in_a_fresh_clone_says_to_sync_once_a_session(
         team: dict[str, Path]) -> None:
     """A fresh clone of a repository whose remote holds memory: recall warned "'origin'
@@ -278,6 +342,10 @@ def test_session_start_in_a_fresh_clone_says_to_sync_once_a_session(
             return ""
         return str(json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"])
 
+    # The first session start asks the remote in the background (a hook never waits
+    # on the network) and says nothing yet; the next one says what it found.
+    assert start("s0") == ""
+    probed(b)
     said = start("s1")
     assert said == ("(git mem: 'origin' holds team memory (1 partition(s)) this clone has "
                     "not fetched: run 'git mem sync' once)")

@@ -36,7 +36,7 @@ from typing import Any
 import msgspec
 
 from ..errors import InvalidInput
-from .settings import inside, write_json, write_text
+from .settings import inside, read_bytes, write_json, write_text
 
 NAME = "git-mem"
 COMMAND = ["git", "mem", "mcp"]
@@ -94,8 +94,9 @@ def path_for(client: str, scope: str, root: Path, home: Path) -> Path:
 def install(client: str, scope: str, root: Path, home: Path) -> ClientReport:
     spec = _spec(client)
     path = path_for(client, scope, root, home)
+    tree = _tree(scope, root)
     if spec.shape == "toml":
-        text = _read(path)
+        text = _read(path, tree)
         if _toml_block(text) is not None:
             return ClientReport(client=client, scope=scope, path=str(path),
                                 status="already installed", changed=False)
@@ -104,10 +105,10 @@ def install(client: str, scope: str, root: Path, home: Path) -> ClientReport:
                  f'args = [{", ".join(json.dumps(a) for a in COMMAND[1:])}]\n')
         new = text + ("" if not text or text.endswith("\n") else "\n") + ("\n" if text.strip() else "") + block
         _check_toml(path, new)
-        write_text(path, new)
+        write_text(path, new, within=tree)
         return ClientReport(client=client, scope=scope, path=str(path), status="installed",
                             changed=True)
-    data = _load(path)
+    data = _load(path, tree)
     servers = data.setdefault(spec.key, {})
     if not isinstance(servers, dict):
         raise InvalidInput(f'{path}: "{spec.key}" is not an object; nothing was changed',
@@ -118,7 +119,7 @@ def install(client: str, scope: str, root: Path, home: Path) -> ClientReport:
     servers[NAME] = entry(spec.shape)
     if spec.shape == "opencode":
         data.setdefault("$schema", "https://opencode.ai/config.json")
-    write_json(path, data)
+    write_json(path, data, tree)
     return ClientReport(client=client, scope=scope, path=str(path), status="installed",
                         changed=True)
 
@@ -126,12 +127,13 @@ def install(client: str, scope: str, root: Path, home: Path) -> ClientReport:
 def uninstall(client: str, scope: str, root: Path, home: Path) -> ClientReport:
     spec = _spec(client)
     path = path_for(client, scope, root, home)
+    tree = _tree(scope, root)
     gone = ClientReport(client=client, scope=scope, path=str(path), status="not installed",
                         changed=False)
     if not path.exists():
         return gone
     if spec.shape == "toml":
-        text = _read(path)
+        text = _read(path, tree)
         span = _toml_block(text)
         if span is None:
             return gone
@@ -139,11 +141,11 @@ def uninstall(client: str, scope: str, root: Path, home: Path) -> ClientReport:
         new = new + "\n" if new else ""
         _check_toml(path, new)
         if new:
-            write_text(path, new)
+            write_text(path, new, within=tree)
         else:
             _remove(path)  # nothing left but what install created
     else:
-        data = _load(path)
+        data = _load(path, tree)
         servers = data.get(spec.key)
         if not isinstance(servers, dict) or NAME not in servers:
             return gone
@@ -151,7 +153,7 @@ def uninstall(client: str, scope: str, root: Path, home: Path) -> ClientReport:
         if not servers:
             del data[spec.key]
         if data and set(data) != {"$schema"}:
-            write_json(path, data)
+            write_json(path, data, tree)
         else:
             _remove(path)  # nothing left but what install created
     return ClientReport(client=client, scope=scope, path=str(path), status="removed",
@@ -169,8 +171,8 @@ def installed(client: str, scope: str, root: Path, home: Path) -> bool | None:
         return False
     try:
         if spec.shape == "toml":
-            return _toml_block(_read(path)) is not None
-        servers = _load(path).get(spec.key)
+            return _toml_block(_read(path, _tree(scope, root))) is not None
+        servers = _load(path, _tree(scope, root)).get(spec.key)
     except InvalidInput:
         return False
     return isinstance(servers, dict) and NAME in servers
@@ -190,8 +192,14 @@ def _spec(client: str) -> Client:
     return CLIENTS[client]
 
 
-def _load(path: Path) -> dict[str, Any]:
-    text = _read(path)
+def _tree(scope: str, root: Path) -> Path | None:
+    """The work tree a project file was checked against (``settings.resolved``); a
+    user-level file is the person's own, links and all."""
+    return root if scope == "project" else None
+
+
+def _load(path: Path, tree: Path | None = None) -> dict[str, Any]:
+    text = _read(path, tree)
     if not text.strip():
         return {}
     try:
@@ -206,11 +214,10 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
-def _read(path: Path) -> str:
+def _read(path: Path, tree: Path | None = None) -> str:
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        return ""
+        found = read_bytes(path, tree)  # never through a link or a FIFO put there since the check
+        return "" if found is None else found.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"cannot read {path} ({exc}); nothing was changed",
                            "make it a readable UTF-8 file (or move it away)") from None

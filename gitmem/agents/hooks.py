@@ -299,7 +299,10 @@ def answer_session_start(payload: dict[str, Any], budget: int, *,
         session = payload.get("sessionId")
         if isinstance(session, str) and session and not store.first_time(session, BRIEFED):
             return None
-        ctx, behind = store.within(REFRESH_BUDGET, lambda s: s.context(budget=budget))
+        # The sync line too is read within the budget: a remote never probed (or not
+        # today) is asked in the background, and a later session says what it found.
+        (ctx, sync), behind = store.within(REFRESH_BUDGET, lambda s: (
+            s.context(budget=budget), sync_note(s, session_of(payload))))
         stale = store.stale()
         new = set(store.newly_stale([r.id for r in stale]))
         changed = [r for r in stale if r.id in new]
@@ -307,7 +310,6 @@ def answer_session_start(payload: dict[str, Any], budget: int, *,
         review = stale_context(changed)
         if review:
             text = f"{text}\n{review}" if text else review
-        sync = sync_note(store, session_of(payload))
         if sync:
             text = f"{text}\n{sync}" if text else sync
         return _behind_note(text, behind)
@@ -317,7 +319,8 @@ def sync_note(store: api.Store, session: str | None) -> str | None:
     """The line 'git mem recall' warns with when the remote holds team memory this
     clone has never fetched (a fresh clone: 'git clone' does not fetch refs/memory/*),
     once a session; None otherwise. The agent of a fresh clone was told nothing
-    and worked without the team's memory."""
+    and worked without the team's memory. Called within the hook's budget
+    (``Store.within``): the remote is never waited for (api/sharing.py)."""
     said = store.remote_memory()
     if said is None or (session is not None and not store.first_time(session, SYNC_HINTED)):
         return None

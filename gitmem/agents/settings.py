@@ -39,8 +39,10 @@ uninstall removes exactly them and install never duplicates them.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -121,11 +123,13 @@ class HooksReport(msgspec.Struct, kw_only=True):
 # -- settings.json -------------------------------------------------------------------
 
 
-def _load(path: Path, events: dict[str, Any], flat: bool = False) -> dict[str, Any]:
-    if not path.exists():
-        return {}
+def _load(path: Path, events: dict[str, Any], flat: bool = False,
+          within: Path | None = None) -> dict[str, Any]:
     try:
-        raw = path.read_text(encoding="utf-8-sig")  # a BOM is tolerated, as editors write it
+        found = read_bytes(path, within)
+        if found is None:
+            return {}
+        raw = found.decode("utf-8-sig")  # a BOM is tolerated, as editors write it
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"cannot read {path} ({exc}); nothing was changed",
                            "make it a readable UTF-8 JSON file (or move it away), then run "
@@ -159,29 +163,98 @@ def _load(path: Path, events: dict[str, Any], flat: bool = False) -> dict[str, A
     return data
 
 
-def write_json(path: Path, data: dict[str, Any]) -> None:
+def write_json(path: Path, data: dict[str, Any], within: Path | None = None) -> None:
     """Write all or nothing (see ``write_text``), 2-space indented."""
-    write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", within=within)
 
 
-def write_text(path: Path, text: str) -> None:
-    """Write all or nothing: a temp file in the same directory, then a rename."""
-    import tempfile
+# The checks on a file to read or write (``inside``) and the read or write are two
+# steps, and another process may put a link, a FIFO or a folder at the path between
+# them: so a read opens what is there without following a link or waiting for a
+# FIFO's writer and checks what it opened, and a write goes to a new file (never one
+# already there) renamed onto a path that is checked again just before.
+_READ = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+         | getattr(os, "O_CLOEXEC", 0))
+_NEW = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_CLOEXEC", 0))
 
-    path = Path(os.path.realpath(path))  # a symlinked settings file stays a symlink
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings.", suffix=".tmp")
+
+def resolved(path: Path, within: Path | None = None) -> Path:
+    """``path`` with its links resolved (a symlinked settings file is read and written
+    through), checked again against the work tree ``within`` (``inside``'s check:
+    a link put there since leads nowhere outside it), so that the read or write
+    uses this path and never resolves the links anew."""
+    real = Path(os.path.realpath(path))
+    if within is not None:
+        inside(within, real)
+    return real
+
+
+def read_bytes(path: Path, within: Path | None = None) -> bytes | None:
+    """The content of the regular file at ``path`` (a link to one in the work tree
+    ``within`` is resolved first, as ``write_text`` writes through it), None when
+    there is none. OSError when what is there is no regular file (a FIFO, a folder,
+    a link put there since): never followed, never waited on."""
+    real = resolved(path, within)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        fd = os.open(real, _READ)
+    except FileNotFoundError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, f"{path} is not a regular file")
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _mode(path: Path, shown: Path) -> int | None:
+    """The permission bits of the regular file at ``path`` (not followed), None when
+    there is none; InvalidInput when something else is there."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        raise InvalidInput(
+            f"{shown} is not a regular file; nothing was changed",
+            "replace the link with a file of its own, or edit the settings it points to by hand",
+        )
+    return info.st_mode & 0o777
+
+
+def write_text(path: Path, text: str, *, newline: str | None = None,
+               within: Path | None = None) -> None:
+    """Write all or nothing: a new temp file in the same directory (created with
+    O_EXCL and O_NOFOLLOW, 0o600 until it is complete), then a rename onto the path,
+    checked with lstat just before (a regular file or nothing). ``newline``: as
+    ``open``'s ("" keeps the text's line endings); ``within``: the work tree the
+    path was checked against (``resolved``)."""
+    import secrets
+
+    shown = path
+    path = resolved(path, within)  # a symlinked settings file stays a symlink
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = _mode(path, shown)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.git-mem.tmp"
+    fd = os.open(tmp, _NEW, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, mode)
+            if hasattr(os, "fchmod"):
+                os.fchmod(f.fileno(), 0o644 if mode is None else mode)
+        if not hasattr(os, "fchmod"):
+            os.chmod(tmp, 0o644 if mode is None else mode)
+        _mode(path, shown)  # still a regular file, or none: a link put there is not replaced
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        tmp.unlink(missing_ok=True)
         raise
 
 
@@ -246,7 +319,7 @@ def install(root: Path, agent: str = "claude-code") -> HooksReport:
     _check_agent(agent)
     spec = SPECS[agent]
     path = inside(root, root / spec.settings)
-    data = _load(path, spec.hooks, spec.flat)
+    data = _load(path, spec.hooks, spec.flat, root)
     if spec.flat and "version" not in data:
         data = {"version": COPILOT_VERSION, **data}
     hooks = data.setdefault("hooks", {})
@@ -258,7 +331,7 @@ def install(root: Path, agent: str = "claude-code") -> HooksReport:
         groups.append(_entry(matcher, command, timeout, spec.flat))
         added.append(event)
     if added:
-        write_json(path, data)
+        write_json(path, data, root)
     return HooksReport(agent=agent, path=str(path),
                        status="installed" if added else "already installed",
                        changed=bool(added), events=added)
@@ -271,7 +344,7 @@ def uninstall(root: Path, agent: str = "claude-code") -> HooksReport:
     path = inside(root, root / spec.settings)
     if not path.exists():
         return HooksReport(agent=agent, path=str(path), status="not installed", changed=False)
-    data = _load(path, spec.hooks, spec.flat)
+    data = _load(path, spec.hooks, spec.flat, root)
     hooks = data.get("hooks")
     removed = []
     if isinstance(hooks, dict):
@@ -302,7 +375,7 @@ def uninstall(root: Path, agent: str = "claude-code") -> HooksReport:
     if not removed:
         return HooksReport(agent=agent, path=str(path), status="not installed", changed=False)
     if data and not (spec.flat and data == {"version": COPILOT_VERSION}):
-        write_json(path, data)
+        write_json(path, data, root)
     else:  # nothing left but what install created
         path.unlink()
         try:
@@ -323,7 +396,7 @@ def installed(root: Path, agent: str) -> list[str]:
     if not path.exists():
         return []
     try:
-        hooks = _load(path, spec.hooks, spec.flat).get("hooks", {})
+        hooks = _load(path, spec.hooks, spec.flat, root).get("hooks", {})
     except InvalidInput:
         return []
     return [event for event, (_, command, _) in spec.hooks.items()

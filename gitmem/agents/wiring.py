@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..api.export import AGENTS_BEGIN as BEGIN, AGENTS_END as END, block_span, newline_of, read_text
+from ..api.export import AGENTS_BEGIN as BEGIN, AGENTS_END as END, block_span, newline_of
 from ..errors import GitMemError, InvalidInput
 from .agents_md import block as usage_block
 from .clients import CLIENTS, install as mcp_install, uninstall as mcp_uninstall
 from . import settings
-from .settings import HooksReport, inside
+from .settings import HooksReport, inside, read_bytes, write_text
 
 # The instruction file each agent reads (AGENTS.md where it reads that).
 INSTRUCTIONS = {"cursor": "AGENTS.md", "opencode": "AGENTS.md",
@@ -74,14 +74,13 @@ def _merged(agent: str, reports: list[HooksReport], done: str, nothing: str) -> 
 def _install_extras(root: Path, home: Path, agent: str) -> HooksReport:
     path = inside(root, root / INSTRUCTIONS[agent])  # before anything is written
     mcp = mcp_install(agent, scope_of(agent), root, home)
-    text = read_text(path) if path.exists() else ""
+    text = _read(path, root)
     added = [] if not mcp.changed else ["mcp"]
     if block_span(text, BEGIN, END) is None:
         nl = newline_of(text)  # a CRLF file stays CRLF
         block = usage_block(nl)
         sep = "" if not text else (nl if text.endswith("\n") else nl * 2)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text + sep + block, encoding="utf-8", newline="")
+        write_text(path, text + sep + block, newline="", within=root)
         added.append("instructions")
     return HooksReport(agent=agent, path=f"{mcp.path}, {path}",
                        status="installed" if added else "already installed",
@@ -93,7 +92,7 @@ def _uninstall_extras(root: Path, home: Path, agent: str) -> HooksReport:
     path = inside(root, root / INSTRUCTIONS[agent])
     removed = ["mcp"] if mcp.changed else []
     if path.exists():
-        text = read_text(path)
+        text = _read(path, root)
         span = block_span(text, BEGIN, END)
         if span is not None:
             start, end = span
@@ -101,10 +100,17 @@ def _uninstall_extras(root: Path, home: Path, agent: str) -> HooksReport:
             rest = (text[:start].rstrip("\r\n") + nl + text[end:].lstrip("\r\n"))
             rest = rest.strip("\r\n")
             if rest:
-                path.write_text(rest + nl, encoding="utf-8", newline="")
+                write_text(path, rest + nl, newline="", within=root)
             else:
                 path.unlink()
             removed.append("instructions")
     return HooksReport(agent=agent, path=f"{mcp.path}, {path}",
                        status="removed" if removed else "not installed",
                        changed=bool(removed), events=removed)
+
+
+def _read(path: Path, root: Path) -> str:
+    """The instructions file's text with its line endings as they are ("" when there is
+    none), read without following a link or waiting on a FIFO put there since the check."""
+    found = read_bytes(path, root)
+    return "" if found is None else found.decode("utf-8")

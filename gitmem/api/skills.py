@@ -18,11 +18,15 @@ proposed for retirement: listed with the commands to do it, never deleted.
 from __future__ import annotations
 
 import difflib
+import os
 import re
+import secrets
+import stat
 from pathlib import Path
 
 from ..errors import InvalidInput
 from ..model import SkillProposal
+from ..oplog import state
 from ..projection import Projection
 from ..timefmt import iso
 from .. import hashes
@@ -98,7 +102,7 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
                 reason=problem))
             continue
         new = render(name, text, mid, worked, failed)
-        old = _read(path)
+        old = _read(root, path)
         rel = path.relative_to(root).as_posix()
         item = SkillProposal(action="current" if old == new else "graduate", name=name,
                              path=rel, memory=mid, text=text, worked=worked, failed=failed,
@@ -109,8 +113,7 @@ def propose(pool: Pool, *, write_files: bool = False) -> list[SkillProposal]:
                 (old or "").splitlines(keepends=True), new.splitlines(keepends=True),
                 fromfile=f"a/{rel}" if old is not None else "/dev/null", tofile=f"b/{rel}"))
         if write_files and item.action == "graduate":
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(new, encoding="utf-8")
+            _write(root, path, new)
             item.written = True
             added = write.add(
                 pool, f"Skill {name} ({rel}) holds this procedure now; it worked {worked} of "
@@ -150,13 +153,15 @@ def _ours(pool: Pool, path: Path, name: str, mid: str,
     names ``mid``, or an earlier value of the same key and the file is still what git
     mem wrote for it (the procedure's next version takes its folder over; a file a
     person edited since is theirs to keep). A SKILL.md with no mark was written by a
-    person, and one whose mark names another procedure is that one's. A path that is
-    no file of the tree (a committed link out of it) is never read here: the caller
-    refuses it with the reason (reading first followed a link to /dev/zero until
-    memory ran out)."""
+    person, and one whose mark names another procedure is that one's; so is anything
+    else of the tree there that is no regular file (a folder, a FIFO, a link to one:
+    until 2026-11-28 those were refused, and the procedure never graduated, where a
+    person's file only moved it to a folder of its own). A path leading out of the
+    tree (or into its git dir) is never read here: the caller refuses it with the
+    reason (reading first followed a link to /dev/zero until memory ran out)."""
     if validate.foreign_file(pool.log.workdir, path) is not None:
-        return True, None
-    body = _read(path)
+        return not _not_a_file(pool.log.workdir, path), None
+    body = _read(pool.log.workdir, path)
     if body is None:
         return True, None
     found = _MARKED.search(body)
@@ -177,14 +182,78 @@ def _ours(pool: Pool, path: Path, name: str, mid: str,
     return True, earlier.retired_by
 
 
-def _read(path: Path) -> str | None:
-    """A SKILL.md's text (the first MAX_READ bytes), None when it cannot be read. The
-    path has passed ``validate.foreign_file``: a regular file of the tree."""
+def _not_a_file(root: Path, path: Path) -> bool:
+    """Something that is no regular file sits at ``path`` in the tree ``root`` (a folder,
+    a FIFO, a socket, a link to one of those that stays in the tree), looked at with
+    lstat only: never opened, never followed out of the tree."""
+    real = Path(os.path.realpath(path))
+    if Path(os.path.realpath(root)) not in real.parents:
+        return False  # out of the tree: the caller refuses it
     try:
-        with open(path, "rb") as f:
-            return f.read(MAX_READ).decode("utf-8", errors="replace")
+        return not stat.S_ISREG(os.lstat(real).st_mode)
+    except OSError:
+        return False
+
+
+def _resolved(root: Path, path: Path) -> Path | None:
+    """``path`` with its links resolved, None unless that is a regular file of the tree
+    ``root`` or nothing (``validate.foreign_file`` again, on the resolved path: the
+    read or write then uses it and never resolves a link put there since)."""
+    real = Path(os.path.realpath(path))
+    return real if validate.foreign_file(root, real) is None else None
+
+
+def _read(root: Path, path: Path) -> str | None:
+    """A SKILL.md's text (the first MAX_READ bytes), None when it cannot be read. The
+    path has passed ``validate.foreign_file`` (a regular file of the tree, or a link to
+    one, resolved here); whatever was put there since (a link, a FIFO) is not followed
+    nor waited on (O_NOFOLLOW, O_NONBLOCK, checked with fstat)."""
+    real = _resolved(root, path)
+    if real is None:
+        return None
+    try:
+        data = state.read_regular(real, MAX_READ, follow=False)
     except OSError:
         return None
+    return data.decode("utf-8", errors="replace")
+
+
+def _write(root: Path, path: Path, text: str) -> None:
+    """Write a SKILL.md all or nothing: a new file beside it (O_EXCL, O_NOFOLLOW, 0o600
+    until complete) renamed onto it, after an lstat finds a regular file there or none
+    (a link, a FIFO or a folder put there after the checks is never written through).
+    A link the checks passed (to a file of the tree) is written through, as before."""
+    real = _resolved(root, path)
+    if real is None:  # something was put there since the checks
+        raise InvalidInput(f"{validate.foreign_file(root, path) or path}: changed since it was "
+                           "checked; it was not written",
+                           "look at what is there, then run 'git mem skills --write' again")
+    real.parent.mkdir(parents=True, exist_ok=True)
+    mode = _regular_mode(real)
+    tmp = real.parent / f".{real.name}.{secrets.token_hex(6)}.git-mem.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
+        os.chmod(tmp, 0o644 if mode is None else mode)
+        _regular_mode(real)
+        os.replace(tmp, real)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _regular_mode(path: Path) -> int | None:
+    """The permission bits of the regular file at ``path`` (not followed), None when
+    there is nothing there; OSError when something else is."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        raise state.NotRegular(path, state.kind(info.st_mode))
+    return info.st_mode & 0o777
 
 
 def render(name: str, text: str, mid: str, worked: int, failed: int) -> str:
