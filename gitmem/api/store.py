@@ -337,7 +337,8 @@ class Store(Growth):
         otherwise or when it cannot tell. Probes the remote at most once a day, for
         a few seconds at most (sharing.py), and never from a clone with memory of its
         own (a review: a session start then paid the probe, and counted the clone's
-        own pushed partition as the team's)."""
+        own pushed partition as the team's). Under a front end's time budget (a hook,
+        MCP) the probe runs in the background and this answers from the last one."""
         from . import sharing
         try:
             found = sharing.remote_memory(self._pool, empty_only=True)
