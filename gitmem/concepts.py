@@ -172,33 +172,33 @@ class Thesaurus:
             if sizes[0] > 2:
                 longer.add(pair)
         if longer:
-            seen: set[tuple[str, ...]] = set()
-            for i in [i for i, pair in enumerate(said) if pair in longer]:
-                sizes, by_phrase = self._phrases(folded[i])
-                run = tuple(folded[i:i + sizes[0]])
-                if run not in seen:
-                    seen.add(run)
-                    for size in sizes:
-                        if size > 2:
-                            found.update(by_phrase.get(run[:size], ()))
+            self._named_at([i for i, pair in enumerate(said) if pair in longer], folded,
+                           found, 3)
         return sorted(found)
 
     def _entries_by_word(self, seq: list[str], folded: list[str], hits: set[str]) -> list[int]:
         """_entries word by word from each place a phrase may start: no setup (an add
         matches one text)."""
         found: set[int] = set()
-        # Each place is looked at once per distinct run of words it starts (as long as
-        # its longest phrase): a text repeating one name thousands of times costs what
-        # one mention does (was 27 ms for 16 KB of "azure", which starts 60 phrases).
+        self._named_at([i for i, w in enumerate(seq) if w in hits], folded, found, 1)
+        return sorted(found)
+
+    def _named_at(self, places: list[int], folded: list[str], found: set[int],
+                  least: int) -> None:
+        """Into ``found``, the entries the phrases of ``least`` words or more starting at
+        ``places`` of ``folded`` name. Each place is looked at once per distinct run of
+        words it starts (as long as its longest phrase): a text repeating one name
+        thousands of times costs what one mention does (was 27 ms for 16 KB of
+        "azure", which starts 60 phrases)."""
         seen: set[tuple[str, ...]] = set()
-        for i in [i for i, w in enumerate(seq) if w in hits]:
+        for i in places:
             sizes, by_phrase = self._phrases(folded[i])
             run = tuple(folded[i:i + sizes[0]])
             if run not in seen:
                 seen.add(run)
                 for size in sizes:
-                    found.update(by_phrase.get(run[:size], ()))
-        return sorted(found)
+                    if size >= least:
+                        found.update(by_phrase.get(run[:size], ()))
 
     def expansion(self, texts: list[str]) -> str:
         """The words the entries ``texts`` mention add to them, space-separated

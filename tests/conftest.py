@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -164,3 +166,18 @@ def dump(clone: Path) -> str:
     with gitmem.open(clone) as s:
         s.refresh()
         return s.projection.dump()
+
+
+@contextmanager
+def deadline(seconds: int) -> Iterator[None]:
+    """Fail the test (TimeoutError) when the body blocks, on a FIFO say, past ``seconds``."""
+    def hung(signum: int, frame: object) -> None:
+        raise TimeoutError(f"no answer in {seconds} s: the read blocked")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

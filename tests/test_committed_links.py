@@ -10,7 +10,7 @@ import json
 import os
 from pathlib import Path
 
-from conftest import git, gm, init_repo, ok
+from conftest import deadline, git, gm, init_repo, ok
 
 
 def _cloned_with_links(tmp_path: Path, links: dict[str, str],
@@ -366,30 +366,6 @@ def test_a_file_of_lone_cr_line_endings_keeps_them(tmp_path: Path) -> None:
     assert raw.count(BEGIN.encode()) == 1
 
 
-class _Blocked(Exception):
-    pass
-
-
-def _within(seconds: int):  # type: ignore[no-untyped-def]
-    """A context that fails the test when its body blocks (on a FIFO) past ``seconds``."""
-    import contextlib
-    import signal
-
-    @contextlib.contextmanager
-    def guard():  # type: ignore[no-untyped-def]
-        def ring(signum: int, frame: object) -> None:
-            raise _Blocked(f"blocked for {seconds} s")
-
-        old = signal.signal(signal.SIGALRM, ring)
-        signal.alarm(seconds)
-        try:
-            yield
-        finally:
-            signal.alarm(0)
-            signal.signal(signal.SIGALRM, old)
-    return guard()
-
-
 def test_settings_put_in_place_after_the_check_are_never_followed_nor_waited_on(
         tmp_path: Path) -> None:
     """'hooks install' checked .claude/settings.json (inside the tree, a regular file),
@@ -405,7 +381,7 @@ def test_settings_put_in_place_after_the_check_are_never_followed_nor_waited_on(
     path = root / ".claude" / "settings.json"
     path.parent.mkdir()
     os.mkfifo(path)  # put there after the check: nothing ever writes it
-    with _within(10), pytest.raises(InvalidInput, match="cannot read"):
+    with deadline(10), pytest.raises(InvalidInput, match="cannot read"):
         settings._load(path, settings.CLAUDE_HOOKS)
     path.unlink()
 
@@ -450,7 +426,7 @@ def test_a_skill_file_put_in_place_after_the_check_is_never_followed_nor_waited_
     path = root / ".claude" / "skills" / "deploy" / "SKILL.md"
     path.parent.mkdir(parents=True)
     os.mkfifo(path)
-    with _within(10):
+    with deadline(10):
         assert skills._read(root, path) is None
     path.unlink()
     victim = tmp_path / "victim.md"

@@ -15,17 +15,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from conftest import GIT_MEM, git, gm, ok, texts
+from conftest import GIT_MEM, deadline, git, gm, ok, texts
 from test_degrade import CACHE, CORRUPT, gm_ro, read_only  # noqa: F401 - a fixture
 
 HANG_SECONDS = 60  # a command that is not done by then is taken to hang
@@ -238,20 +236,6 @@ def test_a_read_only_read_integrates_what_a_plain_fetch_brought(
 # -- disposable JSON caches: bounded, never hanging, never a RecursionError ---------------
 
 
-@contextmanager
-def _deadline(seconds: int) -> Iterator[None]:
-    def hung(signum: int, frame: object) -> None:
-        raise TimeoutError(f"no answer in {seconds} s: the read blocked")
-
-    old = signal.signal(signal.SIGALRM, hung)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
 CACHE_HOSTILE: dict[str, Callable[[Path], None]] = {
     "nested 5000 deep": lambda p: p.write_text('{"a":' * 5000),
     "nested 100000 deep in a list": lambda p: p.write_text("[" * 100_000),
@@ -275,7 +259,7 @@ def test_a_damaged_cache_reads_as_absent_and_is_removed(tmp_path: Path, hostile:
     cache.mkdir()
     path = cache / "pending-vectors.json"
     CACHE_HOSTILE[hostile](path)
-    with _deadline(20):
+    with deadline(20):
         assert cachefiles.load_pending_vectors(path) == {}
     assert not os.path.lexists(path)
     if hostile == "a link to a good file elsewhere":
@@ -295,7 +279,7 @@ def test_a_damaged_state_memo_reads_as_absent(tmp_path: Path, hostile: str,
     state.path.mkdir()
     path = state.path / "facts"
     CACHE_HOSTILE[hostile](path)
-    with _deadline(20):
+    with deadline(20):
         got = state.read_json("facts", limit=4 << 20, disposable=disposable)
     if hostile in ("another shape", "a link to a good file elsewhere"):
         assert got == {"abc": 3 if hostile == "another shape" else "00ff"}  # JSON: the caller checks
