@@ -35,7 +35,7 @@ from .tables import DB_NAME
 from .scope import Scope
 from . import distances
 from .distances import spread
-from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, top_slot
+from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, top_slot, unseen_slots
 
 # From this many vector rows, a process that scans more than once loads numpy for
 # the candidate pick (distances.smallest): below it, heapq is as fast as the import is long.
@@ -402,7 +402,8 @@ class Projection:
         limit: int,
     ) -> tuple[list[tuple[str, float]], tuple[float, float, int]]:
         """Exact cosine scan of the memory-mapped vectors: (memory id, cosine), best first,
-        and (mean, standard deviation, count) of the cosines over every vector.
+        and (mean, standard deviation, count) of the cosines over the vectors of the
+        memories current on ``scope``'s timeline (vectors.unseen_slots).
 
         ``query`` is an int8 vector (see quantize_rows). Candidates are taken
         best-first and filtered in SQL; if filters reject too many, the scan
@@ -433,7 +434,9 @@ class Projection:
             dist = self._vectors.distances(c, simsimd, query, n)
             if dist is None:
                 return none  # replaced under us by a rebuild: no vector channel this time
-            stats = spread(dist, n)  # over the whole corpus, not just the hits
+            # Over the memories that can answer, not just the hits: without the rows
+            # of those the scope's timeline leaves out (a key's replaced values).
+            stats = spread(dist, n, unseen_slots(c, scope))
             if stats is None:
                 return none
             return exact_hits(c, dist, n, scope, limit), stats

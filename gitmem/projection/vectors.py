@@ -37,7 +37,8 @@ from .distances import cdist_into, smallest
 from .generations import Generations
 from .sidecars import FirstPassFiles
 
-from .scope import Scope
+from .scope import Scope, filters
+from .signals import PAST
 
 EMBED_BATCH = 1024
 _QUICK_ROWS = 4096  # rows a refresh under a deadline adds to the first pass's files
@@ -81,6 +82,30 @@ def has_pending(c: sqlite3.Connection) -> bool:
     return c.execute(
         "SELECT 1 FROM memories INDEXED BY memories_unembedded "
         "WHERE vec_slot IS NULL AND text IS NOT NULL LIMIT 1").fetchone() is not None
+
+
+def unseen_slots(c: sqlite3.Connection, scope: Scope) -> list[int]:
+    """The vector rows of the memories that cannot answer under ``scope``'s timeline
+    (its retired, quarantined, as_of, valid_at and now; not its narrowing by kind,
+    tag, author...): what the spread of a query's cosines must leave out.
+
+    The vector file keeps a row for every value a memory ever had (--all and
+    --as-of need them): a key set 400 times has 400 near-identical rows, one of
+    them current, and counted in the spread they pulled its mean up to the
+    current value's cosine. Now (no as_of, no valid_at) only the memories in
+    memories_past may not be current (nearly none in an ordinary store: one look
+    in a small index); back in time every memory is asked (a row each)."""
+    corpus = Scope(retired=scope.retired, quarantined=scope.quarantined, as_of=scope.as_of,
+                   valid_at=scope.valid_at, shadow=scope.shadow, now=scope.now)
+    seen, args = filters("1", [], corpus)
+    if scope.as_of is None and scope.valid_at is None:
+        # INDEXED BY: a query can use the partial index only if it repeats its terms.
+        sql = (f"SELECT v.slot FROM memories m INDEXED BY memories_past "
+               f"CROSS JOIN vec_rows v ON v.memory = m.rowid WHERE {PAST} AND NOT ({seen})")
+    else:
+        sql = (f"SELECT v.slot FROM vec_rows v CROSS JOIN memories m ON m.rowid = v.memory "
+               f"WHERE NOT ({seen})")
+    return [slot for (slot,) in c.execute(sql, args)]
 
 
 def exact_hits(c: sqlite3.Connection, dist: array[float], n: int, scope: Scope,
