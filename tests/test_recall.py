@@ -539,32 +539,48 @@ def test_a_key_set_400_times_stands_out_to_the_vector_channel(
     # query's cosines (mean, deviation) was taken over all of them, 399 near-identical
     # replaced values pulled the mean up to the current value's cosine, its z fell
     # under the floor, and vector recall found nothing (a review: z 0.95, score 0.016).
+    from conftest import FIXED_TS
     from gitmem.projection import Scope
+
+    def lines(records: list[dict[str, str]]) -> str:
+        return "\n".join(json.dumps(x) for x in records)
 
     notes = [{"text": f"note {i}: the deploy pipeline uses stage{i} owned by person{i}"}
              for i in range(others)]
+    later = [{"text": f"later note {i}: the release train leaves on day{i}"}
+             for i in range(others // 10)]
     values = [{"text": f"build command for tool3 is make beta{i}", "key": "build.tool3"}
               for i in range(400)]
-    ok(gm("import", "-", cwd=repo, input="\n".join(json.dumps(x) for x in notes + values)))
+    ok(gm("import", "-", cwd=repo, input=lines(notes + values[:200])))
+    ok(gm("import", "-", cwd=repo, input=lines(values[200:] + later),
+          env={"GIT_COMMITTER_DATE": "2026-01-20T10:00:00+00:00"}))
     current = "build command for tool3 is make beta399"
-    # The same memories with no history: what the spread must describe.
+    # The same memories with no history: what the spread must describe, now and
+    # as of the first import.
     fresh = init_repo(tmp_path / "fresh")
-    ok(gm("import", "-", cwd=fresh, input="\n".join(json.dumps(x) for x in notes + values[-1:])))
-    with gitmem.open(repo) as s, gitmem.open(fresh) as f:
-        s.refresh()
-        f.refresh()
+    ok(gm("import", "-", cwd=fresh, input=lines(notes + later + values[-1:])))
+    then = init_repo(tmp_path / "then")
+    ok(gm("import", "-", cwd=then, input=lines(notes + values[199:200])))
+    with gitmem.open(repo) as s, gitmem.open(fresh) as f, gitmem.open(then) as t:
+        for store in (s, f, t):
+            store.refresh()
         for question in ("tool3 build options", "build command for tool3", "tool3"):
             row = _query_row(question)
             _, want = f.projection.vector(row, scope=Scope(), limit=5)
             _, got = s.projection.vector(row, scope=Scope(), limit=5)
+            assert got[2] == want[2] == others + len(later) + 1
+            assert got[:2] == pytest.approx(want[:2], abs=1e-6), question
+            # As of now, each memory not current now is asked: the same corpus.
+            _, now = s.projection.vector(row, scope=Scope(as_of=2**40), limit=5)
+            assert now == pytest.approx(got, abs=1e-6)
+            # As of the first import: its notes and the value current then.
+            _, want = t.projection.vector(row, scope=Scope(), limit=5)
+            _, got = s.projection.vector(row, scope=Scope(as_of=FIXED_TS), limit=5)
             assert got[2] == want[2] == others + 1
             assert got[:2] == pytest.approx(want[:2], abs=1e-6), question
-            # As of now, each memory is asked: the same corpus.
-            _, then = s.projection.vector(row, scope=Scope(as_of=2**40), limit=5)
-            assert then == pytest.approx(got, abs=1e-6)
             # --all: every value can answer, every value counts.
             _, every = s.projection.vector(row, scope=Scope(retired=True), limit=5)
-            assert every[2] == others + 400
+            assert every[2] == others + len(later) + 400
             for mode in ("vector", "hybrid"):
                 hits = s.recall(question, k=3, mode=mode, record_use=False)
                 assert [h.text for h in hits][:1] == [current], (question, mode)
