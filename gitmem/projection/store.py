@@ -429,6 +429,10 @@ class Projection:
                 import numpy  # noqa: F401
             if n >= firstpass.FIRST_PASS_FROM:  # sign bits, then the best rows exactly (firstpass.py)
                 found = self._vectors.first_pass_hits(c, simsimd, query, n, scope, limit)
+                gone = unseen_slots(c, scope) if found is not None else []
+                if gone and found is not None:
+                    stats = self._vectors.first_pass_spread(c, query, n, gone)
+                    found = (found[0], stats) if stats is not None else None
                 if found is not None:
                     return found
             dist = self._vectors.distances(c, simsimd, query, n)

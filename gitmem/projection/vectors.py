@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..embed.text import embed_chunks
-from . import queries
+from . import firstpass, queries
 from .damage import ProjectionCorrupt
 from .distances import cdist_into, smallest
 from .generations import Generations
@@ -384,6 +384,23 @@ class VectorFile:
         """As exact_hits and the spread, from the first pass (sidecars.py); None: scan
         every row."""
         return self._sidecars.first_pass_hits(c, simsimd, query, n, scope, limit)
+
+    def first_pass_spread(self, c: sqlite3.Connection, query: bytes, n: int,
+                          leave_out: list[int]) -> tuple[float, float, int] | None:
+        """The spread from the moments (firstpass.spread) without the rows ``leave_out``
+        (unseen_slots); None: scan every row (the files do not cover the ``n`` rows)."""
+        files = self._sidecars.files(c, n)
+        if files is None:
+            return None
+        try:
+            fd = os.open(self.path(c), os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            rows = firstpass.gather(None, fd, self.dim, sorted(leave_out))
+        finally:
+            os.close(fd)
+        return firstpass.spread(files[0], self.dim, query, rows)
 
     def first_pass(self, c: sqlite3.Connection, simsimd: Any, query: bytes, n: int,
                    ) -> tuple[list[int], array[float], tuple[float, float, int]] | None:
