@@ -11,6 +11,7 @@ process never imports numpy for one query.
 from __future__ import annotations
 
 import heapq
+import math
 import operator
 import struct
 import sys
@@ -229,6 +230,12 @@ def spread(dist: array[float], n: int, leave_out: Sequence[int] = (),
         gone = [dist[i] for i in leave_out] if len(leave_out) == 1 else list(
             operator.itemgetter(*leave_out)(dist))
         zeroed = gone.count(1.0)
+        if len(gone) - zeroed > live // 2:
+            # Most rows are left out (a store of a key's history, a time before most
+            # memories): the sums of every row less theirs would be mostly rounding
+            # (one row left: a deviation of 2e-7 instead of 0), so the rows kept
+            # are summed instead (a pass over every row in Python: rare).
+            return _spread_of(dist, set(leave_out))
         total -= sum(gone) - zeroed
         squares -= sum(map(operator.mul, gone, gone)) - zeroed
         live -= len(gone) - zeroed
@@ -237,3 +244,13 @@ def spread(dist: array[float], n: int, leave_out: Sequence[int] = (),
     mean = (total - zero) / live
     std = max((squares - zero) / live - mean * mean, 0.0) ** 0.5
     return (round(1.0 - mean, 9), round(std, 9), live)
+
+
+def _spread_of(dist: array[float], out: set[int]) -> tuple[float, float, int] | None:
+    """As ``spread``, over the non-zero rows not in ``out``, summed one by one."""
+    kept = [d for i, d in enumerate(dist) if d != 1.0 and i not in out]
+    if not kept:
+        return None
+    mean = math.fsum(kept) / len(kept)
+    std = (math.fsum((d - mean) ** 2 for d in kept) / len(kept)) ** 0.5
+    return (round(1.0 - mean, 9), round(std, 9), len(kept))

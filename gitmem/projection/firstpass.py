@@ -309,7 +309,7 @@ def spread(parsed: tuple[int, int, int, int, Any], dim: int, query: bytes,
     """(mean cosine, standard deviation, non-zero rows) of ``query`` over the rows a
     moments file (``parse``) covers, but ``leave_out`` (int8 rows, ``dim`` a row:
     those of memories that cannot answer, see vectors.unseen_slots); None without
-    sampled rows.
+    sampled rows, or when most sampled rows are left out (then scan every row).
 
     A row left out leaves the count if it is not zeroed, and the sums if the hash
     sampled it: its unit row on the grid, as ``Moments.add`` counted it."""
@@ -335,6 +335,10 @@ def spread(parsed: tuple[int, int, int, int, Any], dim: int, query: bytes,
         live -= len(rows)
         picked = [r for r in rows if _hash(r) % SAMPLE == 0]
         sampled -= len(picked)
+        if len(picked) > sampled:
+            # The sums of the rows kept would be mostly rounding (see distances.spread):
+            # the caller scans every row instead.
+            return None
         for dot in _unit_dots(picked, dim, q):
             first -= dot
             second -= dot * dot
