@@ -578,9 +578,13 @@ def test_a_key_set_400_times_stands_out_to_the_vector_channel(
             _, got = s.projection.vector(row, scope=Scope(as_of=FIXED_TS), limit=5)
             assert got[2] == want[2] == others + 1
             assert got[:2] == pytest.approx(want[:2], abs=2e-9), question
-            # --all: every value can answer, every value counts.
+            # --all: every value can answer, the background is still the current
+            # memories (a memory scores the same with or without --all).
+            _, every = s.projection.vector(row, scope=Scope(retired=True, as_of=FIXED_TS),
+                                           limit=5)
+            assert every == got
             _, every = s.projection.vector(row, scope=Scope(retired=True), limit=5)
-            assert every[2] == others + len(later) + 400
+            assert every == s.projection.vector(row, scope=Scope(), limit=5)[1]
             for mode in ("vector", "hybrid"):
                 hits = s.recall(question, k=3, mode=mode, record_use=False)
                 assert [h.text for h in hits][:1] == [current], (question, mode)

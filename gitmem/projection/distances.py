@@ -202,8 +202,8 @@ def spread(dist: array[float], n: int, leave_out: Sequence[int] = (),
     How unusual a similarity is for this query in this corpus: static
     embeddings give any two texts a sizeable cosine, so relevance is judged
     against the spread. Over every non-zero row (zeroed rows are forgotten or
-    dropped memories, at distance exactly 1) of the memories that can answer:
-    ``leave_out`` names the others' rows (vectors.unseen_slots: a key's replaced
+    dropped memories, at distance exactly 1) of the memories current at the point
+    asked about: ``leave_out`` names the others' rows (vectors.unseen_slots: a key's replaced
     values, 399 near-identical ones for a key set 400 times, would pull the mean
     up to its current value's cosine). A function of the set of memories, not of
     the order they arrived in (rounded, so that the order of a floating-point

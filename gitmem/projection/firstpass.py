@@ -308,7 +308,7 @@ def spread(parsed: tuple[int, int, int, int, Any], dim: int, query: bytes,
            leave_out: bytes = b"") -> tuple[float, float, int] | None:
     """(mean cosine, standard deviation, non-zero rows) of ``query`` over the rows a
     moments file (``parse``) covers, but ``leave_out`` (int8 rows, ``dim`` a row:
-    those of memories that cannot answer, see vectors.unseen_slots); None without
+    those of memories not current, see vectors.unseen_slots); None without
     sampled rows, or when most sampled rows are left out (then scan every row).
 
     A row left out leaves the count if it is not zeroed, and the sums if the hash

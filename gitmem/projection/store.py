@@ -403,7 +403,7 @@ class Projection:
     ) -> tuple[list[tuple[str, float]], tuple[float, float, int]]:
         """Exact cosine scan of the memory-mapped vectors: (memory id, cosine), best first,
         and (mean, standard deviation, count) of the cosines over the vectors of the
-        memories current on ``scope``'s timeline (vectors.unseen_slots).
+        memories current at the point ``scope`` asks about (vectors.unseen_slots).
 
         ``query`` is an int8 vector (see quantize_rows). Candidates are taken
         best-first and filtered in SQL; if filters reject too many, the scan
@@ -438,8 +438,8 @@ class Projection:
             dist = self._vectors.distances(c, simsimd, query, n)
             if dist is None:
                 return none  # replaced under us by a rebuild: no vector channel this time
-            # Over the memories that can answer, not just the hits: without the rows
-            # of those the scope's timeline leaves out (a key's replaced values).
+            # Over the corpus, not just the hits: the memories current at the point
+            # asked about, without a key's replaced values (vectors.unseen_slots).
             stats = spread(dist, n, unseen_slots(c, scope))
             if stats is None:
                 return none

@@ -85,14 +85,18 @@ def has_pending(c: sqlite3.Connection) -> bool:
 
 
 def unseen_slots(c: sqlite3.Connection, scope: Scope) -> list[int]:
-    """The vector rows of the memories that cannot answer under ``scope``'s timeline
-    (its retired, quarantined, as_of, valid_at and now; not its narrowing by kind,
-    tag, author...): what the spread of a query's cosines must leave out.
+    """The vector rows of the memories not current at the point ``scope`` asks about
+    (its as_of, valid_at and now; not its narrowing by kind, tag, author..., nor
+    its retired or quarantined): what the spread of a query's cosines leaves out.
 
     The vector file keeps a row for every value a memory ever had (--all and
     --as-of need them): a key set 400 times has 400 near-identical rows, one of
     them current, and counted in the spread they pulled its mean up to the
-    current value's cosine. Now (no as_of, no valid_at) only the memories in
+    current value's cosine. The spread is the background a similarity must stand
+    out from: the memories current then, with or without --all (a value's
+    history is copies of one memory, not more of the corpus; and a memory scores
+    the same whether retired ones are asked for or not, which the hint of an
+    empty recall compares: cli.render_recall.left_out). Now (no as_of, no valid_at) only the memories in
     memories_past may not be current: nearly none in an ordinary store, one look
     in a small index. Back in time, a memory current now that holds no key was
     current then if it was recorded (valid, for valid_at) by then: only the
@@ -100,8 +104,7 @@ def unseen_slots(c: sqlite3.Connection, scope: Scope) -> list[int]:
     recorded later are found in memories_listed by time (valid_at: by a scan,
     ~20 ms at 100k). Every memory a retiring op names is in memories_past (fold
     sets its state from its links)."""
-    corpus = Scope(retired=scope.retired, quarantined=scope.quarantined, as_of=scope.as_of,
-                   valid_at=scope.valid_at, shadow=scope.shadow, now=scope.now)
+    corpus = Scope(as_of=scope.as_of, valid_at=scope.valid_at, now=scope.now)
     seen, args = filters("1", [], corpus)
     # INDEXED BY: a query can use a partial index only if it repeats its terms.
     sql = (f"SELECT v.slot FROM memories m INDEXED BY memories_past CROSS JOIN vec_rows v "
