@@ -332,3 +332,45 @@ def test_the_program_keeps_its_quick_exit(repo: Path) -> None:
     assert got.returncode == 0 and got.stdout, got.stderr[-300:]
     assert "gitmem.projection.distances" in got.stderr  # it scanned
     assert "ctypes" not in got.stderr
+
+
+@pytest.mark.parametrize("sample", [1, 8])
+def test_the_spread_from_the_moments_leaves_out_a_keys_replaced_values(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample: int) -> None:
+    # As the exact scan's (test_recall): the spread describes the memories that can
+    # answer, not the 59 replaced values of a key (near-identical rows, which pulled
+    # the mean up to the current value's cosine).
+    on(monkeypatch)
+    monkeypatch.setattr(firstpass, "SAMPLE", sample)
+    used = spy(monkeypatch)
+    values = "\n".join(json.dumps({"text": f"the worker retry limit is {i} attempts",
+                                   "key": "worker.retry"}) for i in range(60))
+    a, b = init_repo(tmp_path / "a"), init_repo(tmp_path / "b")
+    assert gm("import", "-", cwd=a, input=notes(300) + "\n" + values).returncode == 0
+    assert gm("import", "-", cwd=b, input=notes(300) + "\n" + values.splitlines()[-1]
+              ).returncode == 0
+    from gitmem.api.embedding import query_vector
+    from gitmem.projection import Scope
+
+    with gitmem.open(a) as history, gitmem.open(b) as fresh:
+        for store in (history, fresh):
+            store.refresh()
+        for text in QUERIES[:3]:
+            query = query_vector(text)
+            assert query is not None
+            _, got = history.projection.vector(query, scope=Scope(), limit=5)
+            _, want = fresh.projection.vector(query, scope=Scope(), limit=5)
+            # The rows the hash samples are b's, with its rows left out: b's sums.
+            assert got[2] == want[2] == 301
+            assert got[:2] == pytest.approx(want[:2], abs=1e-6)
+            _, every = history.projection.vector(query, scope=Scope(retired=True), limit=5)
+            assert every == got  # (--all: the background is the current memories still)
+            if sample == 1:  # every row in the sums: the exact scan's figures
+                monkeypatch.setattr(firstpass, "FIRST_PASS_FROM", 10**9)
+                _, exact = history.projection.vector(query, scope=Scope(), limit=5)
+                on(monkeypatch)
+                assert exact[2] == 301
+                assert abs(got[0] - exact[0]) < 2e-3 and abs(got[1] - exact[1]) < 2e-3
+        assert used and all(used)  # (each figure above but the exact one: the first pass)
+        hits = history.recall("worker retry limit", k=1, mode="vector")
+        assert [h.text for h in hits] == ["the worker retry limit is 59 attempts"]

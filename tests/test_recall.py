@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import gitmem
-from conftest import gm, ok
+from conftest import gm, init_repo, ok
 from gitmem.projection import Projection
 
 # A small invented code base, and questions asked in other words.
@@ -523,3 +523,72 @@ def test_words_are_counted_among_current_memories_with_or_without_a_join(repo: P
         later = p.term_frequencies(matches, among=Scope(as_of=2**40), cap=250)[1]
         assert later == expected
     assert PAST_CAP >= 1000
+
+
+def _query_row(text: str) -> bytes:
+    from gitmem.embed.query import embed_query
+    from gitmem.embed.text import quantize_query
+
+    return quantize_query(embed_query(text))
+
+
+@pytest.mark.parametrize("others", [0, 300])
+def test_a_key_set_400_times_stands_out_to_the_vector_channel(
+        repo: Path, tmp_path: Path, others: int) -> None:
+    # The vector file keeps a row for every value a key ever had: the spread of a
+    # query's cosines (mean, deviation) was taken over all of them, 399 near-identical
+    # replaced values pulled the mean up to the current value's cosine, its z fell
+    # under the floor, and vector recall found nothing (a review: z 0.95, score 0.016).
+    from conftest import FIXED_TS
+    from gitmem.projection import Scope
+
+    def lines(records: list[dict[str, str]]) -> str:
+        return "\n".join(json.dumps(x) for x in records)
+
+    notes = [{"text": f"note {i}: the deploy pipeline uses stage{i} owned by person{i}"}
+             for i in range(others)]
+    later = [{"text": f"later note {i}: the release train leaves on day{i}"}
+             for i in range(others // 10)]
+    values = [{"text": f"build command for tool3 is make beta{i}", "key": "build.tool3"}
+              for i in range(400)]
+    ok(gm("import", "-", cwd=repo, input=lines(notes + values[:200])))
+    ok(gm("import", "-", cwd=repo, input=lines(values[200:] + later),
+          env={"GIT_COMMITTER_DATE": "2026-01-20T10:00:00+00:00"}))
+    current = "build command for tool3 is make beta399"
+    # The same memories with no history: what the spread must describe, now and
+    # as of the first import.
+    fresh = init_repo(tmp_path / "fresh")
+    ok(gm("import", "-", cwd=fresh, input=lines(notes + later + values[-1:])))
+    then = init_repo(tmp_path / "then")
+    ok(gm("import", "-", cwd=then, input=lines(notes + values[199:200])))
+    with gitmem.open(repo) as s, gitmem.open(fresh) as f, gitmem.open(then) as t:
+        for store in (s, f, t):
+            store.refresh()
+        for question in ("tool3 build options", "build command for tool3", "tool3"):
+            row = _query_row(question)
+            _, want = f.projection.vector(row, scope=Scope(), limit=5)
+            _, got = s.projection.vector(row, scope=Scope(), limit=5)
+            assert got[2] == want[2] == others + len(later) + 1
+            assert got[:2] == pytest.approx(want[:2], abs=2e-9), question
+            # As of now, each memory not current now is asked: the same corpus.
+            _, now = s.projection.vector(row, scope=Scope(as_of=2**40), limit=5)
+            assert now == pytest.approx(got, abs=1e-6)
+            # As of the first import: its notes and the value current then.
+            _, want = t.projection.vector(row, scope=Scope(), limit=5)
+            _, got = s.projection.vector(row, scope=Scope(as_of=FIXED_TS), limit=5)
+            assert got[2] == want[2] == others + 1
+            assert got[:2] == pytest.approx(want[:2], abs=2e-9), question
+            # --all: every value can answer, the background is still the current
+            # memories (a memory scores the same with or without --all).
+            _, every = s.projection.vector(row, scope=Scope(retired=True, as_of=FIXED_TS),
+                                           limit=5)
+            assert every == got
+            _, every = s.projection.vector(row, scope=Scope(retired=True), limit=5)
+            assert every == s.projection.vector(row, scope=Scope(), limit=5)[1]
+            for mode in ("vector", "hybrid"):
+                hits = s.recall(question, k=3, mode=mode, record_use=False)
+                assert [h.text for h in hits][:1] == [current], (question, mode)
+                if others:  # (a store of one memory has no spread to stand out from)
+                    assert hits[0].score >= 0.5, (question, mode)
+    out = ok(gm("recall", "tool3 build options", "--mode", "vector", cwd=repo))
+    assert current in out.stdout

@@ -11,9 +11,12 @@ process never imports numpy for one query.
 from __future__ import annotations
 
 import heapq
+import math
+import operator
 import struct
 import sys
 from array import array
+from collections.abc import Sequence
 from typing import Any, cast
 
 
@@ -191,15 +194,20 @@ def cosines(query: bytes, rows: list[bytes]) -> list[float]:
     return [1.0 - d for d in memoryview(dist).cast("B").cast("d")]
 
 
-def spread(dist: array[float], n: int) -> tuple[float, float, int] | None:
-    """(mean cosine, standard deviation, count) over the non-zero rows; None if none.
+def spread(dist: array[float], n: int, leave_out: Sequence[int] = (),
+           ) -> tuple[float, float, int] | None:
+    """(mean cosine, standard deviation, count) over the non-zero rows but those of
+    ``leave_out``; None if none.
 
     How unusual a similarity is for this query in this corpus: static
     embeddings give any two texts a sizeable cosine, so relevance is judged
     against the spread. Over every non-zero row (zeroed rows are forgotten or
-    dropped memories, at distance exactly 1): a function of the set of
-    memories, not of the order they arrived in (rounded, so that the order of
-    a floating-point sum cannot show).
+    dropped memories, at distance exactly 1) of the memories current at the point
+    asked about: ``leave_out`` names the others' rows (vectors.unseen_slots: a key's replaced
+    values, 399 near-identical ones for a key set 400 times, would pull the mean
+    up to its current value's cosine). A function of the set of memories, not of
+    the order they arrived in (rounded, so that the order of a floating-point
+    sum cannot show).
     """
     import simsimd
 
@@ -216,8 +224,33 @@ def spread(dist: array[float], n: int) -> tuple[float, float, int] | None:
     view = memoryview(dist)
     squares = cast(float, simsimd.dot(view, view))  # a float for two float64 buffers
     live = n - zero
+    if leave_out:
+        # Taken out again, in C (a few rows in an ordinary store); a zeroed row among
+        # them is out already (counted in ``zero``).
+        gone = [dist[i] for i in leave_out] if len(leave_out) == 1 else list(
+            operator.itemgetter(*leave_out)(dist))
+        zeroed = gone.count(1.0)
+        if len(gone) - zeroed > live // 2:
+            # Most rows are left out (a store of a key's history, a time before most
+            # memories): the sums of every row less theirs would be mostly rounding
+            # (one row left: a deviation of 2e-7 instead of 0), so the rows kept
+            # are summed instead (a pass over every row in Python: rare).
+            return _spread_of(dist, set(leave_out))
+        total -= sum(gone) - zeroed
+        squares -= sum(map(operator.mul, gone, gone)) - zeroed
+        live -= len(gone) - zeroed
     if not live:
         return None
     mean = (total - zero) / live
     std = max((squares - zero) / live - mean * mean, 0.0) ** 0.5
     return (round(1.0 - mean, 9), round(std, 9), live)
+
+
+def _spread_of(dist: array[float], out: set[int]) -> tuple[float, float, int] | None:
+    """As ``spread``, over the non-zero rows not in ``out``, summed one by one."""
+    kept = [d for i, d in enumerate(dist) if d != 1.0 and i not in out]
+    if not kept:
+        return None
+    mean = math.fsum(kept) / len(kept)
+    std = (math.fsum((d - mean) ** 2 for d in kept) / len(kept)) ** 0.5
+    return (round(1.0 - mean, 9), round(std, 9), len(kept))

@@ -305,9 +305,14 @@ def mark_dirty(path: Path) -> None:
 
 
 def spread(parsed: tuple[int, int, int, int, Any], dim: int, query: bytes,
-           ) -> tuple[float, float, int] | None:
+           leave_out: bytes = b"") -> tuple[float, float, int] | None:
     """(mean cosine, standard deviation, non-zero rows) of ``query`` over the rows a
-    moments file (``parse``) covers; None without sampled rows."""
+    moments file (``parse``) covers, but ``leave_out`` (int8 rows, ``dim`` a row:
+    those of memories not current, see vectors.unseen_slots); None without
+    sampled rows, or when most sampled rows are left out (then scan every row).
+
+    A row left out leaves the count if it is not zeroed, and the sums if the hash
+    sampled it: its unit row on the grid, as ``Moments.add`` counted it."""
     import simsimd as _simsimd
 
     simsimd: Any = _simsimd  # (its stubs do not take float64 buffers)
@@ -322,10 +327,39 @@ def spread(parsed: tuple[int, int, int, int, Any], dim: int, query: bytes,
     cq: Any = simsimd.cdist(qv.cast("B").cast("d", shape=[1, dim]),
                             view[dim:dim + dim * dim].cast("B").cast("d", shape=[dim, dim]),
                             metric="dot")
-    first = float(simsimd.dot(qv, view[:dim])) / (SCALE * sampled)
-    second = float(simsimd.dot(qv, memoryview(cq).cast("B").cast("d"))) / (SCALE * SCALE * sampled)
+    first = float(simsimd.dot(qv, view[:dim]))
+    second = float(simsimd.dot(qv, memoryview(cq).cast("B").cast("d")))
+    if leave_out:
+        rows = [leave_out[at:at + dim] for at in range(0, len(leave_out) - dim + 1, dim)]
+        rows = [r for r in rows if any(r)]  # (a zeroed row is out of every sum already)
+        live -= len(rows)
+        picked = [r for r in rows if _hash(r) % SAMPLE == 0]
+        sampled -= len(picked)
+        if len(picked) > sampled:
+            # The sums of the rows kept would be mostly rounding (see distances.spread):
+            # the caller scans every row instead.
+            return None
+        for dot in _unit_dots(picked, dim, q):
+            first -= dot
+            second -= dot * dot
+        if live <= 0 or sampled <= 0:
+            return None
+    first /= SCALE * sampled
+    second /= SCALE * SCALE * sampled
     std = max(second - first * first, 0.0) ** 0.5
     return (round(first, 9), round(std, 9), live)
+
+
+def _unit_dots(rows: list[bytes], dim: int, q: array[float]) -> list[float]:
+    """q . (each row as ``_unit`` scales it to the grid): numpy for many rows (its
+    np.rint rounds as ``_unit`` does)."""
+    if len(rows) < _NUMPY_FROM // SAMPLE:
+        return [math.fsum(a * b for a, b in zip(q, _unit(r))) for r in rows]
+    import numpy as np
+
+    m = np.frombuffer(b"".join(rows), dtype=np.int8).reshape(len(rows), dim).astype(np.float64)
+    u = np.rint(m * SCALE / np.sqrt((m * m).sum(axis=1))[:, None])
+    return [float(x) for x in (u @ np.frombuffer(q, dtype=np.float64)).tolist()]
 
 
 def view_levels(parsed: tuple[int, int, int, int, Any], dim: int) -> bytes | None:

@@ -35,7 +35,7 @@ from .tables import DB_NAME
 from .scope import Scope
 from . import distances
 from .distances import spread
-from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, top_slot
+from .vectors import DocEmbedder, VectorFile, exact_hits, has_pending, top_slot, unseen_slots
 
 # From this many vector rows, a process that scans more than once loads numpy for
 # the candidate pick (distances.smallest): below it, heapq is as fast as the import is long.
@@ -402,7 +402,8 @@ class Projection:
         limit: int,
     ) -> tuple[list[tuple[str, float]], tuple[float, float, int]]:
         """Exact cosine scan of the memory-mapped vectors: (memory id, cosine), best first,
-        and (mean, standard deviation, count) of the cosines over every vector.
+        and (mean, standard deviation, count) of the cosines over the vectors of the
+        memories current at the point ``scope`` asks about (vectors.unseen_slots).
 
         ``query`` is an int8 vector (see quantize_rows). Candidates are taken
         best-first and filtered in SQL; if filters reject too many, the scan
@@ -428,12 +429,18 @@ class Projection:
                 import numpy  # noqa: F401
             if n >= firstpass.FIRST_PASS_FROM:  # sign bits, then the best rows exactly (firstpass.py)
                 found = self._vectors.first_pass_hits(c, simsimd, query, n, scope, limit)
+                gone = unseen_slots(c, scope) if found is not None else []
+                if gone and found is not None:
+                    stats = self._vectors.first_pass_spread(c, query, n, gone)
+                    found = (found[0], stats) if stats is not None else None
                 if found is not None:
                     return found
             dist = self._vectors.distances(c, simsimd, query, n)
             if dist is None:
                 return none  # replaced under us by a rebuild: no vector channel this time
-            stats = spread(dist, n)  # over the whole corpus, not just the hits
+            # Over the corpus, not just the hits: the memories current at the point
+            # asked about, without a key's replaced values (vectors.unseen_slots).
+            stats = spread(dist, n, unseen_slots(c, scope))
             if stats is None:
                 return none
             return exact_hits(c, dist, n, scope, limit), stats

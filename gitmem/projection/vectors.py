@@ -31,13 +31,14 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..embed.text import embed_chunks
-from . import queries
+from . import firstpass, queries
 from .damage import ProjectionCorrupt
 from .distances import cdist_into, smallest
 from .generations import Generations
 from .sidecars import FirstPassFiles
 
-from .scope import Scope
+from .scope import Scope, filters
+from .signals import PAST
 
 EMBED_BATCH = 1024
 _QUICK_ROWS = 4096  # rows a refresh under a deadline adds to the first pass's files
@@ -81,6 +82,52 @@ def has_pending(c: sqlite3.Connection) -> bool:
     return c.execute(
         "SELECT 1 FROM memories INDEXED BY memories_unembedded "
         "WHERE vec_slot IS NULL AND text IS NOT NULL LIMIT 1").fetchone() is not None
+
+
+def unseen_slots(c: sqlite3.Connection, scope: Scope) -> list[int]:
+    """The vector rows of the memories not current at the point ``scope`` asks about
+    (its as_of, valid_at and now; not its narrowing by kind, tag, author..., nor
+    its retired or quarantined): what the spread of a query's cosines leaves out.
+
+    The vector file keeps a row for every value a memory ever had (--all and
+    --as-of need them): a key set 400 times has 400 near-identical rows, one of
+    them current, and counted in the spread they pulled its mean up to the
+    current value's cosine. The spread is the background a similarity must stand
+    out from: the memories current then, with or without --all (a value's
+    history is copies of one memory, not more of the corpus; and a memory scores
+    the same whether retired ones are asked for or not, which the hint of an
+    empty recall compares: cli.render_recall.left_out). Now (no as_of, no valid_at) only the memories in
+    memories_past may not be current: nearly none in an ordinary store, one look
+    in a small index. Back in time, a memory current now that holds no key was
+    current then if it was recorded (valid, for valid_at) by then: only the
+    others are asked the scope's conditions (a row each), and the memories
+    recorded later are found in memories_listed by time (valid_at: by a scan,
+    ~20 ms at 100k). Every memory a retiring op names is in memories_past (fold
+    sets its state from its links)."""
+    corpus = Scope(as_of=scope.as_of, valid_at=scope.valid_at, now=scope.now)
+    seen, args = filters("1", [], corpus)
+    # INDEXED BY: a query can use a partial index only if it repeats its terms.
+    sql = (f"SELECT v.slot FROM memories m INDEXED BY memories_past CROSS JOIN vec_rows v "
+           f"ON v.memory = m.rowid WHERE {PAST} AND NOT ({seen})")
+    if scope.as_of is None and scope.valid_at is None:
+        return [slot for (slot,) in c.execute(sql, args)]
+    # A keyed memory current now may have lost its key's conflict then.
+    sql += (f" UNION SELECT v.slot FROM memories m INDEXED BY memories_key CROSS JOIN "
+            f"vec_rows v ON v.memory = m.rowid WHERE m.key IS NOT NULL AND NOT ({seen})")
+    later, later_args = [], list[object]()
+    if scope.as_of is not None:
+        later.append("m.at > ?")
+        later_args.append(scope.as_of)
+    if scope.valid_at is not None:
+        later.append("coalesce(m.valid_from, m.at) > ?")
+        later_args.append(scope.valid_at)
+    current = ("m.text IS NOT NULL AND m.state = 0 AND m.quarantine IS NULL "
+               "AND m.shadowed_by IS NULL")  # (memories_listed's terms)
+    sql += (f" UNION SELECT v.slot FROM memories m "
+            f"{'INDEXED BY memories_listed ' if scope.valid_at is None else ''}"
+            f"CROSS JOIN vec_rows v ON v.memory = m.rowid WHERE {current} "
+            f"AND ({' OR '.join(later)})")
+    return [slot for (slot,) in c.execute(sql, [*args, *args, *later_args])]
 
 
 def exact_hits(c: sqlite3.Connection, dist: array[float], n: int, scope: Scope,
@@ -340,6 +387,23 @@ class VectorFile:
         """As exact_hits and the spread, from the first pass (sidecars.py); None: scan
         every row."""
         return self._sidecars.first_pass_hits(c, simsimd, query, n, scope, limit)
+
+    def first_pass_spread(self, c: sqlite3.Connection, query: bytes, n: int,
+                          leave_out: list[int]) -> tuple[float, float, int] | None:
+        """The spread from the moments (firstpass.spread) without the rows ``leave_out``
+        (unseen_slots); None: scan every row (the files do not cover the ``n`` rows)."""
+        files = self._sidecars.files(c, n)
+        if files is None:
+            return None
+        try:
+            fd = os.open(self.path(c), os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            rows = firstpass.gather(None, fd, self.dim, sorted(leave_out))
+        finally:
+            os.close(fd)
+        return firstpass.spread(files[0], self.dim, query, rows)
 
     def first_pass(self, c: sqlite3.Connection, simsimd: Any, query: bytes, n: int,
                    ) -> tuple[list[int], array[float], tuple[float, float, int]] | None:
