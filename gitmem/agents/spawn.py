@@ -19,6 +19,8 @@ import stat
 import subprocess
 import sys
 
+from .. import selfexec
+
 MAX_PAYLOAD = 1 << 20
 _FIELDS = (("transcript_path", "--transcript"), ("session_id", "--session"),
            ("hook_event_name", "--event"))
@@ -47,7 +49,7 @@ def start(payload: dict[str, object], agent: str) -> None:
     """Start the background capture for a hook payload."""
     cwd = payload.get("cwd")
     where = cwd if isinstance(cwd, str) and os.path.isdir(cwd) else os.getcwd()
-    argv = [sys.executable, "-m", "gitmem", "capture", "--log", f"--agent={_safe(agent)}"]
+    argv = selfexec.argv("gitmem", "capture", "--log", f"--agent={_safe(agent)}")
     for key, flag in _FIELDS:
         value = payload.get(key)
         if isinstance(value, str) and value and len(value) <= 4096 and "\0" not in value:

@@ -24,12 +24,12 @@ and leave the rest to one background process:
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
+from .. import selfexec
 from . import locks
 from .pool import Pool
 
@@ -74,7 +74,7 @@ def start(pool: Pool) -> bool:
     """Start a background catch-up (it exits at once if one is running already)."""
     if running(pool):
         return True
-    argv = [sys.executable, "-m", "gitmem", "refresh", "--catch-up"]
+    argv = selfexec.argv("gitmem", "refresh", "--catch-up")
     return pool.log.spawn(argv, pool.log.state_dir / LOG_FILE)
 
 

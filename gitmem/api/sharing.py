@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import ops
+from .. import ops, selfexec
 from ..oplog import REF_PREFIX
 from . import cachefiles, locks
 from .pool import Pool
@@ -196,7 +196,7 @@ def start_probe(pool: Pool) -> bool:
         if not free:
             return False  # one is running
     _started[key] = time.monotonic()
-    argv = [sys.executable, "-m", "gitmem.api.sharing", "--probe"]
+    argv = selfexec.argv("gitmem.api.sharing", "--probe")
     return pool.log.spawn(argv)
 
 
