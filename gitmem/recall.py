@@ -26,7 +26,6 @@ import msgspec
 from . import relevance, timefmt, twins
 from .model import Hit, Record
 from .projection import Projection, Scope
-from .projection.lexical import COMMON
 
 # Function words that only dilute an OR query. Kept small on purpose: a word
 # that can carry meaning in a code base ("test", "run", "use") stays.
@@ -287,22 +286,16 @@ def _rank_at(
         # list the floor cut is exhausted whatever its length.
         if len(lists["vector"]) < len(vec):
             fetched[-1] = 0
-    matches = {w: fts_match([w]) for w in words} if q.mode != "vector" else {}
-    rows, frequencies = projection.term_frequencies(matches) if matches else (0, {})
     if q.mode in ("hybrid", "lexical") and words:
         sees_all = stats is not None and stats[2] > 0 and projection.all_embedded()
-        asked = words
-        # Hybrid: a broad query's common words are left to the vector channel,
-        # when it sees every memory (vectors may wait after a read with a deadline).
-        past = _common_in_the_past(projection, q, matches, frequencies) if sees_all else []
-        if past:
-            # Words common only among replaced values (a key set 400 times): rare in
-            # what the query sees, so they are asked with the other uncommon words.
-            asked = [w for w in words if frequencies.get(w, 0) < COMMON or w in past]
         lists = {"lexical": [
             (mid, -bm25)
-            for mid, bm25 in projection.lexical(asked, scope=scope, limit=depth,
-                                                specific_only=sees_all and not past)
+            # Hybrid: a broad query's common words are left to the vector channel,
+            # when it sees every memory (vectors may wait after a read with a deadline;
+            # a key's long history, whose words are common in the index, is no corpus
+            # there: see Projection.vector).
+            for mid, bm25 in projection.lexical(words, scope=scope, limit=depth,
+                                                specific_only=sees_all)
         ], **lists}  # the lexical channel first, as it always was (explain's order)
         fetched.append(len(lists["lexical"]))
     hops: dict[str, int] = {}
@@ -402,6 +395,8 @@ def _rank_at(
     evidence: dict[str, relevance.Evidence] = {}
     kept: list[Any] = []
     looked = 0
+    matches = {w: fts_match([w]) for w in words} if q.mode != "vector" else {}
+    rows, frequencies = projection.term_frequencies(matches) if matches else (0, {})
     weights = relevance.idf(rows, frequencies)
     unseen = {w for w, df in frequencies.items() if not df}
     novel = (relevance.novelty(unseen, weights, word_rank)
@@ -469,30 +464,6 @@ def _rank_at(
             h.status, h.retired_at, h.retired_by, h.retired_reason = "active", None, None, None
             h.conflict_with = loses_to
     return hits, exhausted, cut
-
-
-def _common_in_the_past(projection: Projection, q: Query, matches: dict[str, str],
-                        frequencies: dict[str, int]) -> list[str]:
-    """The query's words the full-text index holds COMMON times or more but the
-    memories current at the point asked about hold fewer times.
-
-    The index keeps every value a memory ever had, and the lexical channel of a
-    hybrid recall leaves a common word to the vector channel: a key set 400 times
-    made its own words common, and its current value could be found by no channel
-    (its 399 predecessors, as alike as they are, also pulled the vector channel's
-    mean up to its cosine). Only words the index calls common are counted again,
-    and those up to COMMON current rows: in a store of current memories, a few
-    hundred rows a common word."""
-    if q.include_retired:
-        return []  # (every value counts: the index's counts are the corpus's)
-    common = {w: m for w, m in matches.items() if frequencies.get(w, 0) >= COMMON}
-    if not common:
-        return []
-    # The corpus, not the narrowing: what is current at the point asked about.
-    now = Scope(as_of=q.as_of, valid_at=q.valid_at,
-                now=q.salience.now if q.salience is not None else None)
-    _, current = projection.term_frequencies(common, among=now, cap=COMMON)
-    return [w for w, n in current.items() if n < COMMON]
 
 
 def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str, float],

@@ -497,34 +497,6 @@ def test_a_key_set_400_times_keeps_its_current_value_findable(repo: Path, others
     assert current in out.stdout
 
 
-def test_words_are_counted_among_current_memories_with_or_without_a_join(repo: Path) -> None:
-    # term_frequencies(among=...) skips the join per row when few memories are not
-    # current (memories_past): both ways must count the same.
-    from gitmem.projection import Scope
-    from gitmem.projection.signals import PAST_CAP
-
-    notes = [{"text": f"the deploy pipeline uses stage{i}"} for i in range(300)]
-    values = [{"text": f"deploy command for tool3 is make beta{i}", "key": "build.tool3"}
-              for i in range(30)]
-    ok(gm("import", "-", cwd=repo, input="\n".join(json.dumps(x) for x in notes + values)))
-    matches = {w: f'"{w}"' for w in ("deploy", "pipeline", "tool3", "beta7", "absent")}
-    with gitmem.open(repo) as s:
-        s.refresh()
-        p = s.projection
-        expected = {"deploy": 250, "pipeline": 250, "tool3": 1, "beta7": 0, "absent": 0}
-        # 29 replaced values: "deploy" (330 rows) and "pipeline" (300) need no join.
-        assert p.term_frequencies(matches, among=Scope(), cap=250)[1] == expected
-        assert p.term_frequencies(matches, among=Scope(), cap=301)[1] == {
-            **expected, "deploy": 301, "pipeline": 300}
-        # 30 rows hold "command", 29 of them replaced: it is held once.
-        assert p.term_frequencies({"command": '"command"'}, among=Scope(), cap=20)[1] == {
-            "command": 1}
-        # As of now, the rows are looked up one by one: the same counts.
-        later = p.term_frequencies(matches, among=Scope(as_of=2**40), cap=250)[1]
-        assert later == expected
-    assert PAST_CAP >= 1000
-
-
 def _query_row(text: str) -> bytes:
     from gitmem.embed.query import embed_query
     from gitmem.embed.text import quantize_query

@@ -212,66 +212,24 @@ def questions(c: sqlite3.Connection, ids: list[str]) -> set[str]:
 DF_CAP = 1000  # counting past this is wasted work: the weight barely moves
 
 
-def term_frequencies(c: sqlite3.Connection, matches: dict[str, str], *,
-                     among: Scope | None = None, cap: int = DF_CAP,
-                     ) -> tuple[int, dict[str, int]]:
+def term_frequencies(c: sqlite3.Connection,
+                     matches: dict[str, str]) -> tuple[int, dict[str, int]]:
     """(how many memory rows there are, word -> how many memories hold it), from FTS5.
 
     ``matches``: word -> its FTS5 MATCH expression (stemmed by the index, as the
-    lexical channel sees it). Document frequencies are counted up to ``cap``, so
+    lexical channel sees it). Document frequencies are counted up to DF_CAP, so
     a word in a quarter of 100k memories costs what one in a thousand does; 0
     means no memory holds the word.
-
-    The index holds every value a memory ever had (--all and --as-of need them):
-    a key set 400 times puts its words in 400 rows, one of them current. With
-    ``among``, only the memories current under that scope (its timeline, not its
-    narrowing) are counted, up to ``cap``: see ``_current``.
     """
     top = c.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0
-    if among is not None:
-        return int(top), _current(c, matches, among, cap)
-    return int(top), {word: _rows(c, match, cap) for word, match in matches.items()}
-
-
-def _rows(c: sqlite3.Connection, match: str, cap: int) -> int:
-    """How many rows of the full-text index ``match`` finds, counted up to ``cap``."""
-    return int(c.execute(
+    return int(top), {word: int(c.execute(
         "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
-        (match, cap)).fetchone()[0])
+        (match, DF_CAP)).fetchone()[0]) for word, match in matches.items()}
 
 
 # What memories_past holds (tables.py): the memories that may not be current now.
 PAST = ("(state != 0 OR shadowed_by IS NOT NULL OR quarantine IS NOT NULL "
         "OR valid_until IS NOT NULL)")
-# Past this many of them, rows are counted one by one (a join each).
-PAST_CAP = 4 * DF_CAP
-
-
-def _current(c: sqlite3.Connection, matches: dict[str, str], scope: Scope,
-             cap: int) -> dict[str, int]:
-    """word -> how many memories current under ``scope`` hold it, counted up to ``cap``.
-
-    In a store of current memories, without a join per row: at most ``past`` of a
-    word's rows are not current (memories_past, nearly empty there), so a word in
-    ``cap + past`` rows is in ``cap`` current ones. Otherwise (a key's long history
-    holds the word, or a scope back in time) each row is looked up."""
-    out: dict[str, int] = {}
-    if scope.as_of is None and scope.valid_at is None:
-        past = int(c.execute(f"SELECT count(*) FROM (SELECT 1 FROM memories INDEXED BY "
-                             f"memories_past WHERE {PAST} LIMIT ?)", (PAST_CAP + 1,)
-                             ).fetchone()[0])
-        if past <= PAST_CAP:
-            out = {word: cap for word, match in matches.items()
-                   if _rows(c, match, cap + past) >= cap + past}
-    # INDEXED BY: each matching row's memory by its FTS row (see lexical._ranked).
-    sql, args = filters("SELECT 1 FROM memories_fts JOIN memories m INDEXED BY "
-                        "memories_fts_row ON m.fts = memories_fts.rowid "
-                        "WHERE memories_fts MATCH ?", [], scope)
-    for word, match in matches.items():
-        if word not in out:
-            out[word] = int(c.execute(f"SELECT count(*) FROM ({sql} LIMIT ?)",
-                                      [match, *args, cap]).fetchone()[0])
-    return out
 
 
 def term_presence(c: sqlite3.Connection, ids: list[str],

@@ -51,8 +51,8 @@ from .damage import ProjectionCorrupt
 # 19: the thesaurus reads a key's dotted parts as words ("oncall.primary": "oncall",
 #     then "on call" is found), as the full-text index splits them.
 # 20: memories_listed, the live memories by time: `list` pages and counts from it.
-# 21: memories_past, the memories that may not be current (recall counts them: a
-#     word's rows in the full-text index less these are current ones).
+# 21: memories_past, the memories that may not be current (the vector channel leaves
+#     their rows out of its statistics: vectors.unseen_slots).
 SCHEMA_VERSION = 21
 DB_NAME = "projection.sqlite3"
 
@@ -359,11 +359,10 @@ CREATE INDEX memories_listed ON memories(at, clock, fts, kind_code, valid_until)
     WHERE text IS NOT NULL AND state = 0 AND quarantine IS NULL AND shadowed_by IS NULL;
 -- The memories that may not be current: retired (superseded, invalidated,
 -- forgotten), a conflict's losing value, quarantined, or with an end of validity.
--- The full-text index holds every value a key ever had; recall counts these to
--- know, without a join per row, that a word held by more rows than they number is
--- held by current memories (signals.term_frequencies). Partial, so that in a
--- store of current memories it is nearly empty; a query can use it only if its
--- WHERE repeats these terms (signals.PAST).
+-- The vector file holds a row for every value a key ever had; the vector channel
+-- leaves these memories' rows out of its mean and spread (vectors.unseen_slots).
+-- Partial, so that in a store of current memories it is nearly empty; a query can
+-- use it only if its WHERE repeats these terms (signals.PAST).
 CREATE INDEX memories_past ON memories(fts)
     WHERE state != 0 OR shadowed_by IS NOT NULL OR quarantine IS NOT NULL
     OR valid_until IS NOT NULL;
