@@ -499,7 +499,10 @@ def _after_their_keys(projection: Projection, scored: list[Any],
     that holds more of the question (the predicate: "what does db.engine depend on",
     the other end: "what depends on app.py") is about the relation and keeps its
     place. Only links within ``window`` of the top are looked at (one further
-    down can only move further down)."""
+    down can only move further down). Not in --mode vector: without the query's
+    words, a question about the relation cannot be told apart."""
+    if not matches or not any(inputs.get(x[1], ("note",))[0] == "edge" for x in scored):
+        return set()
     top = sorted(scored, key=lambda x: (x[0], x[1]))[:window]
     links = [x[1] for x in top if inputs.get(x[1], ("note",))[0] == "edge"]
     facts = [x[1] for x in scored if inputs.get(x[1], ("note",))[0] == "fact"
@@ -522,7 +525,7 @@ def _after_their_keys(projection: Projection, scored: list[Any],
     if not naming:
         return set()
     ids = list(dict.fromkeys([*naming, *(f for fs in naming.values() for f in fs)]))
-    held = projection.term_presence(ids, matches) if matches else {}
+    held = projection.term_presence(ids, matches)
     final = {x[1]: -x[0] for x in scored}
     caps: dict[str, float] = {}
     for mid, named in naming.items():

@@ -541,6 +541,7 @@ def test_a_link_naming_a_key_comes_after_the_keys_fact(repo: Path) -> None:
             assert [h.id for h in s.recall(q, k=3)][0] == engine, q
         for q in ("cache backend", "cache_backend", "which cache backend"):
             assert [h.id for h in s.recall(q, k=3)][0] == cache, q
+            assert [h.id for h in s.recall(q, k=3, mode="lexical")][0] == cache, q
         hit = next(h for h in s.recall("cache backend", k=3, explain=True) if h.id == part)
         assert hit.explain is not None and hit.explain["factors"]["names_key"] < 1
         for q in ("what depends on app.py", "what does db.engine depend on"):
