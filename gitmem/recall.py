@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from . import relevance, timefmt, twins
+from . import ops, relevance, timefmt, twins
 from .model import Hit, Record
 from .projection import Projection, Scope
 
@@ -302,11 +302,21 @@ def _rank_at(
     if q.mode == "hybrid" and projection.any_edges():
         # Seeds: nodes the query names, and links its words or meaning found.
         found = [mid for ranked in lists.values() for mid, _ in ranked[:GRAPH_SEEDS]]
-        reached = projection.graph_walk(scope=scope, names=node_names(q.text), edges=found,
+        named = node_names(q.text)
+        reached = projection.graph_walk(scope=scope, names=named, edges=found,
                                         depth=GRAPH_HOPS)
-        if reached:
-            hops = {mid: n for mid, n, *_ in reached}
-            lists["graph"] = [(mid, 1.0 / n) for mid, n, *_ in reached]
+        hops = {mid: n for mid, n, *_ in reached}
+        # The walk votes for what it adds: the links beyond a seed, and those at a node
+        # the query names. A seed's own vote would count its words a second time (RRF
+        # takes its lists for independent evidence): "db engine" put the link
+        # "db.engine depends on app.py" above the fact db.engine, which its words and
+        # vector had tied.
+        naming, seeds = set(named), set(found)
+        voted = [(mid, 1.0 / n) for mid, n, src, _, dst in reached
+                 if n > 1 or mid not in seeds
+                 or {ops.node_name(src).lower(), ops.node_name(dst).lower()} & naming]
+        if voted:
+            lists["graph"] = voted
     fused: dict[str, dict[str, dict[str, float]]] = {}
     for channel, ranked in lists.items():
         for n, (mid, raw) in enumerate(ranked, start=1):
@@ -384,8 +394,12 @@ def _rank_at(
         final = (rrf * sal * factors.get("path", 1.0) * factors.get("trust", 1.0)
                  * factors.get("retired", 1.0))
         scored.append((-final, mid, rrf, factors, entry, sal, faded))
-    # Equal scores: current truth before retired or losing values, then by id.
-    scored.sort(key=lambda x: (x[0], not current.get(x[1], True), x[1]))
+    matches = {w: fts_match([w]) for w in words} if q.mode != "vector" else {}
+    deferred = _after_their_keys(projection, scored, inputs, matches, current,
+                                 window=3 * q.k)
+    # Equal scores: current truth before retired or losing values, a link after the
+    # key's fact it defers to (below), then by id.
+    scored.sort(key=lambda x: (x[0], not current.get(x[1], True), x[1] in deferred, x[1]))
     min_score = q.min_score
     if min_score is None:
         size = stats[2] if stats is not None else projection.size()
@@ -395,7 +409,6 @@ def _rank_at(
     evidence: dict[str, relevance.Evidence] = {}
     kept: list[Any] = []
     looked = 0
-    matches = {w: fts_match([w]) for w in words} if q.mode != "vector" else {}
     rows, frequencies = projection.term_frequencies(matches) if matches else (0, {})
     weights = relevance.idf(rows, frequencies)
     unseen = {w for w, df in frequencies.items() if not df}
@@ -464,6 +477,62 @@ def _rank_at(
             h.status, h.retired_at, h.retired_by, h.retired_reason = "active", None, None, None
             h.conflict_with = loses_to
     return hits, exhausted, cut
+
+
+def _after_their_keys(projection: Projection, scored: list[Any],
+                      inputs: dict[str, tuple[str, float, int, int, int | None]],
+                      matches: dict[str, str], current: dict[str, bool], *,
+                      window: int) -> set[str]:
+    """Links that name a key whose current fact is a candidate too, and hold none
+    of the query's words that fact does not hold, ranked at most as high as the
+    fact (factor ``names_key``, and after it on a tie); ``scored`` is changed in
+    place, the ids of the links moved are returned.
+
+    A link is context about the things it names: asking about a key ("which database
+    engine do we use") wants the key's value (db.engine: postgres), not "db.engine
+    depends on app.py", whose words matched only because it names the key. A link
+    that holds more of the question (the predicate: "what does db.engine depend on",
+    the other end: "what depends on app.py") is about the relation and keeps its
+    place. Only links within ``window`` of the top are looked at (one further
+    down can only move further down). Not in --mode vector: without the query's
+    words, a question about the relation cannot be told apart."""
+    if not matches or not any(inputs.get(x[1], ("note",))[0] == "edge" for x in scored):
+        return set()
+    top = sorted(scored, key=lambda x: (x[0], x[1]))[:window]
+    links = [x[1] for x in top if inputs.get(x[1], ("note",))[0] == "edge"]
+    facts = [x[1] for x in scored if inputs.get(x[1], ("note",))[0] == "fact"
+             and current.get(x[1], True) and not x[6]]
+    if not links or not facts:
+        return set()
+    recs = projection.records([*links, *facts])
+    by_key: dict[str, list[str]] = {}
+    for mid in facts:
+        rec = recs.get(mid)
+        if rec is not None and rec.key:
+            by_key.setdefault(rec.key.lower(), []).append(mid)
+    naming: dict[str, list[str]] = {}
+    for mid in links:
+        link = recs[mid].link if mid in recs else None
+        if link is not None:
+            ends = {ops.node_name(link.src).lower(), ops.node_name(link.dst).lower()}
+            if named := [f for end in sorted(ends) for f in by_key.get(end, [])]:
+                naming[mid] = named
+    if not naming:
+        return set()
+    ids = list(dict.fromkeys([*naming, *(f for fs in naming.values() for f in fs)]))
+    held = projection.term_presence(ids, matches)
+    final = {x[1]: -x[0] for x in scored}
+    caps: dict[str, float] = {}
+    for mid, named in naming.items():
+        for f in named:
+            if held.get(mid, set()) <= held.get(f, set()) and final[f] <= final[mid]:
+                caps[mid] = min(caps.get(mid, final[f]), final[f])
+    for i, x in enumerate(scored):
+        if x[1] in caps:
+            neg, mid, rrf, factors, entry, sal, faded = x
+            factors["names_key"] = caps[mid] / -neg if neg else 1.0
+            scored[i] = (-caps[mid], mid, rrf, factors, entry, sal, faded)
+    return set(caps)
 
 
 def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str, float],

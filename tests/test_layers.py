@@ -32,7 +32,9 @@ ALLOWED: dict[str, set[str]] = {
     "oplog": {"ops", "errors", "hashes"},
     "projection": {"ops", "replay", "model", "timefmt", "embed", "forked", "hashes", "concepts"},
     "relevance": set(),
-    "recall": {"model", "projection", "relevance", "timefmt", "twins"},  # (timefmt: FUTURE_SKEW, shared with import)
+    # (timefmt: FUTURE_SKEW, shared with import; ops: node_name, the one reading of a
+    # link's node, as the projection's edges table names it)
+    "recall": {"model", "ops", "projection", "relevance", "timefmt", "twins"},
     "context": {"model"},
     "capture": set(),
     "api": {"ops", "errors", "forked", "hashes", "model", "oplog", "projection", "recall", "replay", "timefmt",

@@ -564,3 +564,30 @@ def test_a_key_set_400_times_stands_out_to_the_vector_channel(
                     assert hits[0].score >= 0.5, (question, mode)
     out = ok(gm("recall", "tool3 build options", "--mode", "vector", cwd=repo))
     assert current in out.stdout
+
+
+def test_a_link_naming_a_key_comes_after_the_keys_fact(repo: Path) -> None:
+    """Asking about a key wants its value; a link naming the key is context about it.
+    (The graph walk voted a second time for the link the words had found, and an
+    underscored key's name voted for its link alone.) A question about the relation
+    still gets the link first."""
+    with gitmem.open(repo) as s:
+        engine = s.set("db.engine", "postgres").id
+        cache = s.set("cache_backend", "redis").id
+        s.add("tests live in spec/, run with make spec")
+        s.add("the release checklist is in docs/release.md")
+        depends = s.link("db.engine", "depends_on", "app.py").id
+        part = s.link("cache_backend", "part_of", "platform").id
+        for q in ("which database engine do we use", "db engine", "DB engine?"):
+            assert [h.id for h in s.recall(q, k=3)][0] == engine, q
+        for q in ("cache backend", "cache_backend", "which cache backend"):
+            assert [h.id for h in s.recall(q, k=3)][0] == cache, q
+            assert [h.id for h in s.recall(q, k=3, mode="lexical")][0] == cache, q
+        hit = next(h for h in s.recall("cache backend", k=3, explain=True) if h.id == part)
+        assert hit.explain is not None and hit.explain["factors"]["names_key"] < 1
+        for q in ("what depends on app.py", "what does db.engine depend on"):
+            assert s.recall(q, k=1)[0].id == depends, q
+        assert s.recall("what is cache_backend part of", k=1)[0].id == part
+        # The walk votes for what it adds, not again for the link the words found.
+        hit = next(h for h in s.recall("db engine", k=3, explain=True) if h.id == depends)
+        assert hit.explain is not None and "graph" not in hit.explain["ranks"]
