@@ -149,10 +149,16 @@ def screen_author(name: str) -> None:
         raise GateRefused([f"{f} in author name" for f in found], AUTHOR_HINT)
 
 
+# A text's findings are named up to this many (a verdict names three, across fields; a
+# refusal lists these): a text built to hold thousands costs no more than its first.
+FINDINGS_NAMED = 8
+
+
 def findings(text: str) -> list[str]:
+    """What the gate finds in ``text``, described (its first FINDINGS_NAMED)."""
     gate = _gate()
 
-    return [f.describe() for f in gate.scan(text)]
+    return [f.describe() for f in gate.scan(text, FINDINGS_NAMED)]
 
 
 def _scan(text: str) -> tuple[str, ...]:

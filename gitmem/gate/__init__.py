@@ -95,10 +95,14 @@ def _find_spec(name: str) -> Any:
     return None
 
 
-def scan(text: str) -> list[Finding]:
-    """Every reason ``text`` may not enter the log (empty: it may)."""
+def scan(text: str, limit: int | None = None) -> list[Finding]:
+    """Every reason ``text`` may not enter the log (empty: it may); ``limit``: the
+    first that many of them only (the secrets are then looked for only until there
+    are enough: scan_secrets)."""
     findings = scan_unicode(text) + scan_injection(text)
-    findings += [f for f, _ in scan_secrets(text)]
+    if limit is not None and len(findings) >= limit:
+        return findings[:limit]
+    findings += [f for f, _ in scan_secrets(text, None if limit is None else limit - len(findings))]
     return findings
 
 

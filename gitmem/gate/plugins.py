@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from . import prefilter, programs
@@ -192,9 +193,10 @@ _A_COMMAND = lazy(r"(?:openssl|pass|op|vault|gpg|security|secret-tool|keyring|aw
 _PUBLIC_KEY_BEFORE = lazy(r"(?i)\bpublic[ _-]?key\b[\"']?\s*[:=]?\s*[\"']?$")
 
 
-def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] | None]]:
+def _scan_with_detect_secrets(text: str) -> Iterator[tuple[Finding, tuple[int, int] | None]]:
+    """detect-secrets' findings in ``text``, line by line (a caller that has enough
+    stops reading)."""
     ds = _detect_secrets()
-    out: list[tuple[Finding, tuple[int, int] | None]] = []
     offset = 0
     for n, line in enumerate(text.split("\n"), start=1):
         if _needs_detect_secrets(line):
@@ -230,7 +232,6 @@ def _scan_with_detect_secrets(text: str) -> list[tuple[Finding, tuple[int, int] 
                     while end < len(line) and not line[end].isspace() and line[end] not in "\"'`":
                         end += 1
                     span = (offset + start, offset + end)
-                out.append((Finding("secret", secret.type, n, col), span))
+                yield Finding("secret", secret.type, n, col), span
         offset += len(line) + 1
-    return out
 
