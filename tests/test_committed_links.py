@@ -534,3 +534,44 @@ def test_a_link_into_the_git_dir_where_a_skill_goes_is_refused_and_listed(
         assert "git directory" in str(made["reason"]), (target, made)
         assert not (repo / ".git" / "nothing").exists()
         assert sorted(p.name for p in (repo / ".claude" / "skills").iterdir()) == ["deploy"]
+
+
+def test_files_written_for_the_user_follow_the_umask_and_keep_their_mode_and_owner(
+        tmp_path: Path) -> None:
+    """The writes renamed a new file over the path (0600 until complete): a new AGENTS.md,
+    settings or SKILL.md was then 0644 whatever the umask (0600 under umask 077 before; a
+    review, rev38b). A new file now gets 0o666 less the umask; one already there keeps its
+    mode, and its owner and group where the user may give them (here as root)."""
+    import subprocess
+
+    from conftest import GIT_MEM
+    from gitmem.api import skills
+
+    repo = init_repo(tmp_path / "new")
+    out = subprocess.run(f"umask 077; exec '{GIT_MEM}' hooks install --agent cursor",
+                         shell=True, cwd=repo, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    for name in ("AGENTS.md", ".cursor/mcp.json"):
+        assert (repo / name).stat().st_mode & 0o777 == 0o600, name
+    skill = repo / ".claude" / "skills" / "deploy" / "SKILL.md"
+    old = os.umask(0o077)
+    try:
+        skills._write(repo, skill, "the skill\n")
+    finally:
+        os.umask(old)
+    assert skill.stat().st_mode & 0o777 == 0o600
+
+    repo = init_repo(tmp_path / "old")
+    mine = repo / "AGENTS.md"
+    mine.write_text("# mine\n")
+    mine.chmod(0o640)
+    owner = (4242, 4343) if hasattr(os, "geteuid") and os.geteuid() == 0 else None
+    if owner is not None:
+        os.chown(mine, *owner)
+    ok(gm("hooks", "install", "--agent", "cursor", cwd=repo))
+    text, info = mine.read_text(), mine.stat()
+    assert text.startswith("# mine\n") and "git mem" in text
+    assert info.st_mode & 0o777 == 0o640
+    if owner is not None:
+        assert (info.st_uid, info.st_gid) == owner
+    assert sorted(p.name for p in repo.iterdir() if p.name.startswith(".AGENTS")) == []

@@ -20,7 +20,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import secrets
 import stat
 from pathlib import Path
 
@@ -30,7 +29,7 @@ from ..oplog import state
 from ..projection import Projection
 from ..timefmt import iso
 from .. import hashes
-from . import settings, validate, write
+from . import export, settings, validate, write
 from .pool import Pool
 
 DEFAULT_DIR = ".claude/skills"
@@ -236,43 +235,19 @@ def _read(root: Path, path: Path) -> str | None:
 
 
 def _write(root: Path, path: Path, text: str) -> None:
-    """Write a SKILL.md all or nothing: a new file beside it (O_EXCL, O_NOFOLLOW, 0o600
-    until complete) renamed onto it, after an lstat finds a regular file there or none
-    (a link, a FIFO or a folder put there after the checks is never written through).
-    A link the checks passed (to a file of the tree) is written through, as before; a
-    link to nothing is not (its target is never created), and the folders made are
-    those of ``path`` (a link to nothing on the way stops them)."""
+    """Write a SKILL.md all or nothing (``export.replace_file``: a new file beside it
+    renamed onto it, after an lstat finds a regular file there or none: a link, a FIFO
+    or a folder put there after the checks is never written through). A link the
+    checks passed (to a file of the tree) is written through, as before; a link to
+    nothing is not (its target is never created), and the folders made are those of
+    ``path`` (a link to nothing on the way stops them)."""
     real = _resolved(root, path)
     if real is None or _not_a_file(root, path):  # something was put there since the checks
         raise InvalidInput(f"{validate.foreign_file(root, path) or path}: changed since it was "
                            "checked; it was not written",
                            "look at what is there, then run 'git mem skills --write' again")
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = _regular_mode(real)
-    tmp = real.parent / f".{real.name}.{secrets.token_hex(6)}.git-mem.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                 | getattr(os, "O_CLOEXEC", 0), 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-        os.chmod(tmp, 0o644 if mode is None else mode)
-        _regular_mode(real)
-        os.replace(tmp, real)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def _regular_mode(path: Path) -> int | None:
-    """The permission bits of the regular file at ``path`` (not followed), None when
-    there is nothing there; OSError when something else is."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    if not stat.S_ISREG(info.st_mode):
-        raise state.NotRegular(path, state.kind(info.st_mode))
-    return info.st_mode & 0o777
+    export.replace_file(real, text.encode("utf-8"))
 
 
 def render(name: str, text: str, mid: str, worked: int, failed: int) -> str:
