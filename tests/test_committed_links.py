@@ -480,3 +480,98 @@ def test_a_fifo_or_folder_where_a_skill_goes_gets_a_folder_of_its_own(tmp_path: 
             assert skill.is_dir()
         else:
             assert os.path.lexists(skill) and not skill.is_file()
+
+
+def _graduated(repo: Path) -> dict[str, object]:
+    """Record a procedure that worked three times, run 'skills --write': what it did."""
+    import subprocess
+
+    from conftest import GIT_MEM
+
+    mid = ok(gm("add", "run make deploy then watch the dashboard", "--kind", "procedure",
+                "--key", "deploy", cwd=repo)).stdout.strip()
+    for _ in range(3):
+        ok(gm("confirm", mid, "--worked", cwd=repo))
+    out = subprocess.run([GIT_MEM, "skills", "--write", "--json"], cwd=repo,
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+    (made,) = json.loads(out.stdout)["data"]
+    assert isinstance(made, dict)
+    return made
+
+
+def test_a_link_to_nothing_where_a_skill_goes_is_never_written_through(tmp_path: Path) -> None:
+    """A SKILL.md (or a skill's folder) linking to a path that does not exist: 'skills
+    --write' created the folders and the file the link names, anywhere in the tree
+    outside .git (a review, rev38b). Such a link is not ours: the skill takes a folder
+    of its own, and the link's target is never created."""
+    for where, target in (("file", "../../../nowhere/SKILL.md"), ("folder", "../../nowhere")):
+        repo = init_repo(tmp_path / where)
+        skill = repo / ".claude" / "skills" / "deploy" / "SKILL.md"
+        link = skill if where == "file" else skill.parent
+        link.parent.mkdir(parents=True)
+        os.symlink(target, link)
+        made = _graduated(repo)
+        assert not (repo / "nowhere").exists(), (where, made)
+        assert made["action"] == "graduate" and made["written"], (where, made)
+        assert str(made["path"]).split("/")[2].startswith("deploy-"), (where, made)
+        assert os.path.islink(link) and not os.path.exists(link)
+
+
+def test_a_link_into_the_git_dir_where_a_skill_goes_is_refused_and_listed(
+        tmp_path: Path) -> None:
+    """A SKILL.md linking to a folder of .git (.git/refs) was refused and listed, as a
+    link to .git/config is; since the FIFO-and-folder change it silently went to
+    deploy-<hash> (a review, rev38b). Whatever it ends at, a link into the git dir is
+    refused and listed."""
+    for target in ("../../../.git/refs", "../../../.git/config", "../../../.git/nothing"):
+        repo = init_repo(tmp_path / target.rsplit("/", 1)[1])
+        skill = repo / ".claude" / "skills" / "deploy" / "SKILL.md"
+        skill.parent.mkdir(parents=True)
+        os.symlink(target, skill)
+        made = _graduated(repo)
+        assert made["action"] == "refused", (target, made)
+        assert "git directory" in str(made["reason"]), (target, made)
+        assert not (repo / ".git" / "nothing").exists()
+        assert sorted(p.name for p in (repo / ".claude" / "skills").iterdir()) == ["deploy"]
+
+
+def test_files_written_for_the_user_follow_the_umask_and_keep_their_mode_and_owner(
+        tmp_path: Path) -> None:
+    """The writes renamed a new file over the path (0600 until complete): a new AGENTS.md,
+    settings or SKILL.md was then 0644 whatever the umask (0600 under umask 077 before; a
+    review, rev38b). A new file now gets 0o666 less the umask; one already there keeps its
+    mode, and its owner and group where the user may give them (here as root)."""
+    import subprocess
+
+    from conftest import GIT_MEM
+    from gitmem.api import skills
+
+    repo = init_repo(tmp_path / "new")
+    out = subprocess.run(f"umask 077; exec '{GIT_MEM}' hooks install --agent cursor",
+                         shell=True, cwd=repo, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    for name in ("AGENTS.md", ".cursor/mcp.json"):
+        assert (repo / name).stat().st_mode & 0o777 == 0o600, name
+    skill = repo / ".claude" / "skills" / "deploy" / "SKILL.md"
+    old = os.umask(0o077)
+    try:
+        skills._write(repo, skill, "the skill\n")
+    finally:
+        os.umask(old)
+    assert skill.stat().st_mode & 0o777 == 0o600
+
+    repo = init_repo(tmp_path / "old")
+    mine = repo / "AGENTS.md"
+    mine.write_text("# mine\n")
+    mine.chmod(0o640)
+    owner = (4242, 4343) if hasattr(os, "geteuid") and os.geteuid() == 0 else None
+    if owner is not None:
+        os.chown(mine, *owner)
+    ok(gm("hooks", "install", "--agent", "cursor", cwd=repo))
+    text, info = mine.read_text(), mine.stat()
+    assert text.startswith("# mine\n") and "git mem" in text
+    assert info.st_mode & 0o777 == 0o640
+    if owner is not None:
+        assert (info.st_uid, info.st_gid) == owner
+    assert sorted(p.name for p in repo.iterdir() if p.name.startswith(".AGENTS")) == []

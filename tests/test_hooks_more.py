@@ -325,6 +325,40 @@ def test_session_start_never_waits_on_a_hanging_remote(team: dict[str, Path]) ->
     assert count.read_text() == "run\n"
 
 
+def test_hooks_start_no_probe_where_the_probe_lock_cannot_be_taken(
+        team: dict[str, Path]) -> None:
+    """A folder at .git/mem/remote-probe.lock (or a read-only .git): the lock could not be
+    opened and counted as free, so each session start began its own background probe, and
+    each asked the remote (a review, rev38b: eight hooks at once, eight 'ls-remote'). A
+    lock nobody can hold now means no background probe; the user's own read still asks."""
+    import time
+
+    a, b = team["a"], team["b"]
+    ok(gm("add", "the build uses make", cwd=a))
+    ok(gm("sync", cwd=a))
+    gate, count = b.parent / "gate", b.parent / "ssh-runs"
+    fake = b.parent / "slowssh"  # hangs until the gate opens, then serves like sshd
+    fake.write_text(f'#!/bin/sh\necho run >> "{count}"\n'
+                    f'while [ ! -e "{gate}" ]; do sleep 0.05; done\n'
+                    'for last; do :; done\nexec sh -c "$last"\n')
+    fake.chmod(0o755)
+    git("remote", "set-url", "origin", f"host:{b.parent / 'remote.git'}", cwd=b)
+    env = {"GIT_SSH_COMMAND": str(fake), "GIT_SSH_VARIANT": "simple"}
+    (b / ".git" / "mem" / "remote-probe.lock").mkdir(parents=True)
+    try:
+        for session in ("s1", "s2", "s3"):
+            payload = {"session_id": session, "cwd": str(b), "hook_event_name": "SessionStart",
+                       "source": "startup"}
+            out = gm("hook", "session-start", cwd=b, input=json.dumps(payload), env=env)
+            assert out.returncode == 0 and out.stderr == "", out.stderr
+        time.sleep(3)  # time for a background probe to reach the remote, were one started
+        assert not count.exists(), count.read_text()  # (before: one 'run' per hook)
+    finally:
+        gate.write_text("")
+    assert "holds team memory" in ok(gm("recall", "deploy", cwd=b, env=env)).stderr
+    assert count.read_text() == "run\n"
+
+
 def test_session_start_in_a_fresh_clone_says_to_sync_once_a_session(
         team: dict[str, Path]) -> None:
     """A fresh clone of a repository whose remote holds memory: recall warned "'origin'

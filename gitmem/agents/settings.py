@@ -174,9 +174,7 @@ def write_json(path: Path, data: dict[str, Any], within: Path | None = None) -> 
 # FIFO's writer and checks what it opened, and a write goes to a new file (never one
 # already there) renamed onto a path that is checked again just before.
 _READ = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-         | getattr(os, "O_CLOEXEC", 0))
-_NEW = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        | getattr(os, "O_CLOEXEC", 0))
+         | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
 
 
 def resolved(path: Path, within: Path | None = None) -> Path:
@@ -212,49 +210,40 @@ def read_bytes(path: Path, within: Path | None = None) -> bytes | None:
         os.close(fd)
 
 
-def _mode(path: Path, shown: Path) -> int | None:
-    """The permission bits of the regular file at ``path`` (not followed), None when
-    there is none; InvalidInput when something else is there."""
+def _regular(path: Path, shown: Path) -> None:
+    """InvalidInput when something that is no regular file is at ``path`` (not
+    followed); a regular file or nothing passes."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
-        return None
+        return
     if not stat.S_ISREG(info.st_mode):
         raise InvalidInput(
             f"{shown} is not a regular file; nothing was changed",
             "replace the link with a file of its own, or edit the settings it points to by hand",
         )
-    return info.st_mode & 0o777
 
 
 def write_text(path: Path, text: str, *, newline: str | None = None,
                within: Path | None = None) -> None:
-    """Write all or nothing: a new temp file in the same directory (created with
-    O_EXCL and O_NOFOLLOW, 0o600 until it is complete), then a rename onto the path,
-    checked with lstat just before (a regular file or nothing). ``newline``: as
-    ``open``'s ("" keeps the text's line endings); ``within``: the work tree the
-    path was checked against (``resolved``)."""
-    import secrets
+    """Write all or nothing (``export.replace_file``: a new file renamed onto the
+    path, which must hold a regular file or nothing, checked again just before).
+    ``newline``: as ``open``'s ("" keeps the text's line endings); ``within``: the
+    work tree the path was checked against (``resolved``)."""
+    from ..api.export import replace_file
 
     shown = path
     path = resolved(path, within)  # a symlinked settings file stays a symlink
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = _mode(path, shown)
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.git-mem.tmp"
-    fd = os.open(tmp, _NEW, 0o600)
+    _regular(path, shown)
+    if newline is None:
+        newline = os.linesep
+    if newline not in ("", "\n"):
+        text = text.replace("\n", newline)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-            if hasattr(os, "fchmod"):
-                os.fchmod(f.fileno(), 0o644 if mode is None else mode)
-        if not hasattr(os, "fchmod"):
-            os.chmod(tmp, 0o644 if mode is None else mode)
-        _mode(path, shown)  # still a regular file, or none: a link put there is not replaced
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
+        replace_file(path, text.encode("utf-8"))
+    except OSError:
+        _regular(path, shown)  # something else put there since: said as the check says it
         raise
 
 

@@ -72,7 +72,8 @@ def append_fd(path: str) -> int:
     at any of their files); subprocess.DEVNULL otherwise."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT
-                     | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0), 0o600)
+                     | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_BINARY", 0), 0o600)
     except OSError:
         return subprocess.DEVNULL
     info = os.fstat(fd)

@@ -14,13 +14,17 @@ reads the exported block back.
 from __future__ import annotations
 
 import json
+import os
 import re
+import secrets
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import ops, twins
 from ..errors import InvalidInput, from_os_error
 from ..model import Exported, Record
+from ..oplog.state import NotRegular, kind
 from . import settings
 
 if TYPE_CHECKING:
@@ -185,6 +189,75 @@ def newline_of(text: str) -> str:
     return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
 
 
+# Opening a file to read or write its bytes: never through a link put at its name, never
+# waiting on a FIFO's other end, and in binary mode on Windows (text mode turned LF into
+# CRLF and read a Ctrl-Z as the end of the file).
+BINARY = getattr(os, "O_BINARY", 0)
+NEW_FILE = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            | getattr(os, "O_CLOEXEC", 0) | BINARY)
+
+
+def regular_at(path: Path) -> os.stat_result | None:
+    """What the regular file at ``path`` is (lstat: not followed), None when there is
+    nothing there; ``NotRegular`` when something else is (a link, a FIFO, a folder)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        raise NotRegular(path, kind(info.st_mode))
+    return info
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Make ``data`` the content of the file at ``path``, all or nothing: the one
+    writer of the files git mem writes on the user's behalf (this block's AGENTS.md,
+    an agent's settings and MCP config, a SKILL.md). The caller has resolved the
+    path's links and checked where it leads; a regular file or nothing must be
+    there (``NotRegular`` otherwise).
+
+    The data goes to a new file beside it (O_EXCL and O_NOFOLLOW: never a file or
+    link already there), renamed over the path after an lstat finds a regular file
+    there or nothing still: a link, a FIFO or a folder put there after the checks is
+    never written through, and a crash leaves the old content or the new. A new file
+    gets 0o666 less the umask, as any program's; a file already there keeps its mode,
+    and its owner and group where the user may give them (root, a group of theirs).
+    The rename makes it a new file: one owned by another user is the runner's now,
+    and a hard link to it keeps the old content (docs/security.md: the trade)."""
+    old = regular_at(path)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.git-mem.tmp")
+    fd = os.open(tmp, NEW_FILE, 0o666 if old is None else 0o600)  # (umask applies)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+            if old is not None:
+                _keep(f.fileno(), tmp, old)
+        regular_at(path)  # still a regular file, or none
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _keep(fd: int, tmp: Path, old: os.stat_result) -> None:
+    """Give the new file ``old``'s owner and group where allowed, then its mode (a
+    chown may clear the set-id bits, so the mode comes last)."""
+    new = os.fstat(fd)
+    if hasattr(os, "fchown") and (old.st_uid, old.st_gid) != (new.st_uid, new.st_gid):
+        for uid in (old.st_uid, -1):  # the owner needs root; a group, being in it
+            try:
+                os.fchown(fd, uid, old.st_gid)
+                break
+            except OSError:
+                continue
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, stat.S_IMODE(old.st_mode))
+    else:  # pragma: no cover - Windows
+        os.chmod(tmp, stat.S_IMODE(old.st_mode))
+
+
 def into(root: Path, path: Path, block: str) -> bool:
     """Put ``block`` into the file at ``path`` in the work tree ``root``: replacing
     the block between the markers if there is one, else appended. True when the
@@ -194,9 +267,6 @@ def into(root: Path, path: Path, block: str) -> bool:
     temporary file is new, never one already there (a committed
     ``.AGENTS.md.git-mem-export`` linking out of the repository was written
     through, and the file it led to overwritten)."""
-    import os
-    import secrets
-
     from .validate import foreign_file
 
     try:
@@ -213,7 +283,6 @@ def into(root: Path, path: Path, block: str) -> bool:
             raise InvalidInput(f"{problem}; nothing was changed",
                                "replace the link with a file of its own, or give another file")
         old = read_text(real) if real.exists() else ""
-        mode = real.stat().st_mode & 0o777 if real.exists() else None
     except (OSError, ValueError) as exc:  # a name too long, a NUL, a loop of links, unreadable
         raise InvalidInput(f"cannot use {path!s} ({getattr(exc, 'strerror', None) or exc})",
                            "give a readable UTF-8 file in an existing folder") from None
@@ -226,27 +295,12 @@ def into(root: Path, path: Path, block: str) -> bool:
         new = old + (nl if old and not old.endswith(nl * 2) else "") + block
     if new == old:
         return False
-    tmp = real.with_name(f".{real.name}.{secrets.token_hex(6)}.git-mem-export")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
-                     0o666 if mode is None else mode)  # new: never a file or link already there
-    except OSError as exc:  # no such folder, no permission: the error says which
+        replace_file(real, new.encode("utf-8"))
+    except OSError as exc:  # no such folder, no permission, a FIFO put there since
         raise from_os_error(exc, real) or InvalidInput(
             f"cannot write {path} ({exc.strerror or exc})",
             "give a file in an existing folder you can write") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(new)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, real)
-    except BaseException as exc:
-        tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise from_os_error(exc, real) or InvalidInput(
-                f"cannot write {path} ({exc.strerror or exc})", "give a file you can write"
-            ) from None
-        raise
     return True
 
 

@@ -2,8 +2,11 @@
 
 The background catch-up and session capture each run at most once at a time;
 a second one sees the lock held and steps aside (its caller says so). On
-Windows, and where the lock file cannot be created (a read-only .git), there
-is no lock: the work may run twice, which costs time and breaks nothing.
+Windows there is no lock. Where the lock file cannot be opened (a read-only
+.git, a folder put at its name) the caller chooses: the catch-up and the
+capture run unlocked (twice at worst, which costs time and breaks nothing);
+the remote probe does not run (each would ask the network, and a read-only
+.git cannot keep the answer either: every hook would ask again).
 """
 
 from __future__ import annotations
@@ -20,16 +23,18 @@ except ImportError:  # pragma: no cover - Windows
 
 
 @contextmanager
-def held(path: Path) -> Iterator[bool]:
-    """Hold the lock at ``path`` if free; yields False when another process holds it."""
+def held(path: Path, *, unopened: bool = True) -> Iterator[bool]:
+    """Hold the lock at ``path`` if free; yields False when another process holds it,
+    and ``unopened`` when the lock file cannot be opened (True: go on unlocked)."""
     if fcntl is None:
         yield True
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), 0o644)
     except OSError:
-        yield True
+        yield unopened
         return
     try:
         try:

@@ -16,8 +16,9 @@ at most once a day per remote; its answer is kept in ``.git/mem/``.
 A front end with a time budget (a hook, the MCP server: ``catchup.within``)
 never waits on the network: with no answer kept, or one older than a day, it
 starts the probe in the background (detached, one at a time per clone: it
-holds ``.git/mem/remote-probe.lock``) and says what the kept answer says, if
-anything; a later session reads what the probe found. The user's own reads
+holds ``.git/mem/remote-probe.lock``; none where that lock cannot be taken,
+and on Windows, which has no lock, one a minute per process) and says what the
+kept answer says, if anything; a later session reads what the probe found. The user's own reads
 (``git mem recall``, ``status``) still probe in the foreground.
 """
 
@@ -165,11 +166,14 @@ def remote_memory(pool: Pool, *, empty_only: bool = False,
     return {"remote": remote, "partitions": count, "checked_at": entry["at"]}
 
 
-def _probe(pool: Pool, remote: str, url: str) -> dict[str, Any] | None:
+def _probe(pool: Pool, remote: str, url: str, *,
+           unlocked: bool = True) -> dict[str, Any] | None:
     """Ask the remote (one ``git ls-remote``) and keep the answer, holding the probe
     lock; the answer kept (by this probe or one that just finished), or None when
-    another probe of this clone is running (it keeps the answer for the next read)."""
-    with locks.held(pool.log.state_dir / PROBE_LOCK) as free:
+    another probe of this clone is running (it keeps the answer for the next read).
+    ``unlocked``: ask anyway when the lock cannot be taken at all (its file cannot
+    be opened); the user's own read does, a background probe does not."""
+    with locks.held(pool.log.state_dir / PROBE_LOCK, unopened=unlocked) as free:
         if not free:
             return None
         cache = _probe_cache(pool)
@@ -187,14 +191,16 @@ def _probe(pool: Pool, remote: str, url: str) -> dict[str, Any] | None:
 def start_probe(pool: Pool) -> bool:
     """Start the probe in the background, as the catch-up is started (detached, its
     own session); at most one runs per clone (the lock), and this process starts at
-    most one a minute. True if one was started."""
+    most one a minute. None is started where the lock cannot be taken (its file
+    cannot be opened: a read-only .git, a folder at its name), as none could hold
+    it: eight hooks at once asked the remote eight times. True if one was started."""
     key = pool.log.state_dir
     last = _started.get(key)
     if last is not None and time.monotonic() - last < RESTART_AFTER:
         return False
-    with locks.held(key / PROBE_LOCK) as free:
+    with locks.held(key / PROBE_LOCK, unopened=False) as free:
         if not free:
-            return False  # one is running
+            return False  # one is running, or none can hold the lock
     _started[key] = time.monotonic()
     argv = selfexec.argv("gitmem.api.sharing", "--probe")
     return pool.log.spawn(argv)
@@ -207,7 +213,7 @@ def probe_in_background(path: str) -> int:
         pool = Pool(path)
         target = _target(pool, empty_only=False)
         if target is not None:
-            _probe(pool, *target)
+            _probe(pool, *target, unlocked=False)
     except Exception:  # noqa: BLE001 - nobody reads it: the next read probes again
         pass
     return 0

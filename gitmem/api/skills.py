@@ -20,7 +20,6 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import secrets
 import stat
 from pathlib import Path
 
@@ -30,7 +29,7 @@ from ..oplog import state
 from ..projection import Projection
 from ..timefmt import iso
 from .. import hashes
-from . import settings, validate, write
+from . import export, settings, validate, write
 from .pool import Pool
 
 DEFAULT_DIR = ".claude/skills"
@@ -156,12 +155,17 @@ def _ours(pool: Pool, path: Path, name: str, mid: str,
     person, and one whose mark names another procedure is that one's; so is anything
     else of the tree there that is no regular file (a folder, a FIFO, a link to one:
     until 2026-11-28 those were refused, and the procedure never graduated, where a
-    person's file only moved it to a folder of its own). A path leading out of the
-    tree (or into its git dir) is never read here: the caller refuses it with the
-    reason (reading first followed a link to /dev/zero until memory ran out)."""
-    if validate.foreign_file(pool.log.workdir, path) is not None:
-        return not _not_a_file(pool.log.workdir, path), None
-    body = _read(pool.log.workdir, path)
+    person's file only moved it to a folder of its own), and a link to nothing (its
+    target is a path of the teammate's choosing: never created). A path leading out
+    of the tree or into its git dir, whatever it ends at, is never read here: the
+    caller refuses it with the reason (reading first followed a link to /dev/zero
+    until memory ran out)."""
+    root = pool.log.workdir
+    if validate.leads_away(root, path) is not None:
+        return True, None  # the caller refuses and lists it
+    if _not_a_file(root, path):
+        return False, None
+    body = _read(root, path)
     if body is None:
         return True, None
     found = _MARKED.search(body)
@@ -183,16 +187,28 @@ def _ours(pool: Pool, path: Path, name: str, mid: str,
 
 
 def _not_a_file(root: Path, path: Path) -> bool:
-    """Something that is no regular file sits at ``path`` in the tree ``root`` (a folder,
-    a FIFO, a socket, a link to one of those that stays in the tree), looked at with
-    lstat only: never opened, never followed out of the tree."""
+    """Something that is neither a regular file nor nothing sits at ``path`` in the tree
+    ``root``: a folder, a FIFO, a socket, a link to one of those, or a link (the file
+    itself or a folder on its way) to nothing. Writing through that link would create
+    whatever it names, folders and all (a committed ``SKILL.md ->
+    ../../../nowhere/SKILL.md``). Looked at with lstat only: never opened, never
+    followed out of the tree (the caller has checked ``validate.leads_away``)."""
     real = Path(os.path.realpath(path))
-    if Path(os.path.realpath(root)) not in real.parents:
+    real_root = Path(os.path.realpath(root))
+    if real_root not in real.parents:
         return False  # out of the tree: the caller refuses it
     try:
         return not stat.S_ISREG(os.lstat(real).st_mode)
+    except FileNotFoundError:
+        pass
     except OSError:
         return False
+    for step in [path, *path.parents]:  # nothing at the end: is a link on the way dangling?
+        if step in (root, real_root) or step == step.parent:
+            return False
+        if os.path.islink(step) and not os.path.exists(step):
+            return True
+    return False
 
 
 def _resolved(root: Path, path: Path) -> Path | None:
@@ -219,41 +235,19 @@ def _read(root: Path, path: Path) -> str | None:
 
 
 def _write(root: Path, path: Path, text: str) -> None:
-    """Write a SKILL.md all or nothing: a new file beside it (O_EXCL, O_NOFOLLOW, 0o600
-    until complete) renamed onto it, after an lstat finds a regular file there or none
-    (a link, a FIFO or a folder put there after the checks is never written through).
-    A link the checks passed (to a file of the tree) is written through, as before."""
+    """Write a SKILL.md all or nothing (``export.replace_file``: a new file beside it
+    renamed onto it, after an lstat finds a regular file there or none: a link, a FIFO
+    or a folder put there after the checks is never written through). A link the
+    checks passed (to a file of the tree) is written through, as before; a link to
+    nothing is not (its target is never created), and the folders made are those of
+    ``path`` (a link to nothing on the way stops them)."""
     real = _resolved(root, path)
-    if real is None:  # something was put there since the checks
+    if real is None or _not_a_file(root, path):  # something was put there since the checks
         raise InvalidInput(f"{validate.foreign_file(root, path) or path}: changed since it was "
                            "checked; it was not written",
                            "look at what is there, then run 'git mem skills --write' again")
-    real.parent.mkdir(parents=True, exist_ok=True)
-    mode = _regular_mode(real)
-    tmp = real.parent / f".{real.name}.{secrets.token_hex(6)}.git-mem.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                 | getattr(os, "O_CLOEXEC", 0), 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
-        os.chmod(tmp, 0o644 if mode is None else mode)
-        _regular_mode(real)
-        os.replace(tmp, real)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def _regular_mode(path: Path) -> int | None:
-    """The permission bits of the regular file at ``path`` (not followed), None when
-    there is nothing there; OSError when something else is."""
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    if not stat.S_ISREG(info.st_mode):
-        raise state.NotRegular(path, state.kind(info.st_mode))
-    return info.st_mode & 0o777
+    path.parent.mkdir(parents=True, exist_ok=True)
+    export.replace_file(real, text.encode("utf-8"))
 
 
 def render(name: str, text: str, mid: str, worked: int, failed: int) -> str:

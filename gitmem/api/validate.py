@@ -140,14 +140,10 @@ def repo_paths(paths: Iterable[str], cwd: Path, root: Path) -> list[str]:
     return checked
 
 
-def foreign_file(root: Path, path: Path) -> str | None:
-    """Why ``path`` is not a file of the work tree ``root`` to read or write (an
-    AGENTS.md, an agent's settings, a SKILL.md), else None. Links are followed,
-    as a read or write would follow them, and a committed link is a teammate's
-    choice: one out of the repository (to the user's own settings, to
-    ~/.ssh/config, a folder of ~/.claude) or into its git dir (``AGENTS.md ->
-    .git/config``: the block appended made every git command fail) is refused,
-    as is anything there but a regular file."""
+def leads_away(root: Path, path: Path) -> str | None:
+    """Why ``path`` (its links followed) leads out of the work tree ``root`` or into
+    its git dir, else None: a committed link that does either is refused, whatever
+    is at its end (a file, a folder, nothing yet)."""
     real_root = Path(os.path.realpath(root))
     real = Path(os.path.realpath(path))
     if real != real_root and real_root not in real.parents:
@@ -161,8 +157,24 @@ def foreign_file(root: Path, path: Path) -> str | None:
             (f / "HEAD").is_file() and (f / "objects").is_dir()
             for f in [real, *real.parents] if f != real_root and real_root in f.parents):
         return f"{path} leads into the repository's git directory ({real})"
+    return None
+
+
+def foreign_file(root: Path, path: Path) -> str | None:
+    """Why ``path`` is not a file of the work tree ``root`` to read or write (an
+    AGENTS.md, an agent's settings, a SKILL.md), else None. Links are followed,
+    as a read or write would follow them, and a committed link is a teammate's
+    choice: one out of the repository (to the user's own settings, to
+    ~/.ssh/config, a folder of ~/.claude) or into its git dir (``AGENTS.md ->
+    .git/config``: the block appended made every git command fail) is refused,
+    as is anything there but a regular file."""
+    away = leads_away(root, path)
+    if away is not None:
+        return away
+    real = Path(os.path.realpath(path))
     if real.exists() and not real.is_file():
         return f"{path} is not a regular file"
+    real_root = Path(os.path.realpath(root))
     for folder in real.parents:  # a committed file where a folder goes (.claude, .github)
         if folder == real_root:
             break

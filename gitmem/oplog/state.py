@@ -68,7 +68,8 @@ def read_regular(path: Path, limit: int, *, follow: bool = True) -> bytes:
     or a directory raises ``NotRegular``. ``follow=False``: a symbolic link is
     refused too (O_NOFOLLOW; a cache never holds one). A missing file raises
     FileNotFoundError as open() does."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    flags = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+             | getattr(os, "O_BINARY", 0))  # (Windows: no O_NONBLOCK; text mode ends at a Ctrl-Z)
     if not follow:
         flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
