@@ -348,3 +348,29 @@ def test_a_long_name_before_a_secret_is_still_read(text: str) -> None:
     """The review of the bounds: a bound shorter than the name fails the whole match (it
     does not match a prefix), so 24 let these through; the bounds hold such names."""
     assert gate.scan(text), text
+
+
+def test_a_teammates_table_that_a_rule_failed_on_breaks_no_clone(
+        team: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    # (A review, rev38c: a "| ... | password |" header above a line with a comma made the
+    # table rule raise: `git mem add` failed, and a teammate's op written past the gate
+    # made sync, recall and status fail in every clone that pulled it.)
+    import craft
+
+    text = "| host | password |\nthe nas, see wiki"
+    assert gate.scan(text) == []
+    a, b = team["a"], team["b"]
+    ok(gm("add", "the build uses make", cwd=a))
+    ok(gm("sync", cwd=a))
+    craft.push_flood(b, [craft.add_op("mallory", 1, text)])
+    ok(gm("sync", cwd=a))
+    found = json.loads(ok(gm("recall", "nas wiki host", "--json", cwd=a)).stdout)
+    assert text in [h["text"] for h in found["data"]["hits"]]
+    ok(gm("status", cwd=a))
+    # Whatever a rule raises on, the text is a reason to refuse, never a failure.
+    def failing(text: str, limit: int | None = None) -> list[object]:
+        raise ValueError("a rule's bug")
+
+    monkeypatch.setattr("gitmem.gate.scan_secrets", failing)
+    assert [f.describe() for f in gate.scan("password = Zq8Xk2pLm4Vt9Rw6")] == [
+        "gate (unreadable: ValueError) at line 1"]

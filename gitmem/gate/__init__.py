@@ -98,12 +98,20 @@ def _find_spec(name: str) -> Any:
 def scan(text: str, limit: int | None = None) -> list[Finding]:
     """Every reason ``text`` may not enter the log (empty: it may); ``limit``: the
     first that many of them only (the secrets are then looked for only until there
-    are enough: scan_secrets)."""
-    findings = scan_unicode(text) + scan_injection(text)
-    if limit is not None and len(findings) >= limit:
-        return findings[:limit]
-    findings += [f for f, _ in scan_secrets(text, None if limit is None else limit - len(findings))]
-    return findings
+    are enough: scan_secrets).
+
+    Never raises: a text a rule fails on (a bug) is itself a reason, so the op is
+    refused or quarantined, and a teammate's memory cannot make every clone's
+    replay fail (a review: a table header above a line with a comma did)."""
+    try:
+        findings = scan_unicode(text) + scan_injection(text)
+        if limit is not None and len(findings) >= limit:
+            return findings[:limit]
+        findings += [f for f, _ in scan_secrets(text, None if limit is None
+                                                 else limit - len(findings))]
+        return findings
+    except Exception as exc:  # noqa: BLE001 - whatever a rule raises on a hostile text
+        return [Finding("gate", f"unreadable: {type(exc).__name__}", 1, 0)]
 
 
 __all__ = [

@@ -13,7 +13,7 @@ import msgspec
 class Finding(msgspec.Struct, frozen=True):
     """Why a text may not be stored: the kind of finding and where (never the secret)."""
 
-    category: str  # secret | injection | unicode
+    category: str  # secret | injection | unicode | gate (a rule failed on the text)
     kind: str  # e.g. "GitHubTokenDetector", "instruction override", "U+202E"
     line: int  # 1-based line of the text
     column: int  # 1-based column (0 when unknown)

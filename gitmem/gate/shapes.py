@@ -308,6 +308,8 @@ def table_cell_spans(text: str) -> list[tuple[int, int]]:
             found = [(i, bool(m.group("key"))) for i, (_, cell) in enumerate(cells)
                      if (m := _CREDENTIAL_HEADER.match(cell.strip()))]
             columns = found or None
+        elif sep not in line:
+            columns = None  # a line of another shape ("a, b" under a "| ... |" header) ends it
         else:
             _judge_cells(line, sep, columns, offset, spans)
         offset += len(line) + 1
@@ -336,7 +338,9 @@ def _cells(line: str, sep: str) -> list[tuple[int, str]]:
     """(start, text) of each cell of a table line."""
     out, start = [], 0
     if sep == "|":
-        first = line.index("|")
+        first = line.find("|")
+        if first < 0:
+            return []  # (no cell: not a line of this table)
         parts = line[first + 1:].split("|")[:-1]
         start = first + 1
     else:
