@@ -250,7 +250,8 @@ class GateRefused(GitMemError):
     fields = ("findings",)
 
     def __init__(self, findings: list[str], hint: str) -> None:
-        shown = "; ".join(findings[:5]) + (f"; and {len(findings) - 5} more" if len(findings) > 5 else "")
+        # (The gate names a text's first eight findings: a count past them is not known.)
+        shown = "; ".join(findings[:5]) + ("; and more" if len(findings) > 5 else "")
         super().__init__(f"refused: {shown}", hint)
         self.findings = findings
 

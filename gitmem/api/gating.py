@@ -3,7 +3,7 @@
 Why this exists: ``gitmem.gate`` scans one string; this module decides which
 fields of an op are scanned (the text, key, tags, entities, source, session,
 paths, the author's name, reasons), how a refusal is reported (one error
-listing every finding, the secret never echoed), what ``--redact`` may mask,
+listing the first findings, the secret never echoed), what ``--redact`` may mask,
 and how replay asks "would the gate refuse this today?" to quarantine what
 came from others. Write and replay scan the same fields the same way, one at
 a time, so what the writer accepted replays unquarantined (with the same gate).
