@@ -278,6 +278,24 @@ def probed(clone: Path, seconds: float = 20.0) -> dict[str, object]:
     raise AssertionError(f"no probe answer in {path} after {seconds} s")
 
 
+def _remote_that_hangs(team: dict[str, Path]) -> tuple[Path, Path, dict[str, str]]:
+    """a's memory on the remote, which b reaches through a fake ssh that hangs until the
+    gate file appears, then serves like sshd: (the gate, the file counting connections,
+    the environment that uses it)."""
+    a, b = team["a"], team["b"]
+    ok(gm("add", "the build uses make", cwd=a))
+    ok(gm("sync", cwd=a))
+    gate, count = b.parent / "gate", b.parent / "ssh-runs"
+    fake = b.parent / "slowssh"
+    fake.write_text(f'#!/bin/sh\necho run >> "{count}"\n'
+                    f'while [ ! -e "{gate}" ]; do sleep 0.05; done\n'
+                    'for last; do :; done\nexec sh -c "$last"\n')
+    fake.chmod(0o755)
+    git("remote", "set-url", "origin", f"host:{b.parent / 'remote.git'}", cwd=b)
+    # (simple: git runs no '-G' variant check through it, so one line is one connection)
+    return gate, count, {"GIT_SSH_COMMAND": str(fake), "GIT_SSH_VARIANT": "simple"}
+
+
 def test_session_start_never_waits_on_a_hanging_remote(team: dict[str, Path]) -> None:
     """The first session start of the day in a fresh clone waited up to 3 s (the probe's
     timeout) on 'git ls-remote' to a remote that hangs: now it answers at once, the
@@ -287,17 +305,7 @@ def test_session_start_never_waits_on_a_hanging_remote(team: dict[str, Path]) ->
     from gitmem.api.sharing import PROBE_TIMEOUT
 
     a, b = team["a"], team["b"]
-    ok(gm("add", "the build uses make", cwd=a))
-    ok(gm("sync", cwd=a))
-    gate, count = b.parent / "gate", b.parent / "ssh-runs"
-    fake = b.parent / "slowssh"  # hangs until the gate opens, then serves like sshd
-    fake.write_text(f'#!/bin/sh\necho run >> "{count}"\n'
-                    f'while [ ! -e "{gate}" ]; do sleep 0.05; done\n'
-                    'for last; do :; done\nexec sh -c "$last"\n')
-    fake.chmod(0o755)
-    git("remote", "set-url", "origin", f"host:{b.parent / 'remote.git'}", cwd=b)
-    # (simple: git runs no '-G' variant check through it, so one line is one connection)
-    env = {"GIT_SSH_COMMAND": str(fake), "GIT_SSH_VARIANT": "simple"}
+    gate, count, env = _remote_that_hangs(team)
 
     def start(session: str) -> tuple[str, float]:
         payload = {"session_id": session, "cwd": str(b), "hook_event_name": "SessionStart",
@@ -334,16 +342,7 @@ def test_hooks_start_no_probe_where_the_probe_lock_cannot_be_taken(
     import time
 
     a, b = team["a"], team["b"]
-    ok(gm("add", "the build uses make", cwd=a))
-    ok(gm("sync", cwd=a))
-    gate, count = b.parent / "gate", b.parent / "ssh-runs"
-    fake = b.parent / "slowssh"  # hangs until the gate opens, then serves like sshd
-    fake.write_text(f'#!/bin/sh\necho run >> "{count}"\n'
-                    f'while [ ! -e "{gate}" ]; do sleep 0.05; done\n'
-                    'for last; do :; done\nexec sh -c "$last"\n')
-    fake.chmod(0o755)
-    git("remote", "set-url", "origin", f"host:{b.parent / 'remote.git'}", cwd=b)
-    env = {"GIT_SSH_COMMAND": str(fake), "GIT_SSH_VARIANT": "simple"}
+    gate, count, env = _remote_that_hangs(team)
     (b / ".git" / "mem" / "remote-probe.lock").mkdir(parents=True)
     try:
         for session in ("s1", "s2", "s3"):
