@@ -34,11 +34,12 @@ ALLOWED: dict[str, set[str]] = {
     "relevance": set(),
     # (timefmt: FUTURE_SKEW, shared with import; ops: node_name, the one reading of a
     # link's node, as the projection's edges table names it)
-    "recall": {"model", "ops", "projection", "relevance", "timefmt", "twins"},
+    "salience": {"model", "projection", "timefmt"},
+    "recall": {"model", "ops", "projection", "relevance", "timefmt", "twins", "salience"},
     "context": {"model"},
     "capture": set(),
     "api": {"ops", "errors", "forked", "hashes", "model", "oplog", "projection", "recall", "replay", "timefmt",
-            "embed", "gate", "context", "capture", "twins", "selfexec"},
+            "embed", "gate", "context", "capture", "twins", "selfexec", "salience"},
     "agents": {"api", "errors", "model", "ops", "context", "envelope", "selfexec"},
     "cli": {"api", "errors", "model", "ops", "agents", "envelope", "ui"},
     "ui": {"api", "errors", "model", "ops", "timefmt"},

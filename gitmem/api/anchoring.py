@@ -252,7 +252,7 @@ def _newest_change(r: Record) -> tuple[str, str]:
 def about(pool: Pool, path: str) -> list[Record]:
     """Current memories anchored to ``path``, a folder above it or (for a folder)
     anything inside it; best first by salience."""
-    from ..recall import by_salience
+    from ..salience import by_salience
 
     rel = relative(path, pool)
     cfg = settings.salience_config(pool.log, None)

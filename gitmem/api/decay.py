@@ -1,6 +1,6 @@
 """What fades soon and why: the decay view of ``git mem ui`` (and the library).
 
-Salience is importance x decay x reinforcement (recall.salience); a memory
+Salience is importance x decay x reinforcement (salience.salience); a memory
 whose salience drops below gitmem.salienceFloor leaves default recall (it is
 never deleted). This lists current memories nearest to that line, with the
 days left if nothing renews them (a confirmation, a recall that returns it).
@@ -19,7 +19,7 @@ SCAN = 5000  # newest current memories considered
 
 
 def fading(pool: Pool, *, limit: int = 20) -> list[Fading]:
-    from ..recall import FUTURE_SKEW, salience
+    from ..salience import FUTURE_SKEW, salience
 
     cfg = settings.salience_config(pool.log, None)
 

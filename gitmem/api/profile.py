@@ -4,7 +4,7 @@ Why this exists: an agent starting a session cannot ask about what it does not
 know it should ask. ``git mem context`` hands it the standing knowledge:
 persona, current keyed facts, procedures, the most salient notes and recent
 changes. This module picks each section's candidates from one pool, best first
-by salience (``recall.by_salience``); ``merge`` puts the person's own pool
+by salience (``salience.by_salience``); ``merge`` puts the person's own pool
 beside the project's; ``gitmem.context`` renders them within the budget.
 """
 
@@ -121,7 +121,7 @@ def render(sections: dict[str, list[ctx.Item]], budget: int) -> Context:
 def sections(pool: Pool, recent_days: int) -> dict[str, list[ctx.Item]]:
     """Each section's candidates, best first (ctx.Item)."""
     from ..projection import Scope
-    from ..recall import by_salience
+    from ..salience import by_salience
 
     cfg = settings.salience_config(pool.log, None)
 

@@ -22,7 +22,7 @@ from ..model import (CodeAnchorInfo, Hit, Listing, OpInfo, PartitionInfo, Record
 from . import anchoring, settings, sharing
 from .validate import repo_paths, well_formed
 from .embedding import query_vector, word_rank
-from ..recall import FUTURE_SKEW
+from ..salience import FUTURE_SKEW
 from .pool import Pool
 
 if TYPE_CHECKING:
@@ -346,7 +346,7 @@ def for_diff(pool: Pool, rev: str | None, k: int = 10) -> list[Hit]:
     cfg = settings.salience_config(pool.log, None)
 
     def run(p: Projection) -> list[Hit]:
-        from ..recall import by_salience
+        from ..salience import by_salience
 
         weight: dict[str, float] = {}
         for mid, asked, tied in p.ties(paths):

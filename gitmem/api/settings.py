@@ -18,7 +18,7 @@ from ..oplog import Oplog
 from ..timefmt import now_from_env, parse_date
 
 if TYPE_CHECKING:
-    from ..recall import Salience
+    from ..salience import Salience
 
 T = TypeVar("T")
 DAY = 86400
@@ -90,7 +90,7 @@ def thresholds(log: Oplog) -> tuple[float, float]:
 
 def salience_config(log: Oplog, as_of: int | None) -> Salience:
     """How salience is computed now (or as of a point in time)."""
-    from ..recall import HALF_LIFE_DAYS, SALIENCE_FLOOR, Salience
+    from ..salience import HALF_LIFE_DAYS, SALIENCE_FLOOR, Salience
 
     halves: dict[str, float | None] = {}
     for kind, default in HALF_LIFE_DAYS.items():
