@@ -108,3 +108,15 @@ def test_status_without_a_remote_says_nothing_about_pushing(repo: Path) -> None:
     status = json.loads(ok(gm("status", "--json", cwd=repo)).stdout)["data"]
     assert status["unpushed"] is None and status["remote_memory"] is None
     assert "not pushed" not in ok(gm("status", cwd=repo)).stdout
+
+
+def test_the_kept_answer_holds_no_password_of_the_remote(team: dict[str, Path],
+                                                         tmp_path: Path) -> None:
+    # (A review, rev38b: .git/mem/remote-probe.json kept the remote's URL, password
+    # included, in a file any process of the user reads.)
+    _share(team)
+    bob = _fresh_clone(team, tmp_path)
+    git("remote", "set-url", "origin", "https://bob:s3cretpw@127.0.0.1:9/team.git", cwd=bob)
+    ok(gm("recall", "deploy", cwd=bob))
+    kept = (bob / ".git" / "mem" / "remote-probe.json").read_text()
+    assert "origin" in kept and "s3cretpw" not in kept and "127.0.0.1" not in kept

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import ops, selfexec
+from .. import hashes, ops, selfexec
 from ..oplog import REF_PREFIX
 from . import cachefiles, locks
 from .pool import Pool
@@ -100,8 +100,10 @@ def _save_probe(pool: Pool, cache: dict[str, Any]) -> None:
 
 
 def _target(pool: Pool, empty_only: bool) -> tuple[str, str] | None:
-    """(remote, its URL) to probe, or None when there is nothing to ask: a clone with
-    the team's memory (or, ``empty_only``, any memory), no remote, one fetched before."""
+    """(remote, a digest of its URL) to probe, or None when there is nothing to ask: a
+    clone with the team's memory (or, ``empty_only``, any memory), no remote, one
+    fetched before. (A digest: the answer kept is for that URL, and a URL may hold a
+    password, which must not lie in a file of .git: a review, rev38b.)"""
     if empty_only and pool.log.any_partitions():
         return None
     if pool.log.others_partition():
@@ -115,7 +117,8 @@ def _target(pool: Pool, empty_only: bool) -> tuple[str, str] | None:
     remote = "origin" if "origin" in urls else sorted(urls)[0]
     if pool.log.fetched(pool.log.namespace(remote)):
         return None  # fetched before: nothing new to say
-    return remote, urls[remote]
+    return remote, hashes.blake2b(urls[remote].encode("utf-8", "surrogatepass"),
+                                  digest_size=16).hexdigest()
 
 
 def _kept(cache: dict[str, Any], remote: str, url: str) -> dict[str, Any] | None:
