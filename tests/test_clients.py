@@ -248,3 +248,14 @@ def test_doctor_outside_a_repository_reports_the_user_scope(tmp_path: Path) -> N
     assert cursor["mcp_user"] is True and cursor["todo"] == []
     human = ok(gm("doctor", "--all", cwd=outside)).stdout
     assert human.startswith("not in a git repository") and "cursor: not found here" in human
+
+
+def test_an_instructions_file_that_is_not_utf8_is_a_one_line_error(repo: Path) -> None:
+    # (A review, rev38b: a Latin-1 AGENTS.md made `hooks install --agent cursor` fail
+    # with an internal UnicodeDecodeError.)
+    latin = "# Équipe\n\n- Déploiement le mardi.\n".encode("latin-1")
+    (repo / "AGENTS.md").write_bytes(latin)
+    proc = gm("hooks", "install", "--agent", "cursor", cwd=repo)
+    assert proc.returncode == 2 and "internal error" not in proc.stderr, proc.stderr
+    assert "cannot read" in proc.stderr and "UTF-8" in proc.stderr
+    assert (repo / "AGENTS.md").read_bytes() == latin

@@ -113,4 +113,9 @@ def _read(path: Path, root: Path) -> str:
     """The instructions file's text with its line endings as they are ("" when there is
     none), read without following a link or waiting on a FIFO put there since the check."""
     found = read_bytes(path, root)
-    return "" if found is None else found.decode("utf-8")
+    try:
+        return "" if found is None else found.decode("utf-8")
+    except UnicodeDecodeError as exc:  # (a Latin-1 file was an internal error)
+        raise InvalidInput(f"cannot read {path} ({exc}); nothing was changed",
+                           "make it a UTF-8 file (or move it away), then run the command "
+                           "again") from None
