@@ -65,7 +65,7 @@ def note(pool: Pool, session: str, text: str, *, kind: str = "note",
                            "end it (git mem session end) or add durable memories instead")
     path.parent.mkdir(parents=True, exist_ok=True)
     # One write of one line with O_APPEND: concurrent writers never interleave a line.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0), 0o600)
     try:
         os.write(fd, (json.dumps({"id": nid, "session": session, **line},
                                  ensure_ascii=False) + "\n").encode("utf-8"))

@@ -82,7 +82,7 @@ def read(path: str | os.PathLike[str]) -> list[Event]:
     size 0 and was read whole, 14 GB in 45 s). At most its last MAX_BYTES."""
     try:
         # O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except (OSError, ValueError):
         return []
     try:

@@ -132,7 +132,7 @@ def internal_error(exc: BaseException) -> NoReturn:
     (exit 141, SIGPIPE's); output to a full device is the full-disk error."""
     if isinstance(exc, BrokenPipeError):
         try:  # the exit's own flush must not fail again on the closed pipe
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            os.dup2(os.open(os.devnull, os.O_WRONLY | getattr(os, "O_BINARY", 0)), sys.stdout.fileno())
         except (OSError, ValueError):
             pass
         sys.exit(141)

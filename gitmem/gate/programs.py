@@ -203,7 +203,7 @@ def _keep(folder: Path, path: Path, program: _Program) -> None:
         if folder not in _tidied:  # once a process that writes (a new build, new rules)
             _tidied.add(folder)
             tidy(folder)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o644)
         with os.fdopen(fd, "wb") as out:
             out.write(data)
         os.chmod(temporary, 0o644)  # (a umask of 002 would leave it group-writable: not read)
@@ -257,7 +257,7 @@ def _read(path: Path) -> bytes | None:
         # Not ours, or writable by others: whoever wrote it could make the gate pass
         # what it should refuse (a repository trusted by safe.directory included).
         raise OSError(f"{path} is not a program file of ours")
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
                  | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
     try:
         info = os.fstat(fd)

@@ -94,7 +94,8 @@ def _lock_file(path: Path) -> int:
     holds nothing but the lock, so anything else found in its place (a FIFO, a
     link, a device: an add failed on one as "not seekable") is removed and the
     file made again, once; what still is not a regular file is an error."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    flags = (os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+             | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
     for attempt in range(2):
         try:
             fd = os.open(path, flags, 0o644)

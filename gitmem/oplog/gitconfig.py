@@ -158,8 +158,8 @@ def _read_own(path: Path) -> Any:
     others (it names commands that would run as us: a file someone else could
     write is never believed). Checked with fstat on what was opened: no race
     between a check and the read."""
-    flags = (os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-             | getattr(os, "O_NOFOLLOW", 0))
+    flags = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+             | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0))
     try:
         fd = os.open(path, flags)
     except OSError:
@@ -184,7 +184,8 @@ def _write_own(folder: Path, name: str, text: str) -> None:
     writable by its owner only, whatever the umask."""
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{name}.{os.getpid()}.{os.urandom(16).hex()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+                 | getattr(os, "O_BINARY", 0), 0o600)
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write(text)

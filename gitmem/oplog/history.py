@@ -358,7 +358,8 @@ def _shallow_lines(shallow: Path, limit: int) -> list[str]:
     """The first ``limit`` + 1 ids ``shallow`` lists, read without following a link
     or blocking (a FIFO, a link: none)."""
     try:
-        fd = os.open(shallow, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(shallow, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
     except OSError:
         return []
     try:

@@ -193,7 +193,8 @@ class Packed:
 def read_packed(commondir: Path) -> Packed | None:
     """packed-refs (an empty one when there is none), or None when it cannot be read."""
     try:
-        fd = os.open(os.path.join(commondir, "packed-refs"), os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(os.path.join(commondir, "packed-refs"),
+                     os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         return Packed(b"", None)
     except OSError:

@@ -342,7 +342,7 @@ class Refs:
         path.parent.mkdir(parents=True, exist_ok=True)
         lock = Path(str(path) + ".lock")
         try:
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o644)
         except FileExistsError:
             self._clear_stale_lock(lock)
             return None

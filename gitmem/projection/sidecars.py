@@ -281,7 +281,8 @@ class FirstPassFiles:
             target = signs if same else signs.with_name(f".{signs.name}.{os.getpid()}")
             if not same and (signs.is_dir() or signs.is_symlink()):
                 raise IsADirectoryError(21, "something else is in the way", str(signs))
-            out = os.open(target, os.O_WRONLY | os.O_CREAT | (0 if same else os.O_TRUNC), 0o644)
+            out = os.open(target, os.O_WRONLY | os.O_CREAT | (0 if same else os.O_TRUNC)
+                          | getattr(os, "O_BINARY", 0), 0o644)
             try:
                 if not same:
                     os.pwrite(out, firstpass.sign_header(d, levels), 0)
@@ -340,7 +341,7 @@ class FirstPassFiles:
         # whose map is touched already), else read (firstpass.gather).
         mm = self._mapping(c, n * self.dim) if "numpy" in sys.modules else None
         try:
-            fd = os.open(self.path(c), os.O_RDONLY) if mm is None else -1
+            fd = os.open(self.path(c), os.O_RDONLY | getattr(os, "O_BINARY", 0)) if mm is None else -1
         except OSError:
             return None
         try:

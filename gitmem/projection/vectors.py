@@ -396,7 +396,7 @@ class VectorFile:
         if files is None:
             return None
         try:
-            fd = os.open(self.path(c), os.O_RDONLY)
+            fd = os.open(self.path(c), os.O_RDONLY | getattr(os, "O_BINARY", 0))
         except OSError:
             return None
         try:

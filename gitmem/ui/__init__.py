@@ -111,8 +111,8 @@ def _landing(folder: Path, url: str) -> Path:
             f"<body><p>Opening the memory panel: <a href=\"{target}\">{target}</a></p>"
             "</body></html>\n")
     page = folder / "open.html"
-    fd = os.open(page, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
-                 0o600)
+    fd = os.open(page, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_BINARY", 0), 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
     return page
