@@ -575,3 +575,14 @@ def test_files_written_for_the_user_follow_the_umask_and_keep_their_mode_and_own
     if owner is not None:
         assert (info.st_uid, info.st_gid) == owner
     assert sorted(p.name for p in repo.iterdir() if p.name.startswith(".AGENTS")) == []
+
+
+def test_a_fifo_where_agents_md_goes_is_named_as_what_it_is(tmp_path: Path) -> None:
+    # (A review, rev38b: the hint for a FIFO or a folder said "replace the link".)
+    repo = init_repo(tmp_path / "r")
+    ok(gm("init", cwd=repo))
+    os.mkfifo(repo / "AGENTS.md")
+    with deadline(10):
+        proc = gm("export", "--into", "AGENTS.md", cwd=repo)
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr, proc.stderr
+    assert "replace the link" not in proc.stderr and "regular file of its own" in proc.stderr

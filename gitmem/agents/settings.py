@@ -220,7 +220,8 @@ def _regular(path: Path, shown: Path) -> None:
     if not stat.S_ISREG(info.st_mode):
         raise InvalidInput(
             f"{shown} is not a regular file; nothing was changed",
-            "replace the link with a file of its own, or edit the settings it points to by hand",
+            "put a regular file of its own there (not a link, a folder or a FIFO), or edit "
+            "the settings by hand",
         )
 
 

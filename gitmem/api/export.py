@@ -281,7 +281,8 @@ def into(root: Path, path: Path, block: str) -> bool:
             f"{path} is not a regular file" if real.exists() and not real.is_file() else None)
         if problem is not None:
             raise InvalidInput(f"{problem}; nothing was changed",
-                               "replace the link with a file of its own, or give another file")
+                               "put a regular file of its own there (not a link, a folder or "
+                               "a FIFO), or give another file")
         old = read_text(real) if real.exists() else ""
     except (OSError, ValueError) as exc:  # a name too long, a NUL, a loop of links, unreadable
         raise InvalidInput(f"cannot use {path!s} ({getattr(exc, 'strerror', None) or exc})",
