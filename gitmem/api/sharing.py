@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import hashes, ops, selfexec
+from .. import hashes, ops
 from ..oplog import REF_PREFIX
 from . import cachefiles, locks
 from .pool import Pool
@@ -205,6 +205,8 @@ def start_probe(pool: Pool) -> bool:
         if not free:
             return False  # one is running, or none can hold the lock
     _started[key] = time.monotonic()
+    from .. import selfexec  # (here: a read that starts no probe never loads it)
+
     argv = selfexec.argv("gitmem.api.sharing", "--probe")
     return pool.log.spawn(argv)
 

@@ -155,7 +155,11 @@ def _moved(p: Projection, source: LogSource, current: dict[str, str],
     if not ahead.supported():
         return []
     packs = ahead.moved_packs(source, current, stored)
-    return packs if sum(len(data) for _, _, data in packs) >= min(wanted) else []
+    return packs if _size(packs) >= min(wanted) else []
+
+
+def _size(packs: list[tuple[str, str, bytes]]) -> int:
+    return sum(len(data) for _, _, data in packs)
 
 
 def _embed_ahead(p: Projection, packs: list[tuple[str, str, bytes]]) -> Ahead | None:
@@ -164,7 +168,7 @@ def _embed_ahead(p: Projection, packs: list[tuple[str, str, bytes]]) -> Ahead | 
     (then it embeds fast itself)."""
     if (p.ahead_bytes is None or p._make_embedder is None
             or p.embedder_version is None or p._embedder_loaded()
-            or sum(len(data) for _, _, data in packs) < max(p.ahead_bytes, 1)):
+            or _size(packs) < max(p.ahead_bytes, 1)):
         return None
     from . import ahead
 
@@ -176,7 +180,7 @@ def _judge_ahead(p: Projection, packs: list[tuple[str, str, bytes]],
     """Start judging the second half of what moved in a forked child (gateahead.py)
     when there is enough of it."""
     if (p.gate_ahead_bytes is None or p.quarantine_check is None
-            or sum(len(data) for _, _, data in packs) < max(p.gate_ahead_bytes, 1)):
+            or _size(packs) < max(p.gate_ahead_bytes, 1)):
         return None
     from .gateahead import GateAhead
 

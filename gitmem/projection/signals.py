@@ -227,11 +227,6 @@ def term_frequencies(c: sqlite3.Connection,
         (match, DF_CAP)).fetchone()[0]) for word, match in matches.items()}
 
 
-# What memories_past holds (tables.py): the memories that may not be current now.
-PAST = ("(state != 0 OR shadowed_by IS NOT NULL OR quarantine IS NOT NULL "
-        "OR valid_until IS NOT NULL)")
-
-
 def term_presence(c: sqlite3.Connection, ids: list[str],
                   matches: dict[str, str]) -> dict[str, set[str]]:
     """memory id -> which of ``matches``' words its indexed columns hold (text, key, tags,

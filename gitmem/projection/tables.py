@@ -362,7 +362,7 @@ CREATE INDEX memories_listed ON memories(at, clock, fts, kind_code, valid_until)
 -- The vector file holds a row for every value a key ever had; the vector channel
 -- leaves these memories' rows out of its mean and spread (vectors.unseen_slots).
 -- Partial, so that in a store of current memories it is nearly empty; a query can
--- use it only if its WHERE repeats these terms (signals.PAST).
+-- use it only if its WHERE repeats these terms (vectors.PAST).
 CREATE INDEX memories_past ON memories(fts)
     WHERE state != 0 OR shadowed_by IS NOT NULL OR quarantine IS NOT NULL
     OR valid_until IS NOT NULL;

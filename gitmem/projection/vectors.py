@@ -38,7 +38,6 @@ from .generations import Generations
 from .sidecars import FirstPassFiles
 
 from .scope import Scope, filters
-from .signals import PAST
 
 EMBED_BATCH = 1024
 _QUICK_ROWS = 4096  # rows a refresh under a deadline adds to the first pass's files
@@ -82,6 +81,11 @@ def has_pending(c: sqlite3.Connection) -> bool:
     return c.execute(
         "SELECT 1 FROM memories INDEXED BY memories_unembedded "
         "WHERE vec_slot IS NULL AND text IS NOT NULL LIMIT 1").fetchone() is not None
+
+
+# What memories_past holds (tables.py): the memories that may not be current now.
+PAST = ("(state != 0 OR shadowed_by IS NOT NULL OR quarantine IS NOT NULL "
+        "OR valid_until IS NOT NULL)")
 
 
 def unseen_slots(c: sqlite3.Connection, scope: Scope) -> list[int]:
