@@ -16,8 +16,8 @@ at most once a day per remote; its answer is kept in ``.git/mem/``.
 A front end with a time budget (a hook, the MCP server: ``catchup.within``)
 never waits on the network: with no answer kept, or one older than a day, it
 starts the probe in the background (detached, one at a time per clone: it
-holds ``.git/mem/remote-probe.lock``; none where that lock cannot be taken,
-and on Windows, which has no lock, one a minute per process) and says what the
+holds ``.git/mem/remote-probe.lock``; none where that lock cannot be taken;
+and a process starts at most one a minute) and says what the
 kept answer says, if anything; a later session reads what the probe found. The user's own reads
 (``git mem recall``, ``status``) still probe in the foreground.
 """

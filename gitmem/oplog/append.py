@@ -20,7 +20,6 @@ are on disk, the objects are in place before the ref is renamed.
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import stat
 import time
@@ -30,7 +29,7 @@ from pathlib import Path
 
 import msgspec
 
-from .. import ops
+from .. import filelock, ops
 from ..errors import InvalidInput, LogBusy
 from .history import History
 from .libgit2 import Libgit2, pygit2
@@ -74,17 +73,15 @@ def append_lock(state_dir: Path, ref_name: str, deadline: float) -> Iterator[Non
     fd = _lock_file(state_dir / APPEND_LOCK_FILE)
     try:
         while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if filelock.try_lock(fd):
                 break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise LogBusy(f"another git mem process kept {ref_name} locked") from None
-                time.sleep(_jitter(0.002, 0.01))
+            if time.monotonic() > deadline:
+                raise LogBusy(f"another git mem process kept {ref_name} locked")
+            time.sleep(_jitter(0.002, 0.01))
         try:
             yield
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            filelock.unlock(fd)
     finally:
         os.close(fd)
 

@@ -9,6 +9,7 @@ prompting (an agent has nobody to type a password).
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +24,40 @@ if TYPE_CHECKING:
 # importing subprocess is a measurable part of a fresh `git mem recall`.
 
 
+_resolved: dict[str, str] = {}
+
+
+def git_binary() -> str:
+    """The git to run: the first ``git`` on PATH, by its absolute path.
+
+    Why not the bare name: git runs in the user's work tree, which is a clone of
+    someone else's repository. Windows looks for a program in the current
+    directory before PATH, and on POSIX an empty or relative PATH entry (``::``,
+    a trailing ``:``, ``.``) means the current directory too: a committed
+    ``git.exe``, ``git.bat`` or executable ``git`` would have run with the user's
+    rights. Relative entries are skipped. FileNotFoundError (an OSError, as when
+    starting a missing program) when there is none: the bare name would have
+    searched the relative entries after all."""
+    path = os.environ.get("PATH", os.defpath)
+    found = _resolved.get(path)
+    if found is not None:
+        return found
+    names = ["git"]
+    if os.name == "nt":
+        exts = os.environ.get("PATHEXT", ".COM;.EXE;.BAT;.CMD").split(os.pathsep)
+        names = ["git" + ext.lower() for ext in exts if ext]
+    for folder in path.split(os.pathsep):
+        folder = folder.strip('"')
+        if not folder or not os.path.isabs(folder):
+            continue
+        hit = next((c for c in (os.path.join(folder, n) for n in names)
+                    if os.path.isfile(c) and os.access(c, os.X_OK)), None)
+        if hit is not None:
+            _resolved[path] = hit
+            return hit
+    raise FileNotFoundError(errno.ENOENT, "no git on PATH (relative entries are skipped)", "git")
+
+
 def run_git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
             input: str | None = None,
             errors: str = "strict") -> subprocess.CompletedProcess[str]:
@@ -34,7 +69,7 @@ def run_git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
     decide later) or "replace" (messages only shown to a person)."""
     import subprocess
 
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([git_binary(), *args], cwd=cwd, capture_output=True, text=True,
                           encoding="utf-8", errors=errors, env=env, check=False,
                           input=input)
 
@@ -102,7 +137,7 @@ def probe_memory(remote: str, cwd: Path, timeout: float) -> int | None:
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0", SSH_ASKPASS_REQUIRE="never",
                GCM_INTERACTIVE="never")
     try:
-        proc = subprocess.Popen(["git", "ls-remote", "--refs", "--end-of-options", remote,
+        proc = subprocess.Popen([git_binary(), "ls-remote", "--refs", "--end-of-options", remote,
                                  "refs/memory/*"],
                                 cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

@@ -1,0 +1,114 @@
+"""What must hold on Windows and odd PATHs too, checked on this machine.
+
+No Windows machine runs this suite, so what can be checked from here is: every
+module imports without ``fcntl`` (Windows has none), the lock takes the Windows
+branch's calls when ``fcntl`` is missing (``msvcrt.locking``, stood in for by a
+POSIX byte-range lock: the stand-in checks our calls, not Windows), and git is
+never started from the work tree, which Windows searches before PATH.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from conftest import git, init_repo
+
+ROOT = Path(__file__).parent.parent
+
+# A process with no fcntl and an msvcrt whose locking() is a POSIX byte-range lock
+# (the real fcntl, saved before it is hidden): what a Windows process has.
+# (subprocess is imported first: it decides it runs on Windows by importing msvcrt.)
+NO_FCNTL = textwrap.dedent("""
+    import errno, fcntl as _real, subprocess, sys, types
+    sys.modules["fcntl"] = None
+    def locking(fd, mode, nbytes):
+        if mode == 1:  # LK_NBLCK
+            try:
+                _real.lockf(fd, _real.LOCK_EX | _real.LOCK_NB, nbytes, 0, 1)
+            except OSError as exc:
+                raise PermissionError(errno.EACCES, "locked") from exc
+        elif mode == 0:  # LK_UNLCK
+            _real.lockf(fd, _real.LOCK_UN, nbytes, 0, 1)
+        else:
+            raise AssertionError(mode)
+    sys.modules["msvcrt"] = types.SimpleNamespace(locking=locking, LK_NBLCK=1, LK_UNLCK=0)
+""")
+
+
+def _python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-c", NO_FCNTL + textwrap.dedent(script), *args],
+                          capture_output=True, text=True, env=env, check=False, timeout=120)
+
+
+def test_every_module_imports_without_fcntl() -> None:
+    # The op-log's appender imported fcntl at its top: on Windows every write failed.
+    proc = _python("""
+        import importlib, pkgutil, traceback, gitmem
+        failed = []
+        for info in pkgutil.walk_packages(gitmem.__path__, "gitmem."):
+            if info.name.endswith("__main__"):
+                continue
+            try:
+                importlib.import_module(info.name)
+            except ImportError as exc:
+                # Ours only: the MCP SDK imports fcntl under `sys.platform != "win32"`.
+                where = traceback.extract_tb(exc.__traceback__)[-1].filename
+                if "/gitmem/" in where.replace("\\\\", "/"):
+                    failed.append(f"{info.name}: {exc} ({where})")
+        print("\\n".join(failed))
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ""
+
+
+def test_a_write_and_the_background_locks_work_without_fcntl(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo")
+    lock = tmp_path / "probe.lock"
+    proc = _python("""
+        import subprocess, sys
+        import gitmem
+        from gitmem.api import locks
+        repo, lock, script = sys.argv[1], sys.argv[2], sys.argv[3]
+        with gitmem.open(repo) as store:
+            store.add("tests live in spec/, run with make spec")
+        with locks.held(__import__("pathlib").Path(lock)) as free:
+            assert free is True
+            # another process sees it held; this one, having released it, takes it again
+            other = subprocess.run([sys.executable, "-c", script, lock], capture_output=True,
+                                   text=True)
+            print("other:", other.stdout.strip(), other.stderr.strip()[-300:])
+        with locks.held(__import__("pathlib").Path(lock)) as free:
+            print("again:", free)
+    """, str(repo), str(lock), NO_FCNTL + textwrap.dedent("""
+        import sys, pathlib
+        from gitmem.api import locks
+        with locks.held(pathlib.Path(sys.argv[1])) as free:
+            print(free)
+    """))
+    assert proc.returncode == 0, proc.stderr
+    assert "other: False" in proc.stdout
+    assert "again: True" in proc.stdout
+    log = git("log", "--format=%s", "--glob=refs/memory", cwd=repo).stdout
+    assert log.strip(), "the add wrote no op"
+
+
+def test_git_is_never_started_from_the_work_tree(tmp_path: Path) -> None:
+    # A clone that commits an executable `git`, and a PATH with an empty entry (the
+    # current directory, as Windows always searches first): the committed program ran
+    # at the first command (its `git config --list`), with the user's rights.
+    repo = init_repo(tmp_path / "repo")
+    marker = tmp_path / "ran"
+    fake = repo / "git"
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    fake.chmod(0o755)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PATH=os.pathsep + os.environ["PATH"])
+    proc = subprocess.run([sys.executable, "-m", "gitmem", "add", "deploys go through make ship"],
+                          cwd=repo, env=env, capture_output=True, text=True, check=False,
+                          timeout=120)
+    assert not marker.exists(), "the work tree's git ran"
+    assert proc.returncode == 0, proc.stderr
