@@ -39,6 +39,17 @@ NO_FCNTL = textwrap.dedent("""
 """)
 
 
+# And no POSIX-only os functions or flags (Python 3.11 on Windows has none of these).
+NO_POSIX_OS = NO_FCNTL + textwrap.dedent("""
+    import os
+    for _name in ("set_blocking", "get_blocking", "fork", "killpg", "getpgid", "setsid",
+                  "fchmod", "fchown", "uname", "geteuid", "getuid", "O_NONBLOCK",
+                  "O_NOFOLLOW", "O_CLOEXEC", "O_DIRECTORY"):
+        if hasattr(os, _name):
+            delattr(os, _name)
+""")
+
+
 def _python(script: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-c", NO_FCNTL + textwrap.dedent(script), *args],
@@ -112,3 +123,35 @@ def test_git_is_never_started_from_the_work_tree(tmp_path: Path) -> None:
                           timeout=120)
     assert not marker.exists(), "the work tree's git ran"
     assert proc.returncode == 0, proc.stderr
+
+
+def test_the_everyday_commands_need_no_posix_only_os_function(tmp_path: Path) -> None:
+    # The session-end capture read its transcript with os.set_blocking, which Python
+    # 3.11 has only on POSIX: on Windows the capture failed with AttributeError.
+    repo = init_repo(tmp_path / "repo")
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text('{"type": "user", "message": {"content": "run make spec"}}\n')
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    script = NO_POSIX_OS + textwrap.dedent("""
+        import sys
+        import gitmem
+        from gitmem.capture import transcript
+        repo, path = sys.argv[1], sys.argv[2]
+        with gitmem.open(repo) as store:
+            store.add("tests live in spec/, run with make spec")
+            store.set("db.engine", "postgres")
+            print("hits:", len(store.recall("how do I run the tests")))
+            store.sync("origin")
+            store.status()
+            store.context()
+        print("events:", len(transcript.read(path)))
+    """)
+    git("init", "-q", "--bare", str(tmp_path / "remote.git"), cwd=tmp_path)
+    git("remote", "add", "origin", str(tmp_path / "remote.git"), cwd=repo)
+    proc = subprocess.run([sys.executable, "-c", script, str(repo), str(transcript)],
+                          capture_output=True, text=True, env=env, check=False, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "hits: 0" not in proc.stdout
+    assert "events: 1" in proc.stdout
+    pushed = git("for-each-ref", "refs/memory", cwd=tmp_path / "remote.git").stdout
+    assert pushed.strip(), "the sync pushed nothing"

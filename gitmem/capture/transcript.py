@@ -90,7 +90,8 @@ def read(path: str | os.PathLike[str]) -> list[Event]:
         if not stat.S_ISREG(st.st_mode):
             return []
         start = max(0, st.st_size - MAX_BYTES)
-        os.set_blocking(fd, True)
+        if hasattr(os, "set_blocking"):  # (Windows, Python 3.11: none, and no O_NONBLOCK)
+            os.set_blocking(fd, True)
         with os.fdopen(fd, "rb", closefd=False) as fh:
             fh.seek(start)
             data = fh.read(MAX_BYTES)  # a file growing meanwhile is read no further
