@@ -277,11 +277,20 @@ def _rank_at(
                 if other is not None:
                     context[other] = context.get(other, 0.0) + share * base[src]
                     fused.setdefault(other, {"rank": {}, "raw": {}})
+    # --valid-at a past time: what was true then ranks as if then were now, its age
+    # measured to the time asked, counting the confirmations made by then (a fact set
+    # 322 days ago, valid then, decayed to 0.54 under a note recalled yesterday).
+    age_at = (q.valid_at if q.salience is not None and q.valid_at is not None
+              and q.valid_at < q.salience.now else None)
     inputs = projection.salience_inputs(
-        fused, q.as_of, horizon=q.salience.now + FUTURE_SKEW if q.salience is not None else None)
-    # Uses are recorded with their last time only: an as-of query leaves them out.
+        fused, q.as_of if age_at is None else age_at,
+        horizon=q.salience.now + FUTURE_SKEW if q.salience is not None else None)
+    # Uses are recorded with their last time only: an as-of query leaves them out, and
+    # one after the time --valid-at asks about says nothing of the uses before it.
     uses = (usage(list(fused)) if usage is not None and q.salience is not None
             and q.as_of is None else {})
+    if age_at is not None:
+        uses = {mid: u for mid, u in uses.items() if u[1] is not None and u[1] <= age_at}
     closer = (projection_closeness(projection.paths_of(list(fused)), q.paths) if q.paths
               else {})
     doubted = projection.unvouched(list(fused))
@@ -305,7 +314,7 @@ def _rank_at(
         else:
             n_uses, last_use = uses.get(mid, (0, None))
             full = salience(q.salience, kind=kind, importance=imp, at=at, confirms=confirms,
-                            last_confirm=last_confirm, last_use=last_use)
+                            last_confirm=last_confirm, last_use=last_use, age_at=age_at)
             factors = {f: full[f] for f in ("importance", "decay", "reinforcement")}
             sal = full["salience"]
             signals[mid] = {"age_days": round(full["age_days"], 3), "confirms": confirms,

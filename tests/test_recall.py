@@ -591,3 +591,39 @@ def test_a_link_naming_a_key_comes_after_the_keys_fact(repo: Path) -> None:
         # The walk votes for what it adds, not again for the link the words found.
         hit = next(h for h in s.recall("db engine", k=3, explain=True) if h.id == depends)
         assert hit.explain is not None and "graph" not in hit.explain["ranks"]
+
+
+def test_valid_at_ranks_what_was_true_then_as_if_then_were_now(repo: Path) -> None:
+    """--valid-at a past time: the key's value valid then ranks by its age at that time,
+    not today's (a review: a fact set 322 days ago, valid then, decayed to 0.54 and lost
+    to a note recalled yesterday, whose use renewed it)."""
+    def line(text: str, at: str, key: str | None = None) -> dict[str, str]:
+        return {"text": text, "recorded_at": at, **({"key": key} if key else {})}
+
+    old = "the staging deploy target is cluster-a.internal"
+    note = "the staging deploy runs from the release pipeline on merge"
+    lines = [line(note, "2025-02-20T10:00:00Z"),
+             line(old, "2025-02-27T10:00:00Z", "deploy.target"),  # 322 days before now
+             line("the staging deploy target is cluster-b.internal", "2025-10-01T10:00:00Z",
+                  "deploy.target"),
+             *(line(f"unrelated note {i} about the {w} service", "2025-01-01T10:00:00Z")
+               for i, w in enumerate(["billing", "search", "mail", "auth", "queue"]))]
+    ok(gm("import", "-", cwd=repo, input="\n".join(json.dumps(x) for x in lines)))
+    with gitmem.open(repo) as s:
+        assert note in [h.text for h in s.recall("staging deploy", k=3)]  # a use, now
+        hits = s.recall("staging deploy target", k=2, valid_at="2025-03-01", explain=True)
+        assert [h.text for h in hits] == [old, note]
+        e = hits[0].explain
+        assert e is not None and e["signals"]["age_days"] == pytest.approx(2.58, abs=0.01)
+        # The note's use came after the time asked about: it renews nothing then.
+        e = hits[1].explain
+        assert e is not None and e["signals"]["uses"] == 0
+        assert e["signals"]["age_days"] == pytest.approx(9.58, abs=0.01)
+        # Now, the note used a moment ago keeps its freshness.
+        hit = next(h for h in s.recall("staging deploy runs", k=3, explain=True,
+                                       record_use=False) if h.text == note)
+        assert hit.explain is not None and hit.explain["signals"]["uses"] == 1
+        assert hit.explain["factors"]["decay"] == 1.0
+    out = ok(gm("recall", "staging deploy target", "--valid-at", "2025-03-01", "-k", "1",
+                cwd=repo))
+    assert old in out.stdout
