@@ -108,6 +108,28 @@ UNVOUCHED = 0.9
 # untouched.
 RETIRED = 0.8
 
+# A link's relation asked in other words: the query words that ask for each predicate
+# ("what does the db engine rely on" asks for depends_on). A link holding such a word
+# holds more of the question than the fact of the key it names (_after_their_keys).
+RELATION_WORDS: dict[str, frozenset[str]] = {p: frozenset(w.split()) for p, w in {
+    "depends_on": """depend depends depended depending dependent dependency dependencies
+        rely relies relied relying require requires required requiring requirement
+        requirements need needs needed needing use uses used using call calls called
+        calling import imports imported importing prerequisite prerequisites""",
+    "owns": """own owns owned owning owner owners ownership responsible maintain maintains
+        maintained maintainer maintainers""",
+    "works_on": "work works worked working contributor contributors",
+    "decided": "decide decides decided deciding decision decisions chose chosen choose",
+    "replaces": """replace replaces replaced replacing replacement successor supersede
+        supersedes superseded instead""",
+    "part_of": "part belong belongs belonged belonging member members within",
+    "relates_to": "relate relates related relation relationship connected linked associated",
+}.items()}
+# Words that ask for a relation only when no person is their subject: "what does the db
+# engine use" asks what it depends on, "which database engine do we use" asks its value.
+WEAK_RELATION = frozenset("use uses used using need needs needed needing".split())
+PERSONS = frozenset("i we you us our".split())
+
 # --path boost: a memory tied to the path itself (or to something inside an
 # asked folder) counts in full; each folder level above it costs PATH_STEP, down
 # to PATH_FLOOR (a memory about the whole repository).
@@ -153,6 +175,26 @@ def terms(text: str) -> list[str]:
     words = [w.lower() for w in _WORD.findall(text)]
     content = [w for w in words if w not in STOPWORDS] or words
     return list(dict.fromkeys(content))
+
+
+def relation_words(text: str) -> dict[str, set[str]]:
+    """predicate -> the words of a query that ask for it (RELATION_WORDS)."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    personal = not PERSONS.isdisjoint(words)
+    out: dict[str, set[str]] = {}
+    for w in words:
+        if personal and w in WEAK_RELATION:
+            continue
+        for predicate, forms in RELATION_WORDS.items():
+            if w in forms:
+                out.setdefault(predicate, set()).add(w)
+    return out
+
+
+def _loose(node: str) -> str:
+    """A node's name as a query says it: "db.engine" and "app.py" as "db engine" and
+    "app py" (node_names' runs of words)."""
+    return " ".join(w.lower() for w in _WORD.findall(ops.node_name(node)) if w != "_")
 
 
 def fts_match(words: list[str]) -> str:
@@ -233,6 +275,7 @@ def _rank_at(
         ], **lists}  # the lexical channel first, as it always was (explain's order)
         fetched.append(len(lists["lexical"]))
     hops: dict[str, int] = {}
+    asks = relation_words(q.text)
     if q.mode == "hybrid" and projection.any_edges():
         # Seeds: nodes the query names, and links its words or meaning found.
         found = [mid for ranked in lists.values() for mid, _ in ranked[:GRAPH_SEEDS]]
@@ -245,10 +288,14 @@ def _rank_at(
         # takes its lists for independent evidence): "db engine" put the link
         # "db.engine depends on app.py" above the fact db.engine, which its words and
         # vector had tied.
+        # It votes too for a link whose relation the query asks in other words, at a
+        # node it names: "what does the db engine rely on" for "db.engine depends on
+        # app.py" (neither channel knows that relying is depending).
         naming, seeds = set(named), set(found)
-        voted = [(mid, 1.0 / n) for mid, n, src, _, dst in reached
+        voted = [(mid, 1.0 / n) for mid, n, src, predicate, dst in reached
                  if n > 1 or mid not in seeds
-                 or {ops.node_name(src).lower(), ops.node_name(dst).lower()} & naming]
+                 or {ops.node_name(src).lower(), ops.node_name(dst).lower()} & naming
+                 or (predicate in asks and {_loose(src), _loose(dst)} & naming)]
         if voted:
             lists["graph"] = voted
     fused: dict[str, dict[str, dict[str, float]]] = {}
@@ -339,7 +386,7 @@ def _rank_at(
         scored.append((-final, mid, rrf, factors, entry, sal, faded))
     matches = {w: fts_match([w]) for w in words} if q.mode != "vector" else {}
     deferred = _after_their_keys(projection, scored, inputs, matches, current,
-                                 window=3 * q.k)
+                                 window=3 * q.k, asks=asks)
     # Equal scores: current truth before retired or losing values, a link after the
     # key's fact it defers to (below), then by id.
     scored.sort(key=lambda x: (x[0], not current.get(x[1], True), x[1] in deferred, x[1]))
@@ -425,7 +472,7 @@ def _rank_at(
 def _after_their_keys(projection: Projection, scored: list[Any],
                       inputs: dict[str, tuple[str, float, int, int, int | None]],
                       matches: dict[str, str], current: dict[str, bool], *,
-                      window: int) -> set[str]:
+                      window: int, asks: dict[str, set[str]] | None = None) -> set[str]:
     """Links that name a key whose current fact is a candidate too, and hold none
     of the query's words that fact does not hold, ranked at most as high as the
     fact (factor ``names_key``, and after it on a tie); ``scored`` is changed in
@@ -436,7 +483,8 @@ def _after_their_keys(projection: Projection, scored: list[Any],
     depends on app.py", whose words matched only because it names the key. A link
     that holds more of the question (the predicate: "what does db.engine depend on",
     the other end: "what depends on app.py") is about the relation and keeps its
-    place. Only links within ``window`` of the top are looked at (one further
+    place; a word that asks for the link's predicate in other words (``asks``:
+    "what does the db engine rely on") counts as held by the link. Only links within ``window`` of the top are looked at (one further
     down can only move further down). Not in --mode vector: without the query's
     words, a question about the relation cannot be told apart."""
     if not matches or not any(inputs.get(x[1], ("note",))[0] == "edge" for x in scored):
@@ -454,16 +502,20 @@ def _after_their_keys(projection: Projection, scored: list[Any],
         if rec is not None and rec.key:
             by_key.setdefault(rec.key.lower(), []).append(mid)
     naming: dict[str, list[str]] = {}
+    relation: dict[str, set[str]] = {}
     for mid in links:
         link = recs[mid].link if mid in recs else None
         if link is not None:
             ends = {ops.node_name(link.src).lower(), ops.node_name(link.dst).lower()}
             if named := [f for end in sorted(ends) for f in by_key.get(end, [])]:
                 naming[mid] = named
+                relation[mid] = (asks or {}).get(link.predicate, set())
     if not naming:
         return set()
     ids = list(dict.fromkeys([*naming, *(f for fs in naming.values() for f in fs)]))
     held = projection.term_presence(ids, matches)
+    for mid, words in relation.items():
+        held[mid] = held.get(mid, set()) | words
     final = {x[1]: -x[0] for x in scored}
     caps: dict[str, float] = {}
     for mid, named in naming.items():

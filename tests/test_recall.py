@@ -627,3 +627,38 @@ def test_valid_at_ranks_what_was_true_then_as_if_then_were_now(repo: Path) -> No
     out = ok(gm("recall", "staging deploy target", "--valid-at", "2025-03-01", "-k", "1",
                 cwd=repo))
     assert old in out.stdout
+
+
+def test_a_relation_asked_in_other_words_gets_the_link_first(repo: Path) -> None:
+    """"What does the db engine rely on" asks for db.engine's depends_on link, in other
+    words than the link's (a review: the link, holding no query word its key's fact
+    lacks, came after the fact at k=1). Asking for the key's value still gets the fact."""
+    (repo / "app.py").write_text("")
+    with gitmem.open(repo) as s:
+        engine = s.set("db.engine", "postgres").id
+        s.add("tests live in spec/, run with make spec")
+        s.add("the release checklist is in docs/release.md")
+        depends = s.link("db.engine", "depends_on", "app.py").id
+        for q in ("what does the db engine rely on", "what does the db engine need",
+                  "what does the db engine require", "what does the db engine use",
+                  "what does the db engine call", "what does the db engine import",
+                  "what relies on app.py", "what needs app.py"):
+            assert s.recall(q, k=1, record_use=False)[0].id == depends, q
+            # Lexical mode has no graph to vote: the link is no longer put after the fact.
+            hit = next(h for h in s.recall(q, k=3, mode="lexical", record_use=False,
+                                           explain=True) if h.id == depends)
+            assert hit.explain is not None and "names_key" not in hit.explain["factors"], q
+        for q in ("which database engine do we use", "what do we need for the db engine",
+                  "db engine"):
+            assert s.recall(q, k=1, record_use=False)[0].id == engine, q
+    out = ok(gm("recall", "what does the db engine rely on", "-k", "1", cwd=repo))
+    assert "depends on app.py" in out.stdout
+
+
+def test_relation_words() -> None:
+    from gitmem.recall import relation_words
+
+    assert relation_words("what does the DB engine rely on") == {"depends_on": {"rely"}}
+    assert relation_words("which database engine do we use") == {}
+    assert relation_words("who maintains billing") == {"owns": {"maintains"}}
+    assert relation_words("db engine") == {}
