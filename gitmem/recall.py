@@ -16,6 +16,7 @@ factor so ``git mem recall --explain`` can show why a result is where it is.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -129,6 +130,10 @@ RELATION_WORDS: dict[str, frozenset[str]] = {p: frozenset(w.split()) for p, w in
 # engine use" asks what it depends on, "which database engine do we use" asks its value.
 WEAK_RELATION = frozenset("use uses used using need needs needed needing".split())
 PERSONS = frozenset("i we you us our".split())
+
+# Under --all, the keys whose current value is looked up when their old values are
+# candidates (each a query; a broad question may touch many keys' histories).
+KEYS_LOOKED_UP = 20
 
 # --path boost: a memory tied to the path itself (or to something inside an
 # asked folder) counts in full; each folder level above it costs PATH_STEP, down
@@ -329,6 +334,20 @@ def _rank_at(
     # 322 days ago, valid then, decayed to 0.54 under a note recalled yesterday).
     age_at = (q.valid_at if q.salience is not None and q.valid_at is not None
               and q.valid_at < q.salience.now else None)
+    # Under --all: which candidates are current truth (at the point asked about, if any).
+    current: dict[str, bool] = {}
+    if q.include_retired:
+        if q.as_of is None and q.valid_at is None:
+            current = projection.standing(list(fused))
+        else:
+            live = set(projection.live_ids(list(fused), Scope(
+                as_of=q.as_of, valid_at=q.valid_at, quarantined=True)))
+            current = {mid: mid in live for mid in fused}
+    # A key's current value, when its old values are candidates (candidates too now).
+    olds = _current_values(projection, q, current) if q.include_retired else {}
+    for mid in olds:
+        fused.setdefault(mid, {"rank": {}, "raw": {}})
+        current[mid] = True
     inputs = projection.salience_inputs(
         fused, q.as_of if age_at is None else age_at,
         horizon=q.salience.now + FUTURE_SKEW if q.salience is not None else None)
@@ -341,15 +360,6 @@ def _rank_at(
     closer = (projection_closeness(projection.paths_of(list(fused)), q.paths) if q.paths
               else {})
     doubted = projection.unvouched(list(fused))
-    # Under --all: which candidates are current truth (at the point asked about, if any).
-    current: dict[str, bool] = {}
-    if q.include_retired:
-        if q.as_of is None and q.valid_at is None:
-            current = projection.standing(list(fused))
-        else:
-            live = set(projection.live_ids(list(fused), Scope(
-                as_of=q.as_of, valid_at=q.valid_at, quarantined=True)))
-            current = {mid: mid in live for mid in fused}
     scored = []
     signals: dict[str, dict[str, float]] = {}
     for mid, entry in fused.items():
@@ -385,6 +395,10 @@ def _rank_at(
                  * factors.get("retired", 1.0))
         scored.append((-final, mid, rrf, factors, entry, sal, faded))
     matches = {w: fts_match([w]) for w in words} if q.mode != "vector" else {}
+    # What these two rules moved -> the memory it was put beside, whose relevance then
+    # bounds its own: the shown score agrees with the order (a link put after its key's
+    # fact showed a higher score than the fact; a review).
+    lifted = _before_its_old_values(projection, scored, olds, matches) if olds else {}
     deferred = _after_their_keys(projection, scored, inputs, matches, current,
                                  window=3 * q.k, asks=asks)
     # Equal scores: current truth before retired or losing values, a link after the
@@ -408,12 +422,27 @@ def _rank_at(
     # place, the better ranked: two of a few hits spent on one answer said nothing more.
     records: dict[str, Record] = {}
     twins_left = 0
+    rel: dict[str, float] = {}
+
+    def relevant(mid: str) -> float:
+        own = relevance.score(q.mode, evidence[mid])
+        if mid in deferred:
+            return min(own, relevance.score(q.mode, evidence[deferred[mid]]))
+        if mid in lifted:
+            return max(own, relevance.score(q.mode, evidence[lifted[mid]]))
+        return own
+
     while len(kept) < q.k and looked < min(len(scored), 3 * q.k):
         batch = scored[looked : looked + q.k]
         looked += len(batch)
-        evidence.update(_evidence(projection, matches, weights, [x[1] for x in batch],
-                                  cosines, stats, hops, novel))
-        passing = [x for x in batch if relevance.score(q.mode, evidence[x[1]]) >= min_score]
+        ids = [x[1] for x in batch]
+        beside = [m for mid in ids for m in (deferred.get(mid), lifted.get(mid))
+                  if m is not None and m not in evidence]
+        evidence.update(_evidence(projection, matches, weights,
+                                  list(dict.fromkeys([*ids, *beside])), cosines, stats,
+                                  hops, novel))
+        rel.update((mid, relevant(mid)) for mid in ids)
+        passing = [x for x in batch if rel[x[1]] >= min_score]
         records.update(projection.records(x[1] for x in passing))
         fresh = [x for x in passing if x[1] in records]  # (not one gone since it was ranked)
         had = len(kept)
@@ -423,7 +452,6 @@ def _rank_at(
         twins_left += dropped
         if min_score <= 0 and not dropped:
             break
-    rel = {mid: relevance.score(q.mode, ev) for mid, ev in evidence.items()}
     cut = looked - len(kept) - twins_left if len(kept) < q.k else 0
     chosen = kept[: q.k]
     hits: list[Hit] = []
@@ -443,6 +471,10 @@ def _rank_at(
                               "z": round(evidence[mid].z, 3),
                               "novel": round(evidence[mid].novel, 3), "score": rel[mid]},
             }
+            other = deferred.get(mid) or lifted.get(mid)
+            if other and rel[mid] != relevance.score(q.mode, evidence[mid]):
+                # Its own evidence gave another score: the memory it was put beside bounds it.
+                explain["relevance"]["bounded_by"] = other
         hits.append(Hit(**_fields(records[mid]), rank=n, score=rel[mid], rank_score=round(-neg, 6),
                         salience=round(sal, 6), faded=faded, explain=explain))
     if q.as_of is not None or q.valid_at is not None:
@@ -472,11 +504,11 @@ def _rank_at(
 def _after_their_keys(projection: Projection, scored: list[Any],
                       inputs: dict[str, tuple[str, float, int, int, int | None]],
                       matches: dict[str, str], current: dict[str, bool], *,
-                      window: int, asks: dict[str, set[str]] | None = None) -> set[str]:
+                      window: int, asks: dict[str, set[str]] | None = None) -> dict[str, str]:
     """Links that name a key whose current fact is a candidate too, and hold none
     of the query's words that fact does not hold, ranked at most as high as the
     fact (factor ``names_key``, and after it on a tie); ``scored`` is changed in
-    place, the ids of the links moved are returned.
+    place; returned: each link moved -> the fact it was put after.
 
     A link is context about the things it names: asking about a key ("which database
     engine do we use") wants the key's value (db.engine: postgres), not "db.engine
@@ -488,13 +520,13 @@ def _after_their_keys(projection: Projection, scored: list[Any],
     down can only move further down). Not in --mode vector: without the query's
     words, a question about the relation cannot be told apart."""
     if not matches or not any(inputs.get(x[1], ("note",))[0] == "edge" for x in scored):
-        return set()
+        return {}
     top = sorted(scored, key=lambda x: (x[0], x[1]))[:window]
     links = [x[1] for x in top if inputs.get(x[1], ("note",))[0] == "edge"]
     facts = [x[1] for x in scored if inputs.get(x[1], ("note",))[0] == "fact"
              and current.get(x[1], True) and not x[6]]
     if not links or not facts:
-        return set()
+        return {}
     recs = projection.records([*links, *facts])
     by_key: dict[str, list[str]] = {}
     for mid in facts:
@@ -511,23 +543,75 @@ def _after_their_keys(projection: Projection, scored: list[Any],
                 naming[mid] = named
                 relation[mid] = (asks or {}).get(link.predicate, set())
     if not naming:
-        return set()
+        return {}
     ids = list(dict.fromkeys([*naming, *(f for fs in naming.values() for f in fs)]))
     held = projection.term_presence(ids, matches)
     for mid, words in relation.items():
         held[mid] = held.get(mid, set()) | words
     final = {x[1]: -x[0] for x in scored}
     caps: dict[str, float] = {}
+    after: dict[str, str] = {}
     for mid, named in naming.items():
         for f in named:
-            if held.get(mid, set()) <= held.get(f, set()) and final[f] <= final[mid]:
-                caps[mid] = min(caps.get(mid, final[f]), final[f])
+            if (held.get(mid, set()) <= held.get(f, set()) and final[f] <= final[mid]
+                    and final[f] < caps.get(mid, math.inf)):
+                caps[mid], after[mid] = final[f], f
     for i, x in enumerate(scored):
         if x[1] in caps:
             neg, mid, rrf, factors, entry, sal, faded = x
             factors["names_key"] = caps[mid] / -neg if neg else 1.0
             scored[i] = (-caps[mid], mid, rrf, factors, entry, sal, faded)
-    return set(caps)
+    return after
+
+
+def _current_values(projection: Projection, q: Query,
+                    current: dict[str, bool]) -> dict[str, list[str]]:
+    """Under --all: the current value (at the point asked about) of each key whose old
+    values are among the candidates -> those old values.
+
+    A key set 400 times has 400 near-identical values; their ranks in either channel
+    are swayed by the one number that differs, and the current value stood 182nd
+    (lexical 214th): beyond the candidates, where no factor could bring it back (a
+    review). It is looked up by key instead."""
+    old = [mid for mid, now in current.items() if not now]
+    if not old:
+        return {}
+    keys: dict[str, list[str]] = {}
+    for mid, rec in projection.records(old).items():
+        if rec.key:
+            keys.setdefault(rec.key, []).append(mid)
+    scope = msgspec.structs.replace(q.scope(), retired=False)
+    out: dict[str, list[str]] = {}
+    for key in sorted(keys)[:KEYS_LOOKED_UP]:
+        for rec in projection.keyed(scope, key):
+            out.setdefault(rec.id, []).extend(keys[key])
+    return out
+
+
+def _before_its_old_values(projection: Projection, scored: list[Any],
+                           olds: dict[str, list[str]], matches: dict[str, str]) -> dict[str, str]:
+    """A key's current value ranks at least as high as its best old value that holds
+    none of the query's words it does not hold (factor ``current_value``; before it on
+    a tie: the sort puts current truth first). ``scored`` is changed in place; returned:
+    each current value moved -> the old value it was put before. An old value that
+    holds more of the question ("make beta17") keeps its place."""
+    final = {x[1]: -x[0] for x in scored}
+    ids = list(dict.fromkeys([*olds, *(o for os_ in olds.values() for o in os_)]))
+    held = projection.term_presence([m for m in ids if m in final], matches) if matches else {}
+    before: dict[str, str] = {}
+    for i, x in enumerate(scored):
+        neg, mid, rrf, factors, entry, sal, faded = x
+        if mid not in olds:
+            continue
+        mine = held.get(mid, set())
+        best, old = max(((final[o], o) for o in olds[mid] if o in final
+                         and held.get(o, set()) <= mine), default=(0.0, ""))
+        if best > -neg:
+            if neg:
+                factors["current_value"] = best / -neg
+            scored[i] = (-best, mid, rrf, factors, entry, sal, faded)
+            before[mid] = old
+    return before
 
 
 def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str, float],

@@ -662,3 +662,61 @@ def test_relation_words() -> None:
     assert relation_words("which database engine do we use") == {}
     assert relation_words("who maintains billing") == {"owns": {"maintains"}}
     assert relation_words("db engine") == {}
+
+
+def test_all_puts_a_keys_current_value_first_among_its_400_old_ones(repo: Path) -> None:
+    """recall --all: a key's 400 near-identical values rank by the number that differs,
+    and the current one stood 182nd, beyond the candidates (a review). It is looked up
+    by key and ranks at least as high as its best old value, unless that one holds more
+    of the question."""
+    def lines(records: list[dict[str, str]]) -> str:
+        return "\n".join(json.dumps(x) for x in records)
+
+    values = [{"text": f"build command for tool3 is make beta{i}", "key": "build.tool3"}
+              for i in range(400)]
+    notes = [{"text": f"note {i}: the deploy pipeline uses stage{i} owned by person{i}"}
+             for i in range(60)]
+    ok(gm("import", "-", cwd=repo, input=lines(notes + values[:200])))
+    ok(gm("import", "-", cwd=repo, input=lines(values[200:]),
+          env={"GIT_COMMITTER_DATE": "2026-01-20T10:00:00+00:00"}))
+    current, then = values[-1]["text"], values[199]["text"]
+    with gitmem.open(repo) as s:
+        for question in ("build command for tool3", "tool3"):
+            for mode in ("hybrid", "lexical", "vector"):
+                hits = s.recall(question, k=3, mode=mode, include_retired=True,
+                                record_use=False, explain=True)
+                assert hits[0].text == current, (question, mode, [h.text for h in hits])
+                assert hits[0].status == "active" and hits[1].status == "superseded"
+                # The score agrees with the place it was moved to.
+                assert hits[0].score >= hits[1].score, (question, mode)
+            hits = s.recall(question, k=3, include_retired=True, record_use=False,
+                            as_of="2026-01-16")
+            assert hits[0].text == then and hits[0].status == "active", question
+        # An old value holding more of the question keeps its place.
+        # (Lifted only as high as an old value that holds no word it lacks: "beta177".)
+        hits = s.recall("make beta17", k=3, include_retired=True, record_use=False)
+        texts = [h.text for h in hits]
+        assert values[17]["text"] in texts and current in texts, texts
+        assert hits[texts.index(values[17]["text"])].score > hits[texts.index(current)].score
+    out = ok(gm("recall", "build command for tool3", "--all", "-k", "1", cwd=repo))
+    assert current in out.stdout
+
+
+def test_a_link_put_after_its_keys_fact_shows_no_higher_score(repo: Path) -> None:
+    """The score column agrees with the order: a link put after its key's fact (factor
+    names_key) showed its own relevance, 0.50 under the fact's 0.38 (a review)."""
+    with gitmem.open(repo) as s:
+        region = s.set("deploy.region", "eu-west-1").id
+        s.add("tests live in spec/, run with make spec")
+        link = s.link("deploy.region", "part_of", "deploy region settings").id
+        hits = s.recall("deploy region", k=2, explain=True, record_use=False)
+        assert [h.id for h in hits] == [region, link]
+        assert hits[0].score >= hits[1].score
+        e = hits[1].explain
+        assert e is not None and e["factors"]["names_key"] < 1
+        assert e["relevance"]["bounded_by"] == region
+    out = ok(gm("recall", "deploy region", "-k", "2", "--format", "brief", cwd=repo))
+    scores = [float(line.split()[1]) for line in out.stdout.splitlines()]
+    assert scores == sorted(scores, reverse=True), out.stdout
+    out = ok(gm("recall", "deploy region", "-k", "2", "--explain", cwd=repo))
+    assert f"bounded by {region[:12]}" in out.stdout
