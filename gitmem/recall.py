@@ -344,7 +344,7 @@ def _rank_at(
                 as_of=q.as_of, valid_at=q.valid_at, quarantined=True)))
             current = {mid: mid in live for mid in fused}
     # A key's current value, when its old values are candidates (candidates too now).
-    olds = _current_values(projection, q, current) if q.include_retired else {}
+    olds = _current_values(projection, q, current, base) if q.include_retired else {}
     for mid in olds:
         fused.setdefault(mid, {"rank": {}, "raw": {}})
         current[mid] = True
@@ -564,15 +564,16 @@ def _after_their_keys(projection: Projection, scored: list[Any],
     return after
 
 
-def _current_values(projection: Projection, q: Query,
-                    current: dict[str, bool]) -> dict[str, list[str]]:
+def _current_values(projection: Projection, q: Query, current: dict[str, bool],
+                    base: dict[str, float]) -> dict[str, list[str]]:
     """Under --all: the current value (at the point asked about) of each key whose old
     values are among the candidates -> those old values.
 
     A key set 400 times has 400 near-identical values; their ranks in either channel
     are swayed by the one number that differs, and the current value stood 182nd
     (lexical 214th): beyond the candidates, where no factor could bring it back (a
-    review). It is looked up by key instead."""
+    review). It is looked up by key instead, for the KEYS_LOOKED_UP keys whose old
+    values fused best (``base``)."""
     old = [mid for mid, now in current.items() if not now]
     if not old:
         return {}
@@ -582,7 +583,8 @@ def _current_values(projection: Projection, q: Query,
             keys.setdefault(rec.key, []).append(mid)
     scope = msgspec.structs.replace(q.scope(), retired=False)
     out: dict[str, list[str]] = {}
-    for key in sorted(keys)[:KEYS_LOOKED_UP]:
+    best = {key: max(base.get(m, 0.0) for m in ms) for key, ms in keys.items()}
+    for key in sorted(keys, key=lambda k: (-best[k], k))[:KEYS_LOOKED_UP]:
         for rec in projection.keyed(scope, key):
             out.setdefault(rec.id, []).extend(keys[key])
     return out
