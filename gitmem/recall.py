@@ -438,9 +438,10 @@ def _rank_at(
         ids = [x[1] for x in batch]
         beside = [m for mid in ids for m in (deferred.get(mid), lifted.get(mid))
                   if m is not None and m not in evidence]
-        evidence.update(_evidence(projection, matches, weights,
-                                  list(dict.fromkeys([*ids, *beside])), cosines, stats,
-                                  hops, novel))
+        wanted = list(dict.fromkeys([*ids, *beside]))
+        evidence.update(_evidence(projection, matches, weights, wanted, cosines, stats, hops,
+                                  novel, [m for m in wanted if inputs.get(m, ("",))[0] == "edge"],
+                                  asks))
         rel.update((mid, relevant(mid)) for mid in ids)
         passing = [x for x in batch if rel[x[1]] >= min_score]
         records.update(projection.records(x[1] for x in passing))
@@ -620,11 +621,13 @@ def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str
               ids: list[str], cosines: dict[str, float],
               stats: tuple[float, float, int] | None,
               hops: dict[str, int] | None = None,
-              novel: float = 0.0) -> dict[str, relevance.Evidence]:
+              novel: float = 0.0, links: list[str] | None = None,
+              asks: dict[str, set[str]] | None = None) -> dict[str, relevance.Evidence]:
     """Each hit's evidence of relevance (see gitmem.relevance); ``matches``: the
     query's words and their FTS5 expressions (none in vector mode). A link
     reached through the graph (``hops``) is judged with the words of the links
-    that lead to it: the chain answers the question, not its last edge alone."""
+    that lead to it: the chain answers the question, not its last edge alone.
+    A link (of ``links``) holds the words that ask for its predicate (``asks``)."""
     hops = hops or {}
     first = [mid for mid, n in hops.items() if n == 1]
     wanted = list(dict.fromkeys([*ids, *first])) if any(m in hops for m in ids) else ids
@@ -633,6 +636,10 @@ def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str
     for mid in ids:
         if hops.get(mid, 0) > 1:
             found[mid] = found.get(mid, set()) | chain
+    if asks and matches and links:
+        for mid, rec in projection.records(links).items():
+            if rec.link is not None and rec.link.predicate in asks:
+                found[mid] = found.get(mid, set()) | asks[rec.link.predicate]
     z: dict[str, float] = {}
     if stats is not None and stats[1] > 0:
         mean, std, rows = stats

@@ -651,6 +651,11 @@ def test_a_relation_asked_in_other_words_gets_the_link_first(repo: Path) -> None
         for q in ("which database engine do we use", "what do we need for the db engine",
                   "db engine"):
             assert s.recall(q, k=1, record_use=False)[0].id == engine, q
+        # The word that asks for the relation counts as held by the link in its score.
+        link, fact = s.recall("what does the db engine rely on", k=2, explain=True,
+                              record_use=False)
+        assert link.explain is not None and link.explain["relevance"]["coverage"] == 1.0
+        assert link.score > fact.score
     out = ok(gm("recall", "what does the db engine rely on", "-k", "1", cwd=repo))
     assert "depends on app.py" in out.stdout
 
