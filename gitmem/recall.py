@@ -16,6 +16,7 @@ factor so ``git mem recall --explain`` can show why a result is where it is.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -108,6 +109,32 @@ UNVOUCHED = 0.9
 # untouched.
 RETIRED = 0.8
 
+# A link's relation asked in other words: the query words that ask for each predicate
+# ("what does the db engine rely on" asks for depends_on). A link holding such a word
+# holds more of the question than the fact of the key it names (_after_their_keys).
+RELATION_WORDS: dict[str, frozenset[str]] = {p: frozenset(w.split()) for p, w in {
+    "depends_on": """depend depends depended depending dependent dependency dependencies
+        rely relies relied relying require requires required requiring requirement
+        requirements need needs needed needing use uses used using call calls called
+        calling import imports imported importing prerequisite prerequisites""",
+    "owns": """own owns owned owning owner owners ownership responsible maintain maintains
+        maintained maintainer maintainers""",
+    "works_on": "work works worked working contributor contributors",
+    "decided": "decide decides decided deciding decision decisions chose chosen choose",
+    "replaces": """replace replaces replaced replacing replacement successor supersede
+        supersedes superseded instead""",
+    "part_of": "part belong belongs belonged belonging member members within",
+    "relates_to": "relate relates related relation relationship connected linked associated",
+}.items()}
+# Words that ask for a relation only when no person is their subject: "what does the db
+# engine use" asks what it depends on, "which database engine do we use" asks its value.
+WEAK_RELATION = frozenset("use uses used using need needs needed needing".split())
+PERSONS = frozenset("i we you us our".split())
+
+# Under --all, the keys whose current value is looked up when their old values are
+# candidates (each a query; a broad question may touch many keys' histories).
+KEYS_LOOKED_UP = 20
+
 # --path boost: a memory tied to the path itself (or to something inside an
 # asked folder) counts in full; each folder level above it costs PATH_STEP, down
 # to PATH_FLOOR (a memory about the whole repository).
@@ -153,6 +180,26 @@ def terms(text: str) -> list[str]:
     words = [w.lower() for w in _WORD.findall(text)]
     content = [w for w in words if w not in STOPWORDS] or words
     return list(dict.fromkeys(content))
+
+
+def relation_words(text: str) -> dict[str, set[str]]:
+    """predicate -> the words of a query that ask for it (RELATION_WORDS)."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    personal = not PERSONS.isdisjoint(words)
+    out: dict[str, set[str]] = {}
+    for w in words:
+        if personal and w in WEAK_RELATION:
+            continue
+        for predicate, forms in RELATION_WORDS.items():
+            if w in forms:
+                out.setdefault(predicate, set()).add(w)
+    return out
+
+
+def _loose(node: str) -> str:
+    """A node's name as a query says it: "db.engine" and "app.py" as "db engine" and
+    "app py" (node_names' runs of words)."""
+    return " ".join(w.lower() for w in _WORD.findall(ops.node_name(node)) if w != "_")
 
 
 def fts_match(words: list[str]) -> str:
@@ -233,6 +280,7 @@ def _rank_at(
         ], **lists}  # the lexical channel first, as it always was (explain's order)
         fetched.append(len(lists["lexical"]))
     hops: dict[str, int] = {}
+    asks = relation_words(q.text)
     if q.mode == "hybrid" and projection.any_edges():
         # Seeds: nodes the query names, and links its words or meaning found.
         found = [mid for ranked in lists.values() for mid, _ in ranked[:GRAPH_SEEDS]]
@@ -245,10 +293,14 @@ def _rank_at(
         # takes its lists for independent evidence): "db engine" put the link
         # "db.engine depends on app.py" above the fact db.engine, which its words and
         # vector had tied.
+        # It votes too for a link whose relation the query asks in other words, at a
+        # node it names: "what does the db engine rely on" for "db.engine depends on
+        # app.py" (neither channel knows that relying is depending).
         naming, seeds = set(named), set(found)
-        voted = [(mid, 1.0 / n) for mid, n, src, _, dst in reached
+        voted = [(mid, 1.0 / n) for mid, n, src, predicate, dst in reached
                  if n > 1 or mid not in seeds
-                 or {ops.node_name(src).lower(), ops.node_name(dst).lower()} & naming]
+                 or {ops.node_name(src).lower(), ops.node_name(dst).lower()} & naming
+                 or (predicate in asks and {_loose(src), _loose(dst)} & naming)]
         if voted:
             lists["graph"] = voted
     fused: dict[str, dict[str, dict[str, float]]] = {}
@@ -277,14 +329,11 @@ def _rank_at(
                 if other is not None:
                     context[other] = context.get(other, 0.0) + share * base[src]
                     fused.setdefault(other, {"rank": {}, "raw": {}})
-    inputs = projection.salience_inputs(
-        fused, q.as_of, horizon=q.salience.now + FUTURE_SKEW if q.salience is not None else None)
-    # Uses are recorded with their last time only: an as-of query leaves them out.
-    uses = (usage(list(fused)) if usage is not None and q.salience is not None
-            and q.as_of is None else {})
-    closer = (projection_closeness(projection.paths_of(list(fused)), q.paths) if q.paths
-              else {})
-    doubted = projection.unvouched(list(fused))
+    # --valid-at a past time: what was true then ranks as if then were now, its age
+    # measured to the time asked, counting the confirmations made by then (a fact set
+    # 322 days ago, valid then, decayed to 0.54 under a note recalled yesterday).
+    age_at = (q.valid_at if q.salience is not None and q.valid_at is not None
+              and q.valid_at < q.salience.now else None)
     # Under --all: which candidates are current truth (at the point asked about, if any).
     current: dict[str, bool] = {}
     if q.include_retired:
@@ -294,6 +343,23 @@ def _rank_at(
             live = set(projection.live_ids(list(fused), Scope(
                 as_of=q.as_of, valid_at=q.valid_at, quarantined=True)))
             current = {mid: mid in live for mid in fused}
+    # A key's current value, when its old values are candidates (candidates too now).
+    olds = _current_values(projection, q, current, base) if q.include_retired else {}
+    for mid in olds:
+        fused.setdefault(mid, {"rank": {}, "raw": {}})
+        current[mid] = True
+    inputs = projection.salience_inputs(
+        fused, q.as_of if age_at is None else age_at,
+        horizon=q.salience.now + FUTURE_SKEW if q.salience is not None else None)
+    # Uses are recorded with their last time only: an as-of query leaves them out, and
+    # one after the time --valid-at asks about says nothing of the uses before it.
+    uses = (usage(list(fused)) if usage is not None and q.salience is not None
+            and q.as_of is None else {})
+    if age_at is not None:
+        uses = {mid: u for mid, u in uses.items() if u[1] is not None and u[1] <= age_at}
+    closer = (projection_closeness(projection.paths_of(list(fused)), q.paths) if q.paths
+              else {})
+    doubted = projection.unvouched(list(fused))
     scored = []
     signals: dict[str, dict[str, float]] = {}
     for mid, entry in fused.items():
@@ -305,7 +371,7 @@ def _rank_at(
         else:
             n_uses, last_use = uses.get(mid, (0, None))
             full = salience(q.salience, kind=kind, importance=imp, at=at, confirms=confirms,
-                            last_confirm=last_confirm, last_use=last_use)
+                            last_confirm=last_confirm, last_use=last_use, age_at=age_at)
             factors = {f: full[f] for f in ("importance", "decay", "reinforcement")}
             sal = full["salience"]
             signals[mid] = {"age_days": round(full["age_days"], 3), "confirms": confirms,
@@ -329,8 +395,12 @@ def _rank_at(
                  * factors.get("retired", 1.0))
         scored.append((-final, mid, rrf, factors, entry, sal, faded))
     matches = {w: fts_match([w]) for w in words} if q.mode != "vector" else {}
+    # What these two rules moved -> the memory it was put beside, whose relevance then
+    # bounds its own: the shown score agrees with the order (a link put after its key's
+    # fact showed a higher score than the fact; a review).
+    lifted = _before_its_old_values(projection, scored, olds, matches) if olds else {}
     deferred = _after_their_keys(projection, scored, inputs, matches, current,
-                                 window=3 * q.k)
+                                 window=3 * q.k, asks=asks)
     # Equal scores: current truth before retired or losing values, a link after the
     # key's fact it defers to (below), then by id.
     scored.sort(key=lambda x: (x[0], not current.get(x[1], True), x[1] in deferred, x[1]))
@@ -352,12 +422,28 @@ def _rank_at(
     # place, the better ranked: two of a few hits spent on one answer said nothing more.
     records: dict[str, Record] = {}
     twins_left = 0
+    rel: dict[str, float] = {}
+
+    def relevant(mid: str) -> float:
+        own = relevance.score(q.mode, evidence[mid])
+        if mid in deferred:
+            return min(own, relevance.score(q.mode, evidence[deferred[mid]]))
+        if mid in lifted:
+            return max(own, relevance.score(q.mode, evidence[lifted[mid]]))
+        return own
+
     while len(kept) < q.k and looked < min(len(scored), 3 * q.k):
         batch = scored[looked : looked + q.k]
         looked += len(batch)
-        evidence.update(_evidence(projection, matches, weights, [x[1] for x in batch],
-                                  cosines, stats, hops, novel))
-        passing = [x for x in batch if relevance.score(q.mode, evidence[x[1]]) >= min_score]
+        ids = [x[1] for x in batch]
+        beside = [m for mid in ids for m in (deferred.get(mid), lifted.get(mid))
+                  if m is not None and m not in evidence]
+        wanted = list(dict.fromkeys([*ids, *beside]))
+        evidence.update(_evidence(projection, matches, weights, wanted, cosines, stats, hops,
+                                  novel, [m for m in wanted if inputs.get(m, ("",))[0] == "edge"],
+                                  asks))
+        rel.update((mid, relevant(mid)) for mid in ids)
+        passing = [x for x in batch if rel[x[1]] >= min_score]
         records.update(projection.records(x[1] for x in passing))
         fresh = [x for x in passing if x[1] in records]  # (not one gone since it was ranked)
         had = len(kept)
@@ -367,7 +453,6 @@ def _rank_at(
         twins_left += dropped
         if min_score <= 0 and not dropped:
             break
-    rel = {mid: relevance.score(q.mode, ev) for mid, ev in evidence.items()}
     cut = looked - len(kept) - twins_left if len(kept) < q.k else 0
     chosen = kept[: q.k]
     hits: list[Hit] = []
@@ -387,6 +472,10 @@ def _rank_at(
                               "z": round(evidence[mid].z, 3),
                               "novel": round(evidence[mid].novel, 3), "score": rel[mid]},
             }
+            other = deferred.get(mid) or lifted.get(mid)
+            if other and rel[mid] != relevance.score(q.mode, evidence[mid]):
+                # Its own evidence gave another score: the memory it was put beside bounds it.
+                explain["relevance"]["bounded_by"] = other
         hits.append(Hit(**_fields(records[mid]), rank=n, score=rel[mid], rank_score=round(-neg, 6),
                         salience=round(sal, 6), faded=faded, explain=explain))
     if q.as_of is not None or q.valid_at is not None:
@@ -416,28 +505,29 @@ def _rank_at(
 def _after_their_keys(projection: Projection, scored: list[Any],
                       inputs: dict[str, tuple[str, float, int, int, int | None]],
                       matches: dict[str, str], current: dict[str, bool], *,
-                      window: int) -> set[str]:
+                      window: int, asks: dict[str, set[str]] | None = None) -> dict[str, str]:
     """Links that name a key whose current fact is a candidate too, and hold none
     of the query's words that fact does not hold, ranked at most as high as the
     fact (factor ``names_key``, and after it on a tie); ``scored`` is changed in
-    place, the ids of the links moved are returned.
+    place; returned: each link moved -> the fact it was put after.
 
     A link is context about the things it names: asking about a key ("which database
     engine do we use") wants the key's value (db.engine: postgres), not "db.engine
     depends on app.py", whose words matched only because it names the key. A link
     that holds more of the question (the predicate: "what does db.engine depend on",
     the other end: "what depends on app.py") is about the relation and keeps its
-    place. Only links within ``window`` of the top are looked at (one further
+    place; a word that asks for the link's predicate in other words (``asks``:
+    "what does the db engine rely on") counts as held by the link. Only links within ``window`` of the top are looked at (one further
     down can only move further down). Not in --mode vector: without the query's
     words, a question about the relation cannot be told apart."""
     if not matches or not any(inputs.get(x[1], ("note",))[0] == "edge" for x in scored):
-        return set()
+        return {}
     top = sorted(scored, key=lambda x: (x[0], x[1]))[:window]
     links = [x[1] for x in top if inputs.get(x[1], ("note",))[0] == "edge"]
     facts = [x[1] for x in scored if inputs.get(x[1], ("note",))[0] == "fact"
              and current.get(x[1], True) and not x[6]]
     if not links or not facts:
-        return set()
+        return {}
     recs = projection.records([*links, *facts])
     by_key: dict[str, list[str]] = {}
     for mid in facts:
@@ -445,39 +535,99 @@ def _after_their_keys(projection: Projection, scored: list[Any],
         if rec is not None and rec.key:
             by_key.setdefault(rec.key.lower(), []).append(mid)
     naming: dict[str, list[str]] = {}
+    relation: dict[str, set[str]] = {}
     for mid in links:
         link = recs[mid].link if mid in recs else None
         if link is not None:
             ends = {ops.node_name(link.src).lower(), ops.node_name(link.dst).lower()}
             if named := [f for end in sorted(ends) for f in by_key.get(end, [])]:
                 naming[mid] = named
+                relation[mid] = (asks or {}).get(link.predicate, set())
     if not naming:
-        return set()
+        return {}
     ids = list(dict.fromkeys([*naming, *(f for fs in naming.values() for f in fs)]))
     held = projection.term_presence(ids, matches)
+    for mid, words in relation.items():
+        held[mid] = held.get(mid, set()) | words
     final = {x[1]: -x[0] for x in scored}
     caps: dict[str, float] = {}
+    after: dict[str, str] = {}
     for mid, named in naming.items():
         for f in named:
-            if held.get(mid, set()) <= held.get(f, set()) and final[f] <= final[mid]:
-                caps[mid] = min(caps.get(mid, final[f]), final[f])
+            if (held.get(mid, set()) <= held.get(f, set()) and final[f] <= final[mid]
+                    and final[f] < caps.get(mid, math.inf)):
+                caps[mid], after[mid] = final[f], f
     for i, x in enumerate(scored):
         if x[1] in caps:
             neg, mid, rrf, factors, entry, sal, faded = x
             factors["names_key"] = caps[mid] / -neg if neg else 1.0
             scored[i] = (-caps[mid], mid, rrf, factors, entry, sal, faded)
-    return set(caps)
+    return after
+
+
+def _current_values(projection: Projection, q: Query, current: dict[str, bool],
+                    base: dict[str, float]) -> dict[str, list[str]]:
+    """Under --all: the current value (at the point asked about) of each key whose old
+    values are among the candidates -> those old values.
+
+    A key set 400 times has 400 near-identical values; their ranks in either channel
+    are swayed by the one number that differs, and the current value stood 182nd
+    (lexical 214th): beyond the candidates, where no factor could bring it back (a
+    review). It is looked up by key instead, for the KEYS_LOOKED_UP keys whose old
+    values fused best (``base``)."""
+    old = [mid for mid, now in current.items() if not now]
+    if not old:
+        return {}
+    keys: dict[str, list[str]] = {}
+    for mid, rec in projection.records(old).items():
+        if rec.key:
+            keys.setdefault(rec.key, []).append(mid)
+    scope = msgspec.structs.replace(q.scope(), retired=False)
+    out: dict[str, list[str]] = {}
+    best = {key: max(base.get(m, 0.0) for m in ms) for key, ms in keys.items()}
+    for key in sorted(keys, key=lambda k: (-best[k], k))[:KEYS_LOOKED_UP]:
+        for rec in projection.keyed(scope, key):
+            out.setdefault(rec.id, []).extend(keys[key])
+    return out
+
+
+def _before_its_old_values(projection: Projection, scored: list[Any],
+                           olds: dict[str, list[str]], matches: dict[str, str]) -> dict[str, str]:
+    """A key's current value ranks at least as high as its best old value that holds
+    none of the query's words it does not hold (factor ``current_value``; before it on
+    a tie: the sort puts current truth first). ``scored`` is changed in place; returned:
+    each current value moved -> the old value it was put before. An old value that
+    holds more of the question ("make beta17") keeps its place."""
+    final = {x[1]: -x[0] for x in scored}
+    ids = list(dict.fromkeys([*olds, *(o for os_ in olds.values() for o in os_)]))
+    held = projection.term_presence([m for m in ids if m in final], matches) if matches else {}
+    before: dict[str, str] = {}
+    for i, x in enumerate(scored):
+        neg, mid, rrf, factors, entry, sal, faded = x
+        if mid not in olds:
+            continue
+        mine = held.get(mid, set())
+        best, old = max(((final[o], o) for o in olds[mid] if o in final
+                         and held.get(o, set()) <= mine), default=(0.0, ""))
+        if best > -neg:
+            if neg:
+                factors["current_value"] = best / -neg
+            scored[i] = (-best, mid, rrf, factors, entry, sal, faded)
+            before[mid] = old
+    return before
 
 
 def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str, float],
               ids: list[str], cosines: dict[str, float],
               stats: tuple[float, float, int] | None,
               hops: dict[str, int] | None = None,
-              novel: float = 0.0) -> dict[str, relevance.Evidence]:
+              novel: float = 0.0, links: list[str] | None = None,
+              asks: dict[str, set[str]] | None = None) -> dict[str, relevance.Evidence]:
     """Each hit's evidence of relevance (see gitmem.relevance); ``matches``: the
     query's words and their FTS5 expressions (none in vector mode). A link
     reached through the graph (``hops``) is judged with the words of the links
-    that lead to it: the chain answers the question, not its last edge alone."""
+    that lead to it: the chain answers the question, not its last edge alone.
+    A link (of ``links``) holds the words that ask for its predicate (``asks``)."""
     hops = hops or {}
     first = [mid for mid, n in hops.items() if n == 1]
     wanted = list(dict.fromkeys([*ids, *first])) if any(m in hops for m in ids) else ids
@@ -486,6 +636,10 @@ def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str
     for mid in ids:
         if hops.get(mid, 0) > 1:
             found[mid] = found.get(mid, set()) | chain
+    if asks and matches and links:
+        for mid, rec in projection.records(links).items():
+            if rec.link is not None and rec.link.predicate in asks:
+                found[mid] = found.get(mid, set()) | asks[rec.link.predicate]
     z: dict[str, float] = {}
     if stats is not None and stats[1] > 0:
         mean, std, rows = stats

@@ -42,7 +42,7 @@ class Salience(msgspec.Struct):
 
 def salience(
     cfg: Salience, *, kind: str, importance: float, at: int, confirms: int,
-    last_confirm: int | None, last_use: int | None,
+    last_confirm: int | None, last_use: int | None, age_at: int | None = None,
 ) -> dict[str, float]:
     """Every factor of a memory's salience (their product is "salience").
 
@@ -52,12 +52,16 @@ def salience(
     - reinforcement: 1 + 0.2 log2(1 + confirmations), at most 2. Being
       returned by recall only renews the age: a boost for it would feed back
       (what was returned once would rank higher next time, relevant or not).
+
+    ``age_at``: the time ages are measured to, when not ``cfg.now`` (recall
+    --valid-at: what was true then ranks as if then were now); times are still
+    believed up to ``cfg.now`` plus the skew.
     """
     imp = 0.75 + 0.5 * importance
     horizon = cfg.now + FUTURE_SKEW
     last = min(max(at, last_confirm or at, last_use or at), horizon)
     half = cfg.half_life_days.get(kind) if cfg.decay else None
-    age_days = max(cfg.now - last, 0) / DAY
+    age_days = max((cfg.now if age_at is None else age_at) - last, 0) / DAY
     decay = 0.5 ** (age_days / half) if half else 1.0
     reinf = min(REINFORCEMENT_CAP, 1.0 + 0.2 * math.log2(1 + confirms))
     return {"importance": imp, "decay": decay, "reinforcement": reinf,

@@ -591,3 +591,137 @@ def test_a_link_naming_a_key_comes_after_the_keys_fact(repo: Path) -> None:
         # The walk votes for what it adds, not again for the link the words found.
         hit = next(h for h in s.recall("db engine", k=3, explain=True) if h.id == depends)
         assert hit.explain is not None and "graph" not in hit.explain["ranks"]
+
+
+def test_valid_at_ranks_what_was_true_then_as_if_then_were_now(repo: Path) -> None:
+    """--valid-at a past time: the key's value valid then ranks by its age at that time,
+    not today's (a review: a fact set 322 days ago, valid then, decayed to 0.54 and lost
+    to a note recalled yesterday, whose use renewed it)."""
+    def line(text: str, at: str, key: str | None = None) -> dict[str, str]:
+        return {"text": text, "recorded_at": at, **({"key": key} if key else {})}
+
+    old = "the staging deploy target is cluster-a.internal"
+    note = "the staging deploy runs from the release pipeline on merge"
+    lines = [line(note, "2025-02-20T10:00:00Z"),
+             line(old, "2025-02-27T10:00:00Z", "deploy.target"),  # 322 days before now
+             line("the staging deploy target is cluster-b.internal", "2025-10-01T10:00:00Z",
+                  "deploy.target"),
+             *(line(f"unrelated note {i} about the {w} service", "2025-01-01T10:00:00Z")
+               for i, w in enumerate(["billing", "search", "mail", "auth", "queue"]))]
+    ok(gm("import", "-", cwd=repo, input="\n".join(json.dumps(x) for x in lines)))
+    with gitmem.open(repo) as s:
+        assert note in [h.text for h in s.recall("staging deploy", k=3)]  # a use, now
+        hits = s.recall("staging deploy target", k=2, valid_at="2025-03-01", explain=True)
+        assert [h.text for h in hits] == [old, note]
+        e = hits[0].explain
+        assert e is not None and e["signals"]["age_days"] == pytest.approx(2.58, abs=0.01)
+        # The note's use came after the time asked about: it renews nothing then.
+        e = hits[1].explain
+        assert e is not None and e["signals"]["uses"] == 0
+        assert e["signals"]["age_days"] == pytest.approx(9.58, abs=0.01)
+        # Now, the note used a moment ago keeps its freshness.
+        hit = next(h for h in s.recall("staging deploy runs", k=3, explain=True,
+                                       record_use=False) if h.text == note)
+        assert hit.explain is not None and hit.explain["signals"]["uses"] == 1
+        assert hit.explain["factors"]["decay"] == 1.0
+    out = ok(gm("recall", "staging deploy target", "--valid-at", "2025-03-01", "-k", "1",
+                cwd=repo))
+    assert old in out.stdout
+
+
+def test_a_relation_asked_in_other_words_gets_the_link_first(repo: Path) -> None:
+    """"What does the db engine rely on" asks for db.engine's depends_on link, in other
+    words than the link's (a review: the link, holding no query word its key's fact
+    lacks, came after the fact at k=1). Asking for the key's value still gets the fact."""
+    (repo / "app.py").write_text("")
+    with gitmem.open(repo) as s:
+        engine = s.set("db.engine", "postgres").id
+        s.add("tests live in spec/, run with make spec")
+        s.add("the release checklist is in docs/release.md")
+        depends = s.link("db.engine", "depends_on", "app.py").id
+        for q in ("what does the db engine rely on", "what does the db engine need",
+                  "what does the db engine require", "what does the db engine use",
+                  "what does the db engine call", "what does the db engine import",
+                  "what relies on app.py", "what needs app.py"):
+            assert s.recall(q, k=1, record_use=False)[0].id == depends, q
+            # Lexical mode has no graph to vote: the link is no longer put after the fact.
+            hit = next(h for h in s.recall(q, k=3, mode="lexical", record_use=False,
+                                           explain=True) if h.id == depends)
+            assert hit.explain is not None and "names_key" not in hit.explain["factors"], q
+        for q in ("which database engine do we use", "what do we need for the db engine",
+                  "db engine"):
+            assert s.recall(q, k=1, record_use=False)[0].id == engine, q
+        # The word that asks for the relation counts as held by the link in its score.
+        link, fact = s.recall("what does the db engine rely on", k=2, explain=True,
+                              record_use=False)
+        assert link.explain is not None and link.explain["relevance"]["coverage"] == 1.0
+        assert link.score > fact.score
+    out = ok(gm("recall", "what does the db engine rely on", "-k", "1", cwd=repo))
+    assert "depends on app.py" in out.stdout
+
+
+def test_relation_words() -> None:
+    from gitmem.recall import relation_words
+
+    assert relation_words("what does the DB engine rely on") == {"depends_on": {"rely"}}
+    assert relation_words("which database engine do we use") == {}
+    assert relation_words("who maintains billing") == {"owns": {"maintains"}}
+    assert relation_words("db engine") == {}
+
+
+def test_all_puts_a_keys_current_value_first_among_its_400_old_ones(repo: Path) -> None:
+    """recall --all: a key's 400 near-identical values rank by the number that differs,
+    and the current one stood 182nd, beyond the candidates (a review). It is looked up
+    by key and ranks at least as high as its best old value, unless that one holds more
+    of the question."""
+    def lines(records: list[dict[str, str]]) -> str:
+        return "\n".join(json.dumps(x) for x in records)
+
+    values = [{"text": f"build command for tool3 is make beta{i}", "key": "build.tool3"}
+              for i in range(400)]
+    notes = [{"text": f"note {i}: the deploy pipeline uses stage{i} owned by person{i}"}
+             for i in range(60)]
+    ok(gm("import", "-", cwd=repo, input=lines(notes + values[:200])))
+    ok(gm("import", "-", cwd=repo, input=lines(values[200:]),
+          env={"GIT_COMMITTER_DATE": "2026-01-20T10:00:00+00:00"}))
+    current, then = values[-1]["text"], values[199]["text"]
+    with gitmem.open(repo) as s:
+        for question in ("build command for tool3", "tool3"):
+            for mode in ("hybrid", "lexical", "vector"):
+                hits = s.recall(question, k=3, mode=mode, include_retired=True,
+                                record_use=False, explain=True)
+                assert hits[0].text == current, (question, mode, [h.text for h in hits])
+                assert hits[0].status == "active" and hits[1].status == "superseded"
+                # The score agrees with the place it was moved to.
+                assert hits[0].score >= hits[1].score, (question, mode)
+            hits = s.recall(question, k=3, include_retired=True, record_use=False,
+                            as_of="2026-01-16")
+            assert hits[0].text == then and hits[0].status == "active", question
+        # An old value holding more of the question keeps its place.
+        # (Lifted only as high as an old value that holds no word it lacks: "beta177".)
+        hits = s.recall("make beta17", k=3, include_retired=True, record_use=False)
+        texts = [h.text for h in hits]
+        assert values[17]["text"] in texts and current in texts, texts
+        assert hits[texts.index(values[17]["text"])].score > hits[texts.index(current)].score
+    out = ok(gm("recall", "build command for tool3", "--all", "-k", "1", cwd=repo))
+    assert current in out.stdout
+
+
+def test_a_link_put_after_its_keys_fact_shows_no_higher_score(repo: Path) -> None:
+    """The score column agrees with the order: a link put after its key's fact (factor
+    names_key) showed its own relevance, 0.50 under the fact's 0.38 (a review)."""
+    with gitmem.open(repo) as s:
+        region = s.set("deploy.region", "eu-west-1").id
+        s.add("tests live in spec/, run with make spec")
+        link = s.link("deploy.region", "part_of", "deploy region settings").id
+        hits = s.recall("deploy region", k=2, explain=True, record_use=False)
+        assert [h.id for h in hits] == [region, link]
+        assert hits[0].score >= hits[1].score
+        e = hits[1].explain
+        assert e is not None and e["factors"]["names_key"] < 1
+        assert e["relevance"]["bounded_by"] == region
+    out = ok(gm("recall", "deploy region", "-k", "2", "--format", "brief", cwd=repo))
+    scores = [float(line.split()[1]) for line in out.stdout.splitlines()]
+    assert scores == sorted(scores, reverse=True), out.stdout
+    out = ok(gm("recall", "deploy region", "-k", "2", "--explain", cwd=repo))
+    assert f"bounded by {region[:12]}" in out.stdout

@@ -132,4 +132,6 @@ def hit_lines(h: Hit, wins_over: list[str] | None = None,
                     f" (idf-weighted), vector z {rel['z']:.2f}")
             if rel.get("novel"):
                 out += f", rare words no memory holds {rel['novel']:.2f}"
+            if rel.get("bounded_by"):
+                out += f"; bounded by {rel['bounded_by'][:12]}, the memory it is ranked beside"
     return out
