@@ -15,6 +15,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from conftest import git, init_repo
 
 ROOT = Path(__file__).parent.parent
@@ -155,3 +156,37 @@ def test_the_everyday_commands_need_no_posix_only_os_function(tmp_path: Path) ->
     assert "events: 1" in proc.stdout
     pushed = git("for-each-ref", "refs/memory", cwd=tmp_path / "remote.git").stdout
     assert pushed.strip(), "the sync pushed nothing"
+
+
+def test_a_git_that_went_away_is_looked_for_again(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # The path found was kept per PATH string: once that git was removed (a shim
+    # uninstalled, a tool manager switching versions) a long-lived process (the MCP
+    # server, ui) failed every git call, though PATH still held a git (a review, rev39a).
+    from gitmem.oplog import gitcmd
+
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "git").write_text("#!/bin/sh\nexec git \"$@\"\n")
+    (shim / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}{os.pathsep}{os.environ['PATH']}")
+    assert gitcmd.git_binary() == str(shim / "git")
+    (shim / "git").unlink()
+    assert gitcmd.run_git("--version").returncode == 0
+
+
+def test_the_extractor_is_never_started_from_the_work_tree(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # gitmem.extractor ran by bare name with the work tree as cwd: with a relative PATH
+    # entry (a trailing ':'), a committed program of that name ran (a review, rev39a).
+    from gitmem.capture import runner
+
+    work = tmp_path / "work"
+    work.mkdir()
+    ran = tmp_path / "ran"
+    (work / "mytool").write_text(f"#!/bin/sh\ntouch {ran}\n")
+    (work / "mytool").chmod(0o755)
+    monkeypatch.setenv("PATH", os.environ["PATH"] + os.pathsep)
+    with pytest.raises(runner.RunnerFailed, match="not found"):
+        runner.run("mytool", [], cwd=str(work))
+    assert not ran.exists()

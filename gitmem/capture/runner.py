@@ -22,6 +22,7 @@ import shlex
 import subprocess
 from importlib import resources
 
+from .. import pathsearch
 from .rules import Candidate
 from .transcript import Event, excerpt
 
@@ -76,6 +77,8 @@ def run(command: str, events: list[Event], *, timeout: float = TIMEOUT,
     text = prompt() + "\n" + session_excerpt(events) + "\n"
     env = dict(os.environ, GITMEM_EXTRACTOR="1")
     try:
+        # A bare name from PATH's absolute entries only: it runs in the work tree.
+        argv[0] = pathsearch.find(argv[0])
         proc = subprocess.run(argv, input=text.encode("utf-8"), capture_output=True,
                               timeout=timeout, cwd=cwd, env=env, check=False)
     except FileNotFoundError:

@@ -9,7 +9,6 @@ prompting (an agent has nobody to type a password).
 
 from __future__ import annotations
 
-import errno
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,38 +23,12 @@ if TYPE_CHECKING:
 # importing subprocess is a measurable part of a fresh `git mem recall`.
 
 
-_resolved: dict[str, str] = {}
-
-
 def git_binary() -> str:
-    """The git to run: the first ``git`` on PATH, by its absolute path.
+    """The git to run, by its absolute path from PATH (pathsearch.py: never one in the
+    work tree; git.exe only on Windows)."""
+    from ..pathsearch import find
 
-    Why not the bare name: git runs in the user's work tree, which is a clone of
-    someone else's repository. Windows looks for a program in the current
-    directory before PATH, and on POSIX an empty or relative PATH entry (``::``,
-    a trailing ``:``, ``.``) means the current directory too: a committed
-    ``git.exe``, ``git.bat`` or executable ``git`` would have run with the user's
-    rights. Relative entries are skipped. FileNotFoundError (an OSError, as when
-    starting a missing program) when there is none: the bare name would have
-    searched the relative entries after all."""
-    path = os.environ.get("PATH", os.defpath)
-    found = _resolved.get(path)
-    if found is not None:
-        return found
-    names = ["git"]
-    if os.name == "nt":
-        exts = os.environ.get("PATHEXT", ".COM;.EXE;.BAT;.CMD").split(os.pathsep)
-        names = ["git" + ext.lower() for ext in exts if ext]
-    for folder in path.split(os.pathsep):
-        folder = folder.strip('"')
-        if not folder or not os.path.isabs(folder):
-            continue
-        hit = next((c for c in (os.path.join(folder, n) for n in names)
-                    if os.path.isfile(c) and os.access(c, os.X_OK)), None)
-        if hit is not None:
-            _resolved[path] = hit
-            return hit
-    raise FileNotFoundError(errno.ENOENT, "no git on PATH (relative entries are skipped)", "git")
+    return find("git", extensions=(".exe",))
 
 
 def run_git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
@@ -119,7 +92,9 @@ class Git:
             return run_git(*args, cwd=self.workdir, env=_git_env(), errors="replace",
                            input=input)
         except OSError as exc:
-            raise RemoteError(f"cannot run git: {exc}") from exc
+            raise RemoteError(f"cannot run git: {exc}",
+                              "install git, or put the folder that holds it on PATH"
+                              if isinstance(exc, FileNotFoundError) else None) from exc
 
 
 def probe_memory(remote: str, cwd: Path, timeout: float) -> int | None:

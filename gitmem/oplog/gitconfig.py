@@ -259,7 +259,9 @@ def _ask_identity(workdir: Path) -> tuple[str, str]:
         proc = run_git("-c", "user.useConfigOnly=true", "var", "GIT_AUTHOR_IDENT", cwd=workdir,
                        errors="surrogateescape")
     except OSError as exc:
-        raise NoIdentity(f"cannot run git to read the identity: {exc}") from exc
+        raise NoIdentity(f"cannot run git to read the identity: {exc}",
+                         "install git, or put the folder that holds it on PATH"
+                         if isinstance(exc, FileNotFoundError) else None) from exc
     m = _IDENT.match(proc.stdout.strip())
     if proc.returncode != 0 or not m or not m.group(1).strip() or not m.group(2):
         raise NoIdentity("no git identity configured (user.name and user.email)")
