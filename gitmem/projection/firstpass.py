@@ -481,7 +481,8 @@ def rescore(simsimd: Any, rows_of: Callable[[Sequence[int]], bytes], dim: int, q
 
 
 def gather(matrix: memoryview | None, fd: int, dim: int, rows: Sequence[int]) -> bytes:
-    """The int8 rows ``rows`` (ascending) of a vector file, as one buffer: from its
+    """The int8 rows ``rows`` (ascending) of a vector file, as one buffer (bytes, or a
+    1-D numpy array where numpy gathered them): from its
     kept map ``matrix`` (the whole file) when this process has mapped it before,
     else read with one pread a row from ``fd``.
 
@@ -498,7 +499,10 @@ def gather(matrix: memoryview | None, fd: int, dim: int, rows: Sequence[int]) ->
     np = sys.modules.get("numpy")
     if np is not None:  # loaded already: one gather in C
         whole = np.frombuffer(matrix, dtype=np.int8, count=(max(rows) + 1) * dim)
-        return bytes(whole.reshape(-1, dim)[np.asarray(rows, dtype=np.int64)].tobytes())
+        # (the gathered array itself, a buffer of the same bytes: tobytes copied it into
+        # a fresh 1.5 MB for 4,096 rows, 0.16 -> 2.1 ms with its page faults, load ~6)
+        picked: Any = whole.reshape(-1, dim)[np.asarray(rows, dtype=np.int64)]
+        return picked.reshape(-1)  # type: ignore[no-any-return]
     # Slices made and taken in C.
     starts = list(map(operator.mul, rows, itertools.repeat(dim)))
     return b"".join(map(matrix.__getitem__, map(
