@@ -16,7 +16,7 @@ same transaction as the cleared slots (generations.py: which file is current,
 and who may delete the others); whether the file is damaged is decided only
 under the lock (damaged), where no other writer is between its steps. simsimd and numpy are imported only where a scan
 needs them: a fresh recall never loads numpy. The first pass's files beside it
-(from 250k rows) are sidecars.py's; VectorFile calls it.
+(from 100k rows) are sidecars.py's; VectorFile calls it.
 """
 
 from __future__ import annotations
