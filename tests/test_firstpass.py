@@ -41,6 +41,7 @@ def notes(count: int, offset: int = 0) -> str:
 
 def on(monkeypatch: pytest.MonkeyPatch, rows: int = 100, candidates: int = 120) -> None:
     monkeypatch.setattr(firstpass, "FIRST_PASS_FROM", rows)
+    monkeypatch.setattr(firstpass, "NEAREST_FROM", rows)
     monkeypatch.setattr(firstpass, "CANDIDATES", candidates)
     monkeypatch.setattr(firstpass, "LEVELS_SAMPLE", 8)  # (1 in 1024 of a few hundred: none)
 
@@ -384,6 +385,8 @@ def test_a_100k_store_takes_the_first_pass_with_fewer_candidates() -> None:
     assert firstpass.candidate_count(100_082) == 4096
     assert firstpass.candidate_count(249_999) == 4096
     assert firstpass.candidate_count(1_000_000) == firstpass.CANDIDATES == 12288
+    # A near-duplicate check keeps the exact scan's cut below 250k (cheaper in a fresh add).
+    assert firstpass.NEAREST_FROM == 250_000
 
 
 def test_a_row_that_enters_no_sum_leaves_the_stored_sums_as_they_are(tmp_path: Path) -> None:
