@@ -428,3 +428,38 @@ def test_a_row_that_enters_no_sum_leaves_the_stored_sums_as_they_are(tmp_path: P
         again = firstpass.Moments.read(tmp_path / "lazy.moments", dim)
         assert again is not None
         assert (again.s, again.c, again.ps, again.pd) == (whole.s, whole.c, whole.ps, whole.pd)
+
+
+def test_many_rows_left_out_take_the_exact_scan_not_a_read_of_each(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The spread from the moments reads every left-out row (a pread a row): with more of
+    # them than the first pass rescores, the exact scan (which sets them aside in one
+    # pass) is cheaper, and gives the exact figures.
+    on(monkeypatch)
+    read: list[int] = []
+    real = vectors.VectorFile.first_pass_spread
+
+    def counted(self: vectors.VectorFile, c: Any, query: bytes, n: int,
+                leave_out: list[int]) -> Any:
+        read.append(len(leave_out))
+        return real(self, c, query, n, leave_out)
+
+    monkeypatch.setattr(vectors.VectorFile, "first_pass_spread", counted)
+    values = "\n".join(json.dumps({"text": f"the worker retry limit is {i} attempts",
+                                   "key": "worker.retry"}) for i in range(200))
+    a = init_repo(tmp_path / "a")
+    assert gm("import", "-", cwd=a, input=notes(300) + "\n" + values).returncode == 0
+    from gitmem.api.embedding import query_vector
+    from gitmem.projection import Scope
+
+    with gitmem.open(a) as store:
+        store.refresh()
+        for text in QUERIES[:3]:
+            query = query_vector(text)
+            assert query is not None
+            got = store.projection.vector(query, scope=Scope(), limit=5)
+            monkeypatch.setattr(firstpass, "FIRST_PASS_FROM", 10**9)
+            exact = store.projection.vector(query, scope=Scope(), limit=5)
+            on(monkeypatch)
+            assert got == exact and got[1][2] == 301
+    assert not read  # (199 left out, 120 candidates: never read one by one)
