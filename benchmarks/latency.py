@@ -4,6 +4,7 @@
     python benchmarks/latency.py                  # 1k, 10k, 100k memories + sync
     python benchmarks/latency.py --sizes 1000     # quicker
     python benchmarks/latency.py --skip-sync
+    python benchmarks/latency.py --skip-sizes --skip-sync --retired 10000
 
 Everything goes through the real path: memories are written as ops with
 ``git mem import`` (the bulk path), read by fresh ``git-mem`` processes exactly
@@ -252,6 +253,37 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
             f"{n / (import_s + first_s):,.0f}", f"{cache_mb:.1f} ({cache_mb / max(log_mb, 0.01):.0f}x log)"]
 
 
+SERVICES = ("deploy", "cache", "queue", "auth", "billing", "search", "mailer", "scheduler",
+            "gateway", "storage", "metrics", "logging", "payments", "profile", "catalog",
+            "orders", "reports", "export", "import", "notifier")
+RETIRED_QUERIES = ["deploy timeout", "how many retries does the billing service do",
+                   "scheduler", "what is the search service timeout", "retries",
+                   "service timeout ms"]
+
+
+def bench_retired(base: Path, n: int, reps: int) -> list[str]:
+    """Warm recall where most memories are retired: 20 keys set n/20 times each, so
+    all but 20 of the n vector rows are replaced values (each recall once selected
+    them again and picked candidates through them: ~2x an ordinary store's time)."""
+    home = base / f"home-retired-{n}"
+    home.mkdir()
+    env = env_for(home)
+    repo = new_repo(base, f"retired-{n}", env)
+    lines = [{"text": f"the {k} service timeout is {i} ms and retries {i % 5} times",
+              "key": f"{k}.timeout"} for i in range(n // len(SERVICES)) for k in SERVICES]
+    run([GIT_MEM, "import", "-"], repo, env, stdin="\n".join(map(json.dumps, lines)).encode())
+    run([GIT_MEM, "recall", "warm up"], repo, env)  # builds the projection
+    with gitmem.open(repo) as store:
+        store.recall("warm up")
+        warm = []
+        for i in range(max(reps * 5, 50)):
+            t0 = time.perf_counter()
+            store.recall(RETIRED_QUERIES[i % len(RETIRED_QUERIES)])
+            warm.append(time.perf_counter() - t0)
+    return [f"{len(lines):,} ({len(SERVICES)} keys, {len(lines) // len(SERVICES)} values each)",
+            ms(pct(warm, 50)), ms(pct(warm, 95))]
+
+
 def bench_existing(repo: Path, home: Path, reps: int) -> list[str]:
     """The per-call figures of a store built already (``--at``: a 1M-memory import
     takes ~10 minutes, so a store made once is measured again after each change).
@@ -382,6 +414,9 @@ def main() -> None:
                     help="also measure the per-call figures of a store built already "
                          "(its repository and the HOME it was built with); repeatable")
     ap.add_argument("--reps", type=int, default=20, help="fresh-process runs per figure")
+    ap.add_argument("--retired", type=int, default=0, metavar="N",
+                    help="also measure warm recall on N memories that are mostly a few keys' "
+                         "replaced values (20 keys set N/20 times each)")
     ap.add_argument("--skip-sync", action="store_true")
     ap.add_argument("--skip-sizes", action="store_true")
     args = ap.parse_args()
@@ -407,6 +442,10 @@ def main() -> None:
                   "candidates with numpy when a process has it loaded, with heapq otherwise)",
                   ["memories", "lexical", "vector (numpy loaded)", "hybrid",
                    "vector (no numpy)"], INDEX_ROWS)
+        if args.retired:
+            table("Warm recall where most memories are retired (in-process, ms)",
+                  ["memories", "warm recall p50", "warm recall p95"],
+                  [bench_retired(base, args.retired, args.reps)])
         if not args.skip_sync:
             table("Sync through a bare remote", ["what", "size", "time", "peak RSS"], bench_sync(base))
     finally:

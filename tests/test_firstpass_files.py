@@ -147,6 +147,7 @@ PROBE = textwrap.dedent("""
     import sys, time
     from gitmem.projection import firstpass, sidecars
     firstpass.FIRST_PASS_FROM, firstpass.CANDIDATES, firstpass.LEVELS_SAMPLE = 100, 120, 8
+    firstpass.NEAREST_FROM = 100
     settles, scans = [], []
     real_add = firstpass.Moments.add
     def counted(self, *a, **k):  # (summing rows: making the files)

@@ -22,9 +22,9 @@ of the current generation answer instead:
   (a three-level code; one sign bit a dimension kept only 38% of the exact top
   10 among 4,096 candidates of 1M, these codes 97.3%). The Hamming distance of
   the query's code to every row (simsimd, ~6 ms for 1M rows) picks the candidates:
-  every row at distance <= t, t the smallest distance with at least CANDIDATES
-  rows within it (ties at the cut all in, so the set does not depend on the order
-  of the rows); their int8 rows are then compared exactly. A zeroed row
+  every row at distance <= t, t the smallest distance with at least
+  candidate_count(rows) rows within it (ties at the cut all in, so the set does
+  not depend on the order of the rows); their int8 rows are then compared exactly. A zeroed row
   (forgotten memory) has an all-zero code, at the query's own count of set bits:
   when t reaches that, zeroed rows would count, and the caller scans exactly.
   When a row setting the levels comes or goes (one in LEVELS_SAMPLE), every code
@@ -54,9 +54,17 @@ from typing import Any
 from .distances import cdist_into
 
 # From this many vector rows on, a scan takes the first pass (measured: see docs/recall.md).
-FIRST_PASS_FROM = 250_000
-# Candidates the first pass hands to the exact rescoring (ties at the cut included).
+FIRST_PASS_FROM = 100_000
+# Candidates the first pass hands to the exact rescoring (ties at the cut included):
+# CANDIDATES from MANY_FROM rows, FEWER below (candidate_count). At 100k rows, 12,288
+# candidates took twice the exact scan to rescore; 4,096 kept 99.5% of its top 10.
 CANDIDATES = 12288
+FEWER = 4096
+MANY_FROM = 250_000
+# A near-duplicate check (similar.nearest, in every add) takes the first pass from here:
+# its exact scan only keeps the rows within a cut (distances.within), and in a fresh add
+# at 100k rows that took 16-26 ms where the first pass took 25-44 ms.
+NEAREST_FROM = 250_000
 SAMPLE = 8  # one row in SAMPLE (by a hash of its bytes) enters the moments
 LEVELS_SAMPLE = 1024  # one row in LEVELS_SAMPLE (same hash) sets the code's levels
 SPREAD = 0.5  # the levels: each dimension's mean -/+ SPREAD standard deviations
@@ -66,6 +74,11 @@ _MAGIC = b"gmmoment"
 _HEADER = struct.Struct("<8sqqqqq")
 _DIRTY = -1  # covered, while a writer has blanked rows and not yet written the new sums
 _SIGN_MAGIC = b"gmsigns1"
+
+
+def candidate_count(n: int) -> int:
+    """Candidates for a first pass over ``n`` rows (at most CANDIDATES)."""
+    return CANDIDATES if n >= MANY_FROM else min(FEWER, CANDIDATES)
 
 
 def width(dim: int) -> int:
@@ -146,7 +159,12 @@ def _hash(row: bytes) -> int:
 
 
 class Moments:
-    """The sums of one vector file (see the module docstring), as Python integers."""
+    """The sums of one vector file (see the module docstring), as Python integers.
+
+    Read from disk, the sums stay the file's float64 bytes until something asks for
+    them: 7 rows in 8 enter no sum (SAMPLE), so a refresh that adds one such row
+    changes only the counts, and making 148k integers of the file and floats of them
+    again took ~10-20 ms of every add from 100k rows."""
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
@@ -154,10 +172,60 @@ class Moments:
         self.live = 0
         self.sampled = 0
         self.leveled = 0
-        self.s = [0] * dim
-        self.c = [0] * (dim * dim)
-        self.ps = [0] * dim  # over the rows setting the levels: sums, sums of squares
-        self.pd = [0] * dim
+        self._s = [0] * dim
+        self._c = [0] * (dim * dim)
+        self._ps = [0] * dim  # over the rows setting the levels: sums, sums of squares
+        self._pd = [0] * dim
+        self._raw: memoryview | None = None  # the sums as read, until asked for (_ints)
+
+    def _ints(self) -> None:
+        """The sums read from disk as Python integers (exact: whole float64 values)."""
+        if self._raw is None:
+            return
+        d, ints = self.dim, [int(x) for x in self._raw]
+        self._raw = None
+        self._s, self._c = ints[:d], ints[d:d + d * d]
+        self._ps, self._pd = ints[d + d * d:2 * d + d * d], ints[2 * d + d * d:]
+
+    @property
+    def s(self) -> list[int]:
+        self._ints()
+        return self._s
+
+    @s.setter
+    def s(self, value: list[int]) -> None:
+        self._ints()
+        self._s = value
+
+    @property
+    def c(self) -> list[int]:
+        self._ints()
+        return self._c
+
+    @c.setter
+    def c(self, value: list[int]) -> None:
+        self._ints()
+        self._c = value
+
+    @property
+    def ps(self) -> list[int]:
+        self._ints()
+        return self._ps
+
+    @ps.setter
+    def ps(self, value: list[int]) -> None:
+        self._ints()
+        self._ps = value
+
+    @property
+    def pd(self) -> list[int]:
+        self._ints()
+        return self._pd
+
+    @pd.setter
+    def pd(self, value: list[int]) -> None:
+        self._ints()
+        self._pd = value
 
     @classmethod
     def read(cls, path: Path, dim: int) -> Moments | None:
@@ -170,22 +238,24 @@ class Moments:
         if parsed is None:
             return None
         m = cls(dim)
-        m.covered, m.live, m.sampled, m.leveled, view = parsed
-        ints = [int(x) for x in view]
-        m.s, m.c = ints[:dim], ints[dim:dim + dim * dim]
-        m.ps, m.pd = ints[dim + dim * dim:2 * dim + dim * dim], ints[2 * dim + dim * dim:]
+        m.covered, m.live, m.sampled, m.leveled, m._raw = parsed
         return m
 
     def write(self, path: Path) -> None:
         """Replace the file (a reader sees the old sums or the new, never a mix)."""
-        data = (_HEADER.pack(_MAGIC, self.dim, self.covered, self.live, self.sampled,
-                             self.leveled)
-                + array("d", self.s + self.c + self.ps + self.pd).tobytes())
+        body = (self._raw.tobytes() if self._raw is not None
+                else array("d", self._s + self._c + self._ps + self._pd).tobytes())
+        data = _HEADER.pack(_MAGIC, self.dim, self.covered, self.live, self.sampled,
+                            self.leveled) + body
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
         tmp.write_bytes(data)
         os.replace(tmp, path)
 
     def levels(self) -> bytes | None:
+        if self._raw is not None:  # (the same values, read where they lie)
+            base = self.dim + self.dim * self.dim
+            return levels(self.leveled, self._raw[base:base + self.dim],
+                          self._raw[base + self.dim:base + 2 * self.dim], self.dim)
         return levels(self.leveled, self.ps, self.pd, self.dim)
 
     def add(self, rows: bytes, sign: int = 1) -> None:
@@ -481,7 +551,8 @@ def rescore(simsimd: Any, rows_of: Callable[[Sequence[int]], bytes], dim: int, q
 
 
 def gather(matrix: memoryview | None, fd: int, dim: int, rows: Sequence[int]) -> bytes:
-    """The int8 rows ``rows`` (ascending) of a vector file, as one buffer: from its
+    """The int8 rows ``rows`` (ascending) of a vector file, as one buffer (bytes, or a
+    1-D numpy array where numpy gathered them): from its
     kept map ``matrix`` (the whole file) when this process has mapped it before,
     else read with one pread a row from ``fd``.
 
@@ -498,7 +569,10 @@ def gather(matrix: memoryview | None, fd: int, dim: int, rows: Sequence[int]) ->
     np = sys.modules.get("numpy")
     if np is not None:  # loaded already: one gather in C
         whole = np.frombuffer(matrix, dtype=np.int8, count=(max(rows) + 1) * dim)
-        return bytes(whole.reshape(-1, dim)[np.asarray(rows, dtype=np.int64)].tobytes())
+        # (the gathered array itself, a buffer of the same bytes: tobytes copied it into
+        # a fresh 1.5 MB for 4,096 rows, 0.16 -> 2.1 ms with its page faults, load ~6)
+        picked: Any = whole.reshape(-1, dim)[np.asarray(rows, dtype=np.int64)]
+        return picked.reshape(-1)  # type: ignore[no-any-return]
     # Slices made and taken in C.
     starts = list(map(operator.mul, rows, itertools.repeat(dim)))
     return b"".join(map(matrix.__getitem__, map(

@@ -333,7 +333,7 @@ class FirstPassFiles:
             matrix.release()
         finally:
             whole.release()
-        rows = firstpass.candidates(out, n, firstpass.CANDIDATES,
+        rows = firstpass.candidates(out, n, firstpass.candidate_count(n),
                                     int.from_bytes(qbits, "big").bit_count())
         if rows is None:
             return None

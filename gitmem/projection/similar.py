@@ -37,7 +37,8 @@ def nearest(
             return []
         cut = 1.0 - min_cos + 1e-9
         found_first = (vectors.first_pass(c, simsimd, query, top + 1)
-                       if top + 1 >= firstpass.FIRST_PASS_FROM else None)
+                       if top + 1 >= max(firstpass.FIRST_PASS_FROM, firstpass.NEAREST_FROM)
+                       else None)
         if found_first is not None:
             # Rows this close are among the first pass's candidates (docs/recall.md).
             close = sorted((d, r) for r, d in zip(found_first[0], found_first[1])
