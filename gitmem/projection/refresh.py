@@ -117,7 +117,7 @@ def _refresh(p: Projection, source: LogSource, report: RefreshReport, start: flo
             # every query (warm recall at 100k: ~11.5 -> ~8.5 ms); one merge
             # costs ~0.15 s at 100k, so only a replay of many ops pays it.
             c.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
-        # The first pass's files (firstpass.py), from 250k rows.
+        # The first pass's files (firstpass.py), from 100k rows.
         p._vectors.settle(c, quick=deadline is not None and not full)
         c.execute("COMMIT")
     except BaseException:
