@@ -143,6 +143,10 @@ _AUX = frozenset("do does did".split())
 _ASKING = frozenset("what which who".split())
 _DETERMINERS = frozenset("the a an this that these those".split())
 
+# Under --all, a key's current value is lifted to the rank of an old value found by meaning
+# alone only if its own cosine is within NEAR_Z standard deviations of that one's.
+NEAR_Z = 1.0
+
 # Under --all, the keys whose current value is looked up when their old values are
 # candidates (each a query; a broad question may touch many keys' histories).
 KEYS_LOOKED_UP = 20
@@ -438,7 +442,9 @@ def _rank_at(
     # What these two rules moved -> the memory it was put beside, whose relevance then
     # bounds its own: the shown score agrees with the order (a link put after its key's
     # fact showed a higher score than the fact; a review).
-    lifted = _before_its_old_values(projection, scored, olds, matches) if olds else {}
+    lifted = (_before_its_old_values(projection, scored, olds, matches, cosines,
+                                     stats[1] if stats is not None else 0.0,
+                                     cut=len(cosines) >= depth) if olds else {})
     raised = _before_other_links(projection, scored, inputs, asks, naming, window=3 * q.k)
     deferred = _after_their_keys(projection, scored, inputs, matches, current,
                                  window=3 * q.k, asks=asks, nodes=naming)
@@ -682,12 +688,30 @@ def _current_values(projection: Projection, q: Query, current: dict[str, bool],
 
 
 def _before_its_old_values(projection: Projection, scored: list[Any],
-                           olds: dict[str, list[str]], matches: dict[str, str]) -> dict[str, str]:
-    """A key's current value ranks at least as high as its best old value that holds
-    none of the query's words it does not hold (factor ``current_value``; before it on
-    a tie: the sort puts current truth first). ``scored`` is changed in place; returned:
-    each current value moved -> the old value it was put before. An old value that
-    holds more of the question ("make beta17") keeps its place."""
+                           olds: dict[str, list[str]], matches: dict[str, str],
+                           cosines: dict[str, float], spread: float, *,
+                           cut: bool) -> dict[str, str]:
+    """A key's current value ranks at least as high as its best old value of those it
+    holds the evidence of (factor ``current_value``; before it on a tie: the sort puts
+    current truth first). ``scored`` is changed in place; returned: each current value
+    moved -> the old value it was put before.
+
+    The evidence: the old value's query words, every one of them (an old value that
+    holds more of the question, "make beta17", keeps its place); an old value that holds
+    none (found by meaning: --mode vector, or hybrid) lifts the current value only if its
+    vector is as near the query, within NEAR_Z standard deviations (``spread``) of the
+    old value's cosine. Holding no word the old value lacks is no evidence: with no query
+    words it held for every value, and "ask bob" took the relevance (1.00) of the old
+    "deploy with make release-legacy on the old jenkins box" for "make release legacy
+    jenkins" (a review). A current value the vector scan did not list stands at most as
+    near as its last (when it was ``cut`` short; else it has no vector)."""
+    floor = min(cosines.values()) if cut and cosines else None
+
+    def near(mid: str, old: str) -> bool:
+        mine = cosines.get(mid, floor)
+        return (old in cosines and mine is not None and spread > 0
+                and (cosines[old] - mine) / spread <= NEAR_Z)
+
     final = {x[1]: -x[0] for x in scored}
     ids = list(dict.fromkeys([*olds, *(o for os_ in olds.values() for o in os_)]))
     held = projection.term_presence([m for m in ids if m in final], matches) if matches else {}
@@ -697,8 +721,8 @@ def _before_its_old_values(projection: Projection, scored: list[Any],
         if mid not in olds:
             continue
         mine = held.get(mid, set())
-        best, old = max(((final[o], o) for o in olds[mid] if o in final
-                         and held.get(o, set()) <= mine), default=(0.0, ""))
+        best, old = max(((final[o], o) for o in olds[mid] if o in final and (
+            held[o] <= mine if held.get(o) else near(mid, o))), default=(0.0, ""))
         if best > -neg:
             if neg:
                 factors["current_value"] = best / -neg

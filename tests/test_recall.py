@@ -791,3 +791,25 @@ def test_a_link_asked_for_ranks_before_the_other_links_at_its_node(repo: Path) -
         owner = s.recall("who maintains billing", k=1, record_use=False)
         assert owner and owner[0].text == "alice owns billing"
 
+
+def test_all_does_not_lift_a_current_value_that_says_nothing_of_the_query(repo: Path) -> None:
+    """--all --mode vector has no query words, so every current value 'held no word its old
+    value lacks' and was lifted: 'ask bob' took the old value's relevance (1.00, bounded_by)
+    for 'make release legacy jenkins' (a review). A lifted current value holds evidence
+    itself: the old value's words, or a vector as near the query."""
+    with gitmem.open(repo) as s:
+        s.set("deploy.cmd", "deploy with make release-legacy on the old jenkins box")
+        s.set("deploy.cmd", "ask bob")
+        for i in range(10):
+            s.add(f"note {i}: the mail service keeps its queue in conf/mail{i}.toml")
+        for mode in ("vector", "hybrid"):
+            for question in ("make release legacy jenkins", "the old build machine"):
+                hits = s.recall(question, k=4, mode=mode, include_retired=True,
+                                record_use=False, explain=True)
+                bob = next((h for h in hits if h.text == "ask bob"), None)
+                assert bob is None or (bob.score < 0.5 and bob.explain is not None
+                                       and "current_value" not in bob.explain["factors"]), \
+                    (mode, question, bob)
+    out = ok(gm("recall", "make release legacy jenkins", "--all", "--mode", "vector",
+                "--explain", cwd=repo))
+    assert "bounded by" not in out.stdout, out.stdout
