@@ -110,26 +110,42 @@ UNVOUCHED = 0.9
 RETIRED = 0.8
 
 # A link's relation asked in other words: the query words that ask for each predicate
-# ("what does the db engine rely on" asks for depends_on). A link holding such a word
-# holds more of the question than the fact of the key it names (_after_their_keys).
+# ("what does the db engine rely on" asks for depends_on) and nothing else. A link holding
+# such a word, at a node the query names, holds more of the question than the fact of the
+# key it names (_after_their_keys) and than the other links there (_before_other_links).
 RELATION_WORDS: dict[str, frozenset[str]] = {p: frozenset(w.split()) for p, w in {
     "depends_on": """depend depends depended depending dependent dependency dependencies
-        rely relies relied relying require requires required requiring requirement
-        requirements need needs needed needing use uses used using call calls called
-        calling import imports imported importing prerequisite prerequisites""",
+        rely relies relied relying prerequisite prerequisites""",
     "owns": """own owns owned owning owner owners ownership responsible maintain maintains
         maintained maintainer maintainers""",
-    "works_on": "work works worked working contributor contributors",
-    "decided": "decide decides decided deciding decision decisions chose chosen choose",
+    "works_on": "contributor contributors",
     "replaces": """replace replaces replaced replacing replacement successor supersede
         supersedes superseded instead""",
     "part_of": "part belong belongs belonged belonging member members within",
     "relates_to": "relate relates related relation relationship connected linked associated",
 }.items()}
-# Words that ask for a relation only when no person is their subject: "what does the db
-# engine use" asks what it depends on, "which database engine do we use" asks its value.
-WEAK_RELATION = frozenset("use uses used using need needs needed needing".split())
-PERSONS = frozenset("i we you us our".split())
+# Verbs that also ask for a thing's value ("what is the db engine called", "which db engine
+# is required", "which db engine does the team use", "which database engine do we use":
+# a review): they ask for a relation only in the active voice with the link's source as
+# their subject ("what does the db engine need": do/does/did, the subject, the bare form)
+# or with the question word as subject ("what needs app.py", "who decided ...").
+SUBJECT_BOUND: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    p: (frozenset(bare.split()), frozenset(finite.split())) for p, (bare, finite) in {
+        "depends_on": ("use need require call import",
+                       """uses used needs needed requires required calls called imports
+                       imported"""),
+        "works_on": ("work", "works worked"),
+        "decided": ("decide choose", "decides decided chooses chose"),
+    }.items()}
+# A pronoun as subject names no node ("which database engine do we use").
+PRONOUNS = frozenset("i we you us our they he she it one someone anyone people".split())
+_AUX = frozenset("do does did".split())
+_ASKING = frozenset("what which who".split())
+_DETERMINERS = frozenset("the a an this that these those".split())
+
+# Under --all, a key's current value is lifted to the rank of an old value found by meaning
+# alone only if its own cosine is within NEAR_Z standard deviations of that one's.
+NEAR_Z = 1.0
 
 # Under --all, the keys whose current value is looked up when their old values are
 # candidates (each a query; a broad question may touch many keys' histories).
@@ -182,18 +198,45 @@ def terms(text: str) -> list[str]:
     return list(dict.fromkeys(content))
 
 
-def relation_words(text: str) -> dict[str, set[str]]:
-    """predicate -> the words of a query that ask for it (RELATION_WORDS)."""
+def relation_asks(text: str) -> dict[str, dict[str, str]]:
+    """predicate -> the words of a query that ask for it -> the subject they need the
+    link's source to be ("" for any: RELATION_WORDS, SUBJECT_BOUND)."""
     words = [w.lower() for w in _WORD.findall(text)]
-    personal = not PERSONS.isdisjoint(words)
-    out: dict[str, set[str]] = {}
-    for w in words:
-        if personal and w in WEAK_RELATION:
-            continue
+    out: dict[str, dict[str, str]] = {}
+    for i, w in enumerate(words):
         for predicate, forms in RELATION_WORDS.items():
             if w in forms:
-                out.setdefault(predicate, set()).add(w)
+                out.setdefault(predicate, {})[w] = ""
+        for predicate, (bare, finite) in SUBJECT_BOUND.items():
+            if w in finite and i and words[i - 1] in _ASKING:
+                out.setdefault(predicate, {})[w] = ""
+            elif w in bare:
+                aux = max((j for j in range(i) if words[j] in _AUX), default=None)
+                subject = [x for x in words[aux + 1:i] if x not in _DETERMINERS] if (
+                    aux is not None) else []
+                if subject and PRONOUNS.isdisjoint(subject):
+                    out.setdefault(predicate, {})[w] = " ".join(subject)
     return out
+
+
+def relation_words(text: str) -> dict[str, set[str]]:
+    """predicate -> the words of a query that ask for it (relation_asks)."""
+    return {p: set(ws) for p, ws in relation_asks(text).items()}
+
+
+def asked_of(asks: dict[str, dict[str, str]], named: set[str], predicate: str, src: str,
+             dst: str) -> set[str]:
+    """The query words that ask for this link's relation (``asks``: relation_asks): none
+    unless the query names one of its ends (``named``: node_names), for "what is the app
+    called" asks nothing of "db.engine depends on app.py" (a review); a word bound to a
+    subject only when that subject is the link's source."""
+    forms = asks.get(predicate)
+    if not forms:
+        return set()
+    source = _loose(src)
+    if {source, _loose(dst)}.isdisjoint(named):
+        return set()
+    return {w for w, subject in forms.items() if not subject or subject == source}
 
 
 def _loose(node: str) -> str:
@@ -280,11 +323,12 @@ def _rank_at(
         ], **lists}  # the lexical channel first, as it always was (explain's order)
         fetched.append(len(lists["lexical"]))
     hops: dict[str, int] = {}
-    asks = relation_words(q.text)
+    asks = relation_asks(q.text) if q.mode != "vector" else {}
+    named = node_names(q.text)
+    naming = set(named)
     if q.mode == "hybrid" and projection.any_edges():
         # Seeds: nodes the query names, and links its words or meaning found.
         found = [mid for ranked in lists.values() for mid, _ in ranked[:GRAPH_SEEDS]]
-        named = node_names(q.text)
         reached = projection.graph_walk(scope=scope, names=named, edges=found,
                                         depth=GRAPH_HOPS)
         hops = {mid: n for mid, n, *_ in reached}
@@ -296,11 +340,11 @@ def _rank_at(
         # It votes too for a link whose relation the query asks in other words, at a
         # node it names: "what does the db engine rely on" for "db.engine depends on
         # app.py" (neither channel knows that relying is depending).
-        naming, seeds = set(named), set(found)
+        seeds = set(found)
         voted = [(mid, 1.0 / n) for mid, n, src, predicate, dst in reached
                  if n > 1 or mid not in seeds
                  or {ops.node_name(src).lower(), ops.node_name(dst).lower()} & naming
-                 or (predicate in asks and {_loose(src), _loose(dst)} & naming)]
+                 or asked_of(asks, naming, predicate, src, dst)]
         if voted:
             lists["graph"] = voted
     fused: dict[str, dict[str, dict[str, float]]] = {}
@@ -398,12 +442,16 @@ def _rank_at(
     # What these two rules moved -> the memory it was put beside, whose relevance then
     # bounds its own: the shown score agrees with the order (a link put after its key's
     # fact showed a higher score than the fact; a review).
-    lifted = _before_its_old_values(projection, scored, olds, matches) if olds else {}
+    lifted = (_before_its_old_values(projection, scored, olds, matches, cosines,
+                                     stats[1] if stats is not None else 0.0,
+                                     cut=len(cosines) >= depth) if olds else {})
+    raised = _before_other_links(projection, scored, inputs, asks, naming, window=3 * q.k)
     deferred = _after_their_keys(projection, scored, inputs, matches, current,
-                                 window=3 * q.k, asks=asks)
+                                 window=3 * q.k, asks=asks, nodes=naming)
     # Equal scores: current truth before retired or losing values, a link after the
-    # key's fact it defers to (below), then by id.
-    scored.sort(key=lambda x: (x[0], not current.get(x[1], True), x[1] in deferred, x[1]))
+    # key's fact it defers to (below), a link asked for before the others, then by id.
+    scored.sort(key=lambda x: (x[0], not current.get(x[1], True), x[1] in deferred,
+                               x[1] not in raised, x[1]))
     min_score = q.min_score
     if min_score is None:
         size = stats[2] if stats is not None else projection.size()
@@ -441,7 +489,7 @@ def _rank_at(
         wanted = list(dict.fromkeys([*ids, *beside]))
         evidence.update(_evidence(projection, matches, weights, wanted, cosines, stats, hops,
                                   novel, [m for m in wanted if inputs.get(m, ("",))[0] == "edge"],
-                                  asks))
+                                  asks, naming))
         rel.update((mid, relevant(mid)) for mid in ids)
         passing = [x for x in batch if rel[x[1]] >= min_score]
         records.update(projection.records(x[1] for x in passing))
@@ -505,7 +553,8 @@ def _rank_at(
 def _after_their_keys(projection: Projection, scored: list[Any],
                       inputs: dict[str, tuple[str, float, int, int, int | None]],
                       matches: dict[str, str], current: dict[str, bool], *,
-                      window: int, asks: dict[str, set[str]] | None = None) -> dict[str, str]:
+                      window: int, asks: dict[str, dict[str, str]] | None = None,
+                      nodes: set[str] | None = None) -> dict[str, str]:
     """Links that name a key whose current fact is a candidate too, and hold none
     of the query's words that fact does not hold, ranked at most as high as the
     fact (factor ``names_key``, and after it on a tie); ``scored`` is changed in
@@ -542,7 +591,8 @@ def _after_their_keys(projection: Projection, scored: list[Any],
             ends = {ops.node_name(link.src).lower(), ops.node_name(link.dst).lower()}
             if named := [f for end in sorted(ends) for f in by_key.get(end, [])]:
                 naming[mid] = named
-                relation[mid] = (asks or {}).get(link.predicate, set())
+                relation[mid] = asked_of(asks or {}, nodes or set(), link.predicate,
+                                         link.src, link.dst)
     if not naming:
         return {}
     ids = list(dict.fromkeys([*naming, *(f for fs in naming.values() for f in fs)]))
@@ -563,6 +613,52 @@ def _after_their_keys(projection: Projection, scored: list[Any],
             factors["names_key"] = caps[mid] / -neg if neg else 1.0
             scored[i] = (-caps[mid], mid, rrf, factors, entry, sal, faded)
     return after
+
+
+def _before_other_links(projection: Projection, scored: list[Any],
+                        inputs: dict[str, tuple[str, float, int, int, int | None]],
+                        asks: dict[str, dict[str, str]], naming: set[str], *,
+                        window: int) -> set[str]:
+    """Links whose relation the query asks for (asked_of) rank at least as high as the
+    other links at the nodes they share with the question (factor ``asked``; before them
+    on a tie); ``scored`` is changed in place; returned: the links moved.
+
+    "billing belongs to" asks for "billing part_of payments", not "alice owns billing";
+    both are at the node it names, so the graph walk votes for both, and their words and
+    vectors come out as a coin toss: the asked-for link, whose relation word counts in its
+    relevance (_evidence), was shown second at 0.86 under the other's 0.33 (a review).
+    Only links within ``window`` of the top are looked at."""
+    if not asks:
+        return set()
+    top = sorted(scored, key=lambda x: (x[0], x[1]))[:window]
+    links = [x[1] for x in top if inputs.get(x[1], ("note",))[0] == "edge"]
+    if len(links) < 2:
+        return set()
+    asked: dict[str, set[str]] = {}
+    others: dict[str, set[str]] = {}
+    for mid, rec in projection.records(links).items():
+        if rec.link is None:
+            continue
+        ends = {_loose(rec.link.src), _loose(rec.link.dst)} & naming
+        if asked_of(asks, naming, rec.link.predicate, rec.link.src, rec.link.dst):
+            asked[mid] = ends
+        elif ends:
+            others[mid] = ends
+    if not asked or not others:
+        return set()
+    final = {x[1]: -x[0] for x in scored}
+    raised: set[str] = set()
+    for i, x in enumerate(scored):
+        neg, mid, rrf, factors, entry, sal, faded = x
+        if mid not in asked:
+            continue
+        best = max((final[o] for o, ends in others.items() if ends & asked[mid]), default=0.0)
+        if best >= -neg:
+            if neg and best > -neg:
+                factors["asked"] = best / -neg
+            scored[i] = (-best, mid, rrf, factors, entry, sal, faded)
+            raised.add(mid)
+    return raised
 
 
 def _current_values(projection: Projection, q: Query, current: dict[str, bool],
@@ -592,12 +688,30 @@ def _current_values(projection: Projection, q: Query, current: dict[str, bool],
 
 
 def _before_its_old_values(projection: Projection, scored: list[Any],
-                           olds: dict[str, list[str]], matches: dict[str, str]) -> dict[str, str]:
-    """A key's current value ranks at least as high as its best old value that holds
-    none of the query's words it does not hold (factor ``current_value``; before it on
-    a tie: the sort puts current truth first). ``scored`` is changed in place; returned:
-    each current value moved -> the old value it was put before. An old value that
-    holds more of the question ("make beta17") keeps its place."""
+                           olds: dict[str, list[str]], matches: dict[str, str],
+                           cosines: dict[str, float], spread: float, *,
+                           cut: bool) -> dict[str, str]:
+    """A key's current value ranks at least as high as its best old value of those it
+    holds the evidence of (factor ``current_value``; before it on a tie: the sort puts
+    current truth first). ``scored`` is changed in place; returned: each current value
+    moved -> the old value it was put before.
+
+    The evidence: the old value's query words, every one of them (an old value that
+    holds more of the question, "make beta17", keeps its place); an old value that holds
+    none (found by meaning: --mode vector, or hybrid) lifts the current value only if its
+    vector is as near the query, within NEAR_Z standard deviations (``spread``) of the
+    old value's cosine. Holding no word the old value lacks is no evidence: with no query
+    words it held for every value, and "ask bob" took the relevance (1.00) of the old
+    "deploy with make release-legacy on the old jenkins box" for "make release legacy
+    jenkins" (a review). A current value the vector scan did not list stands at most as
+    near as its last (when it was ``cut`` short; else it has no vector)."""
+    floor = min(cosines.values()) if cut and cosines else None
+
+    def near(mid: str, old: str) -> bool:
+        mine = cosines.get(mid, floor)
+        return (old in cosines and mine is not None and spread > 0
+                and (cosines[old] - mine) / spread <= NEAR_Z)
+
     final = {x[1]: -x[0] for x in scored}
     ids = list(dict.fromkeys([*olds, *(o for os_ in olds.values() for o in os_)]))
     held = projection.term_presence([m for m in ids if m in final], matches) if matches else {}
@@ -607,8 +721,8 @@ def _before_its_old_values(projection: Projection, scored: list[Any],
         if mid not in olds:
             continue
         mine = held.get(mid, set())
-        best, old = max(((final[o], o) for o in olds[mid] if o in final
-                         and held.get(o, set()) <= mine), default=(0.0, ""))
+        best, old = max(((final[o], o) for o in olds[mid] if o in final and (
+            held[o] <= mine if held.get(o) else near(mid, o))), default=(0.0, ""))
         if best > -neg:
             if neg:
                 factors["current_value"] = best / -neg
@@ -622,12 +736,13 @@ def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str
               stats: tuple[float, float, int] | None,
               hops: dict[str, int] | None = None,
               novel: float = 0.0, links: list[str] | None = None,
-              asks: dict[str, set[str]] | None = None) -> dict[str, relevance.Evidence]:
+              asks: dict[str, dict[str, str]] | None = None,
+              naming: set[str] | None = None) -> dict[str, relevance.Evidence]:
     """Each hit's evidence of relevance (see gitmem.relevance); ``matches``: the
     query's words and their FTS5 expressions (none in vector mode). A link
     reached through the graph (``hops``) is judged with the words of the links
     that lead to it: the chain answers the question, not its last edge alone.
-    A link (of ``links``) holds the words that ask for its predicate (``asks``)."""
+    A link (of ``links``) holds the words that ask for its relation (asked_of)."""
     hops = hops or {}
     first = [mid for mid, n in hops.items() if n == 1]
     wanted = list(dict.fromkeys([*ids, *first])) if any(m in hops for m in ids) else ids
@@ -638,8 +753,9 @@ def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str
             found[mid] = found.get(mid, set()) | chain
     if asks and matches and links:
         for mid, rec in projection.records(links).items():
-            if rec.link is not None and rec.link.predicate in asks:
-                found[mid] = found.get(mid, set()) | asks[rec.link.predicate]
+            if rec.link is not None and (words := asked_of(
+                    asks, naming or set(), rec.link.predicate, rec.link.src, rec.link.dst)):
+                found[mid] = found.get(mid, set()) | words
     z: dict[str, float] = {}
     if stats is not None and stats[1] > 0:
         mean, std, rows = stats

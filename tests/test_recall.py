@@ -661,12 +661,22 @@ def test_a_relation_asked_in_other_words_gets_the_link_first(repo: Path) -> None
 
 
 def test_relation_words() -> None:
-    from gitmem.recall import relation_words
+    from gitmem.recall import relation_asks, relation_words
 
     assert relation_words("what does the DB engine rely on") == {"depends_on": {"rely"}}
     assert relation_words("which database engine do we use") == {}
     assert relation_words("who maintains billing") == {"owns": {"maintains"}}
     assert relation_words("db engine") == {}
+    # Verbs that also ask for a value count only with a subject (the link's source,
+    # checked per link: asked_of) or the question word as theirs; never in the passive.
+    for question in ("what is the db engine called", "what db engine is used",
+                     "which db engine is required", "which db engine was chosen",
+                     "how does it work"):
+        assert relation_words(question) == {}, question
+    assert relation_asks("which db engine does the team use") == {"depends_on": {"use": "team"}}
+    assert relation_asks("what does the db engine need") == {"depends_on": {"need": "db engine"}}
+    assert relation_words("what needs app.py") == {"depends_on": {"needs"}}
+    assert relation_words("who decided the db engine") == {"decided": {"decided"}}
 
 
 def test_all_puts_a_keys_current_value_first_among_its_400_old_ones(repo: Path) -> None:
@@ -725,3 +735,81 @@ def test_a_link_put_after_its_keys_fact_shows_no_higher_score(repo: Path) -> Non
     assert scores == sorted(scores, reverse=True), out.stdout
     out = ok(gm("recall", "deploy region", "-k", "2", "--explain", cwd=repo))
     assert f"bounded by {region[:12]}" in out.stdout
+
+
+def _sixty_notes(repo: Path) -> None:
+    words = ["billing", "search", "mail", "auth", "queue", "cache", "logs", "metrics", "docs", "ui"]
+    notes = [{"text": f"note {i}: the {words[i % 10]} service keeps its config in "
+                      f"conf/{words[i % 10]}{i}.toml"} for i in range(60)]
+    ok(gm("import", "-", cwd=repo, input="\n".join(json.dumps(n) for n in notes)))
+
+
+@pytest.mark.parametrize("question", [
+    "what is the db engine called", "what db engine is used", "which db engine is required",
+    "which db engine does the team use", "what db engine does the service use",
+    "how do we import the db engine dump"])
+def test_a_question_for_a_keys_value_gets_the_fact_not_the_link(repo: Path, question: str) -> None:
+    """'called', 'used', 'required', 'import', 'use' with another subject than the link's
+    source ask for the key's value: the link db.engine depends_on app.py came first
+    (0.65-0.85 against the fact's 0.2-0.5; a review)."""
+    (repo / "app.py").write_text("")
+    _sixty_notes(repo)
+    with gitmem.open(repo) as s:
+        engine = s.set("db.engine", "postgres").id
+        s.link("db.engine", "depends_on", "app.py")
+        assert s.recall(question, k=1, record_use=False)[0].id == engine
+
+
+def test_a_relation_word_alone_answers_nothing(repo: Path) -> None:
+    """A relation word counts for a link only at a node the query names: 'what is the app
+    called' returned 'db.engine depends on app.py' (0.20; a review)."""
+    (repo / "app.py").write_text("")
+    _sixty_notes(repo)
+    with gitmem.open(repo) as s:
+        s.set("db.engine", "postgres")
+        link = s.link("db.engine", "depends_on", "app.py").id
+        assert s.recall("what is the app called", k=3, record_use=False) == []
+        # "need" has the mobile app as subject, not db.engine: no credit for the link.
+        # (It still passes the cutoff at 0.06 on its vector alone, as before rank39.)
+        for hit in s.recall("what does the mobile app need", k=3, record_use=False,
+                            explain=True):
+            assert hit.id != link or (hit.explain is not None
+                                      and hit.explain["relevance"]["coverage"] < 0.5)
+
+
+def test_a_link_asked_for_ranks_before_the_other_links_at_its_node(repo: Path) -> None:
+    """'billing belongs to' asks for billing part_of payments: its relation word counted in
+    its relevance (0.86) but not in its rank, under 'alice owns billing' at 0.33 (a
+    review). It is raised to the other link's rank, and put before it."""
+    _sixty_notes(repo)
+    with gitmem.open(repo) as s:
+        s.link("alice", "owns", "billing")
+        part = s.link("billing", "part_of", "payments").id
+        hits = s.recall("billing belongs to", k=2, record_use=False)
+        scores = [h.score for h in hits]
+        assert hits[0].id == part and scores == sorted(scores, reverse=True), scores
+        owner = s.recall("who maintains billing", k=1, record_use=False)
+        assert owner and owner[0].text == "alice owns billing"
+
+
+def test_all_does_not_lift_a_current_value_that_says_nothing_of_the_query(repo: Path) -> None:
+    """--all --mode vector has no query words, so every current value 'held no word its old
+    value lacks' and was lifted: 'ask bob' took the old value's relevance (1.00, bounded_by)
+    for 'make release legacy jenkins' (a review). A lifted current value holds evidence
+    itself: the old value's words, or a vector as near the query."""
+    with gitmem.open(repo) as s:
+        s.set("deploy.cmd", "deploy with make release-legacy on the old jenkins box")
+        s.set("deploy.cmd", "ask bob")
+        for i in range(10):
+            s.add(f"note {i}: the mail service keeps its queue in conf/mail{i}.toml")
+        for mode in ("vector", "hybrid"):
+            for question in ("make release legacy jenkins", "the old build machine"):
+                hits = s.recall(question, k=4, mode=mode, include_retired=True,
+                                record_use=False, explain=True)
+                bob = next((h for h in hits if h.text == "ask bob"), None)
+                assert bob is None or (bob.score < 0.5 and bob.explain is not None
+                                       and "current_value" not in bob.explain["factors"]), \
+                    (mode, question, bob)
+    out = ok(gm("recall", "make release legacy jenkins", "--all", "--mode", "vector",
+                "--explain", cwd=repo))
+    assert "bounded by" not in out.stdout, out.stdout
