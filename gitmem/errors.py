@@ -224,8 +224,9 @@ class PartitionConflict(GitMemError):
     code = "partition_conflict"
     exit_code = 10
     default_hint = (
-        "this clone's partition is also written from another place (a copied .git?); "
-        "run 'git mem rekey' here to move this clone's unpushed ops to a new partition, "
+        "this clone's partition is also written from another place (a copied .git, or "
+        "someone who pushed to it: 'git log' of the remote's ref shows who); run "
+        "'git mem rekey' here to move this clone's unpushed ops to a new partition, "
         "then 'git mem sync'"
     )
 

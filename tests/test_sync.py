@@ -169,8 +169,10 @@ def test_copied_clone_stops_with_a_conflict_then_rekey_fixes_it(team: dict[str, 
     assert failed.stderr.splitlines()[-1].startswith(
         "error: 'origin' holds commits on this clone's partition alice-")
     assert partition in failed.stderr
-    assert "hint: this clone's partition is also written from another place (a copied .git?); " \
-           "run 'git mem rekey'" in failed.stderr
+    assert "or a push to this partition from somewhere else" in failed.stderr
+    assert "hint: this clone's partition is also written from another place (a copied .git, " \
+           "or someone who pushed to it" in failed.stderr
+    assert "run 'git mem rekey'" in failed.stderr
     # Pushing alone is refused too, and nothing was overwritten on either side.
     assert gm("push", cwd=copy).returncode == 8
     fixed = json.loads(ok(gm("rekey", "--json", cwd=copy)).stdout)["data"]

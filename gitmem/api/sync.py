@@ -53,7 +53,8 @@ def pull(pool: Pool, remote: str | None = None) -> SyncReport:
         raise PartitionConflict(
             f"'{shown_remote(remote)}' holds commits on this clone's partition "
             f"{', '.join(integ.conflicts)} that this clone does not have "
-            "(the same clone id is used in two places)"
+            "(the same .git copied to two places, or a push to this partition from "
+            "somewhere else)"
         )
     return report
 
