@@ -57,3 +57,10 @@ def find(name: str, *, extensions: tuple[str, ...] = WINDOWS_EXTENSIONS) -> str:
 
 def _runnable(path: str) -> bool:
     return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def absolute_only(path: str) -> str:
+    """``path`` (a PATH value) without its empty and relative entries: for code that
+    searches PATH itself (``webbrowser`` finds a browser with ``shutil.which`` and
+    starts it by name, from the current directory when an entry says so)."""
+    return os.pathsep.join(e for e in path.split(os.pathsep) if e and os.path.isabs(e.strip('"')))

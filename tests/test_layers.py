@@ -44,7 +44,7 @@ ALLOWED: dict[str, set[str]] = {
             "embed", "gate", "context", "capture", "twins", "selfexec", "salience", "filelock"},
     "agents": {"api", "errors", "model", "ops", "context", "envelope", "selfexec"},
     "cli": {"api", "errors", "model", "ops", "agents", "envelope", "ui"},
-    "ui": {"api", "errors", "model", "ops", "timefmt"},
+    "ui": {"api", "errors", "model", "ops", "timefmt", "pathsearch"},
     "__init__": {"api", "errors", "model"},
     "__main__": {"cli"},
 }

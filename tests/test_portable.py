@@ -190,3 +190,26 @@ def test_the_extractor_is_never_started_from_the_work_tree(tmp_path: Path,
     with pytest.raises(runner.RunnerFailed, match="not found"):
         runner.run("mytool", [], cwd=str(work))
     assert not ran.exists()
+
+
+def test_the_ui_never_starts_a_browser_from_the_work_tree(tmp_path: Path) -> None:
+    # webbrowser finds a browser with shutil.which and starts it by name: with an empty
+    # PATH entry, a work tree's committed `www-browser` ran (a review, rev39a).
+    work = tmp_path / "work"
+    work.mkdir()
+    ran = tmp_path / "ran"
+    for name in ("www-browser", "xdg-open", "links", "lynx", "w3m", "elinks"):
+        (work / name).write_text(f"#!/bin/sh\ntouch {ran}\n")
+        (work / name).chmod(0o755)
+    script = textwrap.dedent("""
+        import types
+        from gitmem import ui
+        ui._open_when_up(types.SimpleNamespace(started=True, should_exit=False),
+                         "http://127.0.0.1:9/", wait=1.0)
+    """)
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER")}
+    env.update(PYTHONPATH=str(ROOT), PATH=os.pathsep + "/usr/bin" + os.pathsep + "/bin")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=work, env=env, capture_output=True,
+                          text=True, check=False, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-1000:]
+    assert not ran.exists(), "a browser committed in the work tree ran"

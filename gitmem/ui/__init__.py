@@ -124,6 +124,12 @@ def _open_when_up(server: uvicorn.Server, page: str, wait: float = 60.0) -> None
     not return until the browser exits."""
     import webbrowser
 
+    from ..pathsearch import absolute_only
+
+    # The browser is found on PATH and started in the work tree: never one committed
+    # there (an empty PATH entry would have found a work tree's `xdg-open` or
+    # `www-browser`). This process starts nothing else by name.
+    os.environ["PATH"] = absolute_only(os.environ.get("PATH", os.defpath))
     deadline = time.monotonic() + wait
     while not server.started:
         if server.should_exit or time.monotonic() > deadline:
