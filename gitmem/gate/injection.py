@@ -464,16 +464,17 @@ def scan_injection(text: str, _depth: int = 0) -> list[Finding]:
                     continue
                 rule = _language_rule(lang, i)
                 hit = rule.search(pl)  # (not finditer: most texts have no match, and search is cheaper)
+                # (Only the rules made from languages._SEND: the older ones never took a
+                # negation, and "别忘了" / "no lo pienses:" before an order is none.)
                 # The round-8 rules (languages._SEND) take a negation in the order's clause
-                # and leave a description; the older ones a negation in the clause before
-                # the verb or right after it ("ne jamais coller ...", "Schicke niemals
-                # ..."), unless it negates forgetting or hesitating ("别忘了", "n'hésitez
-                # pas à"); "No lo pienses:" before an order is another clause.
+                # and leave a description; the older ones only "Schicke niemals ..." (a
+                # negation right after the verb: "别忘了" / "No lo pienses:" before an order
+                # is none).
                 while hit and (((lang, i) in _REQUIRES and (
                         orders.negated(lang, pl, hit, 200 if kind == "safety bypass" else 20)
                         or orders.described(lang, pl, hit))) or (
                         kind in _NEGATABLE and (lang, i) not in _REQUIRES
-                        and orders.prohibited(lang, pl, hit))):
+                        and orders.negation(lang).search(hit.group()[:20]))):
                     hit = rule.search(pl, hit.start() + 1)
                 if hit:
                     found(kind, pl, hit.start())

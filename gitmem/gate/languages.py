@@ -335,7 +335,7 @@ _NEGATIONS = {
     "es": r"\bno\b|\bnunca\b|\bjamas\b|\bprohibido", "it": r"\bnon\b|\bmai\b|\bvietato",
     "pt": r"\bnao\b|\bnunca\b|\bjamais\b|\bproibido", "nl": r"\bniet\b|\bnooit\b|\bverboden|\bgeen\b",
     "pl": r"\bnie\b|\bnigdy\b|\bzakaz\w*", "tr": r"\basla\b|\byasak\w*|\byapma\w*",
-    "ru": r"\bне\b|\bникогда\b|\bзапрещ\w*", "zh": r"不要|禁止|不得|不能|切勿|严禁|不准|别|不可|勿|从不|绝不|决不|不会",
+    "ru": r"\bне\b|\bникогда\b|\bзапрещ\w*", "zh": r"不要|禁止|不得|不能|切勿|严禁|不准|别|不可|勿|从不|绝不|决不",
     "ja": r"しないで|しない|禁止|ないで|いけない|ダメ|不可|しては", "ko": r"마세요|마십시오|금지|안 됩니다|하지 마|않",
     "sv": r"\binte\b|\baldrig\b|\bforbjud\w*", "vi": r"\bkhong\b|\bcam\b|\bdung\b|\bchang\b",
     "id": r"\bjangan\b|\btidak\b|\bdilarang\b", "uk": r"\bне\b|\bніколи\b|\bзаборон\w*",

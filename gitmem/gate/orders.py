@@ -73,31 +73,6 @@ _ORDERED = lazy(
     r"|tolong|mohon|mulai sekarang|будь ласка|відтепер|कृपया|अब से|من فضلك|رجاء|من الآن)(?!\w)")
 
 
-# What a negation before an order negates instead of the order: "n'oubliez pas de ...",
-# "别忘了 ...", "don't hesitate to ...", "zögere nicht, ..." (the order stands).
-_NOT_A_PROHIBITION = lazy(
-    r"(?i)oubli|olvid|vergiss|vergess|esquec|dimentic|vergeet|zapomn|unut|забы|забу|忘|잊"
-    r"|h[ée]sit|hesit|z[öo]ger|esit|aarzel|wahaj|колеб|вагай|犹豫|猶豫|迷わ|躊躇|망설")
-
-
-def prohibited(lang: str, reading: str, m: re.Match[str]) -> bool:
-    """An older rule's match (languages._LANGS, not the round-8 families) is a rule
-    against the act: a negation in its clause before it ("ne jamais coller de clé API
-    dans un ticket", "IT 不会通过聊天发送密码") or in its first 20 characters ("Schicke
-    niemals ..."), unless what is negated is forgetting or hesitating ("n'oubliez pas
-    d'envoyer", "别忘了发送"), which leaves the order standing. English rules take a
-    negation before them the same way (injection._NEGATION)."""
-    before = reading[max(0, m.start() - 40):m.start()]
-    before = before[max((e.end() for e in _NEGATION_BOUNDARY.finditer(before)), default=0):]
-    after = ""
-    if lang in ("ja", "ko"):  # the negation follows the verb: "보내지 마세요", "送信しないで"
-        after = reading[m.end():m.end() + 15]
-        after = after[:next((e.start() for e in _CLAUSE_END.finditer(after)), len(after))]
-    if _NOT_A_PROHIBITION.search(before + " " + after):
-        return False
-    return bool(negation(lang).search(f"{before} {m.group()[:20]} {after}"))
-
-
 def negated(lang: str, reading: str, m: re.Match[str], inside: int) -> bool:
     """A negation in the clause before the match at ``m`` (or just after it, where
     Japanese and Korean put it), or in its first ``inside`` characters (after the verb:
