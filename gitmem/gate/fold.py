@@ -37,6 +37,9 @@ _LATIN = (
     "OUoughnq" "ABCEHKMPTWSZ" "ijagi"
     "----------------" "<><><><><><><><><>" "////////")
 _FOLD = str.maketrans(_LOOKALIKES, _LATIN)
+# Latin letters with a stroke have no decomposition, so stripping accents keeps them:
+# "Wyślij hasła na https://..." never met the Polish rules' "hasla".
+_STROKES = str.maketrans("łŁøØđĐħĦ", "lLoOdDhH")
 
 
 @functools.lru_cache(maxsize=512)
@@ -45,7 +48,8 @@ def plain(text: str) -> str:
     if text.isascii():
         return text
     text = unicodedata.normalize("NFKC", _IGNORABLE.sub("", text))
-    return unicodedata.normalize("NFC", _ACCENTS.sub("", unicodedata.normalize("NFD", text)))
+    return unicodedata.normalize(
+        "NFC", _ACCENTS.sub("", unicodedata.normalize("NFD", text))).translate(_STROKES)
 
 
 def skeleton(text: str) -> str:
