@@ -16,14 +16,14 @@ factor so ``git mem recall --explain`` can show why a result is where it is.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
-from . import ops, relevance, twins
+from . import ops, relevance, reorder, twins
+from .relations import asked_of, relation_asks
 from .salience import FUTURE_SKEW, Salience, salience
 from .model import Hit, Record
 from .projection import Projection, Scope
@@ -109,48 +109,6 @@ UNVOUCHED = 0.9
 # untouched.
 RETIRED = 0.8
 
-# A link's relation asked in other words: the query words that ask for each predicate
-# ("what does the db engine rely on" asks for depends_on) and nothing else. A link holding
-# such a word, at a node the query names, holds more of the question than the fact of the
-# key it names (_after_their_keys) and than the other links there (_before_other_links).
-RELATION_WORDS: dict[str, frozenset[str]] = {p: frozenset(w.split()) for p, w in {
-    "depends_on": """depend depends depended depending dependent dependency dependencies
-        rely relies relied relying prerequisite prerequisites""",
-    "owns": """own owns owned owning owner owners ownership responsible maintain maintains
-        maintained maintainer maintainers""",
-    "works_on": "contributor contributors",
-    "replaces": """replace replaces replaced replacing replacement successor supersede
-        supersedes superseded instead""",
-    "part_of": "part belong belongs belonged belonging member members within",
-    "relates_to": "relate relates related relation relationship connected linked associated",
-}.items()}
-# Verbs that also ask for a thing's value ("what is the db engine called", "which db engine
-# is required", "which db engine does the team use", "which database engine do we use":
-# a review): they ask for a relation only in the active voice with the link's source as
-# their subject ("what does the db engine need": do/does/did, the subject, the bare form)
-# or with the question word as subject ("what needs app.py", "who decided ...").
-SUBJECT_BOUND: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    p: (frozenset(bare.split()), frozenset(finite.split())) for p, (bare, finite) in {
-        "depends_on": ("use need require call import",
-                       """uses used needs needed requires required calls called imports
-                       imported"""),
-        "works_on": ("work", "works worked"),
-        "decided": ("decide choose", "decides decided chooses chose"),
-    }.items()}
-# A pronoun as subject names no node ("which database engine do we use").
-PRONOUNS = frozenset("i we you us our they he she it one someone anyone people".split())
-_AUX = frozenset("do does did".split())
-_ASKING = frozenset("what which who".split())
-_DETERMINERS = frozenset("the a an this that these those".split())
-
-# Under --all, a key's current value is lifted to the rank of an old value found by meaning
-# alone only if its own cosine is within NEAR_Z standard deviations of that one's.
-NEAR_Z = 1.0
-
-# Under --all, the keys whose current value is looked up when their old values are
-# candidates (each a query; a broad question may touch many keys' histories).
-KEYS_LOOKED_UP = 20
-
 # --path boost: a memory tied to the path itself (or to something inside an
 # asked folder) counts in full; each folder level above it costs PATH_STEP, down
 # to PATH_FLOOR (a memory about the whole repository).
@@ -196,53 +154,6 @@ def terms(text: str) -> list[str]:
     words = [w.lower() for w in _WORD.findall(text)]
     content = [w for w in words if w not in STOPWORDS] or words
     return list(dict.fromkeys(content))
-
-
-def relation_asks(text: str) -> dict[str, dict[str, str]]:
-    """predicate -> the words of a query that ask for it -> the subject they need the
-    link's source to be ("" for any: RELATION_WORDS, SUBJECT_BOUND)."""
-    words = [w.lower() for w in _WORD.findall(text)]
-    out: dict[str, dict[str, str]] = {}
-    for i, w in enumerate(words):
-        for predicate, forms in RELATION_WORDS.items():
-            if w in forms:
-                out.setdefault(predicate, {})[w] = ""
-        for predicate, (bare, finite) in SUBJECT_BOUND.items():
-            if w in finite and i and words[i - 1] in _ASKING:
-                out.setdefault(predicate, {})[w] = ""
-            elif w in bare:
-                aux = max((j for j in range(i) if words[j] in _AUX), default=None)
-                subject = [x for x in words[aux + 1:i] if x not in _DETERMINERS] if (
-                    aux is not None) else []
-                if subject and PRONOUNS.isdisjoint(subject):
-                    out.setdefault(predicate, {})[w] = " ".join(subject)
-    return out
-
-
-def relation_words(text: str) -> dict[str, set[str]]:
-    """predicate -> the words of a query that ask for it (relation_asks)."""
-    return {p: set(ws) for p, ws in relation_asks(text).items()}
-
-
-def asked_of(asks: dict[str, dict[str, str]], named: set[str], predicate: str, src: str,
-             dst: str) -> set[str]:
-    """The query words that ask for this link's relation (``asks``: relation_asks): none
-    unless the query names one of its ends (``named``: node_names), for "what is the app
-    called" asks nothing of "db.engine depends on app.py" (a review); a word bound to a
-    subject only when that subject is the link's source."""
-    forms = asks.get(predicate)
-    if not forms:
-        return set()
-    source = _loose(src)
-    if {source, _loose(dst)}.isdisjoint(named):
-        return set()
-    return {w for w, subject in forms.items() if not subject or subject == source}
-
-
-def _loose(node: str) -> str:
-    """A node's name as a query says it: "db.engine" and "app.py" as "db engine" and
-    "app py" (node_names' runs of words)."""
-    return " ".join(w.lower() for w in _WORD.findall(ops.node_name(node)) if w != "_")
 
 
 def fts_match(words: list[str]) -> str:
@@ -388,7 +299,7 @@ def _rank_at(
                 as_of=q.as_of, valid_at=q.valid_at, quarantined=True)))
             current = {mid: mid in live for mid in fused}
     # A key's current value, when its old values are candidates (candidates too now).
-    olds = _current_values(projection, q, current, base) if q.include_retired else {}
+    olds = reorder.current_values(projection, q.scope(), current, base) if q.include_retired else {}
     for mid in olds:
         fused.setdefault(mid, {"rank": {}, "raw": {}})
         current[mid] = True
@@ -442,11 +353,11 @@ def _rank_at(
     # What these two rules moved -> the memory it was put beside, whose relevance then
     # bounds its own: the shown score agrees with the order (a link put after its key's
     # fact showed a higher score than the fact; a review).
-    lifted = (_before_its_old_values(projection, scored, olds, matches, cosines,
+    lifted = (reorder.before_its_old_values(projection, scored, olds, matches, cosines,
                                      stats[1] if stats is not None else 0.0,
                                      cut=len(cosines) >= depth) if olds else {})
-    raised = _before_other_links(projection, scored, inputs, asks, naming, window=3 * q.k)
-    deferred = _after_their_keys(projection, scored, inputs, matches, current,
+    raised = reorder.before_other_links(projection, scored, inputs, asks, naming, window=3 * q.k)
+    deferred = reorder.after_their_keys(projection, scored, inputs, matches, current,
                                  window=3 * q.k, asks=asks, nodes=naming)
     # Equal scores: current truth before retired or losing values, a link after the
     # key's fact it defers to (below), a link asked for before the others, then by id.
@@ -548,187 +459,6 @@ def _rank_at(
             h.status, h.retired_at, h.retired_by, h.retired_reason = "active", None, None, None
             h.conflict_with = loses_to
     return hits, exhausted, cut
-
-
-def _after_their_keys(projection: Projection, scored: list[Any],
-                      inputs: dict[str, tuple[str, float, int, int, int | None]],
-                      matches: dict[str, str], current: dict[str, bool], *,
-                      window: int, asks: dict[str, dict[str, str]] | None = None,
-                      nodes: set[str] | None = None) -> dict[str, str]:
-    """Links that name a key whose current fact is a candidate too, and hold none
-    of the query's words that fact does not hold, ranked at most as high as the
-    fact (factor ``names_key``, and after it on a tie); ``scored`` is changed in
-    place; returned: each link moved -> the fact it was put after.
-
-    A link is context about the things it names: asking about a key ("which database
-    engine do we use") wants the key's value (db.engine: postgres), not "db.engine
-    depends on app.py", whose words matched only because it names the key. A link
-    that holds more of the question (the predicate: "what does db.engine depend on",
-    the other end: "what depends on app.py") is about the relation and keeps its
-    place; a word that asks for the link's predicate in other words (``asks``:
-    "what does the db engine rely on") counts as held by the link. Only links within ``window`` of the top are looked at (one further
-    down can only move further down). Not in --mode vector: without the query's
-    words, a question about the relation cannot be told apart."""
-    if not matches or not any(inputs.get(x[1], ("note",))[0] == "edge" for x in scored):
-        return {}
-    top = sorted(scored, key=lambda x: (x[0], x[1]))[:window]
-    links = [x[1] for x in top if inputs.get(x[1], ("note",))[0] == "edge"]
-    facts = [x[1] for x in scored if inputs.get(x[1], ("note",))[0] == "fact"
-             and current.get(x[1], True) and not x[6]]
-    if not links or not facts:
-        return {}
-    recs = projection.records([*links, *facts])
-    by_key: dict[str, list[str]] = {}
-    for mid in facts:
-        rec = recs.get(mid)
-        if rec is not None and rec.key:
-            by_key.setdefault(rec.key.lower(), []).append(mid)
-    naming: dict[str, list[str]] = {}
-    relation: dict[str, set[str]] = {}
-    for mid in links:
-        link = recs[mid].link if mid in recs else None
-        if link is not None:
-            ends = {ops.node_name(link.src).lower(), ops.node_name(link.dst).lower()}
-            if named := [f for end in sorted(ends) for f in by_key.get(end, [])]:
-                naming[mid] = named
-                relation[mid] = asked_of(asks or {}, nodes or set(), link.predicate,
-                                         link.src, link.dst)
-    if not naming:
-        return {}
-    ids = list(dict.fromkeys([*naming, *(f for fs in naming.values() for f in fs)]))
-    held = projection.term_presence(ids, matches)
-    for mid, words in relation.items():
-        held[mid] = held.get(mid, set()) | words
-    final = {x[1]: -x[0] for x in scored}
-    caps: dict[str, float] = {}
-    after: dict[str, str] = {}
-    for mid, named in naming.items():
-        for f in named:
-            if (held.get(mid, set()) <= held.get(f, set()) and final[f] <= final[mid]
-                    and final[f] < caps.get(mid, math.inf)):
-                caps[mid], after[mid] = final[f], f
-    for i, x in enumerate(scored):
-        if x[1] in caps:
-            neg, mid, rrf, factors, entry, sal, faded = x
-            factors["names_key"] = caps[mid] / -neg if neg else 1.0
-            scored[i] = (-caps[mid], mid, rrf, factors, entry, sal, faded)
-    return after
-
-
-def _before_other_links(projection: Projection, scored: list[Any],
-                        inputs: dict[str, tuple[str, float, int, int, int | None]],
-                        asks: dict[str, dict[str, str]], naming: set[str], *,
-                        window: int) -> set[str]:
-    """Links whose relation the query asks for (asked_of) rank at least as high as the
-    other links at the nodes they share with the question (factor ``asked``; before them
-    on a tie); ``scored`` is changed in place; returned: the links moved.
-
-    "billing belongs to" asks for "billing part_of payments", not "alice owns billing";
-    both are at the node it names, so the graph walk votes for both, and their words and
-    vectors come out as a coin toss: the asked-for link, whose relation word counts in its
-    relevance (_evidence), was shown second at 0.86 under the other's 0.33 (a review).
-    Only links within ``window`` of the top are looked at."""
-    if not asks:
-        return set()
-    top = sorted(scored, key=lambda x: (x[0], x[1]))[:window]
-    links = [x[1] for x in top if inputs.get(x[1], ("note",))[0] == "edge"]
-    if len(links) < 2:
-        return set()
-    asked: dict[str, set[str]] = {}
-    others: dict[str, set[str]] = {}
-    for mid, rec in projection.records(links).items():
-        if rec.link is None:
-            continue
-        ends = {_loose(rec.link.src), _loose(rec.link.dst)} & naming
-        if asked_of(asks, naming, rec.link.predicate, rec.link.src, rec.link.dst):
-            asked[mid] = ends
-        elif ends:
-            others[mid] = ends
-    if not asked or not others:
-        return set()
-    final = {x[1]: -x[0] for x in scored}
-    raised: set[str] = set()
-    for i, x in enumerate(scored):
-        neg, mid, rrf, factors, entry, sal, faded = x
-        if mid not in asked:
-            continue
-        best = max((final[o] for o, ends in others.items() if ends & asked[mid]), default=0.0)
-        if best >= -neg:
-            if neg and best > -neg:
-                factors["asked"] = best / -neg
-            scored[i] = (-best, mid, rrf, factors, entry, sal, faded)
-            raised.add(mid)
-    return raised
-
-
-def _current_values(projection: Projection, q: Query, current: dict[str, bool],
-                    base: dict[str, float]) -> dict[str, list[str]]:
-    """Under --all: the current value (at the point asked about) of each key whose old
-    values are among the candidates -> those old values.
-
-    A key set 400 times has 400 near-identical values; their ranks in either channel
-    are swayed by the one number that differs, and the current value stood 182nd
-    (lexical 214th): beyond the candidates, where no factor could bring it back (a
-    review). It is looked up by key instead, for the KEYS_LOOKED_UP keys whose old
-    values fused best (``base``)."""
-    old = [mid for mid, now in current.items() if not now]
-    if not old:
-        return {}
-    keys: dict[str, list[str]] = {}
-    for mid, rec in projection.records(old).items():
-        if rec.key:
-            keys.setdefault(rec.key, []).append(mid)
-    scope = msgspec.structs.replace(q.scope(), retired=False)
-    out: dict[str, list[str]] = {}
-    best = {key: max(base.get(m, 0.0) for m in ms) for key, ms in keys.items()}
-    for key in sorted(keys, key=lambda k: (-best[k], k))[:KEYS_LOOKED_UP]:
-        for rec in projection.keyed(scope, key):
-            out.setdefault(rec.id, []).extend(keys[key])
-    return out
-
-
-def _before_its_old_values(projection: Projection, scored: list[Any],
-                           olds: dict[str, list[str]], matches: dict[str, str],
-                           cosines: dict[str, float], spread: float, *,
-                           cut: bool) -> dict[str, str]:
-    """A key's current value ranks at least as high as its best old value of those it
-    holds the evidence of (factor ``current_value``; before it on a tie: the sort puts
-    current truth first). ``scored`` is changed in place; returned: each current value
-    moved -> the old value it was put before.
-
-    The evidence: the old value's query words, every one of them (an old value that
-    holds more of the question, "make beta17", keeps its place); an old value that holds
-    none (found by meaning: --mode vector, or hybrid) lifts the current value only if its
-    vector is as near the query, within NEAR_Z standard deviations (``spread``) of the
-    old value's cosine. Holding no word the old value lacks is no evidence: with no query
-    words it held for every value, and "ask bob" took the relevance (1.00) of the old
-    "deploy with make release-legacy on the old jenkins box" for "make release legacy
-    jenkins" (a review). A current value the vector scan did not list stands at most as
-    near as its last (when it was ``cut`` short; else it has no vector)."""
-    floor = min(cosines.values()) if cut and cosines else None
-
-    def near(mid: str, old: str) -> bool:
-        mine = cosines.get(mid, floor)
-        return (old in cosines and mine is not None and spread > 0
-                and (cosines[old] - mine) / spread <= NEAR_Z)
-
-    final = {x[1]: -x[0] for x in scored}
-    ids = list(dict.fromkeys([*olds, *(o for os_ in olds.values() for o in os_)]))
-    held = projection.term_presence([m for m in ids if m in final], matches) if matches else {}
-    before: dict[str, str] = {}
-    for i, x in enumerate(scored):
-        neg, mid, rrf, factors, entry, sal, faded = x
-        if mid not in olds:
-            continue
-        mine = held.get(mid, set())
-        best, old = max(((final[o], o) for o in olds[mid] if o in final and (
-            held[o] <= mine if held.get(o) else near(mid, o))), default=(0.0, ""))
-        if best > -neg:
-            if neg:
-                factors["current_value"] = best / -neg
-            scored[i] = (-best, mid, rrf, factors, entry, sal, faded)
-            before[mid] = old
-    return before
 
 
 def _evidence(projection: Projection, matches: dict[str, str], weights: dict[str, float],

@@ -37,7 +37,10 @@ ALLOWED: dict[str, set[str]] = {
     # (timefmt: FUTURE_SKEW, shared with import; ops: node_name, the one reading of a
     # link's node, as the projection's edges table names it)
     "salience": {"model", "projection", "timefmt"},
-    "recall": {"model", "ops", "projection", "relevance", "timefmt", "twins", "salience"},
+    "relations": {"ops"},
+    "reorder": {"ops", "projection", "relations"},
+    "recall": {"model", "ops", "projection", "relevance", "timefmt", "twins", "salience",
+               "relations", "reorder"},
     "context": {"model"},
     "capture": {"pathsearch"},
     "api": {"ops", "errors", "forked", "hashes", "model", "oplog", "projection", "recall", "replay", "timefmt",

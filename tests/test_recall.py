@@ -661,7 +661,7 @@ def test_a_relation_asked_in_other_words_gets_the_link_first(repo: Path) -> None
 
 
 def test_relation_words() -> None:
-    from gitmem.recall import relation_asks, relation_words
+    from gitmem.relations import relation_asks, relation_words
 
     assert relation_words("what does the DB engine rely on") == {"depends_on": {"rely"}}
     assert relation_words("which database engine do we use") == {}
