@@ -210,3 +210,22 @@ def test_a_word_count_is_counted_once_a_recall(repo: Path) -> None:
         s.projection._c.set_trace_callback(None)
     fts = [sql for sql in counted if re.search(r"SELECT count\(\*\) FROM \(SELECT 1 FROM memories_fts", sql)]
     assert len(fts) == 3  # each word once, though the plan and the weights both ask
+
+
+def test_nothing_is_kept_inside_a_transaction(repo: Path) -> None:
+    """Its writes may yet roll back, and a rollback leaves total_changes as it was."""
+    _store(repo)
+    with gitmem.open(repo) as s:
+        s.recall("open the projection")
+        c, kept = s.projection._c, queries.Kept()
+        kept.values(c)["x"] = 1
+        assert kept.values(c) == {"x": 1}
+        c.execute("BEGIN")
+        try:
+            inside = kept.values(c)
+            assert inside == {}
+            inside["y"] = 2
+            assert kept.values(c) == {}
+        finally:
+            c.execute("ROLLBACK")
+        assert kept.values(c) == {"x": 1}

@@ -48,7 +48,11 @@ class Kept:
         self._values: dict[Hashable, Any] = {}
 
     def values(self, c: sqlite3.Connection) -> dict[Hashable, Any]:
-        """The values kept for the tables as ``c`` sees them now (empty once they changed)."""
+        """The values kept for the tables as ``c`` sees them now (empty once they changed).
+        Inside a transaction nothing is kept (its writes may yet roll back, and a
+        rollback leaves total_changes as it was): a fresh dict, dropped after use."""
+        if c.in_transaction:
+            return {}
         key = (c, int(c.execute("PRAGMA data_version").fetchone()[0]), c.total_changes)
         kept = self._key
         if (kept is None or kept[0] is not c or kept[1:] != key[1:]
