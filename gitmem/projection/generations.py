@@ -43,6 +43,9 @@ class Generations:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self._retired: Path | None = None  # the generation a reset in this transaction replaces
+        # The last name meta held and its path (a recall asks ~8 times: the name is
+        # read each time, checked and joined only when it changed).
+        self._named: tuple[object, Path] | None = None
 
     def path(self, c: sqlite3.Connection) -> Path:
         """The vector file of the current generation (named in meta, so a reset
@@ -50,9 +53,14 @@ class Generations:
         this module never writes (another directory, say) is damage."""
         row = c.execute("SELECT value FROM meta WHERE key = 'vectors'").fetchone()
         name = row[0] if row else VEC_NAME
+        named = self._named
+        if named is not None and type(name) is str and named[0] == name:
+            return named[1]
         if not isinstance(name, str) or not _GENERATION.fullmatch(name):
             raise ProjectionCorrupt(f"meta names an unexpected vector file {name!r}")
-        return self.directory / name
+        path = self.directory / name
+        self._named = (name, path)
+        return path
 
     def start(self, c: sqlite3.Connection) -> None:
         """A new, empty generation, named in meta inside the caller's transaction;

@@ -11,7 +11,9 @@ from __future__ import annotations
 import sqlite3
 from typing import NamedTuple
 
+from .queries import Kept
 from .rows import spell
+from .signals import doc_counts
 from .scope import Scope, filters
 
 
@@ -42,14 +44,10 @@ class Plan(NamedTuple):
     pairs: str  # rows holding two of its rarest words ("": fewer than two words)
 
 
-def _plan(c: sqlite3.Connection, words: list[str]) -> Plan:
+def _plan(c: sqlite3.Connection, words: list[str], kept: Kept | None = None) -> Plan:
     """What to rank for ``words`` (a word no memory has changes no score, and is left out)."""
-    counted = []
-    for i, word in enumerate(words):
-        n = c.execute("SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts "
-                      "MATCH ? LIMIT ?)", (_phrase(word), BROAD)).fetchone()[0]
-        if n:
-            counted.append((n, i, word))
+    counted = [(n, i, word) for i, (word, n) in enumerate(
+        zip(words, doc_counts(c, map(_phrase, words), BROAD, kept))) if n]
     present = [w for _, _, w in sorted(counted, key=lambda t: t[1])]
     every = " OR ".join(map(_phrase, present or words))
     broad = sum(n for n, _, _ in counted) >= BROAD
@@ -68,6 +66,7 @@ def lexical(
     scope: Scope,
     limit: int,
     specific_only: bool = False,
+    kept: Kept | None = None,
 ) -> list[tuple[str, float]]:
     """FTS5 bm25 candidates for any of ``words`` as (memory id, bm25); lower bm25 is
     better, ties in id order.
@@ -90,8 +89,10 @@ def lexical(
       once per pair it completes, so a row holding three ranks as if it held
       them twice: more of the query, higher); if those are fewer than
       ``limit``, every match.
+
+    ``kept``: the words' counts kept while the tables are unchanged (signals.doc_counts).
     """
-    plan = _plan(c, words)
+    plan = _plan(c, words, kept)
     if not plan.broad:
         return _ranked(c, plan.every, scope, limit)
     if specific_only:

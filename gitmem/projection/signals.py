@@ -15,8 +15,8 @@ import re
 import sqlite3
 from collections.abc import Iterable
 
-from .queries import by_ids
-from .rows import digest, digests, spell
+from .queries import Kept, by_ids
+from .rows import digests
 from .scope import Scope, filters
 from .tables import KIND_CODE, KINDS
 
@@ -28,19 +28,22 @@ PROCEDURE = KIND_CODE["procedure"]  # (kind_code: memories_top holds it)
 BRAIN_DUMP = 10
 
 
-def unvouched(c: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
+def unvouched(c: sqlite3.Connection, ids: Iterable[str], kept: Kept | None = None) -> set[str]:
     """Those of ``ids`` an agent wrote, or that a clone's first session poured in
     (BRAIN_DUMP memories or more), that no person and no second author has
-    confirmed since: ranking trusts them less (docs/growth.md, Trust)."""
+    confirmed since: ranking trusts them less (docs/growth.md, Trust). ``kept``:
+    each partition's first session, and whether it was a brain dump, kept while
+    the tables are unchanged (two statements a partition, then a session, each recall)."""
     out: set[str] = set()
-    firsts: dict[int, str | None] = {}
-    dumps: dict[tuple[int, str], bool] = {}
+    values = kept.values(c) if kept is not None else {}
+    # (A memory neither an agent wrote nor a session holds is never doubted: not read.)
     for mid, by, session, part, vouched in by_ids(
             c, "SELECT m.id, m.by, m.session, m.part, EXISTS(SELECT 1 FROM ops o "
                "WHERE o.target = m.id AND o.type = 'confirm' AND o.outcome IS NOT 'failed' "
                "AND (o.by IS NULL OR (SELECT lower(a.email) FROM authors a WHERE a.id = o.author)"
                " != (SELECT lower(a.email) FROM authors a WHERE a.id = m.author))) "
-               "FROM memories m WHERE m.digest IN", digests(ids)):
+               "FROM memories m WHERE (m.by IS NOT NULL OR m.session IS NOT NULL) "
+               "AND m.digest IN", digests(ids)):
         if vouched:
             continue
         if by is not None:
@@ -48,17 +51,19 @@ def unvouched(c: sqlite3.Connection, ids: Iterable[str]) -> set[str]:
             continue
         if session is None:
             continue
-        if part not in firsts:
+        first = ("first session", part)
+        if first not in values:
             row = c.execute("SELECT session FROM memories WHERE part = ? AND session IS NOT NULL "
                             "ORDER BY clock, id LIMIT 1", (part,)).fetchone()
-            firsts[part] = row[0] if row else None
-        if firsts[part] != session:
+            values[first] = row[0] if row else None
+        if values[first] != session:
             continue
-        if (part, session) not in dumps:
+        dump = ("brain dump", part, session)
+        if dump not in values:
             n = c.execute("SELECT count(*) FROM memories WHERE session = ? AND part = ?",
                           (session, part)).fetchone()[0]
-            dumps[(part, session)] = n >= BRAIN_DUMP
-        if dumps[(part, session)]:
+            values[dump] = n >= BRAIN_DUMP
+        if values[dump]:
             out.add(mid)
     return out
 
@@ -112,22 +117,32 @@ def salience_inputs(
     its writer could have seen (Lamport clock not above its own, time not after
     the horizon): a clock set to 9999 buys no freshness, and the memory decays
     like any other. A confirmation dated after the horizon renews nothing."""
-    when = "" if until is None else " AND c.at <= ?"
+    when = "" if until is None else " AND at <= ?"
     extra = [] if until is None else [until]
     out: dict[str, tuple[str, float, int, int, int | None]] = {}
     ids = list(ids)
     for i in range(0, len(ids), 400):
         chunk = ids[i : i + 400]
+        keys = digests(chunk)
+        names = dict(zip(keys, chunk))  # (an id is its digest spelled: spell(key))
         marks = ",".join("?" * len(chunk))
-        for key, kind, imp, at, n, last in c.execute(
-            "SELECT m.digest, m.kind_code, m.importance, m.at, count(c.id), max(c.at) "
-            "FROM memories m LEFT JOIN ops c ON c.target = m.id AND c.type = 'confirm' "
-            f"AND c.outcome IS NOT 'failed'{when} "
-            f"WHERE m.digest IN ({marks}) GROUP BY m.digest",
-            [*extra, *digests(chunk)],
-        ):
+        # The rows, then the confirmations of those found: a join looked ops up by
+        # each row's id, which SQL spelled in hex for every row (most have none).
+        found: list[str] = []
+        for key, kind, imp, at in c.execute(
+                f"SELECT digest, kind_code, importance, at FROM memories WHERE digest IN ({marks}) "
+                "ORDER BY digest", keys):
+            found.append(names[key])
             # (the row's numbers: the kind's, twice the importance; see tables.py)
-            out[spell(key)] = (KINDS[kind], float(imp) / 2, int(at), int(n), last)
+            out[found[-1]] = (KINDS[kind], float(imp) / 2, int(at), 0, None)
+        if found:
+            for mid, n, last in c.execute(
+                    "SELECT target, count(*), max(at) FROM ops WHERE type = 'confirm' "
+                    f"AND outcome IS NOT 'failed'{when} "
+                    f"AND target IN ({','.join('?' * len(found))}) GROUP BY target",
+                    [*extra, *found]):
+                kind, imp, at, _, _ = out[mid]
+                out[mid] = (kind, imp, at, int(n), last)
     if horizon is not None:
         late = [mid for mid, v in out.items() if v[2] > horizon]
         bound = _believable_times(c, late, horizon) if late else {}
@@ -175,22 +190,29 @@ def neighbours(c: sqlite3.Connection, ids: list[str], *,
     session in log order (clock, id) that pass the filters, None where there is
     none (with filters, the next one visible: not always the very next)."""
     out: dict[str, tuple[str | None, str | None]] = {}
-    for mid in ids:
-        row = c.execute("SELECT session, clock FROM memories WHERE digest = ?",
-                        (digest(mid),)).fetchone()
-        if row is None or row[0] is None:
+    # Every memory's session and clock in one statement (most have none: a statement
+    # each was ~20 a recall), then both neighbours of each in one.
+    keys = digests(ids)
+    place = {key: (session, clock) for key, session, clock in by_ids(
+        c, "SELECT digest, session, clock FROM memories WHERE session IS NOT NULL AND digest IN",
+        keys)}
+    for mid, key in zip(ids, keys):
+        if key not in place:
             continue
-        session, clock = row
-        found: list[str | None] = []
+        session, clock = place[key]
+        parts: list[str] = []
+        args: list[object] = []
         for cmp, order in ((">", "ASC"), ("<", "DESC")):
-            sql = (
+            sql, more = filters(
                 "SELECT m.id FROM memories m WHERE m.session = ? AND "
-                f"(m.clock {cmp} ? OR (m.clock = ? AND m.digest {cmp} ?))"
-            )
-            sql, args = filters(sql, [session, clock, clock, digest(mid)], scope)
-            sql += f" ORDER BY m.clock {order}, m.digest {order} LIMIT 1"
-            r = c.execute(sql, args).fetchone()
-            found.append(r[0] if r else None)
+                f"(m.clock {cmp} ? OR (m.clock = ? AND m.digest {cmp} ?))",
+                [session, clock, clock, key], scope)
+            parts.append(f"{sql} ORDER BY m.clock {order}, m.digest {order} LIMIT 1")
+            args += more
+        found: list[str | None] = [None, None]
+        for side, other in c.execute(f"SELECT 0, * FROM ({parts[0]}) UNION ALL "
+                                     f"SELECT 1, * FROM ({parts[1]})", args):
+            found[side] = other
         out[mid] = (found[0], found[1])
     return out
 
@@ -212,32 +234,51 @@ def questions(c: sqlite3.Connection, ids: list[str]) -> set[str]:
 DF_CAP = 1000  # counting past this is wasted work: the weight barely moves
 
 
-def term_frequencies(c: sqlite3.Connection,
-                     matches: dict[str, str]) -> tuple[int, dict[str, int]]:
+def doc_counts(c: sqlite3.Connection, matches: Iterable[str], cap: int,
+               kept: Kept | None = None) -> list[int]:
+    """How many memories each FTS5 MATCH expression of ``matches`` finds, counted up
+    to ``cap``. With ``kept``, each count is kept while the tables are unchanged: a
+    recall counts its words twice (the lexical channel's plan, then relevance's
+    weights: lexical.BROAD and DF_CAP are one cap), and an agent's questions share
+    their words."""
+    values = kept.values(c) if kept is not None else {}
+    out = []
+    for match in matches:
+        n = values.get(("df", match, cap))
+        if n is None:
+            n = values[("df", match, cap)] = int(c.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts "
+                "MATCH ? LIMIT ?)", (match, cap)).fetchone()[0])
+        out.append(n)
+    return out
+
+
+def term_frequencies(c: sqlite3.Connection, matches: dict[str, str],
+                     kept: Kept | None = None) -> tuple[int, dict[str, int]]:
     """(how many memory rows there are, word -> how many memories hold it), from FTS5.
 
     ``matches``: word -> its FTS5 MATCH expression (stemmed by the index, as the
     lexical channel sees it). Document frequencies are counted up to DF_CAP, so
     a word in a quarter of 100k memories costs what one in a thousand does; 0
-    means no memory holds the word.
+    means no memory holds the word. ``kept``: see doc_counts.
     """
     top = c.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0
-    return int(top), {word: int(c.execute(
-        "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
-        (match, DF_CAP)).fetchone()[0]) for word, match in matches.items()}
+    return int(top), dict(zip(matches, doc_counts(c, matches.values(), DF_CAP, kept)))
 
 
 def term_presence(c: sqlite3.Connection, ids: list[str],
                   matches: dict[str, str]) -> dict[str, set[str]]:
     """memory id -> which of ``matches``' words its indexed columns hold (text, key, tags,
     entities, and the words the thesaurus adds: concepts.py)."""
-    rows = dict(by_ids(c, "SELECT id, fts FROM memories WHERE digest IN", digests(ids)))
     out: dict[str, set[str]] = {mid: set() for mid in ids}
-    for mid, row in rows.items():
-        if row is None:
-            continue
-        for word, match in matches.items():
-            if c.execute("SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? AND rowid = ?",
-                         (match, row)).fetchone():
-                out[mid].add(word)
+    rows = {row: mid for mid, row in by_ids(
+        c, "SELECT id, fts FROM memories WHERE digest IN", digests(ids)) if row is not None}
+    if not rows:
+        return out
+    # One statement a word, over every row (FTS5 looks each rowid up as it would
+    # alone: a statement a row and word was ~22 a recall, each paying its own setup).
+    for word, match in matches.items():
+        for (row,) in by_ids(c, "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
+                                "AND rowid IN", rows, [match]):
+            out[rows[row]].add(word)
     return out

@@ -64,6 +64,21 @@ def _query(fn: Callable[Concatenate[sqlite3.Connection, P], R]) -> Callable[Conc
     return guarded_read(method)
 
 
+def _kept_query(fn: Callable[Concatenate[sqlite3.Connection, P], R]
+                ) -> Callable[Concatenate[Projection, P], R]:
+    """As ``_query``, for a query that keeps what it read while the tables are
+    unchanged (its ``kept`` argument: the projection's queries.Kept)."""
+
+    def method(self: Projection, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        kwargs.setdefault("kept", self._kept)
+        return fn(self._c, *args, **kwargs)
+
+    method.__name__ = fn.__name__
+    method.__qualname__ = f"Projection.{fn.__name__}"
+    method.__doc__ = fn.__doc__
+    return guarded_read(method)
+
+
 # Below this much pack data a refresh embeds by itself: the child's ~100 ms of
 # loading would not hide behind a replay that short (~350 ordinary ops).
 AHEAD_BYTES = 128 * 1024
@@ -120,6 +135,8 @@ class Projection:
         self._carried: Carried = {}
         # Vector rows by text, made before the refresh that needs them (keep_rows).
         self._kept_rows: dict[str, bytes] = {}
+        # What some queries read, kept while the tables are unchanged (queries.Kept).
+        self._kept = queries.Kept()
         self.long_lived = False  # set by long-lived front ends (the MCP server)
         self._scans = 0  # vector scans this process has run
         self.numpy_from = NUMPY_FROM  # rows from which a repeat scanner loads numpy
@@ -503,9 +520,9 @@ class Projection:
     records = _query(queries.records)
     ops_touching = _query(queries.ops_touching)
     log = _query(queries.log)
-    lexical = _query(lexical_channel.lexical)
+    lexical = _kept_query(lexical_channel.lexical)
     size = _query(queries.size)
-    term_frequencies = _query(signals.term_frequencies)
+    term_frequencies = _kept_query(signals.term_frequencies)
     term_presence = _query(signals.term_presence)
     browse = _query(queries.browse)
     code_head = _query(code.code_head)
@@ -517,7 +534,7 @@ class Projection:
     current_anchors = _query(code.current_anchors)
     salience_inputs = _query(signals.salience_inputs)
     paths_of = _query(signals.paths_of)
-    unvouched = _query(signals.unvouched)
+    unvouched = _kept_query(signals.unvouched)
     procedures_naming = _query(signals.procedures_naming)
     procedure_outcomes = _query(signals.procedure_outcomes)
     graph_walk = _query(graph.walk)
