@@ -41,6 +41,9 @@ EXIT_CODES: dict[int, str] = {
     15: "the repository belongs to another user, and git's safe.directory does not name it: "
         "refused, as git refuses it (git config --global --add safe.directory PATH if you "
         "trust that user)",
+    16: "the projection stayed locked: another git mem process (most often the background "
+        "catch-up replaying newly fetched memory) held its write lock past the busy "
+        "timeout; try again",
     130: "interrupted (Ctrl-C)",
     141: "the reader of the output went away before it was written (a closed pipe, as "
          "in `git mem context | head -1`): nothing more to say",
@@ -196,6 +199,31 @@ class LogBusy(GitMemError):
     code = "log_busy"
     exit_code = 7
     default_hint = "another process kept updating the same partition; try again"
+
+
+class ProjectionBusy(GitMemError):
+    """SQLite's busy timeout ran out: another process held the projection's write
+    lock all along (a catch-up replaying a big push, a long rebuild)."""
+
+    code = "projection_busy"
+    exit_code = 16
+    default_hint = ("another git mem process is replaying new memory (see "
+                    ".git/mem/catch-up.log); try again in a moment")
+
+
+# SQLite's primary result codes for a lock another connection holds.
+_SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
+
+
+def busy_error(exc: BaseException) -> ProjectionBusy | None:
+    """ProjectionBusy when ``exc`` is SQLite giving up on a lock another process
+    held past the busy timeout ("database is locked"), else None. Known by its
+    result code (sqlite3 is the projection's to import, not this module's)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(code, int) or code & 0xFF not in (_SQLITE_BUSY, _SQLITE_LOCKED):
+        return None
+    return ProjectionBusy("the memory projection stayed locked by another git mem process "
+                          f"({exc})")
 
 
 class NoRemote(GitMemError):

@@ -666,3 +666,28 @@ def test_a_repository_path_too_long_for_sqlite_is_one_line(tmp_path: Path) -> No
         proc = gm(*args, cwd=deep)
         assert proc.stderr.count("\n") == 1 and "shorter path" in proc.stderr
     assert git("for-each-ref", "refs/memory", cwd=deep).stdout == ""
+
+
+def test_a_projection_locked_past_the_busy_timeout_is_a_one_line_error(repo: Path) -> None:
+    # (Issue 13, adv39 07: a catch-up holding the write lock made recall and add end in
+    # "internal error: OperationalError: database is locked; hint: this is a bug".)
+    ok(gm("add", "the build runs on buildkite", cwd=repo))
+    ok(gm("recall", "build", cwd=repo))
+    ok(gm("add", "deploys go through staging first", cwd=repo))  # the next read replays it
+    [db] = list((repo / ".git" / "mem").rglob("projection.sqlite3"))
+    holder = sqlite3.connect(db, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")  # a catch-up, mid-slice
+        env = {"GITMEM_BUSY_TIMEOUT": "0.5"}
+        busy = gm("recall", "deploys", cwd=repo, env=env)
+        as_json = gm("recall", "deploys", "--json", cwd=repo, env=env)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert busy.returncode == 16, busy.stderr
+    assert busy.stderr.count("\n") == 1 and busy.stderr.startswith(
+        "error: the memory projection stayed locked by another git mem process"), busy.stderr
+    assert "catch-up.log" in busy.stderr and "this is a bug" not in busy.stderr
+    assert json.loads(as_json.stdout)["error"]["code"] == "projection_busy"
+    assert as_json.returncode == 16
+    assert ok(gm("recall", "deploys", cwd=repo)).stdout  # free again: it answers

@@ -396,3 +396,49 @@ def test_session_start_in_a_fresh_clone_says_to_sync_once_a_session(
                "source": "startup"}
     out = ok(gm("hook", "session-start", cwd=c, input=json.dumps(payload))).stdout
     assert "git mem sync" not in out, out
+
+
+# -- a teammate's huge instructions file (issue 13, adv39 10) ---------------------------
+
+
+def test_hooks_install_refuses_an_instructions_file_over_the_limit(team: dict[str, Path]) -> None:
+    from gitmem.agents.settings import MAX_FILE_BYTES
+
+    a, b = team["a"], team["b"]
+    big = b / ".github" / "copilot-instructions.md"
+    big.parent.mkdir()
+    big.write_text("# Copilot\n" + "x" * MAX_FILE_BYTES + "\n")
+    git("add", "-A", cwd=b)
+    git("commit", "-q", "-m", "instructions", cwd=b)
+    git("push", "-q", "origin", "HEAD:main", cwd=b)
+    git("pull", "-q", "origin", "main", cwd=a)
+    mine = a / ".github" / "copilot-instructions.md"
+    before = mine.stat()
+    got = gm("hooks", "install", "--agent", "copilot", cwd=a)
+    assert got.returncode == 2, got.stderr
+    assert got.stderr.count("\n") == 1 and got.stderr.startswith("error: ")
+    assert "more than the 4 MiB git mem reads of an agent's file; nothing was changed" in got.stderr
+    assert mine.stat().st_mtime_ns == before.st_mtime_ns and mine.stat().st_size == before.st_size
+    assert "git mem" not in mine.read_text()[-2000:]
+
+
+def test_doctor_reads_only_the_head_of_a_huge_instructions_file(repo: Path) -> None:
+    import subprocess
+    import sys
+
+    from conftest import GIT_MEM
+
+    path = repo / ".github" / "copilot-instructions.md"
+    path.parent.mkdir()
+    with open(path, "wb") as f:
+        for _ in range(96):
+            f.write(b"x" * (1 << 20))
+    wrapper = ("import json, resource, subprocess, sys\n"
+               "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+               "print(json.dumps([resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,"
+               " p.returncode, p.stderr]))\n")
+    out = subprocess.run([sys.executable, "-c", wrapper, GIT_MEM, "doctor"], cwd=repo,
+                         capture_output=True, text=True, check=True, timeout=300)
+    peak, code, stderr = json.loads(out.stdout)
+    assert code in (0, 1), stderr
+    assert peak < 90, peak  # MB: the 96 MB file is never read whole

@@ -105,12 +105,18 @@ def _mentions(path: Path) -> bool:
     files = sorted(path.rglob("*"))[:200] if path.is_dir() else [path]
     for f in files:
         try:
-            if f.is_file() and "git mem" in _without_export(
-                    f.read_text(encoding="utf-8", errors="replace")[:200_000]):
+            if f.is_file() and "git mem" in _without_export(_head(f)):
                 return True
         except OSError:
             continue
     return False
+
+
+def _head(path: Path, limit: int = 200_000) -> str:
+    """The first ``limit`` bytes of a file as text: only those are looked at, and only
+    those are read (a committed 300 MB instructions file cost doctor 638 MB)."""
+    with open(path, "rb") as f:
+        return f.read(limit).decode("utf-8", errors="replace")
 
 
 def _without_export(text: str) -> str:

@@ -188,11 +188,18 @@ def resolved(path: Path, within: Path | None = None) -> Path:
     return real
 
 
+# The largest agent settings or instructions file read (and so rewritten): hand-made
+# ones are a few KB. A teammate's committed 300 MB copilot-instructions.md made
+# 'hooks install --agent copilot' read and rewrite it (6.3 s, 944 MB; issue 13).
+MAX_FILE_BYTES = 4 << 20
+
+
 def read_bytes(path: Path, within: Path | None = None) -> bytes | None:
     """The content of the regular file at ``path`` (a link to one in the work tree
     ``within`` is resolved first, as ``write_text`` writes through it), None when
     there is none. OSError when what is there is no regular file (a FIFO, a folder,
-    a link put there since): never followed, never waited on."""
+    a link put there since): never followed, never waited on. InvalidInput when it
+    holds more than MAX_FILE_BYTES: refused, never read whole."""
     real = resolved(path, within)
     try:
         fd = os.open(real, _READ)
@@ -202,12 +209,23 @@ def read_bytes(path: Path, within: Path | None = None) -> bytes | None:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, f"{path} is not a regular file")
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
+        chunks, size = [], 0
+        while size <= MAX_FILE_BYTES and (chunk := os.read(fd, 1 << 16)):
             chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_FILE_BYTES:  # (read up to the limit only: it may be growing)
+            raise too_big(path, max(size, info.st_size))
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def too_big(path: Path, size: int) -> InvalidInput:
+    """The refusal of an agent file over MAX_FILE_BYTES."""
+    return InvalidInput(
+        f"{path} holds {size / (1 << 20):.1f} MiB, more than the "
+        f"{MAX_FILE_BYTES >> 20} MiB git mem reads of an agent's file; nothing was changed",
+        "shorten it (or move it away), then run the command again")
 
 
 def _regular(path: Path, shown: Path) -> None:

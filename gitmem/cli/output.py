@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
 from .. import api, envelope
-from ..errors import DiskFull, GitMemError, from_os_error
+from ..errors import DiskFull, GitMemError, busy_error, from_os_error
 from . import is_the_program, render
 from .progress import Progress
 from .stdio import echo
@@ -82,6 +82,11 @@ def run(
         if exc is None:
             raise
         fail(command, as_json, exc, store.warnings if store else [])
+    except Exception as caught:
+        busy = busy_error(caught)  # the projection's lock, held past the busy timeout
+        if busy is None:
+            raise
+        fail(command, as_json, busy, store.warnings if store else [])
     finally:
         if store is not None:
             store.close()
@@ -141,6 +146,10 @@ def internal_error(exc: BaseException) -> NoReturn:
                         "free some space where the output goes, or send it elsewhere")
         echo(render.safe(full.one_line()), err=True)
         sys.exit(full.exit_code)
+    busy = busy_error(exc)  # (reached from outside run: a lock held past the timeout)
+    if busy is not None:
+        echo(render.safe(busy.one_line()), err=True)
+        sys.exit(busy.exit_code)
     if os.environ.get("GITMEM_DEBUG"):
         import traceback  # here only: its import costs ~9 ms on every run
 

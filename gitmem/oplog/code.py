@@ -8,6 +8,14 @@ commits, how many lines, and whether a line range was touched), renamed (git's
 rename detection, as ``git log --follow`` uses it) or deleted. Everything
 here asks the git binary, in as few processes as possible; the caller caches
 the answers per HEAD (the projection), so no read pays for them twice.
+
+An anchor's object ids come from an op, which a teammate wrote: a blob id may
+name 120 MB of "a\n" shipped inside a memory commit's tree (issue 13: one
+recall took 63 s and 2.6 GB diffing it). So every git call here has a timeout
+and a bound on what is read of its output, a blob over ``MAX_BLOB_BYTES`` (by
+its object header, never inflated) is not diffed (the anchor's state is
+``unknown``: git cannot tell in reasonable time), and git itself treats a blob
+over that size inside a tree as binary (``core.bigFileThreshold``).
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from pathlib import Path
 
 import msgspec
 
-from .gitcmd import run_git
+from .gitcmd import run_git_bounded
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", re.M)
 # An identifier on a changed line: a name of 4+ characters (keywords are common
@@ -32,6 +40,18 @@ continue pass raise throw throws catch finally lambda args kwargs type typeof
 """.split())
 
 
+# The largest blob an anchor's diff reads: hand-written source files are far
+# smaller (a few hundred KB at most); generated ones over it (an amalgamation, a
+# bundle, a data file) are compared by id only: unchanged or "unknown".
+MAX_BLOB_BYTES = 4 << 20
+# Each git process here: at most this long, and this much of its output read.
+GIT_TIMEOUT = 10.0
+OUTPUT_LIMIT = 16 << 20
+# Passed to every git that may diff: a blob over MAX_BLOB_BYTES is binary to git,
+# which then never inflates it (numstat says "-", a -U0 diff has no hunk).
+_BIG = ("-c", f"core.bigFileThreshold={MAX_BLOB_BYTES}")
+
+
 class Entry(msgspec.Struct, frozen=True):
     """What a path is at a revision: ``blob`` or ``tree``, and its object id."""
 
@@ -44,7 +64,8 @@ class Change(msgspec.Struct, omit_defaults=True):
 
     ``state``: ``unchanged`` | ``whitespace`` (only white space changed) |
     ``changed`` | ``renamed`` | ``deleted`` | ``unknown`` (git cannot tell:
-    the anchor's objects are not in this clone).
+    the anchor's objects are not in this clone, a blob is over MAX_BLOB_BYTES,
+    or git did not answer within GIT_TIMEOUT).
     """
 
     state: str
@@ -97,9 +118,16 @@ def compare(workdir: Path, path: str, anchor: Entry, commit: str | None, now: En
         moved = _renamed(workdir, path, commit, head_commit) if commit else None
         return Change("renamed" if moved else "deleted", renamed_to=moved, commits=commits,
                       changed_at=changed_at)
-    if not _has(workdir, anchor.oid):
-        return Change("unknown")
-    added, deleted = _numstat(workdir, anchor.oid, now.oid)
+    sizes = _sizes(workdir, [anchor.oid, now.oid])
+    if anchor.oid not in sizes or any(
+            kind == "blob" and size > MAX_BLOB_BYTES for kind, size in sizes.values()):
+        # Not in this clone, or too big to diff in reasonable time: cannot tell
+        # (never stale for it, never a failure).
+        return Change("unknown", commits=commits, changed_at=changed_at)
+    counted = _numstat(workdir, anchor.oid, now.oid)
+    if counted is None:
+        return Change("unknown", commits=commits, changed_at=changed_at)
+    added, deleted = counted
     if (added, deleted) != (0, 0) and _numstat(workdir, anchor.oid, now.oid, "-w",
                                                "--ignore-blank-lines") == (0, 0):
         return Change("whitespace", commits=commits, changed_at=changed_at, added=added,
@@ -107,26 +135,46 @@ def compare(workdir: Path, path: str, anchor: Entry, commit: str | None, now: En
     change = Change("changed", commits=commits, changed_at=changed_at, added=added,
                     deleted=deleted)
     if lines is not None and anchor.type == "blob" and now.type == "blob":
-        change.range_touched = _touches(workdir, anchor.oid, now.oid, lines)
+        touched = _touches(workdir, anchor.oid, now.oid, lines)
+        if touched is None:
+            return Change("unknown", commits=commits, changed_at=changed_at)
+        change.range_touched = touched
     return change
 
 
 # -- one git question each ---------------------------------------------------------
 
 
-def _git(workdir: Path, *args: str, input: str | None = None) -> str | None:
+def _git(workdir: Path, *args: str, input: str | None = None,
+         partial: bool = False) -> str | None:
+    """git's output, or None when it failed, ran past GIT_TIMEOUT or printed more
+    than OUTPUT_LIMIT (with ``partial``: what it printed by then, for a best-effort
+    answer)."""
     # errors="replace": a diff holds the code's own bytes and names (a Latin-1 source
     # file, a file named in Latin-1), and 'recall --diff' was an internal error on
     # them. A name that is not UTF-8 matches no memory's path (ops are UTF-8) either way.
-    try:
-        proc = run_git(*args, cwd=workdir, input=input, errors="replace")
-    except OSError:
+    got = run_git_bounded(*args, cwd=workdir, input=input, timeout=GIT_TIMEOUT,
+                          limit=OUTPUT_LIMIT, errors="replace")
+    if got is None:
         return None
-    return proc.stdout if proc.returncode == 0 else None
+    return got.out if got.ok or (partial and got.cut) else None
 
 
 def _has(workdir: Path, oid: str) -> bool:
     return _git(workdir, "cat-file", "-e", oid) is not None
+
+
+def _sizes(workdir: Path, oids: list[str]) -> dict[str, tuple[str, int]]:
+    """oid -> (type, size) from each object's header (nothing is inflated), for
+    those this clone has; one git process."""
+    wanted = [o for o in dict.fromkeys(oids) if o and o.isalnum()]
+    out = _git(workdir, "cat-file", "--batch-check", input="".join(f"{o}\n" for o in wanted))
+    found: dict[str, tuple[str, int]] = {}
+    for oid, line in zip(wanted, (out or "").splitlines()):
+        parts = line.split()
+        if len(parts) == 3 and parts[2].isdigit():
+            found[oid] = (parts[1], int(parts[2]))
+    return found
 
 
 def _history(workdir: Path, since: str | None, until: str, path: str) -> tuple[int | None, int | None]:
@@ -140,9 +188,12 @@ def _history(workdir: Path, since: str | None, until: str, path: str) -> tuple[i
     return len(times), (times[0] if times else None)
 
 
-def _numstat(workdir: Path, old: str, new: str, *flags: str) -> tuple[int, int]:
-    out = _git(workdir, "diff", "--numstat", "--no-ext-diff", "--no-textconv", *flags, old,
-               new) or ""
+def _numstat(workdir: Path, old: str, new: str, *flags: str) -> tuple[int, int] | None:
+    """(lines added, deleted) old -> new; None when git could not tell in time."""
+    out = _git(workdir, *_BIG, "diff", "--numstat", "--no-ext-diff", "--no-textconv", *flags,
+               old, new)
+    if out is None:
+        return None
     added = deleted = 0
     for line in out.splitlines():
         a, _, rest = line.partition("\t")
@@ -152,13 +203,15 @@ def _numstat(workdir: Path, old: str, new: str, *flags: str) -> tuple[int, int]:
     return added, deleted
 
 
-def _touches(workdir: Path, old: str, new: str, lines: tuple[int, int]) -> bool:
+def _touches(workdir: Path, old: str, new: str, lines: tuple[int, int]) -> bool | None:
     """True when a hunk of the diff old -> new changes a line in ``lines`` of old
-    (or inserts right inside the range)."""
+    (or inserts right inside the range); None when git could not tell in time."""
     # Git's own hunks, never an external diff's output (diff.external, GIT_EXTERNAL_DIFF:
     # difftastic's had no "@@" line, so no range was ever touched, and that was cached).
-    out = _git(workdir, "diff", "-U0", "--no-ext-diff", "--no-textconv", "--no-color",
-               old, new) or ""
+    out = _git(workdir, *_BIG, "diff", "-U0", "--no-ext-diff", "--no-textconv", "--no-color",
+               old, new)
+    if out is None:
+        return None
     start, end = lines
     for m in _HUNK.finditer(out):
         first = int(m.group(1))
@@ -208,7 +261,7 @@ def diff(workdir: Path, rev: str | None) -> tuple[list[str], list[str]] | None:
     if rev is not None and (not rev.strip() or rev.startswith("-")):
         return None
     spec = [rev] if rev else ["HEAD"]
-    names = _git(workdir, "diff", "--name-status", "-M", "-z", *spec, "--")
+    names = _git(workdir, "diff", "--name-status", "-M", "-z", *spec, "--", partial=True)
     if names is None:
         return None
     fields = names.split("\0")
@@ -221,7 +274,9 @@ def diff(workdir: Path, rev: str | None) -> tuple[list[str], list[str]] | None:
             if p and p not in paths:
                 paths.append(p)
         i += 1 + take
-    text = _git(workdir, "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", *spec, "--") or ""
+    # (Best effort past OUTPUT_LIMIT: the identifiers of what was read.)
+    text = _git(workdir, *_BIG, "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv",
+                *spec, "--", partial=True) or ""
     counts: dict[str, int] = {}
     for line in text.splitlines():
         if line[:1] in ("+", "-") and not line.startswith(("+++", "---")):

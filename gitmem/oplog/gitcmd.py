@@ -47,6 +47,95 @@ def run_git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
                           input=input)
 
 
+class Bounded:
+    """What ``run_git_bounded`` read: ``out`` (decoded), whether git succeeded, and
+    whether it was stopped (``cut``: its output passed the limit, or it ran past
+    the timeout; ``out`` then holds what came before)."""
+
+    __slots__ = ("out", "ok", "cut")
+
+    def __init__(self, out: str, ok: bool, cut: bool) -> None:
+        self.out, self.ok, self.cut = out, ok, cut
+
+
+def run_git_bounded(*args: str, cwd: Path, timeout: float, limit: int,
+                    input: str | None = None, errors: str = "replace") -> Bounded | None:
+    """``git args...`` whose output is read as it comes, up to ``limit`` bytes, for at
+    most ``timeout`` seconds: past either, git is killed and ``cut`` is set. None
+    when git cannot be started (OSError). Never inflates more than ``limit`` bytes
+    into memory however much git would print (a diff of a 120 MB blob a teammate
+    named: issue 13)."""
+    import subprocess
+    import threading
+
+    try:
+        proc = subprocess.Popen([git_binary(), *args], cwd=cwd, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL,
+                                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                                start_new_session=os.name != "nt")
+    except OSError:
+        return None
+
+    def stop() -> None:  # git and whatever it started (a filter, an alias's shell)
+        if os.name != "nt":
+            _kill_session(proc.pid)
+        proc.kill()
+
+    chunks: list[bytes] = []
+    state = {"size": 0, "cut": False}
+
+    def read() -> None:
+        assert proc.stdout is not None
+        while True:
+            chunk = os.read(proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                return
+            room = limit - state["size"]
+            chunks.append(chunk[:room])
+            state["size"] += min(len(chunk), room)
+            if len(chunk) > room:
+                state["cut"] = True
+                stop()
+                return
+
+    def write() -> None:
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write((input or "").encode("utf-8", "surrogateescape"))
+            proc.stdin.close()
+        except OSError:
+            pass  # git went away (killed, or done without reading it all)
+
+    workers = [threading.Thread(target=read, daemon=True)]
+    if input is not None:
+        workers.append(threading.Thread(target=write, daemon=True))
+    for w in workers:
+        w.start()
+    import time
+
+    end = time.monotonic() + timeout
+    workers[0].join(timeout)
+    if workers[0].is_alive() or time.monotonic() > end:
+        state["cut"] = True
+        stop()
+    for w in workers:
+        w.join(1.0)
+    try:
+        code = proc.wait(1.0)
+    except subprocess.TimeoutExpired:
+        stop()
+        code = -1
+    for pipe in (proc.stdout, proc.stdin):
+        if pipe is not None:
+            try:
+                pipe.close()
+            except OSError:
+                pass
+    out = b"".join(chunks).decode("utf-8", errors)
+    cut = bool(state["cut"])
+    return Bounded(out, code == 0 and not cut, cut)
+
+
 def last_line(text: str) -> str:
     """The last non-blank line of git's output: where it says what went wrong."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]

@@ -11,6 +11,7 @@ forgotten content may linger in it.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -24,7 +25,19 @@ def rollback(c: sqlite3.Connection) -> None:
         pass  # the transaction is gone already (e.g. the file is corrupt)
 
 
-BUSY_TIMEOUT_MS = 60_000  # how long a statement waits for another process's lock
+def _busy_timeout_ms(default: int = 60_000) -> int:
+    """How long a statement waits for another process's lock: 60 s, or
+    ``GITMEM_BUSY_TIMEOUT`` seconds (0 to an hour) when set and valid (a test waits
+    less; a slow shared machine may wait more). Past it SQLite says "database is
+    locked", which the front ends report as ProjectionBusy (errors.busy_error)."""
+    try:
+        seconds = float(os.environ.get("GITMEM_BUSY_TIMEOUT", ""))
+    except ValueError:
+        return default
+    return int(seconds * 1000) if 0 <= seconds <= 3600 else default
+
+
+BUSY_TIMEOUT_MS = _busy_timeout_ms()
 # The most of the write-ahead log a process leaves behind (release): a refresh that
 # ends with more checkpoints it (refresh.py), and a checkpoint cuts the file to it.
 WAL_KEEP_BYTES = 2 << 20

@@ -33,6 +33,13 @@ if TYPE_CHECKING:
 # holds more than MAX_SEGMENTS (FTS5's own merging keeps about a dozen at 100k).
 OPTIMIZE_FROM = 5000
 MAX_SEGMENTS = 4
+# After a catch-up's slice commits with more to do, the write lock stays free this
+# long before the next slice takes it. SQLite's busy handler retries every 100 ms
+# at most, so each waiting process gets a try in the gap: without it the next slice
+# took the lock again within a millisecond, every time, and a 'recall' or 'add'
+# waited for the whole catch-up (48 s; past the 60 s busy timeout it was "database
+# is locked"; issue 13, adv39 07). A catch-up of a minute pays ~3 s for it.
+SLICE_GAP = 0.15
 
 
 def fts_segments(c: sqlite3.Connection) -> int:
@@ -139,6 +146,8 @@ def _refresh(p: Projection, source: LogSource, report: RefreshReport, start: flo
         p._log_scrub = p._log_scrub and not emptied
     p._vectors.remove_retired(committed=True)  # a reset's old generation
     report.seconds = time.perf_counter() - start
+    if deadline is not None and not budget and not full and not report.complete:
+        time.sleep(SLICE_GAP)  # a catch-up's slice, another to follow: let waiters in
     return report
 
 
