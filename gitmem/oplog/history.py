@@ -375,9 +375,14 @@ class History:
         out = []
         for oid in sorted(ids)[:SHALLOW_LOOKS]:
             try:
+                size = _size(repo, oid)
+                if size is None or size > ops.MAX_COMMIT_BYTES:
+                    continue  # (replay skips such a commit unread: no pack of it is cut)
                 obj = repo.get(oid)
-                if (obj is not None and obj.type == pygit2.enums.ObjectType.COMMIT
-                        and any(e.name == PACK_FILE for e in obj.tree)):
+                if obj is None or obj.type != pygit2.enums.ObjectType.COMMIT:
+                    continue
+                tree = _size(repo, str(obj.tree_id))
+                if tree is not None and tree <= ops.MAX_TREE_BYTES and PACK_FILE in obj.tree:
                     out.append(oid)
             except (pygit2.GitError, KeyError, ValueError):
                 continue
