@@ -44,6 +44,11 @@ MAX_FIELD_CHARS = 512
 MAX_LIST_ITEMS = 64
 MAX_OP_BYTES = 64 * 1024
 MAX_PACK_BYTES = 64 * 1024 * 1024
+# A pack commit's tree holds ops.jsonl (ours: one 37-byte entry) and its message a
+# summary and the Gitmem-* trailers: anything over these is skipped unread (a
+# 300k-entry tree reused by 50 commits, or 50 MiB messages, cost every clone minutes).
+MAX_TREE_BYTES = 64 * 1024
+MAX_COMMIT_BYTES = 64 * 1024
 # Arrays and objects nest at most this deep in an op line (ours nest 4 deep).
 # Checked before decoding, without recursion, so that a line is accepted or
 # refused the same way in every process, whatever its call stack.

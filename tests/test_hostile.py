@@ -13,13 +13,14 @@ not commits).
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 import pygit2
 import pytest
 
-from conftest import git, gm, ok, texts
+from conftest import GIT_MEM, git, gm, ok, texts
 from gitmem import ops, replay
 
 ATTACKER_CLONE = "ba5eba11c0de"
@@ -62,15 +63,16 @@ class Attacker:
                        for mode, name, oid in entries)
         return str(self.repo.write(pygit2.enums.ObjectType.TREE, raw))
 
-    def commit(self, tree: str, parent: str | None = None) -> str:
+    def commit(self, tree: str, parent: str | None = None, message: str = "hostile\n") -> str:
         parents = [pygit2.Oid(hex=parent)] if parent else []
-        return str(self.repo.create_commit(None, self.sig, self.sig, "hostile\n",
+        return str(self.repo.create_commit(None, self.sig, self.sig, message,
                                            pygit2.Oid(hex=tree), parents))
 
-    def pack(self, lines: list[bytes], parent: str | None = None) -> str:
+    def pack(self, lines: list[bytes], parent: str | None = None,
+             message: str = "hostile\n") -> str:
         """A commit holding a well-formed tree with these op lines."""
         return self.commit(self.tree([(0o100644, "ops.jsonl", self.blob(ops.encode_pack(lines)))]),
-                           parent)
+                           parent, message)
 
     def push(self, oid: str, name: str | None = None) -> None:
         ref = f"refs/memory/{name or partition()}"
@@ -253,6 +255,111 @@ def test_a_pack_whose_blob_is_missing_is_skipped_and_listed(
                                   "mallory's second harmless note")
     assert [(s["commit"], s["line"]) for s in skipped] == [(bad, -1)]
     assert skipped[0]["reason"] == f"ops.jsonl blob {lost} is missing"
+
+
+# -- adv39: what one object costs every clone (history reading) ------------------------
+
+def _peak_rss_mib(clone: Path, *args: str) -> float:
+    """The most memory ``git mem <args>`` (and any process it ran) held, in MiB."""
+    code = ("import resource, subprocess, sys\n"
+            "r = subprocess.run(sys.argv[1:], capture_output=True)\n"
+            "assert r.returncode == 0, r.stderr\n"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code, GIT_MEM, *args], cwd=clone,
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    return int(out.stdout) / 1024
+
+
+def _skipped_whole(victim: Path, commits: list[str], reason: str) -> None:
+    skipped = json.loads(ok(gm("status", "--json", cwd=victim)).stdout)["data"]["skipped"]
+    assert sorted((s["commit"], s["line"]) for s in skipped) == sorted((c, -1) for c in commits)
+    assert all(str(s["reason"]).startswith(reason) for s in skipped), skipped
+
+
+def test_an_oversized_pack_is_judged_by_its_header_through_libgit2(
+        victim: Path, attacker: Attacker) -> None:
+    """adv39 11: 110 commits reusing one 256 MiB ops.jsonl of one byte, fetched into a
+    pack: libgit2 inflated the whole blob for every commit before testing its size
+    (a first sync 488 s). Now its size comes from the object's header: nothing of it
+    is inflated (the replay's memory stays far below the blob)."""
+    git("config", "fetch.unpackLimit", "1", cwd=victim)
+    git("config", "core.bigFileThreshold", "1m", cwd=victim)  # git streams it, too
+    size = 160 * 1024 * 1024
+    assert size > ops.MAX_PACK_BYTES
+    first = attacker.pack([add_line(1, "mallory's first harmless note")])
+    tree = attacker.tree([(0o100644, "ops.jsonl", attacker.blob(b"a" * size))])
+    tip, bad = first, []
+    for _ in range(5):
+        tip = attacker.commit(tree, tip)
+        bad.append(tip)
+    attacker.push(tip)
+    ok(gm("sync", cwd=victim))
+    assert list((victim / ".git" / "objects" / "pack").glob("*.pack"))
+    assert "mallory's first harmless note" in texts(victim, "mallory's first harmless note")
+    _skipped_whole(victim, bad, f"pack of {size} bytes exceeds")
+    assert _peak_rss_mib(victim, "rebuild") < 140  # inflating it alone takes 160
+    _skipped_whole(victim, bad, f"pack of {size} bytes exceeds")
+
+
+@pytest.mark.parametrize("reader", ["loose", "packed"])
+def test_a_huge_tree_reused_by_many_commits_is_skipped_unread(
+        reader: str, victim: Path, attacker: Attacker) -> None:
+    """adv39 05-07: one tree of ops.jsonl and 300k other names, reused by 50 commits,
+    was scanned whole for every commit (sync 48 s, a prompt hook 8-20 s against its
+    1.5 s). A pack commit's tree holds ops.jsonl alone: one over MAX_TREE_BYTES is
+    skipped and listed from its header, never scanned, and judged once."""
+    git("config", "fetch.unpackLimit", "1" if reader == "packed" else "1000", cwd=victim)
+    empty = attacker.blob(b"")
+    note = attacker.blob(add_line(2, "a note inside a huge tree") + b"\n")
+    tree = attacker.tree([(0o100644, "ops.jsonl", note)]
+                         + [(0o100644, f"f{i:07d}", empty) for i in range(3000)])
+    first = attacker.pack([add_line(1, "mallory's first harmless note")])
+    tip, bad = first, []
+    for _ in range(20):
+        tip = attacker.commit(tree, tip)
+        bad.append(tip)
+    tip = attacker.pack([add_line(3, "mallory's second harmless note")], tip)
+    attacker.push(tip)
+    size = len(attacker.repo[tree].read_raw())
+    assert size > ops.MAX_TREE_BYTES
+    skipped = every_command_works(victim, "mallory's first harmless note",
+                                  "mallory's second harmless note")
+    assert sorted((s["commit"], s["line"]) for s in skipped) == sorted((c, -1) for c in bad)
+    assert {s["reason"] for s in skipped} == {
+        f"tree of {size} bytes exceeds {ops.MAX_TREE_BYTES} (a pack commit's tree holds "
+        "ops.jsonl alone)"}
+    assert not any("huge tree" in t for t in texts(victim, "a note inside a huge tree"))
+    status = ok(gm("status", cwd=victim)).stdout
+    assert f"{bad[0][:12]}: tree of {size} bytes exceeds" in status, status
+
+
+@pytest.mark.parametrize("reader", ["loose", "packed"])
+def test_a_commit_with_a_huge_message_is_skipped_and_listed(
+        reader: str, victim: Path, attacker: Attacker) -> None:
+    """adv39 12: 30 valid packs whose commits carry 50 MiB messages: a sync held every
+    commit at once (1.54 GB). Only a message's trailers matter: a commit over
+    MAX_COMMIT_BYTES is skipped and listed, and read one at a time."""
+    git("config", "fetch.unpackLimit", "1" if reader == "packed" else "1000", cwd=victim)
+    git("config", "core.bigFileThreshold", "1m", cwd=victim)
+    message = "x" * (16 * 1024 * 1024) + "\n"
+    first = attacker.pack([add_line(1, "mallory's first harmless note")])
+    tip, bad = first, []
+    for i in range(14):
+        tip = attacker.pack([add_line(2 + i, f"a note under a huge message {i}")], tip, message)
+        bad.append(tip)
+    tip = attacker.pack([add_line(20, "mallory's second harmless note")], tip)
+    attacker.push(tip)
+    skipped = every_command_works(victim, "mallory's first harmless note",
+                                  "mallory's second harmless note")
+    assert sorted((s["commit"], s["line"]) for s in skipped) == sorted((c, -1) for c in bad)
+    size = len(attacker.repo[bad[0]].read_raw())
+    assert {s["reason"] for s in skipped} == {f"commit of {size} bytes exceeds "
+                                              f"{ops.MAX_COMMIT_BYTES}"}
+    assert not any("huge message" in t for t in texts(victim, "a note under a huge message"))
+    # Never every commit at once (14 x 16 MiB held: over 250 MiB): one at a time (the
+    # walk, the commit and its message: 3 x 16).
+    assert _peak_rss_mib(victim, "rebuild") < 180
 
 
 # -- item 15: partition tips that are not commits ----------------------------------------

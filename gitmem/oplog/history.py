@@ -16,7 +16,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import ops
 from ..errors import PartitionNotACommit, RepositoryUnreadable
@@ -32,6 +32,10 @@ SHALLOW_LOOKS = 10_000
 # The ids of a shallow list read to tell whether a commit is still listed (a set
 # lookup each; ~65 bytes a line): past this, shallow_ids cannot tell and says None.
 SHALLOW_READ = 200_000
+
+# Verdicts remembered per process (History._remember), of each kind.
+_MEMO_MAX = 65_536
+_T = TypeVar("_T")
 
 # An append writes the last clock of its pack as a trailer of the commit
 # message, so the next clock is known from tips alone, without replaying.
@@ -51,6 +55,14 @@ class History:
         self._facts: set[str] | None = None
         self._learned = 0  # facts learned by this process
         self._saved = 0  # ... of which the memo holds this many
+        # Verdicts on immutable objects, the same from either reader: a tree id ->
+        # (its ops.jsonl blob, or "" and why it is not a pack's tree); a blob id ->
+        # why it is not a pack (too large, missing, not a blob).
+        self._trees: dict[str, tuple[str, str | None]] = {}
+        self._blobs: dict[str, str] = {}
+        # The last pack read (blob id, bytes): commits reusing one blob read it once
+        # (110 commits sharing a 16 MiB ops.jsonl inflated it 110 times: 60 s).
+        self._last: tuple[str, bytes] = ("", b"")
 
     # -- plain reading of loose objects -------------------------------------------------
     #
@@ -61,15 +73,20 @@ class History:
     def plain_chain(self, tip: str, stop: set[str]) -> list[str] | None:
         """Commits from ``tip`` back to (not including) one in ``stop`` or the root,
         newest first; None unless all are loose, linear and within the walk limit."""
-        chain: list[str] = []
+        chain = self._plain_chain(tip, stop)
+        return [cid for cid, _, _ in chain] if chain is not None else None
+
+    def _plain_chain(self, tip: str, stop: set[str]) -> list[tuple[str, str, int]] | None:
+        """``plain_chain`` with each commit's tree and size: (commit, tree, size)."""
+        chain: list[tuple[str, str, int]] = []
         oid = tip
         for _ in range(self._PLAIN_WALK_MAX):
             if oid in stop:
                 return chain
-            commit = self._objects.commit(oid)
+            commit = self._objects.commit_head(oid)
             if commit is None or len(commit[1]) > 1:
                 return None
-            chain.append(oid)
+            chain.append((oid, commit[0], commit[2]))
             if not commit[1]:
                 return chain if not stop else None  # root reached, stop never seen
             oid = commit[1][0]
@@ -77,48 +94,89 @@ class History:
 
     def plain_packs(self, tip: str, since: list[str]) -> list[Pack] | None:
         """``iter_packs`` from loose objects alone; None if any is not loose."""
-        chain = self.plain_chain(tip, set(since))
+        chain = self._plain_chain(tip, set(since))
         if chain is None:
             return None
-        width = len(tip) // 2  # raw id bytes in a tree entry (20 for sha1, 32 for sha256)
         packs = []
-        for cid in reversed(chain):
-            commit = self._objects.commit(cid)
-            tree = self._objects.loose(commit[0]) if commit else None
-            if tree is None or tree[0] != b"tree":
+        for pack in self._plain_read(chain):
+            if pack is None:
                 return None
-            entries: list[tuple[bytes, str]] = []
-            body, i = tree[1], 0
-            while i < len(body):
-                sp = body.find(b" ", i)
-                nul = body.find(b"\0", sp)
-                if sp < 0 or nul < 0 or nul + 1 + width > len(body):
-                    return None
-                if body[sp + 1 : nul] == PACK_FILE.encode():
-                    entries.append((body[i:sp], body[nul + 1 : nul + 1 + width].hex()))
-                i = nul + 1 + width
-            # Decide only what is certain from the raw mode; anything unusual
-            # (a legacy mode libgit2 normalises, a blob that is not loose)
-            # goes to libgit2, so both readers always give the same verdict.
-            kinds = [_MODES.get(mode) for mode, _ in entries]
-            if None in kinds:
-                return None
-            problem = _entries_problem(kinds)
-            if problem is not None:
-                packs.append(Pack(cid, None, problem))
+            packs.append(pack)
+        return packs
+
+    def _plain_read(self, chain: list[tuple[str, str, int]]) -> Iterator[Pack | None]:
+        """The packs of a loose chain (newest first), oldest first, one at a time (a
+        pack is up to 64 MiB: they are never all held at once); None, and no more,
+        at the first commit the loose reader cannot decide (libgit2 goes on from
+        there)."""
+        for cid, tree, size in reversed(chain):
+            if size > ops.MAX_COMMIT_BYTES:
+                yield Pack(cid, None, _commit_oversized(size))
                 continue
-            blob_id = entries[0][1]
+            verdict = self._trees.get(tree) or self._plain_tree(tree, len(cid) // 2)
+            if verdict is None:
+                yield None
+                return
+            blob_id, problem = verdict
+            problem = problem or self._blobs.get(blob_id)
+            if problem is not None:
+                yield Pack(cid, None, problem)
+                continue
             head = self._objects.header(blob_id)
             if head is None or head[0] != b"blob":
-                return None
+                yield None
+                return
             if head[1] > ops.MAX_PACK_BYTES:
-                packs.append(Pack(cid, None, _oversized(head[1])))
+                yield Pack(cid, None, self._remember(self._blobs, blob_id, _oversized(head[1])))
                 continue
-            blob = self._objects.loose(blob_id)
-            if blob is None or blob[0] != b"blob":
+            if self._last[0] != blob_id:
+                blob = self._objects.loose(blob_id)
+                if blob is None or blob[0] != b"blob":
+                    yield None
+                    return
+                self._last = (blob_id, blob[1])
+            yield Pack(cid, self._last[1])
+
+    def _plain_tree(self, tree_id: str, width: int) -> tuple[str, str | None] | None:
+        """(its ops.jsonl blob, or why the tree is not a pack's) of a loose tree,
+        remembered; None when the loose reader cannot tell (libgit2 then does).
+        ``width``: raw id bytes in a tree entry (20 for sha1, 32 for sha256)."""
+        head = self._objects.header(tree_id)
+        if head is None or head[0] != b"tree":
+            return None
+        if head[1] > ops.MAX_TREE_BYTES:
+            return self._remember(self._trees, tree_id, ("", _tree_oversized(head[1])))
+        tree = self._objects.loose(tree_id)
+        if tree is None or tree[0] != b"tree":
+            return None
+        entries: list[tuple[bytes, str]] = []
+        body, i = tree[1], 0
+        while i < len(body):
+            sp = body.find(b" ", i)
+            nul = body.find(b"\0", sp)
+            if sp < 0 or nul < 0 or nul + 1 + width > len(body):
                 return None
-            packs.append(Pack(cid, blob[1]))
-        return packs
+            if body[sp + 1 : nul] == PACK_FILE.encode():
+                entries.append((body[i:sp], body[nul + 1 : nul + 1 + width].hex()))
+            i = nul + 1 + width
+        # Decide only what is certain from the raw mode; anything unusual
+        # (a legacy mode libgit2 normalises, a blob that is not loose)
+        # goes to libgit2, so both readers always give the same verdict.
+        kinds = [_MODES.get(mode) for mode, _ in entries]
+        if None in kinds:
+            return None
+        problem = _entries_problem(kinds)
+        return self._remember(self._trees, tree_id,
+                              ("", problem) if problem is not None else (entries[0][1], None))
+
+    @staticmethod
+    def _remember(memo: dict[str, _T], oid: str, verdict: _T) -> _T:
+        """Keep a verdict on an immutable object for the rest of this process (a tree
+        or blob reused by every commit of a partition is judged once)."""
+        if len(memo) >= _MEMO_MAX:
+            memo.clear()
+        memo[oid] = verdict
+        return verdict
 
     # -- questions about commits ----------------------------------------------------
 
@@ -197,23 +255,83 @@ class History:
             yield Pack(tip, None, self.tip_problem(tip))
             return
         hidden = [since] if isinstance(since, str) else list(since or [])
-        plain = self.plain_packs(tip, hidden) if len(hidden) <= 1 else None
-        if plain is not None:
-            yield from plain
-            return
+        chain = self._plain_chain(tip, set(hidden)) if len(hidden) <= 1 else None
+        if chain is not None:
+            for pack in self._plain_read(chain):
+                if pack is None:  # libgit2 goes on after the last commit given
+                    break
+                yield pack
+                hidden = [pack.commit]
+            else:
+                return
         repo = self._libgit2.repo
         try:
             walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL
                                | pygit2.enums.SortMode.REVERSE)
             for h in hidden:
                 walker.hide(h)
-            # A reverse walk reads the whole history before its first answer.
-            commits = list(walker)
+            # A reverse walk reads the whole history before its first answer: its
+            # ids are kept, never its commits (30 of 50 MiB each took 1.5 GB).
+            commits = [str(commit.id) for commit in walker]
         except (pygit2.GitError, KeyError, ValueError) as exc:
             yield Pack(tip, None, f"history cannot be read: {_one_line(exc)}")
             return
-        for commit in commits:
-            yield _libgit2_pack(repo, commit)
+        for cid in commits:
+            yield self._libgit2_pack(repo, cid)
+
+    def _libgit2_pack(self, repo: Any, cid: str) -> Pack:
+        """One commit's pack read through libgit2, with the loose reader's verdicts
+        (and memo). Sizes come from the object headers (``Odb.read_header``: the
+        pack's entry header, nothing inflated), before anything is read whole."""
+        size = _size(repo, cid)
+        if size is not None and size > ops.MAX_COMMIT_BYTES:
+            return Pack(cid, None, _commit_oversized(size))
+        try:
+            tree_id = str(repo[cid].tree_id)
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            return Pack(cid, None, f"commit cannot be read: {_one_line(exc)}")
+        verdict = self._trees.get(tree_id) or self._libgit2_tree(repo, tree_id)
+        if verdict is None:
+            return Pack(cid, None, f"tree {tree_id} is missing")
+        oid, problem = verdict
+        problem = problem or self._blobs.get(oid)
+        if problem is not None:
+            return Pack(cid, None, problem)
+        try:
+            kind, size = repo.odb.read_header(oid)
+        except (KeyError, ValueError, pygit2.GitError):
+            # (Not remembered: a missing blob may arrive with the next fetch.)
+            return Pack(cid, None, f"{PACK_FILE} blob {oid} is missing")
+        if kind != pygit2.enums.ObjectType.BLOB:
+            return Pack(cid, None, self._remember(
+                self._blobs, oid, f"{PACK_FILE} names a {_TYPE_NAMES.get(int(kind), kind)}, "
+                "not a blob"))
+        if size > ops.MAX_PACK_BYTES:
+            return Pack(cid, None, self._remember(self._blobs, oid, _oversized(size)))
+        if self._last[0] != oid:
+            try:
+                self._last = (oid, repo[oid].data)
+            except (KeyError, ValueError, pygit2.GitError):
+                return Pack(cid, None, f"{PACK_FILE} blob {oid} is missing")
+        return Pack(cid, self._last[1])
+
+    def _libgit2_tree(self, repo: Any, tree_id: str) -> tuple[str, str | None] | None:
+        """(its ops.jsonl blob, or why the tree is not a pack's), remembered; None
+        when the tree is missing."""
+        size = _size(repo, tree_id)
+        if size is None:
+            return None
+        if size > ops.MAX_TREE_BYTES:
+            return self._remember(self._trees, tree_id, ("", _tree_oversized(size)))
+        try:
+            entries = [e for e in repo[tree_id] if e.name == PACK_FILE]
+        except (pygit2.GitError, KeyError, ValueError, TypeError):
+            return None
+        kinds = [_FILEMODES.get(int(e.filemode), f"entry of mode {int(e.filemode):o}")
+                 for e in entries]
+        problem = _entries_problem(kinds)
+        return self._remember(self._trees, tree_id,
+                              ("", problem) if problem is not None else (str(entries[0].id), None))
 
     def check_own_tip(self, ref_name: str, tip: str | None, *, nothing: str = "written") -> None:
         """Refuse to build on (or push) this clone's own partition when its ref
@@ -264,9 +382,14 @@ class History:
         out = []
         for oid in sorted(ids)[:SHALLOW_LOOKS]:
             try:
+                size = _size(repo, oid)
+                if size is None or size > ops.MAX_COMMIT_BYTES:
+                    continue  # (replay skips such a commit unread: no pack of it is cut)
                 obj = repo.get(oid)
-                if (obj is not None and obj.type == pygit2.enums.ObjectType.COMMIT
-                        and any(e.name == PACK_FILE for e in obj.tree)):
+                if obj is None or obj.type != pygit2.enums.ObjectType.COMMIT:
+                    continue
+                tree = _size(repo, str(obj.tree_id))
+                if tree is not None and tree <= ops.MAX_TREE_BYTES and PACK_FILE in obj.tree:
                     out.append(oid)
             except (pygit2.GitError, KeyError, ValueError):
                 continue
@@ -325,28 +448,24 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:200] or type(exc).__name__
 
 
-def _libgit2_pack(repo: Any, commit: Any) -> Pack:
-    """One commit's pack read through libgit2, with the loose reader's verdicts."""
-    cid = str(commit.id)
+def _commit_oversized(size: int) -> str:
+    return f"commit of {size} bytes exceeds {ops.MAX_COMMIT_BYTES}"
+
+
+def _tree_oversized(size: int) -> str:
+    return (f"tree of {size} bytes exceeds {ops.MAX_TREE_BYTES} "
+            f"(a pack commit's tree holds {PACK_FILE} alone)")
+
+
+def _size(repo: Any, oid: str) -> int | None:
+    """An object's size from its header, nothing inflated; None when it is missing."""
     try:
-        entries = [e for e in commit.tree if e.name == PACK_FILE]
-    except (pygit2.GitError, KeyError, ValueError):
-        return Pack(cid, None, f"tree {commit.tree_id} is missing")
-    kinds = [_FILEMODES.get(int(e.filemode), f"entry of mode {int(e.filemode):o}")
-             for e in entries]
-    problem = _entries_problem(kinds)
-    if problem is not None:
-        return Pack(cid, None, problem)
-    oid = entries[0].id
-    try:
-        obj = repo[oid]
+        return int(repo.odb.read_header(oid)[1])
     except (KeyError, ValueError, pygit2.GitError):
-        return Pack(cid, None, f"{PACK_FILE} blob {oid} is missing")
-    if not isinstance(obj, pygit2.Blob):
-        return Pack(cid, None, f"{PACK_FILE} names a {obj.type_str}, not a blob")
-    if obj.size > ops.MAX_PACK_BYTES:
-        return Pack(cid, None, _oversized(obj.size))
-    return Pack(cid, obj.data)
+        return None
+
+
+_TYPE_NAMES = {1: "commit", 2: "tree", 3: "blob", 4: "tag"}
 
 
 # The same, as libgit2 reports them (git's format constants, normalised).

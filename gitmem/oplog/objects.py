@@ -17,7 +17,7 @@ from pathlib import Path
 from collections.abc import Sequence
 from typing import BinaryIO
 
-from .. import hashes
+from .. import hashes, ops
 
 PACK_FILE = "ops.jsonl"
 HEX_OID = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?\Z")
@@ -101,6 +101,38 @@ class Objects:
             return None
         return kind, int(size)
 
+    def _prefix(self, oid: str, limit: int) -> tuple[bytes, int, bytes] | None:
+        """(type, size, body) of a loose object, inflating at most ``limit`` bytes of
+        its body: the whole body when it is no larger (checked against its size), else
+        its first ``limit`` bytes or more; None when it is not a loose object."""
+        if not HEX_OID.match(oid):
+            return None
+        want = limit + 64  # (a header is at most 27 bytes)
+        inflate = zlib.decompressobj()
+        out: list[bytes] = []
+        got = 0
+        try:
+            with open(self._commondir / "objects" / oid[:2] / oid[2:], "rb") as fh:
+                while got < want and not inflate.eof:
+                    chunk = inflate.unconsumed_tail or fh.read(65536)
+                    if not chunk:
+                        break
+                    piece = inflate.decompress(chunk, want - got)
+                    out.append(piece)
+                    got += len(piece)
+        except (OSError, zlib.error):
+            return None
+        header, nul, body = b"".join(out).partition(b"\0")
+        kind, _, size = header.partition(b" ")
+        if not nul or not size.isdigit() or len(size) > 20:
+            return None
+        n = int(size)
+        if n <= limit and (n != len(body) or not inflate.eof):
+            return None  # read whole, it is not the size it says
+        if n > limit and len(body) < limit:
+            return None  # it ends before the size it says
+        return kind, n, body
+
     def loose(self, oid: str) -> tuple[bytes, bytes] | None:
         """(type, body) of a loose object, or None (also for one over MAX_LOOSE_BYTES)."""
         if not HEX_OID.match(oid):
@@ -121,11 +153,21 @@ class Objects:
 
     def commit(self, oid: str) -> tuple[str, list[str]] | None:
         """(tree, parents) of a loose commit, or None."""
-        obj = self.loose(oid)
-        if obj is None or obj[0] != b"commit":
+        head = self.commit_head(oid)
+        return (head[0], head[1]) if head is not None else None
+
+    def commit_head(self, oid: str) -> tuple[str, list[str], int] | None:
+        """(tree, parents, size) of a loose commit, or None. Inflates at most
+        MAX_COMMIT_BYTES of it: a larger one (a 50 MiB message: the reader skips it)
+        is still walked through, its tree and parents read from its first lines."""
+        got = self._prefix(oid, ops.MAX_COMMIT_BYTES)
+        if got is None or got[0] != b"commit":
             return None
+        body, size = got[2], got[1]
+        if size > len(body) and b"\n\n" not in body:
+            return None  # its header runs past what was read: let libgit2 answer
         tree, parents = "", []
-        for line in obj[1].split(b"\n"):
+        for line in body.split(b"\n"):
             if not line:
                 break
             name, _, value = line.partition(b" ")
@@ -133,7 +175,7 @@ class Objects:
                 tree = value.decode("ascii", "replace")
             elif name == b"parent":
                 parents.append(value.decode("ascii", "replace"))
-        return (tree, parents) if tree else None
+        return (tree, parents, size) if tree else None
 
     def commit_message(self, oid: str) -> bytes | None:
         """The message of a loose commit (trailers included), or None."""
