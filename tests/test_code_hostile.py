@@ -67,6 +67,10 @@ def test_an_anchor_to_a_blob_over_the_limit_is_unknown_not_diffed(team: dict[str
     assert got["stale"] is False
     assert [(c["path"], c["state"]) for c in got["paths"]] == [("README", "unknown")]
     assert json.loads(ok(gm("stale", "--json", cwd=a)).stdout)["data"] == []
+    # show says git cannot tell, not "unchanged since" (it said so for any unknown state)
+    mid = json.loads(ok(gm("recall", "caching layer", "--json", cwd=a)).stdout)["data"]["hits"][0]["id"]
+    shown = ok(gm("show", mid, cwd=a)).stdout
+    assert "cannot tell for README" in shown and "unchanged since" not in shown
 
 
 def test_an_anchor_to_a_small_blob_is_still_compared(team: dict[str, Path]) -> None:

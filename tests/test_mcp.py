@@ -9,11 +9,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import Implementation, ListRootsResult, Root
 
@@ -423,3 +425,33 @@ def test_a_recall_result_is_compact(repo: Path, tmp_path: Path) -> None:
         assert wire < 3 * memory + 1500, (wire, memory)  # ids, scores, times; nothing else
 
     run(repo, tmp_path, body)
+
+
+def test_a_projection_locked_past_the_busy_timeout_is_a_tool_error_not_a_bug(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # (adv39 07: a catch-up holding the write lock; the CLI says projection_busy, the
+    # server said "internal error ... this is a bug".)
+    monkeypatch.setenv("GITMEM_BUSY_TIMEOUT", "0.5")
+    holder: list[sqlite3.Connection] = []
+
+    async def body(s: ClientSession) -> None:
+        await call(s, "add", text="the build runs on buildkite")
+        await call(s, "recall", query="build")
+        # another process's op: the server's next write must replay it first
+        out = await asyncio.to_thread(gm, "add", "releases are cut on tuesdays", cwd=repo)
+        assert out.returncode == 0, out.stderr
+        [db] = list((repo / ".git" / "mem").rglob("projection.sqlite3"))
+        conn = sqlite3.connect(db, isolation_level=None)
+        holder.append(conn)
+        conn.execute("BEGIN IMMEDIATE")  # a catch-up, mid-slice
+        failed, payload = await call(s, "add", text="deploys go through staging first")
+        conn.execute("ROLLBACK")
+        assert failed and payload["error"]["code"] == "projection_busy", payload
+        assert "this is a bug" not in json.dumps(payload)
+        assert not (await call(s, "add", text="deploys go through staging first"))[0]
+
+    try:
+        run(repo, tmp_path, body)
+    finally:
+        for conn in holder:
+            conn.close()

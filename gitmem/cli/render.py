@@ -133,6 +133,15 @@ def code_changed(code: CodeStatus | None) -> str | None:
     return "code changed since: " + ", ".join(parts)
 
 
+def _code_unchanged(code: CodeStatus) -> str:
+    """What ``show`` says of anchored code that did not change, or that git could not
+    compare (a blob too big to diff, an object a shallow clone lacks: state unknown)."""
+    unknown = [c.path for c in code.paths if c.state == "unknown"]
+    if not unknown:
+        return "unchanged since"
+    return f"cannot tell for {', '.join(unknown)} (too big to compare, or not in this clone)"
+
+
 def bootstrapped(r: api.BootstrapReport) -> str:
     if not r.files:
         return ("no instruction files found (CLAUDE.md, AGENTS.md, GEMINI.md, .cursorrules, "
@@ -301,7 +310,7 @@ def show(r: api.Shown) -> str:
         ("partition", m.partition), ("commit", m.commit), ("clock", str(m.clock)),
         ("head", m.anchors.commit), ("paths", ", ".join(m.anchors.paths)),
         ("anchored", ", ".join(_anchor(a) for a in m.anchors.code)),
-        ("code", code_changed(m.code) or ("unchanged since" if m.code else None)),
+        ("code", code_changed(m.code) or (_code_unchanged(m.code) if m.code else None)),
         ("supersedes", ", ".join(x[:12] for x in m.supersedes)),
         ("retired", f"{m.retired_at} by {(m.retired_by or '')[:12]}" if m.retired_by else None),
         ("reason", m.retired_reason),

@@ -51,7 +51,7 @@ from mcp.types import CallToolResult, TextContent
 
 from ... import api, envelope
 from ...api import catchup
-from ...errors import BareRepository, GitMemError, InvalidInput, NotARepository
+from ...errors import BareRepository, GitMemError, InvalidInput, NotARepository, busy_error
 
 NAME = "git-mem"
 INSTRUCTIONS = (
@@ -293,6 +293,9 @@ class Server:
             return error(tool, in_tool_terms(exc.to_dict(), tool, self.arguments),
                          store.warnings if store else [])
         except Exception as exc:  # a bug: reported to the agent, the server stays up
+            busy = busy_error(exc)
+            if busy is not None:  # a catch-up held the projection past the busy timeout
+                return error(tool, busy.to_dict(), store.warnings if store else [])
             if os.environ.get("GITMEM_DEBUG"):
                 traceback.print_exc(file=sys.stderr)
             self._reset()
