@@ -171,6 +171,18 @@ def new_repo(base: Path, name: str, env: dict[str, str]) -> Path:
     return repo
 
 
+def warm_recalls(repo: Path, queries: list[str] | tuple[str, ...], n: int) -> list[float]:
+    """Seconds of ``n`` recalls in this process, the projection open (after one to warm up)."""
+    with gitmem.open(repo) as store:
+        store.recall("warm up")
+        warm = []
+        for i in range(n):
+            t0 = time.perf_counter()
+            store.recall(queries[i % len(queries)])
+            warm.append(time.perf_counter() - t0)
+    return warm
+
+
 def bench_index(repo: Path, n: int) -> list[str]:
     """The channels of one warm recall, in-process: lexical (FTS5), vector (exact
     scan) with and without numpy loaded, and the whole hybrid recall."""
@@ -224,14 +236,7 @@ def bench_size(base: Path, n: int, reps: int) -> list[str]:
     context_t, _ = timed([GIT_MEM, "context"], repo, env, reps)
     hook_t = bench_pre_tool(repo, env, reps)
     end_t = bench_session_end(repo, env, reps)
-    # Warm, in-process: the library with the projection open.
-    with gitmem.open(repo) as store:
-        store.recall("warm up")
-        warm = []
-        for i in range(max(reps * 5, 50)):
-            t0 = time.perf_counter()
-            store.recall(QUERIES[i % len(QUERIES)])
-            warm.append(time.perf_counter() - t0)
+    warm = warm_recalls(repo, QUERIES, max(reps * 5, 50))
     # A rebuild as a user runs it: a fresh `git mem rebuild` (in a process that has loaded
     # numpy, BLAS threads forbid the fork that embeds on the other core while it replays).
     rebuild_s, _, _ = run([GIT_MEM, "rebuild"], repo, env)
@@ -273,13 +278,7 @@ def bench_retired(base: Path, n: int, reps: int) -> list[str]:
               "key": f"{k}.timeout"} for i in range(n // len(SERVICES)) for k in SERVICES]
     run([GIT_MEM, "import", "-"], repo, env, stdin="\n".join(map(json.dumps, lines)).encode())
     run([GIT_MEM, "recall", "warm up"], repo, env)  # builds the projection
-    with gitmem.open(repo) as store:
-        store.recall("warm up")
-        warm = []
-        for i in range(max(reps * 5, 50)):
-            t0 = time.perf_counter()
-            store.recall(RETIRED_QUERIES[i % len(RETIRED_QUERIES)])
-            warm.append(time.perf_counter() - t0)
+    warm = warm_recalls(repo, RETIRED_QUERIES, max(reps * 5, 50))
     return [f"{len(lines):,} ({len(SERVICES)} keys, {len(lines) // len(SERVICES)} values each)",
             ms(pct(warm, 50)), ms(pct(warm, 95))]
 

@@ -30,22 +30,29 @@ def _share_readme(team: dict[str, Path]) -> str:
     return git("rev-parse", "HEAD", cwd=b).stdout.strip()
 
 
-def _push_anchor_to(clone: Path, head: str, blob: bytes, text: str) -> str:
-    """Mallory's op anchored to README at ``head`` with the oid of ``blob``, which
-    rides along as an extra entry of the memory commit's tree. Returns the blob id."""
-    repo = pygit2.Repository(str(clone))
-    big = repo.create_blob(blob)
-    op = craft.add_op("mallory", 1, text, anchors={
-        "commit": head, "paths": ["README"],
-        "code": [{"path": "README", "type": "blob", "oid": str(big), "start": 1, "end": 3}]})
+def _push_carrying(clone: Path, repo: pygit2.Repository, op: bytes, carried: pygit2.Oid,
+                   mode: FileMode) -> None:
+    """Mallory's pack commit of ``op``, with ``carried`` (a blob or a tree) riding along
+    as an extra entry of its tree, so a fetch brings it; pushed to the bare remote."""
     tb = repo.TreeBuilder()
     tb.insert("ops.jsonl", repo.create_blob(op + b"\n"), FileMode.BLOB)
-    tb.insert("carrier", big, FileMode.BLOB)
+    tb.insert("carrier", carried, mode)
     sig = pygit2.Signature("Mallory", "mallory@example.com", 1768471200, 0)
     tip = repo.create_commit(None, sig, sig, "note\n", tb.write(), [])
     ref = f"refs/memory/{craft.partition('mallory@example.com')}"
     craft.set_ref(clone, ref, str(tip))
     git("push", "-q", "origin", f"{ref}:{ref}", cwd=clone)
+
+
+def _push_anchor_to(clone: Path, head: str, blob: bytes, text: str) -> str:
+    """Mallory's op anchored to README at ``head`` with the oid of ``blob``. Returns the
+    blob id."""
+    repo = pygit2.Repository(str(clone))
+    big = repo.create_blob(blob)
+    op = craft.add_op("mallory", 1, text, anchors={
+        "commit": head, "paths": ["README"],
+        "code": [{"path": "README", "type": "blob", "oid": str(big), "start": 1, "end": 3}]})
+    _push_carrying(clone, repo, op, big, FileMode.BLOB)
     return str(big)
 
 
@@ -114,14 +121,7 @@ def test_a_folder_anchor_never_diffs_a_big_blob_inside(team: dict[str, Path]) ->
     op = craft.add_op("mallory", 1, "the docs folder note", anchors={
         "commit": head, "paths": ["docs"],
         "code": [{"path": "docs", "type": "tree", "oid": str(folder)}]})
-    tb = repo.TreeBuilder()
-    tb.insert("ops.jsonl", repo.create_blob(op + b"\n"), FileMode.BLOB)
-    tb.insert("carrier", folder, FileMode.TREE)
-    sig = pygit2.Signature("Mallory", "mallory@example.com", 1768471200, 0)
-    tip = repo.create_commit(None, sig, sig, "note\n", tb.write(), [])
-    ref = f"refs/memory/{craft.partition('mallory@example.com')}"
-    craft.set_ref(b, ref, str(tip))
-    git("push", "-q", "origin", f"{ref}:{ref}", cwd=b)
+    _push_carrying(b, repo, op, folder, FileMode.TREE)
     ok(gm("sync", cwd=a))
     got = _code_of(a, "docs folder")
     # A changed blob over the limit is binary to git: counted, never read line by line.
