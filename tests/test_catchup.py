@@ -178,11 +178,10 @@ def test_one_commit_too_big_for_the_budget_is_left_to_the_catch_up(team: dict[st
 
 def test_a_command_waiting_on_a_catch_up_gets_the_lock_between_its_slices(
         team: dict[str, Path]) -> None:
-    """A catch-up lets the write lock go between slices (refresh.SLICE_GAP). Its
-    slices of a partition whose commits share a big tree run long (each reads the
-    trees of the commits left), and the next one used to take the lock back within
-    a millisecond: a 'recall' that must replay waited for the whole catch-up, past
-    the busy timeout ("database is locked"; issue 13, adv39 07)."""
+    """A catch-up lets the write lock go between slices (refresh.SLICE_GAP): the next
+    slice used to take the lock back within a millisecond, so a 'recall' that must
+    replay waited for the whole catch-up, past the busy timeout ("database is
+    locked"; issue 13, adv39 07). Fails with SLICE_GAP = 0."""
     import pygit2
     from pygit2.enums import FileMode
 
@@ -193,17 +192,20 @@ def test_a_command_waiting_on_a_catch_up_gets_the_lock_between_its_slices(
     ok(gm("init", "--fetch-refspec", cwd=b))
     ok(gm("recall", "deploy", cwd=b))
     repo = pygit2.Repository(str(a))
-    empty = repo.create_blob(b"")
-    tb = repo.TreeBuilder()
-    tb.insert("ops.jsonl", repo.create_blob(craft.add_op("mallory", 1, "a note") + b"\n"),
-              FileMode.BLOB)
-    for i in range(60_000):
-        tb.insert(f"f{i:06d}", empty, FileMode.BLOB)
-    tree = tb.write()
     sig = pygit2.Signature("Mallory", "mallory@example.com", 1768471200, 0)
     tip = None
-    for i in range(24):  # fewer objects than git's unpack limit: they arrive loose
-        tip = repo.create_commit(None, sig, sig, f"n{i}\n", tree, [tip] if tip else [])
+    # A catch-up of many slices: 20 commits of 1,000 notes each (a slice is at least a
+    # commit; the gate judges every note). Fewer objects than git's unpack limit: they
+    # arrive loose. (Until fix39h a huge tree reused by every commit made each slice
+    # slow; such a tree is now skipped unread.)
+    for i in range(20):
+        lines = [craft.add_op("mallory", i * 1000 + j + 1,
+                              f"note {i}-{j}: the {['cache', 'queue', 'mail', 'auth'][j % 4]} "
+                              f"service {i * 1000 + j} keeps its config in conf/{j}.toml")
+                 for j in range(1000)]
+        tb = repo.TreeBuilder()
+        tb.insert("ops.jsonl", repo.create_blob(b"\n".join(lines) + b"\n"), FileMode.BLOB)
+        tip = repo.create_commit(None, sig, sig, f"n{i}\n", tb.write(), [tip] if tip else [])
     ref = f"refs/memory/{craft.partition('mallory@example.com')}"
     craft.set_ref(a, ref, str(tip))
     git("push", "-q", "origin", f"{ref}:{ref}", cwd=a)
@@ -217,8 +219,8 @@ def test_a_command_waiting_on_a_catch_up_gets_the_lock_between_its_slices(
         while _replayed(b) == before:  # its first slice is committed: the rest to go
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.02)
-        # (Slices of up to ~3 s here; the whole catch-up takes 30 s.)
-        got = gm("recall", "deploy", cwd=b, env={"GITMEM_BUSY_TIMEOUT": "8"})
+        # (Slices of ~0.5-1 s here; the whole catch-up takes 10-20 s.)
+        got = gm("recall", "deploy", cwd=b, env={"GITMEM_BUSY_TIMEOUT": "4"})
         assert got.returncode == 0, got.stderr
         assert proc.poll() is None or proc.returncode == 0
     finally:

@@ -411,3 +411,39 @@ def test_gemini_cli_hooks_install_beside_its_settings_and_serve_a_files_memories
     proc = gm("hooks", "uninstall", "--agent", "gemini-cli", cwd=code_repo)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(settings.read_text()) == {"hooks": {"enabled": True}, "theme": "GitHub"}
+
+
+def test_a_front_ends_budget_bounds_comparing_anchors_and_the_next_read_goes_on(
+        code_repo: Path) -> None:
+    # An op may carry 64 anchors and a teammate many ops: each comparison is bounded
+    # (oplog/code.py), their sum was not, and a hook compared them all (adv39).
+    import gitmem
+
+    for i in range(12):
+        (code_repo / "src" / f"m{i}.py").write_text(f"x = {i}\n")
+    _commit(code_repo, "modules")
+    mids = [_add(code_repo, f"module {i} holds x", "--path", f"src/m{i}.py") for i in range(12)]
+    for i in range(12):
+        (code_repo / "src" / f"m{i}.py").write_text(f"x = {i + 1}\n")
+    _commit(code_repo, "change every module")
+    head = git("rev-parse", "HEAD", cwd=code_repo).stdout.strip()
+    with gitmem.open(code_repo) as store:
+        store.within(0.0, lambda s: s.stale())  # the budget is spent before the first
+        assert store.projection.code_head() != head
+        assert store.projection.partial_code_states(head) == {}
+        stale, _ = store.within(60.0, lambda s: s.stale())  # goes on, and finishes
+        assert store.projection.code_head() == head
+        assert sorted(m.id for m in stale) == sorted(mids)
+        # A read cut short keeps what it compared, and the next one goes on from it:
+        # a kept state is used as it is (here one planted as "unchanged").
+        rows = store.projection.code_anchor_rows()
+        _, path, _, oid, commit, start, end = rows[0]
+        kept = {(path, oid, commit, start, end): {"path": path, "state": "unchanged"}}
+        (code_repo / "src" / "m0.py").write_text("x = 100\n")
+        _commit(code_repo, "again")
+        head = git("rev-parse", "HEAD", cwd=code_repo).stdout.strip()
+        store.projection.set_code_states(head, kept, complete=False)
+        assert store.projection.partial_code_states(head) == kept
+        stale, _ = store.within(60.0, lambda s: s.stale())
+        assert store.projection.code_head() == head
+        assert len(stale) == len(mids) - 1  # every module but the planted one

@@ -12,6 +12,7 @@ and ``status_of`` says, per memory, whether the code changed since.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -23,7 +24,6 @@ from ..timefmt import iso
 from . import settings, validate
 
 if TYPE_CHECKING:
-    from ..oplog.code import Change, Entry
     from ..projection import Projection
     from .pool import Pool
 
@@ -145,7 +145,13 @@ def reanchor(pool: Pool, old: ops.Anchors) -> ops.Anchors | None:
 
 def freshen(pool: Pool, p: Projection) -> str | None:
     """Compare every code anchor with HEAD, if HEAD moved since the last time;
-    returns HEAD (None: no commit yet, nothing to compare)."""
+    returns HEAD (None: no commit yet, nothing to compare).
+
+    Within a front end's budget (``pool.deadline``: a hook, the MCP server) it stops
+    comparing when the budget is spent and keeps what it has; the next read goes on
+    from there (each comparison is bounded, oplog/code.py, but an op may carry 64
+    anchors and a teammate many ops: adv39). An anchor not compared yet shows no
+    state, as one git cannot tell."""
     head = pool.log.head()
     if head is None or p.code_head() == head:
         return head
@@ -156,11 +162,15 @@ def freshen(pool: Pool, p: Projection) -> str | None:
 
     paths = sorted({row[1] for row in anchors_now})
     now = pool.log.code_entries(head, paths) if paths else {}
-    states: dict[tuple[str, str, str | None, int | None, int | None], Change] = {}
+    states: dict[tuple[str, str, str | None, int | None, int | None], Any] = dict(
+        p.partial_code_states(head))
     for _memory, path, type_, oid, commit, start, end in anchors_now:
         key = (path, oid, commit, start, end)
         if key in states:
             continue
+        if pool.deadline is not None and time.monotonic() > pool.deadline:
+            p.set_code_states(head, states, complete=False)
+            return head
         lines = (start, end) if start is not None and end is not None else None
         states[key] = pool.log.code_change(path, Entry(type_, oid), commit, now.get(path), head,
                                            lines)

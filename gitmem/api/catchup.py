@@ -96,10 +96,11 @@ def within(pool: Pool, budget: float, fn: Callable[[], T]) -> tuple[T, bool]:
     never started): the catch-up replays it."""
     budget = _seconds("GITMEM_REFRESH_BUDGET", budget)
     pool.behind = False
+    # (The deadline also bounds comparing code anchors with HEAD: anchoring.freshen.)
+    pool.deadline = time.monotonic() + budget
     if running(pool):
         pool.skip_refresh = True
     else:
-        pool.deadline = time.monotonic() + budget
         pool.budget = True
     try:
         out = fn()

@@ -151,15 +151,33 @@ def ties(c: sqlite3.Connection, paths: Iterable[str]) -> list[tuple[str, str, st
 
 
 def set_code_states(c: sqlite3.Connection, head: str,
-                    states: dict[tuple[str, str, str | None, int | None, int | None], object]) -> None:
-    """Replace every anchor's state with those computed for ``head``."""
+                    states: dict[tuple[str, str, str | None, int | None, int | None], object],
+                    *, complete: bool = True) -> None:
+    """Replace every anchor's state with those computed for ``head``; not
+    ``complete``: some anchors are still to compare (a front end's budget ran out),
+    so ``code_head`` is left unset and ``partial_code_states`` gives these back to
+    the next read, which goes on from there."""
     c.execute("DELETE FROM code_states")
     c.executemany(
         "INSERT OR REPLACE INTO code_states(path, oid, commit_id, first_line, last_line, change) "
         "VALUES (?, ?, ?, ?, ?, ?)",
         [(path, oid, commit or "", first or 0, last or 0, msgspec.json.encode(change).decode())
          for (path, oid, commit, first, last), change in states.items()])
-    c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('code_head', ?)", (head,))
+    c.execute("DELETE FROM meta WHERE key IN ('code_head', 'code_partial')")
+    c.execute("INSERT INTO meta(key, value) VALUES (?, ?)",
+              ("code_head" if complete else "code_partial", head))
+
+
+def partial_code_states(c: sqlite3.Connection, head: str,
+                        ) -> dict[tuple[str, str, str | None, int | None, int | None], object]:
+    """The states an earlier read computed for ``head`` before its budget ran out
+    (``set_code_states(complete=False)``), by anchor; empty for any other HEAD."""
+    row = c.execute("SELECT value FROM meta WHERE key = 'code_partial'").fetchone()
+    if row is None or row[0] != head:
+        return {}
+    return {(path, oid, commit or None, first or None, last or None): json.loads(change)
+            for path, oid, commit, first, last, change in c.execute(
+                "SELECT path, oid, commit_id, first_line, last_line, change FROM code_states")}
 
 
 def current_anchors(c: sqlite3.Connection, memory: str) -> ops.Anchors | None:

@@ -470,12 +470,13 @@ class Projection:
             c.execute("COMMIT")
 
     @guarded
-    def set_code_states(self, head: str, states: dict[Any, Any]) -> None:
+    def set_code_states(self, head: str, states: dict[Any, Any], *,
+                        complete: bool = True) -> None:
         """Replace how every code anchor compares with HEAD (computed by the api)."""
         c = self._c
         c.execute("BEGIN IMMEDIATE")
         try:
-            code.set_code_states(c, head, states)
+            code.set_code_states(c, head, states, complete=complete)
             c.execute("COMMIT")
         except BaseException:
             connection.rollback(c)
@@ -528,6 +529,7 @@ class Projection:
     code_head = _query(code.code_head)
     code_anchor_rows = _query(code.code_anchor_rows)
     code_states = _query(code.code_states)
+    partial_code_states = _query(code.partial_code_states)
     anchored_to = _query(code.anchored_to)
     ties = _query(code.ties)
     bootstrapped = _query(code.bootstrapped)
