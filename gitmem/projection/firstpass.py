@@ -158,6 +158,22 @@ def _hash(row: bytes) -> int:
     return zlib.crc32(row)
 
 
+class _Sums:
+    """One of Moments' sums, made Python integers from the file's bytes the first time
+    it is read or set (Moments._ints)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.attr = "_" + name
+
+    def __get__(self, obj: Any, owner: Any = None) -> list[int]:
+        obj._ints()
+        return getattr(obj, self.attr)  # type: ignore[no-any-return]
+
+    def __set__(self, obj: Any, value: list[int]) -> None:
+        obj._ints()
+        setattr(obj, self.attr, value)
+
+
 class Moments:
     """The sums of one vector file (see the module docstring), as Python integers.
 
@@ -178,6 +194,11 @@ class Moments:
         self._pd = [0] * dim
         self._raw: memoryview | None = None  # the sums as read, until asked for (_ints)
 
+    s = _Sums()
+    c = _Sums()
+    ps = _Sums()
+    pd = _Sums()
+
     def _ints(self) -> None:
         """The sums read from disk as Python integers (exact: whole float64 values)."""
         if self._raw is None:
@@ -186,46 +207,6 @@ class Moments:
         self._raw = None
         self._s, self._c = ints[:d], ints[d:d + d * d]
         self._ps, self._pd = ints[d + d * d:2 * d + d * d], ints[2 * d + d * d:]
-
-    @property
-    def s(self) -> list[int]:
-        self._ints()
-        return self._s
-
-    @s.setter
-    def s(self, value: list[int]) -> None:
-        self._ints()
-        self._s = value
-
-    @property
-    def c(self) -> list[int]:
-        self._ints()
-        return self._c
-
-    @c.setter
-    def c(self, value: list[int]) -> None:
-        self._ints()
-        self._c = value
-
-    @property
-    def ps(self) -> list[int]:
-        self._ints()
-        return self._ps
-
-    @ps.setter
-    def ps(self, value: list[int]) -> None:
-        self._ints()
-        self._ps = value
-
-    @property
-    def pd(self) -> list[int]:
-        self._ints()
-        return self._pd
-
-    @pd.setter
-    def pd(self, value: list[int]) -> None:
-        self._ints()
-        self._pd = value
 
     @classmethod
     def read(cls, path: Path, dim: int) -> Moments | None:

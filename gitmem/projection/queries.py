@@ -34,6 +34,13 @@ def by_ids(c: sqlite3.Connection, sql: str, ids: Iterable[object],
                              [*(prefix_args or []), *chunk])
 
 
+def tables_state(c: sqlite3.Connection) -> tuple[int, int]:
+    """What changes when the tables do, as ``c`` sees them: its data_version (another
+    connection committed) and its total_changes (it wrote). With the connection, the
+    key of what is kept between reads (Kept, vectors.Unseen)."""
+    return int(c.execute("PRAGMA data_version").fetchone()[0]), c.total_changes
+
+
 class Kept:
     """Values read from the tables, kept while the tables are unchanged: the same
     connection, its data_version (another connection committed) and its
@@ -53,7 +60,7 @@ class Kept:
         rollback leaves total_changes as it was): a fresh dict, dropped after use."""
         if c.in_transaction:
             return {}
-        key = (c, int(c.execute("PRAGMA data_version").fetchone()[0]), c.total_changes)
+        key = (c, *tables_state(c))
         kept = self._key
         if (kept is None or kept[0] is not c or kept[1:] != key[1:]
                 or len(self._values) >= self._most):

@@ -159,7 +159,7 @@ class Unseen:
         """As unseen_slots(c, scope); the caller holds a read snapshot (BEGIN)."""
         if scope.as_of is not None or scope.valid_at is not None:
             return unseen_slots(c, scope)
-        key = (c, c.execute("PRAGMA data_version").fetchone()[0], c.total_changes)
+        key = (c, *queries.tables_state(c))
         kept = self._kept
         if kept is None or kept[0][0] is not c or kept[0] != key:
             # (live(): current is active, not quarantined and not a losing value;
